@@ -1,0 +1,70 @@
+package matcha
+
+import java.io.{File, PrintWriter}
+import spinal.core._
+
+/** Writes the Verilog of every configuration and its layout.json under `--out DIR`. */
+object Generate {
+  val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512))
+
+  def spinal(dir: String) = SpinalConfig(
+    targetDirectory = dir,
+    defaultConfigForClockDomains = ClockDomainConfig(resetKind = SYNC, resetActiveLevel = HIGH),
+    oneFilePerComponent = false
+  )
+
+  /** Names the top's clock and reset `clk` and `rst`. */
+  def top[T <: Component](c: => T): () => T = () => {
+    val t = c
+    t.addPrePopTask(() => {
+      t.clockDomain.clock.setName("clk")
+      t.clockDomain.reset.setName("rst")
+    })
+    t
+  }
+
+  def json(s: String) = "\"" + s + "\""
+
+  def layoutJson(cfg: MatchaConfig, parserLatency: Int): String = {
+    val fields = cfg.layout.fields.map(f => s"""    {"name": ${json(f.name)}, "offset": ${f.offset}, "width": ${f.width}}""")
+    val errors = ParseError.all.map(e => s"${json(e.label)}: ${e.code}")
+    val types = (cfg.graph.instances.map(_.htype) ++ cfg.pushHeaders.map(_.htype)).distinct
+    val writable = types.map(t => s"${json(t.name)}: [${t.writableFields.map(f => json(f.name)).mkString(", ")}]")
+    s"""{
+  "config": ${json(cfg.name)},
+  "dataWidth": ${cfg.dataWidth},
+  "headerBytes": ${cfg.headerBytes},
+  "portWidth": ${cfg.portWidth},
+  "runtBytes": ${cfg.runtBytes},
+  "maxFrameBytes": ${cfg.maxFrameBytes},
+  "bufferBytes": ${cfg.bufferBytes},
+  "parser": {"latency": $parserLatency},
+  "parseErrors": {${errors.mkString(", ")}},
+  "droppedErrors": [${ParseError.dropped.toSeq.sortBy(_.code).map(e => json(e.label)).mkString(", ")}],
+  "instances": [${cfg.graph.instances.map(i => json(i.name)).mkString(", ")}],
+  "pushHeaders": [${cfg.pushHeaders.map(i => json(i.name)).mkString(", ")}],
+  "writable": {${writable.mkString(", ")}},
+  "phv": {
+   "width": ${cfg.layout.width},
+   "fields": [
+${fields.mkString(",\n")}
+   ]
+  }
+}
+"""
+  }
+
+  def main(args: Array[String]): Unit = {
+    val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/rtl")
+    for (cfg <- configs) {
+      val dir = s"$out/${cfg.name}"
+      new File(dir).mkdirs()
+      val parser = spinal(dir).generateVerilog(top(new Parser(cfg))())
+      spinal(dir).generateVerilog(top(new Deparser(cfg))())
+      spinal(dir).generateVerilog(top(new PacketPath(cfg))())
+      val w = new PrintWriter(s"$dir/layout.json")
+      w.write(layoutJson(cfg, parser.toplevel.latency))
+      w.close()
+    }
+  }
+}
