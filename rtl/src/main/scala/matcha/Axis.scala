@@ -31,7 +31,7 @@ object Axis {
   def keepCount(keep: Bits): UInt = CountOne(keep)
 
   /** tkeep with the `count` low lanes set. */
-  def keepMask(count: UInt, lanes: Int): Bits = Cat((0 until lanes).reverse.map(i => count > i))
+  def keepMask(count: UInt, lanes: Int): Bits = Cat((0 until lanes).map(i => count > i))
 }
 
 /** The output tuser: {reason, egress port, punt}. */

@@ -297,7 +297,7 @@ class Deparser(cfg: MatchaConfig) extends Component {
     } otherwise {
       out.valid := in.valid && (full || in.last)
       out.payload.fragment.data := merged
-      out.payload.fragment.keep := Axis.keepMask(Hw.min(total, U(lanes)).resized, lanes)
+      out.payload.fragment.keep := Axis.keepMask(Hw.min(total, U(lanes)), lanes)
       out.payload.last := in.last && total <= lanes
       in.ready := out.ready || !(full || in.last)
       when(in.fire) {

@@ -60,7 +60,7 @@ class Parser(cfg: MatchaConfig) extends Component {
       val offset = s.offsets(idx)
       val fixedBits = t.bytes * 8
       val header = offsetsOf(inst.name)
-        .map(o => (offset === o) ? Cat((o until o + t.bytes).map(windowByte(s.record.window, _))) | B(0, fixedBits bits))
+        .map(o => (offset === o) ? Hw.msbFirst((o until o + t.bytes).map(windowByte(s.record.window, _))) | B(0, fixedBits bits))
         .foldLeft(B(0, fixedBits bits))(_ | _)
       def field(name: String): Bits = {
         val f = t.field(name)
