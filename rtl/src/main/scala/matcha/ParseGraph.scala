@@ -33,7 +33,7 @@ case class HeaderType(
 
 /** A parse-graph edge set: when the key fields equal one of the case values, go to `next`.
   * An empty key with a single case is an unconditional transition. */
-case class Select(key: Seq[String], cases: Seq[(Seq[BigInt], String)])
+case class ParseSelect(key: Seq[String], cases: Seq[(Seq[BigInt], String)])
 
 case class HeaderInstance(name: String, htype: HeaderType)
 
@@ -53,7 +53,7 @@ object ParseError {
 }
 
 /** A parse graph: header instances in topological order (root first) and their transitions. */
-case class ParseGraph(instances: Seq[HeaderInstance], transitions: Map[String, Select]) {
+case class ParseGraph(instances: Seq[HeaderInstance], transitions: Map[String, ParseSelect]) {
   val root: HeaderInstance = instances.head
   def instance(n: String): HeaderInstance = instances.find(_.name == n).getOrElse(sys.error(s"no instance $n"))
   def successors(n: String): Seq[String] = transitions.get(n).toSeq.flatMap(_.cases.map(_._2)).distinct
@@ -134,9 +134,9 @@ object Headers {
   private def l3(prefix: String) = Seq(EtherTypeIpv4) -> s"${prefix}ipv4"
   private def l3v6(prefix: String) = Seq(EtherTypeIpv6) -> s"${prefix}ipv6"
   private def l4FromV4(prefix: String) =
-    Select(Seq("fragOffset", "protocol"), Seq(Seq(BigInt(0), BigInt(17)) -> s"${prefix}udp", Seq(BigInt(0), BigInt(6)) -> s"${prefix}tcp"))
+    ParseSelect(Seq("fragOffset", "protocol"), Seq(Seq(BigInt(0), BigInt(17)) -> s"${prefix}udp", Seq(BigInt(0), BigInt(6)) -> s"${prefix}tcp"))
   private def l4FromV6(prefix: String) =
-    Select(Seq("nextHeader"), Seq(Seq(BigInt(17)) -> s"${prefix}udp", Seq(BigInt(6)) -> s"${prefix}tcp"))
+    ParseSelect(Seq("nextHeader"), Seq(Seq(BigInt(17)) -> s"${prefix}udp", Seq(BigInt(6)) -> s"${prefix}tcp"))
 
   /** Ethernet / 802.1Q / IPv4 / IPv6 / UDP / TCP, and VXLAN on UDP 4789 with the same stack inside. */
   val overlayGraph: ParseGraph = {
@@ -145,8 +145,8 @@ object Headers {
       HeaderInstance(s"${p}ipv6", ipv6), HeaderInstance(s"${p}udp", udp), HeaderInstance(s"${p}tcp", tcp)
     )
     def stackTransitions(p: String) = Map(
-      s"${p}eth" -> Select(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan", l3(p), l3v6(p))),
-      s"${p}vlan" -> Select(Seq("etherType"), Seq(l3(p), l3v6(p))),
+      s"${p}eth" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan", l3(p), l3v6(p))),
+      s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
       s"${p}ipv4" -> l4FromV4(p),
       s"${p}ipv6" -> l4FromV6(p)
     )
@@ -155,8 +155,8 @@ object Headers {
     ParseGraph(
       outer.take(5) ++ Seq(outer(5), HeaderInstance("vxlan", vxlan)) ++ inner,
       stackTransitions("") ++ stackTransitions("inner_") ++ Map(
-        "udp" -> Select(Seq("dstPort"), Seq(Seq(VxlanPort) -> "vxlan")),
-        "vxlan" -> Select(Nil, Seq(Nil -> "inner_eth"))
+        "udp" -> ParseSelect(Seq("dstPort"), Seq(Seq(VxlanPort) -> "vxlan")),
+        "vxlan" -> ParseSelect(Nil, Seq(Nil -> "inner_eth"))
       )
     )
   }

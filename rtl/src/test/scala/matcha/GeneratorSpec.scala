@@ -1,0 +1,77 @@
+package matcha
+
+import org.scalatest.funsuite.AnyFunSuite
+import spinal.core._
+
+class ParseGraphSpec extends AnyFunSuite {
+  val graph = Headers.overlayGraph
+
+  test("levels follow the longest path from Ethernet") {
+    assert(graph.level("eth") == 0)
+    assert(graph.level("vlan") == 1)
+    assert(graph.level("ipv4") == 2)
+    assert(graph.level("udp") == 3)
+    assert(graph.level("vxlan") == 4)
+    assert(graph.level("inner_tcp") == 8)
+    assert(graph.levels == 9)
+  }
+
+  test("possible offsets come from the graph, IPv4 options included") {
+    val offsets = graph.possibleOffsets(128)
+    assert(offsets("ipv4") == Seq(14, 18))
+    assert(offsets("ipv6") == Seq(14, 18))
+    assert(offsets("udp") == ((34 to 78 by 4) ++ (38 to 78 by 4) ++ Seq(54, 58)).distinct.sorted)
+    assert(offsets("inner_eth").min == 50)
+    // Nothing is ever extracted from beyond the window.
+    offsets.foreach { case (n, os) => assert(os.forall(_ + graph.instance(n).htype.bytes <= 128), n) }
+  }
+
+  test("a transition against topological order is refused") {
+    val e = HeaderInstance("eth", Headers.ethernet)
+    val v = HeaderInstance("vlan", Headers.vlan)
+    intercept[IllegalArgumentException] {
+      ParseGraph(Seq(e, v), Map("vlan" -> ParseSelect(Seq("etherType"), Seq(Seq(BigInt(1)) -> "eth"))))
+    }
+  }
+
+  test("IPv4 length runs from 20 to 60 bytes") {
+    assert(Headers.ipv4.possibleLengths == (20 to 60 by 4))
+  }
+}
+
+class PhvLayoutSpec extends AnyFunSuite {
+  test("fields are packed without overlap and the width is their sum") {
+    val layout = MatchaConfig("t", 64).layout
+    val sorted = layout.fields.sortBy(_.offset)
+    sorted.sliding(2).foreach { case Seq(a, b) => assert(a.offset + a.width == b.offset, s"${a.name} / ${b.name}") }
+    assert(layout.width == layout.fields.map(_.width).sum)
+    assert(layout("hdr.ipv4.ttlOrig").width == 8)
+    assert(layout("push.vxlan.vni").width == 24)
+  }
+}
+
+class ElaborationSpec extends AnyFunSuite {
+  def elaborate[T <: Component](c: => T): SpinalReport[T] =
+    SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(c)
+
+  for (width <- Seq(64, 128, 256, 512)) {
+    test(s"packet path elaborates at $width bits with its ports named") {
+      val report = elaborate(new PacketPath(MatchaConfig(s"w$width", width)))
+      val names = report.toplevel.getAllIo.map(_.getName()).toSet
+      Seq("s_axis_tdata", "s_axis_tkeep", "s_axis_tuser", "m_axis_tdata", "m_axis_tuser", "drop_valid").foreach { n =>
+        assert(names.contains(n), s"$n missing from ${names.toSeq.sorted.mkString(", ")}")
+      }
+      assert(report.toplevel.inputStage.getName() == "inputStage")
+      assert(report.toplevel.getAllIo.find(_.getName() == "s_axis_tdata").get.getBitsWidth == width)
+    }
+  }
+
+  test("a header window of 64 bytes elaborates") {
+    elaborate(new Parser(MatchaConfig("small", 64, headerBytes = 64)))
+  }
+
+  test("parser latency is one clock per graph level plus the result register") {
+    val report = elaborate(new Parser(MatchaConfig("t", 64)))
+    assert(report.toplevel.latency == Headers.overlayGraph.levels + 1)
+  }
+}
