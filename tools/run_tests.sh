@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Runs every test step of `make test`, carries on past failures, then prints one summary.
+#
+# Called by the Makefile (`make test`) with MAKE set; each step is a make target, so a
+# step can also be run alone (`make rtl-test`, `make tb-test`, `make synth-w64`, ...).
+# Every step's output is shown and also kept in build/logs/<step>.log.
+# Exit status: 0 if no step failed. The last line is "<N> passed, <M> failed" (steps).
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+MAKE=${MAKE:-make}
+RTL_STAMP=${RTL_STAMP:-build/rtl/.generated}
+CONFIGS=${CONFIGS:-w64 w512}
+LOGS=build/logs
+mkdir -p "$LOGS"
+
+# Under `make -n test` the sub-makes only print their commands.
+dry=0
+mflags=${MAKEFLAGS:-}
+mflags=${mflags%% *}
+[[ $mflags != -* && $mflags == *n* ]] && dry=1
+
+names=() results=() details=() times=()
+
+# step <name> <detail-function> <command...>
+step() {
+  local name=$1 detail_fn=$2; shift 2
+  local log=$LOGS/$name.log start rc detail
+  echo
+  echo "==== $name: $* ===="
+  start=$(date +%s)
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  detail=$($detail_fn "$log" "$rc" 2>/dev/null || true)
+  names+=("$name"); times+=("$(( $(date +%s) - start ))s")
+  if (( dry )); then results+=("dry-run")
+  elif (( rc == 0 )); then results+=("passed")
+  else results+=("FAILED"); detail="${detail:+$detail; }exit $rc, log $log"
+  fi
+  details+=("$detail")
+}
+
+skip() { names+=("$1"); results+=("skipped"); details+=("$2"); times+=("-"); }
+
+# Detail extractors: <log> <rc> -> one short line.
+d_rtl() {
+  local ok fail
+  ok=$(grep -c '^check_names: .*: ok' "$1"); fail=$(grep -c '^check_names: .*: FAIL' "$1")
+  if (( ok + fail )); then echo "name check: $ok configs ok, $fail failed"
+  elif (( $2 != 0 )); then echo "generator failed (before the name check)"
+  elif grep -q 'Nothing to be done' "$1"; then echo "up to date"; fi
+}
+d_scalatest() {
+  local s
+  s=$(grep -Eo 'Tests: succeeded [0-9]+, failed [0-9]+' "$1" | tail -1)
+  if grep -q 'Total number of tests run: 0' "$1"; then
+    echo "no ScalaTest tests yet (0 run)"
+  elif [[ -n $s ]]; then
+    set -- $s; echo "${3%,} passed, $5 failed"
+  fi
+}
+d_pytest() {
+  local line
+  if grep -q 'no tests ran' "$1"; then echo "no tests collected"; return; fi
+  line=$(grep -E '[0-9]+ (passed|failed|errors?|skipped)' "$1" | grep -E ' in [0-9.]+s' | tail -1)
+  [[ -n $line ]] && grep -Eo '[0-9]+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected)' <<<"$line" | paste -sd, - | sed 's/,/, /g'
+}
+d_synth() {
+  local cfg=${1##*/synth-}; cfg=${cfg%.log}
+  local f=build/synth/$cfg/resources.txt
+  if [[ -s $f && $2 == 0 ]]; then
+    awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' "$f"
+  else
+    grep -m1 -o "synth $cfg: FAIL.*" "$1"
+  fi
+}
+d_none() { :; }
+
+step rtl d_rtl "$MAKE" --no-print-directory rtl
+step rtl-test d_scalatest "$MAKE" --no-print-directory rtl-test
+# Later steps use whatever `rtl` produced; -o keeps them from retrying a failed generation.
+step tb-test d_pytest "$MAKE" --no-print-directory -o "$RTL_STAMP" tb-test
+for cfg in $CONFIGS; do
+  step "synth-$cfg" d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" "synth-$cfg"
+done
+if [[ -f sw/driver/Makefile ]] && "$MAKE" -s -C sw/driver -n test >/dev/null 2>&1; then
+  step sw-test d_none "$MAKE" --no-print-directory -C sw/driver test
+else
+  skip sw-test "sw/driver has no Makefile with a test target yet"
+fi
+
+pass=0 fail=0
+echo
+echo "==================== make test: summary ===================="
+for i in "${!names[@]}"; do
+  case ${results[$i]} in passed) pass=$((pass + 1)) ;; FAILED) fail=$((fail + 1)) ;; esac
+  printf '%-12s %-8s %6s  %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}" "${details[$i]}"
+done
+echo "============================================================"
+(( dry )) && echo "(dry run: nothing was executed)"
+echo "$pass passed, $fail failed"
+(( fail == 0 ))
