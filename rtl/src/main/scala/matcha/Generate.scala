@@ -66,5 +66,8 @@ ${fields.mkString(",\n")}
       w.write(layoutJson(cfg, parser.toplevel.latency))
       w.close()
     }
+    val tables = s"$out/tables"
+    new File(tables).mkdirs()
+    spinal(tables).generateVerilog(top(new table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
   }
 }

@@ -1,0 +1,84 @@
+package matcha.table
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axilite._
+import spinal.lib.bus.misc.{AllMapping, BusSlaveFactory}
+
+/** One entry of the self-describing block. */
+case class ObjectDescriptor(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, base: Int, geometry: Int, latency: Int) {
+  def words: Seq[Int] = Seq(kind, keyWidth, size, dataWidth, base, geometry, latency, 0)
+}
+
+object ControlBus {
+  val Magic = 0x4d544348 // "MTCH"
+  val Version = 0x00010000
+  val WindowBytes = 0x10000
+  val addressWidth = 24
+  def axiConfig = AxiLite4Config(addressWidth = addressWidth, dataWidth = 32)
+  /** Window base of table `i`: windows follow the 64 KiB self-describing block. */
+  def windowBase(i: Int): Int = (i + 1) * WindowBytes
+}
+
+/** The AXI4-Lite control slave: the self-describing block at 0 (docs/tables.md), one window
+  * per table, and SLVERR for any address nothing answers. */
+class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
+  val factory = AxiLite4SlaveFactory(axi)
+  private val descriptors = scala.collection.mutable.ArrayBuffer[ObjectDescriptor]()
+  private val windows = scala.collection.mutable.ArrayBuffer[(Int, TableWindow)]()
+
+  def addTable(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int): TableWindow = {
+    val base = ControlBus.windowBase(descriptors.size)
+    descriptors += ObjectDescriptor(kind, keyWidth, size, dataWidth, base, geometry, latency)
+    val w = new TableWindow(factory, base, keyWidth, dataWidth, size)
+    windows += base -> w
+    w
+  }
+
+  /** Call after every table is added. */
+  def build(): Unit = {
+    val info = Seq(ControlBus.Magic, ControlBus.Version, buildId, descriptors.size) ++
+      descriptors.zipWithIndex.flatMap { case (d, i) => d.words.zipWithIndex.map { case (v, j) => (0x40 + 32 * i + 4 * j) -> v } }.map(_._2)
+    factory.read(B(ControlBus.Magic, 32 bits), 0x0)
+    factory.read(B(ControlBus.Version, 32 bits), 0x4)
+    factory.read(B(buildId.toLong & 0xffffffffL, 32 bits), 0x8)
+    factory.read(B(descriptors.size, 32 bits), 0xc)
+    for ((d, i) <- descriptors.zipWithIndex; (v, j) <- d.words.zipWithIndex)
+      factory.read(B(v.toLong & 0xffffffffL, 32 bits), 0x40 + 32 * i + 4 * j)
+
+    def mapped(address: UInt): Bool = {
+      val infoEnd = 0x40 + 32 * descriptors.size
+      val inInfo = address < 0x10 || (address >= 0x40 && address < infoEnd)
+      val inWindows = windows.map { case (base, w) =>
+        address >= base && address < base + ControlBus.WindowBytes && w.mapped((address - base).resize(16))
+      }
+      (inWindows :+ inInfo).reduce(_ || _)
+    }
+    factory.onReadPrimitive(AllMapping, haltSensitive = false, null) {
+      when(!mapped(factory.readAddress(AllMapping))) { factory.readError() }
+    }
+    factory.onWritePrimitive(AllMapping, haltSensitive = false, null) {
+      when(!mapped(factory.writeAddress(AllMapping))) { factory.writeError() }
+    }
+  }
+}
+
+/** A single exact table behind its control bus, the unit tested on its own. */
+class ExactTableUnit(c: ExactTableConfig) extends Component {
+  setDefinitionName("matcha_exact_table")
+  val io = new Bundle {
+    val ctrl = slave(AxiLite4(ControlBus.axiConfig))
+    val lookup = slave(Flow(Bits(c.keyWidth bits)))
+    val result = master(Flow(LookupResult(c.dataWidth, c.indexWidth)))
+  }
+  noIoPrefix()
+  AxiLite4SpecRenamer(io.ctrl)
+  io.ctrl.setName("s_axil")
+  val bus = new ControlBus(io.ctrl, buildId = 0)
+  val window = bus.addTable(TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency)
+  bus.build()
+  val table = new ExactTable(c)
+  table.attach(window)
+  table.lookup << io.lookup
+  io.result << table.result
+}

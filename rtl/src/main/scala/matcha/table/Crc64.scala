@@ -1,0 +1,43 @@
+package matcha.table
+
+import spinal.core._
+
+/** CRC-64/XZ of a key, as docs/tables.md specifies it bit-exactly: the key zero-extended to
+  * whole bytes, big-endian; polynomial 0x42F0E1EBA9EA3693 reflected, init and final XOR all
+  * ones. For a fixed key width the CRC is affine in the key bits, so hardware is one XOR tree
+  * per output bit, derived here from the software definition. */
+object Crc64 {
+  private val poly = BigInt("C96C5795D7870F42", 16) // 0x42F0E1EBA9EA3693 bit-reversed
+  private val ones = (BigInt(1) << 64) - 1
+
+  def software(bytes: Seq[Int]): BigInt = {
+    var crc = ones
+    for (b <- bytes) {
+      crc ^= BigInt(b & 0xff)
+      for (_ <- 0 until 8) crc = if (crc.testBit(0)) (crc >> 1) ^ poly else crc >> 1
+    }
+    crc ^ ones
+  }
+
+  def keyBytes(key: BigInt, keyWidth: Int): Seq[Int] = {
+    val n = (keyWidth + 7) / 8
+    (0 until n).map(i => ((key >> (8 * (n - 1 - i))) & 0xff).toInt)
+  }
+
+  def ofKey(key: BigInt, keyWidth: Int): BigInt = software(keyBytes(key, keyWidth))
+
+  /** Way `way`'s slot index for `key`: bits 16*way upward of the CRC. */
+  def index(key: BigInt, keyWidth: Int, way: Int, slots: Int): Int =
+    ((ofKey(key, keyWidth) >> (16 * way)) & (slots - 1)).toInt
+
+  /** The CRC bits `bits` of a key signal, as XOR trees. */
+  def hardware(key: Bits, bits: Range): Bits = {
+    val w = key.getWidth
+    val constant = ofKey(0, w)
+    val columns = (0 until w).map(j => ofKey(BigInt(1) << j, w) ^ constant)
+    Cat(bits.map { b =>
+      val taps = (0 until w).filter(j => columns(j).testBit(b)).map(key(_))
+      taps.foldLeft(Bool(constant.testBit(b)))(_ ^ _)
+    })
+  }
+}

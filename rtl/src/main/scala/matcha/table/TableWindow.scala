@@ -1,0 +1,131 @@
+package matcha.table
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.misc.BusSlaveFactory
+
+/** Table kinds as the self-describing block numbers them. */
+object TableKind {
+  val Exact = 1
+  val Lpm = 2
+  val Ternary = 3
+}
+
+/** What every match unit hands its stage. */
+case class LookupResult(dataWidth: Int, indexWidth: Int) extends Bundle {
+  val hit = Bool()
+  val actionId = Bits(8 bits)
+  val actionData = Bits(dataWidth bits)
+  val entryIndex = UInt(indexWidth bits)
+}
+
+/** A table entry as the control window stages it. */
+case class StagedEntry(keyWidth: Int, dataWidth: Int) extends Bundle {
+  val valid = Bool()
+  val actionId = Bits(8 bits)
+  val priority = Bits(32 bits)
+  val key = Bits(keyWidth bits)
+  val mask = Bits(keyWidth bits)
+  val data = Bits(dataWidth bits)
+}
+
+object TableOp extends SpinalEnum(binarySequential) {
+  val write, read, clear = newElement()
+}
+
+case class TableCommand(keyWidth: Int, dataWidth: Int) extends Bundle {
+  val op = TableOp()
+  val index = UInt(20 bits)
+  val entry = StagedEntry(keyWidth, dataWidth)
+}
+
+/** The control window of one table (docs/tables.md, "Table window"): staging registers, the
+  * command register, status, and the 64-bit hit/miss counters read through a snapshot.
+  * The table answers a command on `commands` with `done` (and, for a read, the entry in
+  * `readBack`), so a command takes as many clocks as its table needs. */
+class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: Int, size: Int) extends Area {
+  private def words(bits: Int) = (bits + 31) / 32
+  require(words(keyWidth) <= 16 && words(dataWidth) <= 16, "keys and action data are at most 512 bits")
+
+  val commands = Flow(TableCommand(keyWidth, dataWidth))
+  val done = Bool()
+  val readBack = Flow(StagedEntry(keyWidth, dataWidth))
+  val hit = Bool()
+  val miss = Bool()
+
+  val index = Reg(UInt(20 bits)) init 0
+  val valid = Reg(Bool()) init False
+  val actionId = Reg(Bits(8 bits)) init 0
+  val priority = Reg(Bits(32 bits)) init 0
+  val key = Vec.fill(words(keyWidth))(Reg(Bits(32 bits)) init 0)
+  val mask = Vec.fill(words(keyWidth))(Reg(Bits(32 bits)) init 0)
+  val data = Vec.fill(words(dataWidth))(Reg(Bits(32 bits)) init 0)
+  val busy = Reg(Bool()) init False
+  val error = Reg(Bits(8 bits)) init 0
+
+  bus.readAndWrite(index, base + 0x04)
+  bus.readAndWrite(valid, base + 0x08, 0)
+  bus.readAndWrite(actionId, base + 0x08, 8)
+  bus.readAndWrite(priority, base + 0x0c)
+  for (i <- key.indices) bus.readAndWrite(key(i), base + 0x40 + 4 * i)
+  for (i <- mask.indices) bus.readAndWrite(mask(i), base + 0x80 + 4 * i)
+  for (i <- data.indices) bus.readAndWrite(data(i), base + 0xc0 + 4 * i)
+  bus.read(busy, base + 0x00, 0)
+  bus.read(error, base + 0x00, 8)
+
+  val opCode = Bits(32 bits)
+  val start = Bool()
+  start := False
+  commands.valid := start
+  bus.nonStopWrite(opCode, 0)
+  bus.onWrite(base + 0x00) {
+    when(!busy) {
+      val known = opCode === 1 || opCode === 2 || opCode === 3
+      val inRange = index < size || opCode === 3
+      error := ((!known) ? B(2, 8 bits) | ((!inRange) ? B(1, 8 bits) | B(0, 8 bits)))
+      when(known && inRange) { start := True }
+    }
+  }
+  commands.op := TableOp.clear
+  when(opCode === 1) { commands.op := TableOp.write }
+  when(opCode === 2) { commands.op := TableOp.read }
+  commands.index := index
+  commands.entry.valid := valid
+  commands.entry.actionId := actionId
+  commands.entry.priority := priority
+  commands.entry.key := Cat(key).resize(keyWidth)
+  commands.entry.mask := Cat(mask).resize(keyWidth)
+  commands.entry.data := Cat(data).resize(dataWidth)
+  // The factory's write logic is built last, so busy is computed here in one place: a
+  // command that completes in its own clock never shows busy.
+  busy := (busy || start) && !done
+  when(readBack.valid) {
+    valid := readBack.payload.valid
+    actionId := readBack.actionId
+    priority := readBack.priority
+    for (i <- key.indices) key(i) := readBack.key.resize(words(keyWidth) * 32)(32 * i, 32 bits)
+    for (i <- mask.indices) mask(i) := readBack.mask.resize(words(keyWidth) * 32)(32 * i, 32 bits)
+    for (i <- data.indices) data(i) := readBack.data.resize(words(dataWidth) * 32)(32 * i, 32 bits)
+  }
+
+  /** A 64-bit counter at `offset`: reading the low word latches the high word. */
+  def counter64(event: Bool, offset: Int): UInt = {
+    val count = Reg(UInt(64 bits)) init 0
+    val high = Reg(UInt(32 bits)) init 0
+    when(event) { count := count + 1 }
+    bus.read(count(31 downto 0), base + offset)
+    bus.onRead(base + offset) { high := count(63 downto 32) }
+    bus.read(high, base + offset + 4)
+    count
+  }
+  val hits = counter64(hit, 0x100)
+  val misses = counter64(miss, 0x108)
+
+  /** Offsets of this window that answer; everything else in it is an error. */
+  def mapped(offset: UInt): Bool = {
+    val o = offset
+    o === 0x00 || o === 0x04 || o === 0x08 || o === 0x0c ||
+    (o >= 0x40 && o < 0x40 + 4 * key.size) || (o >= 0x80 && o < 0x80 + 4 * mask.size) ||
+    (o >= 0xc0 && o < 0xc0 + 4 * data.size) || (o >= 0x100 && o < 0x110)
+  }
+}
