@@ -69,5 +69,7 @@ ${fields.mkString(",\n")}
     val tables = s"$out/tables"
     new File(tables).mkdirs()
     spinal(tables).generateVerilog(top(new table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
+    spinal(tables).generateVerilog(top(new table.LpmTableUnit(table.LpmTableConfig(32, 32, levels = 4, nodes = 16, results = 256)))())
+    spinal(tables).generateVerilog(top(new table.LpmTableUnit(table.LpmTableConfig(128, 32, levels = 16, nodes = 8, results = 128)))())
   }
 }

@@ -75,3 +75,29 @@ class ElaborationSpec extends AnyFunSuite {
     assert(report.toplevel.latency == Headers.overlayGraph.levels + 1)
   }
 }
+
+class Crc64Spec extends AnyFunSuite {
+  import matcha.table.Crc64
+
+  test("CRC-64/XZ gives the catalogued check value") {
+    assert(Crc64.software("123456789".map(_.toInt)) == BigInt("995DC9BBDF1939FA", 16))
+  }
+
+  test("the hash agrees with the shared test vectors") {
+    val file = new java.io.File("../tb/model/vectors/hash_vectors.json")
+    assert(file.exists(), s"$file is missing")
+    val text = scala.io.Source.fromFile(file).mkString
+    val vector = """\{\s*"keyBits":\s*(\d+),\s*"key":\s*"([0-9a-fA-F]*)",\s*"crc64":\s*"([0-9a-fA-Fx]+)",\s*"index":\s*\{\s*"slots":\s*(\d+),\s*"ways":\s*\[([0-9,\s]+)\]""".r
+    val found = vector.findAllMatchIn(text).toSeq
+    assert(found.size >= 10, "too few vectors recognised")
+    for (m <- found) {
+      val bits = m.group(1).toInt
+      val key = if (m.group(2).isEmpty) BigInt(0) else BigInt(m.group(2), 16)
+      val crc = BigInt(m.group(3).stripPrefix("0x"), 16)
+      val slots = m.group(4).toInt
+      val ways = m.group(5).split(",").map(_.trim.toInt)
+      assert(Crc64.ofKey(key, bits) == crc, s"key ${m.group(2)}")
+      ways.zipWithIndex.foreach { case (idx, w) => assert(Crc64.index(key, bits, w, slots) == idx) }
+    }
+  }
+}

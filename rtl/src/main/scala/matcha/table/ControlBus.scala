@@ -6,8 +6,9 @@ import spinal.lib.bus.amba4.axilite._
 import spinal.lib.bus.misc.{AllMapping, BusSlaveFactory}
 
 /** One entry of the self-describing block. */
-case class ObjectDescriptor(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, base: Int, geometry: Int, latency: Int) {
-  def words: Seq[Int] = Seq(kind, keyWidth, size, dataWidth, base, geometry, latency, 0)
+case class ObjectDescriptor(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, base: Int, geometry: Int, latency: Int,
+    extra: Int) {
+  def words: Seq[Int] = Seq(kind, keyWidth, size, dataWidth, base, geometry, latency, extra)
 }
 
 object ControlBus {
@@ -27,18 +28,19 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
   private val descriptors = scala.collection.mutable.ArrayBuffer[ObjectDescriptor]()
   private val windows = scala.collection.mutable.ArrayBuffer[(Int, TableWindow)]()
 
-  def addTable(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int): TableWindow = {
+  /** A table's window; `indexValid` says which INDEX values address an entry (by default
+    * 0 until size). */
+  def addTable(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int, extra: Int = 0,
+      indexValid: Option[UInt => Bool] = None): TableWindow = {
     val base = ControlBus.windowBase(descriptors.size)
-    descriptors += ObjectDescriptor(kind, keyWidth, size, dataWidth, base, geometry, latency)
-    val w = new TableWindow(factory, base, keyWidth, dataWidth, size)
+    descriptors += ObjectDescriptor(kind, keyWidth, size, dataWidth, base, geometry, latency, extra)
+    val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size))
     windows += base -> w
     w
   }
 
   /** Call after every table is added. */
   def build(): Unit = {
-    val info = Seq(ControlBus.Magic, ControlBus.Version, buildId, descriptors.size) ++
-      descriptors.zipWithIndex.flatMap { case (d, i) => d.words.zipWithIndex.map { case (v, j) => (0x40 + 32 * i + 4 * j) -> v } }.map(_._2)
     factory.read(B(ControlBus.Magic, 32 bits), 0x0)
     factory.read(B(ControlBus.Version, 32 bits), 0x4)
     factory.read(B(buildId.toLong & 0xffffffffL, 32 bits), 0x8)

@@ -43,7 +43,8 @@ case class TableCommand(keyWidth: Int, dataWidth: Int) extends Bundle {
   * command register, status, and the 64-bit hit/miss counters read through a snapshot.
   * The table answers a command on `commands` with `done` (and, for a read, the entry in
   * `readBack`), so a command takes as many clocks as its table needs. */
-class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: Int, size: Int) extends Area {
+class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool)
+    extends Area {
   private def words(bits: Int) = (bits + 31) / 32
   require(words(keyWidth) <= 16 && words(dataWidth) <= 16, "keys and action data are at most 512 bits")
 
@@ -81,7 +82,7 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   bus.onWrite(base + 0x00) {
     when(!busy) {
       val known = opCode === 1 || opCode === 2 || opCode === 3
-      val inRange = index < size || opCode === 3
+      val inRange = indexValid(index) || opCode === 3
       error := ((!known) ? B(2, 8 bits) | ((!inRange) ? B(1, 8 bits) | B(0, 8 bits)))
       when(known && inRange) { start := True }
     }

@@ -1,0 +1,171 @@
+package matcha.table
+
+import spinal.core._
+import spinal.lib._
+
+/** A multibit trie of `levels` equal strides; every level below the first has `nodes`
+  * nodes; `results` entries hold the action of each prefix. */
+case class LpmTableConfig(keyWidth: Int, dataWidth: Int, levels: Int, nodes: Int, results: Int) {
+  require(keyWidth % levels == 0 && keyWidth / levels <= 16, "equal strides of at most 16 bits")
+  require(nodes <= (1 << 15) && results <= (1 << 15), "child and result pointers are 15 bits")
+  def stride: Int = keyWidth / levels
+  def entries(level: Int): Int = (if (level == 0) 1 else nodes) << stride
+  def indexWidth: Int = log2Up(results)
+  /** One clock per level, one for the result RAM, one output register. */
+  def latency: Int = levels + 2
+}
+
+/** The 32-bit trie entry of docs/tables.md. */
+case class TrieEntry() extends Bundle {
+  val result = UInt(15 bits)
+  val hasResult = Bool()
+  val child = UInt(15 bits)
+  val hasChild = Bool()
+}
+
+case class LpmResult(c: LpmTableConfig) extends Bundle {
+  val valid = Bool()
+  val actionId = Bits(8 bits)
+  val data = Bits(c.dataWidth bits)
+}
+
+/** Longest-prefix match: one trie level per clock (docs/tables.md, "LPM"). Each level's RAM
+  * is read with the address the previous level's entry gives, so a new key enters every
+  * clock; the best result seen so far travels with the key. The driver builds the image. */
+class LpmTable(c: LpmTableConfig) extends Area {
+  val lookup = Flow(Bits(c.keyWidth bits))
+  val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
+  val trie = (0 until c.levels).map(i => Mem(TrieEntry(), c.entries(i)))
+  val results = Mem(LpmResult(c), c.results)
+  def chunk(key: Bits, level: Int): UInt = key(c.keyWidth - (level + 1) * c.stride, c.stride bits).asUInt
+
+  case class Walk() extends Bundle {
+    val valid = Bool()
+    val key = Bits(c.keyWidth bits)
+    val active = Bool()
+    val node = UInt(15 bits)
+    val hasBest = Bool()
+    val best = UInt(15 bits)
+  }
+
+  val start = Walk()
+  start.valid := lookup.valid
+  start.key := lookup.payload
+  start.active := True
+  start.node := 0
+  start.hasBest := False
+  start.best := 0
+
+  /** `state` is on its way into level `i`'s RAM this clock; returns the state a clock later,
+    * updated with that level's entry. */
+  def level(i: Int, state: Walk): Walk = {
+    val address = if (i == 0) chunk(state.key, 0) else (state.node.resize(log2Up(c.nodes)) @@ chunk(state.key, i))
+    val entry = trie(i).readSync(address.resized)
+    val before = RegNext(state)
+    before.valid.init(False)
+    val after = Walk()
+    after := before
+    after.allowOverride()
+    when(before.active) {
+      when(entry.hasResult) { after.hasBest := True; after.best := entry.result }
+      after.active := entry.hasChild
+      after.node := entry.child
+    }
+    after
+  }
+  val walked = (0 until c.levels).foldLeft(start)((s, i) => level(i, s))
+
+  val answer = results.readSync(walked.best.resized)
+  val last = RegNext(walked)
+  last.valid.init(False)
+  val out = Flow(LookupResult(c.dataWidth, c.indexWidth))
+  out.valid := last.valid
+  out.hit := last.hasBest && answer.valid
+  out.actionId := answer.actionId
+  out.actionData := answer.data
+  out.entryIndex := last.best.resized
+  result << out.stage()
+
+  /** INDEX = level << 20 | address for trie entries, levels << 20 | r for results. */
+  def indexValid(index: UInt): Bool = {
+    val levelOf = (index >> 20).resize(8)
+    val address = index(19 downto 0)
+    val inTrie = (0 until c.levels).map(i => levelOf === i && address < c.entries(i))
+    (inTrie :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
+  }
+
+  /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA); CLEAR zeroes
+    * every level and result. */
+  def attach(window: TableWindow): Unit = new Area {
+    val cmd = window.commands
+    val levelOf = (cmd.index >> 20).resize(8)
+    val address = cmd.index(19 downto 0)
+    val deepest = (0 until c.levels).map(c.entries).max max c.results
+    val clearing = Reg(Bool()) init False
+    val port = Reg(UInt(log2Up(deepest) bits)) init 0
+    val reading = cmd.valid && cmd.op === TableOp.read
+    val writing = cmd.valid && cmd.op === TableOp.write
+    val trieWord = TrieEntry()
+    trieWord.assignFromBits(cmd.entry.data.resize(32))
+    val trieRead = trie.zipWithIndex.map { case (m, i) =>
+      m.readWriteSync(
+        address = (clearing ? port | address).resized,
+        data = clearing ? TrieEntry().getZero | trieWord,
+        enable = (clearing && port.resize(port.getWidth + 1) < c.entries(i)) || ((reading || writing) && levelOf === i),
+        write = clearing || writing
+      )
+    }
+    val resultWord = LpmResult(c)
+    resultWord.valid := cmd.entry.valid
+    resultWord.actionId := cmd.entry.actionId
+    resultWord.data := cmd.entry.data
+    val resultRead = results.readWriteSync(
+      address = (clearing ? port | address).resized,
+      data = clearing ? LpmResult(c).getZero | resultWord,
+      enable = (clearing && port.resize(port.getWidth + 1) < c.results) || ((reading || writing) && levelOf === c.levels),
+      write = clearing || writing
+    )
+    val readPending = RegNext(reading) init False
+    val readLevel = RegNext(levelOf)
+    window.done := False
+    window.readBack.valid := readPending
+    val isResult = readLevel === c.levels
+    window.readBack.payload.valid := isResult ? resultRead.valid | True
+    window.readBack.actionId := isResult ? resultRead.actionId | B(0, 8 bits)
+    window.readBack.key := 0
+    window.readBack.mask := 0
+    window.readBack.priority := 0
+    val trieWordRead = Vec(trieRead.map(_.asBits))(readLevel.resize(log2Up(c.levels max 2)))
+    window.readBack.data := isResult ? resultRead.data | trieWordRead.resize(c.dataWidth)
+    when(writing) { window.done := True }
+    when(readPending) { window.done := True }
+    when(cmd.valid && cmd.op === TableOp.clear) { clearing := True; port := 0 }
+    when(clearing) {
+      port := port + 1
+      when(port === deepest - 1) { clearing := False; window.done := True }
+    }
+    window.hit := result.valid && result.hit
+    window.miss := result.valid && !result.hit
+  }
+}
+
+/** A single LPM table behind its control bus, the unit tested on its own. */
+class LpmTableUnit(c: LpmTableConfig) extends Component {
+  setDefinitionName(s"matcha_lpm${c.keyWidth}_table")
+  val io = new Bundle {
+    val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
+    val lookup = slave(Flow(Bits(c.keyWidth bits)))
+    val result = master(Flow(LookupResult(c.dataWidth, c.indexWidth)))
+  }
+  noIoPrefix()
+  spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
+  io.ctrl.setName("s_axil")
+  val table = new LpmTable(c)
+  val bus = new ControlBus(io.ctrl, buildId = 0)
+  val window = bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, extra = c.nodes,
+    indexValid = Some(table.indexValid))
+  bus.build()
+  table.attach(window)
+  table.lookup << io.lookup
+  io.result << table.result
+}

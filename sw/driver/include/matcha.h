@@ -1,0 +1,241 @@
+/*
+ * matcha.h - C driver for the Matcha match-action pipeline.
+ *
+ * The driver discovers the tables of a bitstream from its self-describing block, keeps a
+ * shadow copy of every table, places entries itself (cuckoo moves in exact tables, the
+ * trie image of LPM tables, priority order in ternary tables) and writes them through
+ * each table's control window so that a lookup running at the same time never sees a
+ * wrong answer. docs/tables.md is the register and format contract.
+ *
+ * Conventions:
+ *  - Every function that can fail returns 0 (or a non-negative count) on success and a
+ *    negative enum matcha_error value on failure; matcha_last_error() then says what was
+ *    wrong in words. Nothing is global: all state lives in the matcha_dev handle, and
+ *    one handle must not be used by two threads at once.
+ *  - Keys, prefixes, masks and action data are passed as big-endian byte strings (most
+ *    significant byte first) of ceil(bits/8) bytes; a value narrower than its field is
+ *    zero-extended at the most significant end, and bits above the stated width must be
+ *    zero.
+ *  - One handle owns the tables it writes: the shadow copies start empty, as the tables
+ *    are after reset or matcha_table_clear(); entries already in the hardware are not
+ *    read back.
+ */
+#ifndef MATCHA_H
+#define MATCHA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Register map major version this driver speaks; any minor version is accepted. */
+#define MATCHA_VERSION_MAJOR 1
+
+/* Staging registers hold 16 words: the widest key, mask and action data. */
+#define MATCHA_MAX_KEY_BITS 512
+#define MATCHA_MAX_DATA_BITS 512
+#define MATCHA_MAX_KEY_BYTES (MATCHA_MAX_KEY_BITS / 8)
+#define MATCHA_MAX_DATA_BYTES (MATCHA_MAX_DATA_BITS / 8)
+
+/* Cuckoo paths in exact tables are at most this many moves long. */
+#define MATCHA_CUCKOO_MAX_MOVES 4
+
+enum matcha_error {
+	MATCHA_OK = 0,
+	MATCHA_EIO = -1,        /* a register access failed (bus error) */
+	MATCHA_ENODEV = -2,     /* no Matcha block there, or its descriptors make no sense */
+	MATCHA_EVERSION = -3,   /* register map version this driver does not speak */
+	MATCHA_EINVAL = -4,     /* invalid argument */
+	MATCHA_ENOTABLE = -5,   /* no table with that index */
+	MATCHA_EKIND = -6,      /* the table is of another kind than the call needs */
+	MATCHA_E2BIG = -7,      /* key, mask or action data wider than the table takes */
+	MATCHA_EEXIST = -8,     /* the entry is already in the table */
+	MATCHA_ENOENT = -9,     /* no such entry */
+	MATCHA_ENOSPC = -10,    /* table full (exact: no free slot within the cuckoo depth) */
+	MATCHA_ENOMEM = -11,    /* host memory allocation failed */
+	MATCHA_ETIMEDOUT = -12, /* a table command stayed busy */
+	MATCHA_EHW = -13,       /* a table command reported an error in STATUS */
+};
+
+/* A fixed description of an error code ("table full", ...); never NULL. */
+const char *matcha_strerror(int err);
+
+/*
+ * Register access. Addresses are byte offsets into the control window (32-bit aligned);
+ * a callback returns 0 on success and anything else on a bus error (SLVERR/DECERR).
+ * Backends (Corundum app region, PCI resource file, UIO, simulator) provide these.
+ */
+struct matcha_regs_ops {
+	int (*read32)(void *ctx, uint32_t addr, uint32_t *val);
+	int (*write32)(void *ctx, uint32_t addr, uint32_t val);
+};
+
+typedef struct matcha_dev matcha_dev;
+
+/*
+ * Opens a device: reads the self-describing block (magic, version, descriptors) and sets
+ * up an empty shadow of every table. Refuses a wrong magic, an unknown major version and
+ * descriptors the driver cannot use. `ops` is copied; `ctx` is passed to every callback.
+ *
+ * As with sqlite3_open(), *devp receives a handle even when opening fails (except on
+ * MATCHA_ENOMEM, where it is NULL), so that matcha_last_error() can say why; such a handle
+ * has no tables. Close it with matcha_close() in every case.
+ */
+int matcha_open_ops(const struct matcha_regs_ops *ops, void *ctx, matcha_dev **devp);
+void matcha_close(matcha_dev *dev);
+
+/* What went wrong in the last failing call on this handle ("" if nothing failed yet). */
+const char *matcha_last_error(const matcha_dev *dev);
+
+uint32_t matcha_version(const matcha_dev *dev);  /* major << 16 | minor */
+uint32_t matcha_build_id(const matcha_dev *dev); /* the id in the generator's layout.json */
+
+/* ------------------------------------------------------------------------- tables */
+
+enum matcha_table_kind {
+	MATCHA_KIND_EXACT = 1,
+	MATCHA_KIND_LPM = 2,
+	MATCHA_KIND_TERNARY = 3,
+};
+
+struct matcha_table_info {
+	unsigned kind;      /* enum matcha_table_kind */
+	unsigned key_bits;  /* key width */
+	unsigned size;      /* exact/ternary: entries; LPM: results (prefixes) */
+	unsigned data_bits; /* action data width */
+	uint32_t base;      /* byte offset of the table's control window */
+	unsigned ways;      /* exact: hash ways (2..4), else 0 */
+	unsigned levels;    /* LPM: trie levels, else 0 */
+	unsigned latency;   /* lookup latency in clocks */
+};
+
+/* Number of descriptors; tables are numbered 0 .. count-1 in descriptor order. */
+unsigned matcha_table_count(const matcha_dev *dev);
+int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info *info);
+
+/* Removes every entry (hardware CLEAR, then the shadow). Lookups miss while it runs. */
+int matcha_table_clear(matcha_dev *dev, unsigned table);
+
+/* Hit and miss counts of a table's lookups (64-bit, read through the snapshot latch). */
+int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint64_t *misses);
+
+/* One entry as read back from the hardware (matcha_exact_read, matcha_ternary_read). */
+struct matcha_entry {
+	bool valid;
+	uint8_t action_id;
+	uint32_t priority;                   /* ternary only */
+	unsigned key_bits;                   /* the table's key width */
+	uint8_t key[MATCHA_MAX_KEY_BYTES];   /* big-endian, ceil(key_bits/8) bytes */
+	uint8_t mask[MATCHA_MAX_KEY_BYTES];  /* ternary only, same layout as key */
+	unsigned data_bits;                  /* the table's action data width */
+	uint8_t data[MATCHA_MAX_DATA_BYTES]; /* big-endian, ceil(data_bits/8) bytes */
+};
+
+/* ------------------------------------------------------------------ exact match hash */
+
+/* CRC-64/XZ (ECMA-182 polynomial, reflected, init and final XOR all ones). */
+uint64_t matcha_crc64_xz(const uint8_t *p, size_t n);
+
+/*
+ * Slot of a key in way `way` of an exact table with `slots` slots per way (a power of two,
+ * at most 65536): (crc64_xz(key) >> 16*way) & (slots - 1). The key is ceil(key_bits/8)
+ * big-endian bytes; bits above key_bits are ignored.
+ */
+uint32_t matcha_exact_index(const uint8_t *key_be, unsigned key_bits, unsigned way,
+			    unsigned slots);
+
+/* --------------------------------------------------------------------- exact tables */
+
+/*
+ * Adds key -> (action_id, data). The key is key_bits wide (at most the table's key width;
+ * narrower keys are zero-extended), the data data_bits wide (at most the table's). Takes a
+ * free candidate slot in way order, else moves entries along the shortest cuckoo path of
+ * at most MATCHA_CUCKOO_MAX_MOVES moves, copying each moved entry before its old slot is
+ * reused. MATCHA_EEXIST if the key is present, MATCHA_ENOSPC if no path exists.
+ */
+int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsigned key_bits,
+		     uint8_t action_id, const uint8_t *data, unsigned data_bits);
+int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
+			unsigned key_bits);
+
+/* Where the key sits, from the shadow: *index = way * (size/ways) + slot. */
+int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
+			   unsigned key_bits, uint32_t *index);
+
+/* Reads entry `index` back from the hardware (READ command). */
+int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
+		      struct matcha_entry *entry);
+
+/* ----------------------------------------------------------------------- LPM tables */
+
+/*
+ * Adds prefix/prefix_len -> (action_id, data). `prefix` is ceil(key_bits/8) big-endian
+ * bytes of the table's key width; bits beyond prefix_len must be zero. The result is
+ * written first, then new trie nodes, then the entry that links them in, so a lookup
+ * answers as before or as after the add. MATCHA_EEXIST if the prefix is present,
+ * MATCHA_ENOSPC if results or trie nodes of some level run out.
+ */
+int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		   unsigned prefix_len, uint8_t action_id, const uint8_t *data,
+		   unsigned data_bits);
+/* Removes a prefix, in the reverse order of matcha_lpm_add. */
+int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		      unsigned prefix_len);
+
+/* Stride (key bits consumed) and node capacity of one trie level. */
+int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level, unsigned *stride_bits,
+		     unsigned *nodes);
+
+/*
+ * A trie image in the hardware format of docs/tables.md: level i is an array of
+ * nodes_i << strides[i] entry words; a lookup's answer is a result index.
+ */
+struct matcha_lpm_image {
+	unsigned key_bits;
+	unsigned levels;
+	const unsigned *strides;      /* levels entries, most significant first */
+	const uint32_t *const *words; /* words[i]: the entry words of level i */
+	const size_t *entries;        /* entries[i]: number of words in words[i] */
+};
+
+/*
+ * Walks an image as the hardware does. Returns 0 with *result set on a hit,
+ * MATCHA_ENOENT on a miss, MATCHA_EINVAL if a child pointer leaves its level.
+ */
+int matcha_lpm_walk_image(const struct matcha_lpm_image *img, const uint8_t *key,
+			  uint32_t *result);
+
+/* The driver's shadow of the table's trie; valid until the next change to the table. */
+int matcha_lpm_image(matcha_dev *dev, unsigned table, struct matcha_lpm_image *img);
+
+/* Longest-prefix match over the shadow: *result is the result index the hardware gives. */
+int matcha_lpm_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
+			 uint32_t *result);
+
+/* ------------------------------------------------------------------- ternary tables */
+
+/*
+ * Adds value/mask -> (action_id, data). A key matches where (key & mask) == value; value
+ * bits outside the mask must be zero. Entries are kept in index order by priority, higher
+ * first (the lowest matching index wins in hardware); equal priorities keep insertion
+ * order. Entries are shifted with copies made before their old index is reused.
+ * MATCHA_EEXIST if the same value, mask and priority are present.
+ */
+int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
+		       const uint8_t *mask, unsigned key_bits, uint32_t priority,
+		       uint8_t action_id, const uint8_t *data, unsigned data_bits);
+int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t priority);
+
+/* Reads entry `index` back from the hardware (READ command). */
+int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
+			struct matcha_entry *entry);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MATCHA_H */

@@ -1,0 +1,137 @@
+/* Driver internals shared by the source files; not installed. */
+#ifndef MATCHA_INTERNAL_H
+#define MATCHA_INTERNAL_H
+
+#include "matcha.h"
+
+/* Self-describing block (docs/tables.md). */
+#define MATCHA_MAGIC 0x4D544348u /* "MTCH" */
+#define REG_MAGIC 0x000
+#define REG_VERSION 0x004
+#define REG_BUILD_ID 0x008
+#define REG_OBJECTS 0x00C
+#define REG_DESCRIPTORS 0x040
+#define DESCRIPTOR_BYTES 32
+
+/* Table window. */
+#define WIN_CMD 0x000 /* write */
+#define WIN_STATUS 0x000 /* read */
+#define WIN_INDEX 0x004
+#define WIN_FLAGS 0x008
+#define WIN_PRIORITY 0x00C
+#define WIN_KEY 0x040
+#define WIN_MASK 0x080
+#define WIN_DATA 0x0C0
+#define WIN_HITS 0x100
+#define WIN_MISSES 0x108
+
+#define CMD_WRITE 1u
+#define CMD_READ 2u
+#define CMD_CLEAR 3u
+
+#define STATUS_BUSY 0x1u
+#define STATUS_ERROR(s) (((s) >> 8) & 0xFFu)
+#define STATUS_ERROR_INDEX_RANGE 1u
+
+#define FLAGS_VALID 0x1u
+#define FLAGS_ACTION(a) ((uint32_t)(a) << 8)
+#define FLAGS_ACTION_OF(f) ((uint8_t)((f) >> 8))
+
+/* LPM entry word and index. */
+#define LPM_HAS_CHILD 0x80000000u
+#define LPM_CHILD_SHIFT 16
+#define LPM_HAS_RESULT 0x00008000u
+#define LPM_FIELD_MASK 0x7FFFu /* child and result are 15 bits */
+#define LPM_LEVEL_SHIFT 20
+#define LPM_ADDRESS_MASK 0xFFFFFu
+
+#define STAGING_WORDS 16
+
+struct exact_shadow;
+struct lpm_trie;
+struct ternary_shadow;
+
+struct matcha_table {
+	unsigned index;
+	struct matcha_table_info info;
+	unsigned key_bytes;  /* ceil(key_bits / 8) */
+	unsigned key_words;  /* ceil(key_bits / 32) */
+	unsigned data_bytes; /* ceil(data_bits / 8) */
+	unsigned data_words; /* ceil(data_bits / 32) */
+	struct exact_shadow *exact;
+	struct lpm_trie *lpm;
+	struct ternary_shadow *ternary;
+};
+
+struct matcha_dev {
+	struct matcha_regs_ops ops;
+	void *ctx;
+	uint32_t version;
+	uint32_t build_id;
+	unsigned ntables;
+	struct matcha_table *tables;
+	char error[256];
+};
+
+/* Records the message of a failure and returns `err`. */
+int matcha_fail(matcha_dev *dev, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+const char *matcha_kind_name(unsigned kind);
+
+int matcha_reg_read(matcha_dev *dev, uint32_t addr, uint32_t *val);
+int matcha_reg_write(matcha_dev *dev, uint32_t addr, uint32_t val);
+
+/* The table `table` if it exists and is of `kind` (0: any); `op` names the call. */
+int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char *op,
+		     struct matcha_table **t);
+
+/* Issues a window command for entry `index` and waits for it; STATUS errors fail. */
+int matcha_window_command(matcha_dev *dev, struct matcha_table *t, uint32_t cmd,
+			  uint32_t index);
+
+/* One staged entry write; NULL word arrays and the priority are skipped when absent. */
+struct staged_entry {
+	bool no_flags; /* LPM trie entries: FLAGS is unused, save the write */
+	uint32_t flags;
+	const uint32_t *key;  /* t->key_words words, or NULL */
+	const uint32_t *mask; /* t->key_words words, or NULL */
+	const uint32_t *data; /* t->data_words words, or NULL */
+	unsigned data_words;  /* words of data to write (LPM trie entries: 1) */
+	bool has_priority;
+	uint32_t priority;
+};
+int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
+			const struct staged_entry *e);
+
+/* READ command, then the staging registers into `entry` (big-endian). */
+int matcha_window_read(matcha_dev *dev, struct matcha_table *t, uint32_t index,
+		       struct matcha_entry *entry);
+
+/*
+ * Checks a caller's value of `bits` bits against a field of `field_bits` and converts it
+ * to the field's little-endian word order (`words` has ceil(field_bits/32) words).
+ * `what` names the value in messages ("key", "action data", ...).
+ */
+int matcha_value_to_words(matcha_dev *dev, struct matcha_table *t, const char *what,
+			  const uint8_t *be, unsigned bits, unsigned field_bits,
+			  uint32_t *words);
+
+/* Big-endian bytes (nbytes) <-> little-endian word order (nwords words), zero-extended. */
+void matcha_be_to_words(const uint8_t *be, unsigned nbytes, uint32_t *words, unsigned nwords);
+void matcha_words_to_be(const uint32_t *words, unsigned nwords, uint8_t *be, unsigned nbytes);
+
+/* Per-kind shadow setup, reset (after CLEAR) and teardown. */
+int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);
+void matcha_exact_reset(struct matcha_table *t);
+void matcha_exact_free(struct matcha_table *t);
+int matcha_lpm_init(matcha_dev *dev, struct matcha_table *t);
+void matcha_lpm_reset(struct matcha_table *t);
+void matcha_lpm_free(struct matcha_table *t);
+int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t);
+void matcha_ternary_reset(struct matcha_table *t);
+void matcha_ternary_free(struct matcha_table *t);
+
+static inline unsigned div_ceil(unsigned a, unsigned b) { return (a + b - 1) / b; }
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * Ternary tables: entries packed at indices 0..n-1 in priority order, higher priority at
+ * lower indices (the lowest matching index wins in hardware), equal priorities in
+ * insertion order. Inserting or deleting shifts the entries after the position by one,
+ * each shift copying an entry before its old index is overwritten, so a lookup during the
+ * update sees every rule in its order (one of them twice at worst) and answers as before
+ * or as after.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct ternary_shadow {
+	unsigned used;
+	uint32_t *value; /* size * key_words, little-endian word order as in hardware */
+	uint32_t *mask;
+	uint32_t *data;  /* size * data_words */
+	uint32_t *priority;
+	uint8_t *action;
+};
+
+int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t)
+{
+	struct ternary_shadow *s = calloc(1, sizeof *s);
+	if (!s)
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for ternary table %u", t->index);
+	t->ternary = s;
+	size_t n = t->info.size;
+	s->value = calloc(n * t->key_words, sizeof *s->value);
+	s->mask = calloc(n * t->key_words, sizeof *s->mask);
+	s->data = calloc(n * (t->data_words ? t->data_words : 1), sizeof *s->data);
+	s->priority = calloc(n, sizeof *s->priority);
+	s->action = calloc(n, 1);
+	if (!s->value || !s->mask || !s->data || !s->priority || !s->action)
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the shadow of ternary table %u "
+				   "(%u entries)", t->index, t->info.size);
+	return 0;
+}
+
+void matcha_ternary_reset(struct matcha_table *t)
+{
+	if (t->ternary)
+		t->ternary->used = 0;
+}
+
+void matcha_ternary_free(struct matcha_table *t)
+{
+	struct ternary_shadow *s = t->ternary;
+	if (!s)
+		return;
+	free(s->value);
+	free(s->mask);
+	free(s->data);
+	free(s->priority);
+	free(s->action);
+	free(s);
+	t->ternary = NULL;
+}
+
+static uint32_t *value_at(const struct matcha_table *t, uint32_t i)
+{
+	return t->ternary->value + (size_t)i * t->key_words;
+}
+
+static uint32_t *mask_at(const struct matcha_table *t, uint32_t i)
+{
+	return t->ternary->mask + (size_t)i * t->key_words;
+}
+
+static uint32_t *data_at(const struct matcha_table *t, uint32_t i)
+{
+	return t->ternary->data + (size_t)i * t->data_words;
+}
+
+/* Writes entry `i` of the hardware from the given fields, then the shadow. */
+static int write_index(matcha_dev *dev, struct matcha_table *t, uint32_t i,
+		       const uint32_t *value, const uint32_t *mask, uint32_t priority,
+		       uint8_t action_id, const uint32_t *data)
+{
+	struct ternary_shadow *s = t->ternary;
+	struct staged_entry e = {
+		.flags = FLAGS_VALID | FLAGS_ACTION(action_id),
+		.key = value,
+		.mask = mask,
+		.data = t->data_words ? data : NULL,
+		.data_words = t->data_words,
+		.has_priority = true,
+		.priority = priority,
+	};
+	int rc = matcha_window_write(dev, t, i, &e);
+	if (rc)
+		return rc;
+	memmove(value_at(t, i), value, t->key_words * sizeof *value);
+	memmove(mask_at(t, i), mask, t->key_words * sizeof *mask);
+	memmove(data_at(t, i), data, t->data_words * sizeof *data);
+	s->priority[i] = priority;
+	s->action[i] = action_id;
+	return 0;
+}
+
+static int copy_index(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
+{
+	struct ternary_shadow *s = t->ternary;
+	return write_index(dev, t, to, value_at(t, from), mask_at(t, from), s->priority[from],
+			   s->action[from], data_at(t, from));
+}
+
+/* Checks value and mask and converts them to word order. */
+static int value_and_mask(matcha_dev *dev, struct matcha_table *t, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t *value_words,
+			  uint32_t *mask_words)
+{
+	int rc;
+	if ((rc = matcha_value_to_words(dev, t, "value", value, key_bits, t->info.key_bits,
+					value_words)) ||
+	    (rc = matcha_value_to_words(dev, t, "mask", mask, key_bits, t->info.key_bits,
+					mask_words)))
+		return rc;
+	for (unsigned w = 0; w < t->key_words; w++)
+		if (value_words[w] & ~mask_words[w])
+			return matcha_fail(dev, MATCHA_EINVAL, "value has bits set outside the "
+					   "mask (word %u: value 0x%08x, mask 0x%08x)", w,
+					   (unsigned)value_words[w], (unsigned)mask_words[w]);
+	return 0;
+}
+
+static int64_t find(const struct matcha_table *t, const uint32_t *value, const uint32_t *mask,
+		    uint32_t priority)
+{
+	size_t bytes = t->key_words * sizeof *value;
+	for (uint32_t i = 0; i < t->ternary->used; i++)
+		if (t->ternary->priority[i] == priority && !memcmp(value_at(t, i), value, bytes) &&
+		    !memcmp(mask_at(t, i), mask, bytes))
+			return i;
+	return -1;
+}
+
+int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
+		       const uint8_t *mask, unsigned key_bits, uint32_t priority,
+		       uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	struct matcha_table *t;
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_add", &t)) ||
+	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)) ||
+	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+					t->info.data_bits, data_words)))
+		return rc;
+	struct ternary_shadow *s = t->ternary;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at >= 0)
+		return matcha_fail(dev, MATCHA_EEXIST, "ternary_add: the entry is already in table "
+				   "%u (index %u)", table, (unsigned)at);
+	if (s->used == t->info.size)
+		return matcha_fail(dev, MATCHA_ENOSPC, "ternary_add: table %u is full (%u entries)",
+				   table, t->info.size);
+
+	uint32_t pos = 0;
+	while (pos < s->used && s->priority[pos] >= priority)
+		pos++;
+	for (uint32_t i = s->used; i > pos; i--)
+		if ((rc = copy_index(dev, t, i - 1, i)))
+			return rc;
+	if ((rc = write_index(dev, t, pos, value_words, mask_words, priority, action_id,
+			      data_words)))
+		return rc;
+	s->used++;
+	return 0;
+}
+
+int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t priority)
+{
+	struct matcha_table *t;
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_delete", &t)) ||
+	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+		return rc;
+	struct ternary_shadow *s = t->ternary;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "ternary_delete: no such entry in table %u "
+				   "(priority %u)", table, (unsigned)priority);
+	for (uint32_t i = (uint32_t)at; i + 1 < s->used; i++)
+		if ((rc = copy_index(dev, t, i + 1, i)))
+			return rc;
+	struct staged_entry e = { .flags = 0 };
+	if ((rc = matcha_window_write(dev, t, s->used - 1, &e)))
+		return rc;
+	s->used--;
+	return 0;
+}
+
+int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
+			struct matcha_entry *entry)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_read", &t);
+	if (rc)
+		return rc;
+	if (index >= t->info.size)
+		return matcha_fail(dev, MATCHA_EINVAL, "ternary_read: index %u is out of range "
+				   "(table %u has %u entries)", (unsigned)index, table,
+				   t->info.size);
+	return matcha_window_read(dev, t, index, entry);
+}

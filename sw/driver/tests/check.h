@@ -1,0 +1,91 @@
+/* A minimal test harness: CHECK macros, the test list, a seeded generator. */
+#ifndef CHECK_H
+#define CHECK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "matcha.h"
+
+/* Every test, in run order: X(name) defines test_<name>(void) in one of the test files. */
+#define MATCHA_TESTS(X)                                                                    \
+	X(strerror_all_codes)                                                              \
+	X(discovery)                                                                       \
+	X(discovery_bad_magic)                                                             \
+	X(discovery_bad_version)                                                           \
+	X(discovery_bus_error)                                                             \
+	X(discovery_bad_descriptor)                                                        \
+	X(table_errors)                                                                    \
+	X(table_counters)                                                                  \
+	X(crc64_check_value)                                                               \
+	X(hash_vectors)                                                                    \
+	X(exact_add_read_delete)                                                           \
+	X(exact_argument_errors)                                                           \
+	X(exact_fill_until_full)                                                           \
+	X(exact_collisions_in_all_ways)                                                    \
+	X(exact_collisions_in_way0)                                                        \
+	X(exact_make_before_break)                                                         \
+	X(exact_clear)                                                                     \
+	X(lpm_levels_probed)                                                               \
+	X(lpm_nested_ipv4)                                                                 \
+	X(lpm_default_and_host_routes)                                                     \
+	X(lpm_argument_errors)                                                             \
+	X(lpm_out_of_nodes_and_results)                                                    \
+	X(lpm_random_32)                                                                   \
+	X(lpm_random_128)                                                                  \
+	X(lpm_random_strides_4_and_16)                                                     \
+	X(lpm_make_before_break_32)                                                        \
+	X(lpm_make_before_break_128)                                                       \
+	X(ternary_priority_order)                                                          \
+	X(ternary_random_make_before_break)
+
+#define DECLARE_TEST(name) void test_##name(void);
+MATCHA_TESTS(DECLARE_TEST)
+
+/* Records a failure of the running test (the first few are printed). */
+void check_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Failures of the running test so far. */
+unsigned check_failures(void);
+
+#define CHECK(cond)                                                                        \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			check_fail(__FILE__, __LINE__, "%s", #cond);                       \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+#define CHECK_MSG(cond, ...)                                                               \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			check_fail(__FILE__, __LINE__, __VA_ARGS__);                       \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+/* expr must return `want`; on a mismatch the device's last error is shown. */
+#define CHECK_RC(dev, expr, want)                                                          \
+	do {                                                                               \
+		int rc_ = (expr);                                                          \
+		if (rc_ != (want)) {                                                       \
+			check_fail(__FILE__, __LINE__, "%s returned %d (%s), expected %d: %s", \
+				   #expr, rc_, matcha_strerror(rc_), (int)(want),          \
+				   matcha_last_error(dev));                                \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
+#define CHECK_OK(dev, expr) CHECK_RC(dev, expr, 0)
+
+/* splitmix64: small, fast, and the same sequence everywhere for one seed. */
+struct rng {
+	uint64_t state;
+};
+/* A generator for the running test, from the run's seed and the test's name. */
+struct rng rng_for_test(void);
+uint64_t rng_next(struct rng *r);
+uint32_t rng_below(struct rng *r, uint32_t n);
+void rng_bytes(struct rng *r, uint8_t *p, unsigned n);
+
+#endif

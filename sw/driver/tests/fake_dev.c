@@ -1,0 +1,229 @@
+#include "fake_dev.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define WINDOW 0x10000u
+
+struct fake_cfg fake_standard_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = 0xC0FFEE01,
+		.ntables = 4,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 44, .size = 1024,
+					      .data_bits = 40, .ways_or_levels = 4, .latency = 3 };
+	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 2048,
+					      .data_bits = 32, .ways_or_levels = 4, .latency = 6,
+					      .level_nodes = { 1, 128, 512, 1024 } };
+	c.table[2] = (struct fake_table_cfg){ .kind = 2, .key_bits = 128, .size = 1024,
+					      .data_bits = 48, .ways_or_levels = 16, .latency = 18 };
+	c.table[2].level_nodes[0] = 1;
+	for (unsigned i = 1; i < 16; i++)
+		c.table[2].level_nodes[i] = 192;
+	c.table[3] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 256,
+					      .data_bits = 32, .latency = 2 };
+	return c;
+}
+
+struct fake_dev *fake_new(const struct fake_cfg *cfg)
+{
+	struct fake_dev *fd = calloc(1, sizeof *fd);
+	fd->cfg = *cfg;
+	fd->fail_read_addr = -1;
+	for (unsigned i = 0; i < cfg->ntables; i++) {
+		struct fake_table *t = &fd->table[i];
+		t->cfg = cfg->table[i];
+		t->base = WINDOW * (i + 1);
+		t->nentries = t->cfg.size;
+		t->entries = calloc(t->nentries ? t->nentries : 1, sizeof *t->entries);
+		if (t->cfg.kind != MATCHA_KIND_LPM)
+			continue;
+		unsigned stride = t->cfg.key_bits / t->cfg.ways_or_levels;
+		for (unsigned l = 0; l < t->cfg.ways_or_levels; l++) {
+			t->strides[l] = stride;
+			t->level_entries[l] = t->cfg.level_nodes[l] << stride;
+			t->level[l] = calloc(t->level_entries[l] + 1, sizeof *t->level[l]);
+		}
+	}
+	return fd;
+}
+
+void fake_free(struct fake_dev *fd)
+{
+	for (unsigned i = 0; i < fd->cfg.ntables; i++) {
+		free(fd->table[i].entries);
+		for (unsigned l = 0; l < FAKE_MAX_LEVELS; l++)
+			free(fd->table[i].level[l]);
+	}
+	free(fd);
+}
+
+matcha_dev *fake_open(struct fake_dev *fd)
+{
+	matcha_dev *dev;
+	int rc = matcha_open_ops(&fake_ops, fd, &dev);
+	if (rc) {
+		check_fail(__FILE__, __LINE__, "matcha_open_ops: %s", matcha_last_error(dev));
+		matcha_close(dev);
+		return NULL;
+	}
+	return dev;
+}
+
+/* The entry an INDEX names, or NULL when out of range; *word for LPM trie entries. */
+static struct fake_entry *entry_at(struct fake_table *t, uint32_t index, uint32_t **word)
+{
+	*word = NULL;
+	if (t->cfg.kind != MATCHA_KIND_LPM)
+		return index < t->nentries ? &t->entries[index] : NULL;
+	uint32_t level = index >> 20, addr = index & 0xFFFFF;
+	if (level < t->cfg.ways_or_levels) {
+		if (addr >= t->level_entries[level])
+			return NULL;
+		*word = &t->level[level][addr];
+		return &t->staging; /* non-NULL: in range */
+	}
+	if (level == t->cfg.ways_or_levels && addr < t->nentries)
+		return &t->entries[addr];
+	return NULL;
+}
+
+static void command(struct fake_table *t, uint32_t cmd)
+{
+	uint32_t *word;
+	struct fake_entry *e;
+	t->status = 0;
+	switch (cmd) {
+	case 1: /* WRITE */
+		if (!(e = entry_at(t, t->index, &word)))
+			t->status = 1u << 8;
+		else if (word)
+			*word = t->staging.data[0];
+		else
+			*e = t->staging;
+		break;
+	case 2: /* READ */
+		if (!(e = entry_at(t, t->index, &word)))
+			t->status = 1u << 8;
+		else if (word)
+			t->staging.data[0] = *word;
+		else
+			t->staging = *e;
+		break;
+	case 3: /* CLEAR */
+		memset(t->entries, 0, t->nentries * sizeof *t->entries);
+		for (unsigned l = 0; l < t->cfg.ways_or_levels && t->level[l]; l++)
+			memset(t->level[l], 0, t->level_entries[l] * sizeof *t->level[l]);
+		t->busy_reads = 3;
+		break;
+	default:
+		t->status = 2u << 8;
+	}
+}
+
+static uint32_t *staging_reg(struct fake_table *t, uint32_t off)
+{
+	if (off == 0x004) return &t->index;
+	if (off == 0x008) return &t->staging.flags;
+	if (off == 0x00C) return &t->staging.priority;
+	if (off >= 0x040 && off < 0x080) return &t->staging.key[(off - 0x040) / 4];
+	if (off >= 0x080 && off < 0x0C0) return &t->staging.mask[(off - 0x080) / 4];
+	if (off >= 0x0C0 && off < 0x100) return &t->staging.data[(off - 0x0C0) / 4];
+	return NULL;
+}
+
+static struct fake_table *table_at(struct fake_dev *fd, uint32_t addr)
+{
+	uint32_t i = addr / WINDOW;
+	return i >= 1 && i <= fd->cfg.ntables ? &fd->table[i - 1] : NULL;
+}
+
+static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
+{
+	struct fake_dev *fd = ctx;
+	fd->reads++;
+	if (addr % 4 || (long)addr == fd->fail_read_addr)
+		return 1;
+	if (addr < WINDOW) {
+		const struct fake_cfg *c = &fd->cfg;
+		if (addr == 0x000) *val = c->magic;
+		else if (addr == 0x004) *val = c->version;
+		else if (addr == 0x008) *val = c->build_id;
+		else if (addr == 0x00C) *val = c->ntables;
+		else if (addr >= 0x040 && addr < 0x040 + 32 * c->ntables) {
+			const struct fake_table_cfg *tc = &c->table[(addr - 0x40) / 32];
+			uint32_t w[8] = { tc->kind, tc->key_bits, tc->size, tc->data_bits,
+					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
+					  tc->latency, 0 };
+			*val = w[(addr - 0x40) % 32 / 4];
+		} else
+			return 1;
+		return 0;
+	}
+	struct fake_table *t = table_at(fd, addr);
+	if (!t)
+		return 1;
+	uint32_t off = addr % WINDOW, *reg;
+	if (off == 0x000) {
+		*val = t->status | (t->busy_reads ? 1u : 0u);
+		if (t->busy_reads)
+			t->busy_reads--;
+	} else if ((reg = staging_reg(t, off)))
+		*val = *reg;
+	else if (off == 0x100) {
+		*val = (uint32_t)t->hits;
+		t->hits_hi_latch = (uint32_t)(t->hits >> 32);
+	} else if (off == 0x104)
+		*val = t->hits_hi_latch;
+	else if (off == 0x108) {
+		*val = (uint32_t)t->misses;
+		t->misses_hi_latch = (uint32_t)(t->misses >> 32);
+	} else if (off == 0x10C)
+		*val = t->misses_hi_latch;
+	else
+		return 1;
+	return 0;
+}
+
+static int fake_write32(void *ctx, uint32_t addr, uint32_t val)
+{
+	struct fake_dev *fd = ctx;
+	struct fake_table *t = table_at(fd, addr);
+	uint32_t off = addr % WINDOW, *reg;
+	if (addr % 4 || !t)
+		return 1;
+	if (off == 0x000) {
+		command(t, val);
+		fd->commands++;
+	} else if ((reg = staging_reg(t, off)))
+		*reg = val;
+	else
+		return 1;
+	fd->writes++;
+	if (fd->after_write)
+		fd->after_write(fd, fd->after_write_arg);
+	return 0;
+}
+
+const struct matcha_regs_ops fake_ops = { fake_read32, fake_write32 };
+
+void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *v)
+{
+	struct fake_table *t = &fd->table[table];
+	for (unsigned l = 0; l < t->cfg.ways_or_levels; l++) {
+		v->words[l] = t->level[l];
+		v->entries[l] = t->level_entries[l];
+	}
+	v->img = (struct matcha_lpm_image){
+		.key_bits = t->cfg.key_bits,
+		.levels = t->cfg.ways_or_levels,
+		.strides = t->strides,
+		.words = v->words,
+		.entries = v->entries,
+	};
+}

@@ -1,0 +1,584 @@
+/*
+ * LPM tables against a brute-force longest-prefix match over the same prefix set, on the
+ * trie image in the fake device's memory as the hardware would walk it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_dev.h"
+#include "util.h"
+
+#define LPM32 1
+#define LPM128 2
+#define MAX_BYTES 16
+#define MISS (-1L)
+#define BAD_IMAGE (-2L)
+#define INVALID_RESULT (-3L)
+
+struct route {
+	uint8_t prefix[MAX_BYTES];
+	unsigned len;
+	uint32_t id; /* the action data: unique per add, so answers name their route */
+	bool present;
+};
+
+struct ref {
+	unsigned key_bits, key_bytes, data_bits;
+	struct route *r;
+	unsigned n, cap;
+	uint32_t next_id;
+};
+
+static void ref_init(struct ref *ref, const struct fake_cfg *cfg, unsigned table)
+{
+	memset(ref, 0, sizeof *ref);
+	ref->key_bits = cfg->table[table].key_bits;
+	ref->key_bytes = (ref->key_bits + 7) / 8;
+	ref->data_bits = cfg->table[table].data_bits;
+	ref->cap = 4096;
+	ref->r = calloc(ref->cap, sizeof *ref->r);
+	ref->next_id = 1;
+}
+
+/* Bit i (0 = most significant) of a key of the reference's width. */
+static unsigned key_bit(const struct ref *ref, const uint8_t *k, unsigned i)
+{
+	unsigned b = ref->key_bytes * 8 - ref->key_bits + i;
+	return k[b / 8] >> (7 - b % 8) & 1;
+}
+
+static bool covers(const struct ref *ref, const struct route *rt, const uint8_t *key)
+{
+	for (unsigned i = 0; i < rt->len; i++)
+		if (key_bit(ref, rt->prefix, i) != key_bit(ref, key, i))
+			return false;
+	return true;
+}
+
+/* The id of the longest present prefix covering the key, or MISS. */
+static long ref_lookup(const struct ref *ref, const uint8_t *key)
+{
+	long best = MISS;
+	unsigned best_len = 0;
+	for (unsigned i = 0; i < ref->n; i++) {
+		const struct route *rt = &ref->r[i];
+		if (rt->present && (best == MISS || rt->len > best_len) && covers(ref, rt, key)) {
+			best = rt->id;
+			best_len = rt->len;
+		}
+	}
+	return best;
+}
+
+/* The hardware's answer from the fake's memory: the id in the result's data, or MISS. */
+static long hw_lookup(struct fake_dev *fd, unsigned table, const uint8_t *key)
+{
+	struct fake_lpm_view v;
+	uint32_t r;
+	fake_lpm_view(fd, table, &v);
+	int rc = matcha_lpm_walk_image(&v.img, key, &r);
+	if (rc == MATCHA_ENOENT)
+		return MISS;
+	if (rc)
+		return BAD_IMAGE;
+	const struct fake_entry *e = &fd->table[table].entries[r];
+	return e->flags & 1 ? (long)e->data[0] : INVALID_RESULT;
+}
+
+static void data_of(const struct ref *ref, uint32_t id, uint8_t *data)
+{
+	unsigned n = (ref->data_bits + 7) / 8;
+	memset(data, 0, n);
+	for (unsigned i = 0; i < 4 && i < n; i++)
+		data[n - 1 - i] = (uint8_t)(id >> 8 * i);
+}
+
+static int drv_add(matcha_dev *dev, unsigned table, struct ref *ref, struct route *rt)
+{
+	uint8_t data[MATCHA_MAX_DATA_BYTES];
+	data_of(ref, rt->id, data);
+	return matcha_lpm_add(dev, table, rt->prefix, rt->len, (uint8_t)rt->id, data,
+			      ref->data_bits);
+}
+
+/* Sets all key bits from `len` on to `ones`. */
+static void fill_after(const struct ref *ref, uint8_t *k, unsigned len, bool ones)
+{
+	for (unsigned i = len; i < ref->key_bits; i++) {
+		unsigned b = ref->key_bytes * 8 - ref->key_bits + i;
+		if (ones)
+			k[b / 8] |= (uint8_t)(0x80 >> b % 8);
+		else
+			k[b / 8] &= (uint8_t)~(0x80 >> b % 8);
+	}
+}
+
+static void randomize_after(struct rng *r, const struct ref *ref, uint8_t *k, unsigned len)
+{
+	for (unsigned i = len; i < ref->key_bits; i++) {
+		unsigned b = ref->key_bytes * 8 - ref->key_bits + i;
+		if (rng_next(r) & 1)
+			k[b / 8] ^= (uint8_t)(0x80 >> b % 8);
+	}
+}
+
+/* k += delta (+1 or -1) modulo 2^key_bits. */
+static void step_key(const struct ref *ref, uint8_t *k, int delta)
+{
+	for (unsigned i = ref->key_bits; i-- > 0;) {
+		unsigned b = ref->key_bytes * 8 - ref->key_bits + i;
+		uint8_t m = (uint8_t)(0x80 >> b % 8);
+		bool was = k[b / 8] & m;
+		k[b / 8] ^= m;
+		if (delta > 0 ? !was : was)
+			break;
+	}
+}
+
+/* Keys at and around a prefix's range: its ends, inside, and just outside. */
+static unsigned probes_around(struct rng *r, const struct ref *ref, const struct route *rt,
+			      uint8_t (*out)[MAX_BYTES])
+{
+	unsigned n = 0;
+	memcpy(out[n], rt->prefix, MAX_BYTES);
+	fill_after(ref, out[n], rt->len, false);
+	memcpy(out[n + 1], out[n], MAX_BYTES);
+	step_key(ref, out[n + 1], -1);
+	n += 2;
+	memcpy(out[n], rt->prefix, MAX_BYTES);
+	fill_after(ref, out[n], rt->len, true);
+	memcpy(out[n + 1], out[n], MAX_BYTES);
+	step_key(ref, out[n + 1], +1);
+	n += 2;
+	for (unsigned i = 0; i < 3; i++, n++) {
+		memcpy(out[n], rt->prefix, MAX_BYTES);
+		randomize_after(r, ref, out[n], rt->len);
+	}
+	return n;
+}
+
+#define MAX_PROBES 512
+
+/* Probe keys for an operation on `changed`: around it, around other routes, random. */
+static unsigned make_probes(struct rng *r, const struct ref *ref, const struct route *changed,
+			    uint8_t (*out)[MAX_BYTES])
+{
+	unsigned n = probes_around(r, ref, changed, out);
+	for (unsigned i = 0; i < 40 && ref->n; i++) {
+		const struct route *rt = &ref->r[rng_below(r, ref->n)];
+		if (rt->present)
+			n += probes_around(r, ref, rt, out + n);
+	}
+	for (unsigned i = 0; i < 24; i++, n++) {
+		memset(out[n], 0, MAX_BYTES);
+		random_value(r, out[n], ref->key_bits);
+	}
+	return n;
+}
+
+/* A random new prefix: half of them inside an existing one (nesting and overlap). */
+static void random_route(struct rng *r, struct ref *ref, struct route *rt)
+{
+	memset(rt, 0, sizeof *rt);
+	unsigned pick = ref->n ? rng_below(r, ref->n) : 0;
+	unsigned w = ref->key_bits;
+	if (ref->n && ref->r[pick].present && rng_below(r, 2)) {
+		const struct route *parent = &ref->r[pick];
+		memcpy(rt->prefix, parent->prefix, MAX_BYTES);
+		rt->len = parent->len + rng_below(r, w - parent->len + 1);
+		randomize_after(r, ref, rt->prefix, parent->len);
+	} else {
+		random_value(r, rt->prefix, w);
+		unsigned pick_len = rng_below(r, 10);
+		rt->len = pick_len == 0 ? 0 : pick_len == 1 ? w : rng_below(r, w + 1);
+	}
+	fill_after(ref, rt->prefix, rt->len, false);
+	rt->id = ref->next_id++;
+	rt->present = false;
+}
+
+static struct route *ref_find(struct ref *ref, const struct route *rt)
+{
+	for (unsigned i = 0; i < ref->n; i++)
+		if (ref->r[i].present && ref->r[i].len == rt->len &&
+		    !memcmp(ref->r[i].prefix, rt->prefix, MAX_BYTES))
+			return &ref->r[i];
+	return NULL;
+}
+
+/* The after-every-write check: each probe answers as before the operation or as after. */
+struct mbb {
+	unsigned table, n;
+	uint8_t (*probe)[MAX_BYTES];
+	long *before, *after;
+	unsigned long last_commands, checks;
+};
+
+static void check_old_or_new(struct fake_dev *fd, void *arg)
+{
+	struct mbb *m = arg;
+	if (fd->commands == m->last_commands)
+		return; /* table memory changes only on a command */
+	m->last_commands = fd->commands;
+	m->checks++;
+	for (unsigned i = 0; i < m->n; i++) {
+		long got = hw_lookup(fd, m->table, m->probe[i]);
+		if (got != m->before[i] && got != m->after[i])
+			check_fail(__FILE__, __LINE__, "after write %lu, probe %u answers %ld, "
+				   "neither %ld (before) nor %ld (after)", fd->writes, i, got,
+				   m->before[i], m->after[i]);
+	}
+}
+
+/* The driver's shadow image must equal the fake's memory word for word. */
+static bool shadow_matches(matcha_dev *dev, struct fake_dev *fd, unsigned table)
+{
+	struct matcha_lpm_image img;
+	if (matcha_lpm_image(dev, table, &img))
+		return false;
+	const struct fake_table *t = &fd->table[table];
+	for (unsigned l = 0; l < img.levels; l++)
+		if (img.entries[l] != t->level_entries[l] ||
+		    memcmp(img.words[l], t->level[l], img.entries[l] * sizeof(uint32_t)))
+			return false;
+	return true;
+}
+
+static bool memory_empty(struct fake_dev *fd, unsigned table)
+{
+	const struct fake_table *t = &fd->table[table];
+	for (unsigned l = 0; l < t->cfg.ways_or_levels; l++)
+		for (unsigned a = 0; a < t->level_entries[l]; a++)
+			if (t->level[l][a])
+				return false;
+	for (unsigned r = 0; r < t->nentries; r++)
+		if (t->entries[r].flags & 1)
+			return false;
+	return true;
+}
+
+/*
+ * Random adds, deletes and re-adds. After each operation every probe answers as the
+ * reference does and the shadow equals the memory; with `every_write`, every probe also
+ * answers as before or as after the operation after every single register write. In the
+ * end everything is deleted and the memory must be all zero again (no leaked nodes).
+ */
+static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
+		       bool every_write)
+{
+	struct fake_dev *fd = fake_new(cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	struct ref ref;
+	ref_init(&ref, cfg, table);
+	uint8_t (*probe)[MAX_BYTES] = calloc(MAX_PROBES, MAX_BYTES);
+	long *before = calloc(MAX_PROBES, sizeof *before), *after = calloc(MAX_PROBES, sizeof *after);
+	struct mbb m = { table, 0, probe, before, after, 0, 0 };
+	unsigned adds = 0, deletes = 0, readds = 0, full = 0;
+
+	for (unsigned op = 0; op < ops && check_failures() == 0 && ref.n < ref.cap; op++) {
+		unsigned kind = rng_below(&r, 10), idx = ref.n ? rng_below(&r, ref.n) : 0;
+		struct route cand, *target;
+		bool deleting = kind < 3 && ref.n && ref.r[idx].present;
+		if (deleting) {
+			target = &ref.r[idx];
+		} else if (kind < 4 && ref.n && !ref.r[idx].present && !ref_find(&ref, &ref.r[idx])) {
+			target = &ref.r[idx]; /* re-add a deleted prefix, with a new id */
+			target->id = ref.next_id++;
+			readds++;
+		} else {
+			random_route(&r, &ref, &cand);
+			struct route *dup = ref_find(&ref, &cand);
+			if (dup) {
+				CHECK_RC(dev, drv_add(dev, table, &ref, &cand), MATCHA_EEXIST);
+				continue;
+			}
+			ref.r[ref.n] = cand;
+			target = &ref.r[ref.n++];
+		}
+		m.n = make_probes(&r, &ref, target, probe);
+		for (unsigned i = 0; i < m.n; i++)
+			before[i] = ref_lookup(&ref, probe[i]);
+		target->present = !deleting;
+		for (unsigned i = 0; i < m.n; i++)
+			after[i] = ref_lookup(&ref, probe[i]);
+
+		unsigned long writes = fd->writes;
+		m.last_commands = fd->commands;
+		fd->after_write = every_write ? check_old_or_new : NULL;
+		fd->after_write_arg = &m;
+		int rc = deleting ? matcha_lpm_delete(dev, table, target->prefix, target->len)
+				  : drv_add(dev, table, &ref, target);
+		fd->after_write = NULL;
+		if (rc == MATCHA_ENOSPC && !deleting) {
+			target->present = false;
+			full++;
+			CHECK_MSG(fd->writes == writes, "a failed add wrote to the device");
+			memcpy(after, before, m.n * sizeof *after);
+		} else {
+			CHECK_MSG(rc == 0, "op %u (%s /%u): %s", op, deleting ? "delete" : "add",
+				  target->len, matcha_last_error(dev));
+			deletes += deleting;
+			adds += !deleting;
+		}
+		for (unsigned i = 0; i < m.n; i++) {
+			long got = hw_lookup(fd, table, probe[i]);
+			uint32_t sw;
+			int sw_rc = matcha_lpm_lookup_sw(dev, table, probe[i], &sw);
+			CHECK_MSG(got == after[i], "op %u (%s /%u), probe %u: answer %ld, reference %ld",
+				  op, deleting ? "delete" : "add", target->len, i, got, after[i]);
+			CHECK_MSG((sw_rc == 0) == (got != MISS), "probe %u: software walk disagrees", i);
+		}
+		CHECK_MSG(shadow_matches(dev, fd, table), "op %u: shadow differs from memory", op);
+	}
+	/* Delete the rest in random order. */
+	for (unsigned left = ref.n; left > 0 && check_failures() == 0; left--) {
+		unsigned i = rng_below(&r, left);
+		struct route tmp = ref.r[i];
+		ref.r[i] = ref.r[left - 1];
+		ref.r[left - 1] = tmp;
+		if (tmp.present)
+			CHECK_OK(dev, matcha_lpm_delete(dev, table, tmp.prefix, tmp.len));
+	}
+	CHECK_MSG(memory_empty(fd, table), "memory not empty after deleting everything");
+	printf("  %u adds, %u deletes, %u re-adds, %u full, %lu checked states\n", adds, deletes,
+	       readds, full, m.checks);
+	free(probe);
+	free(before);
+	free(after);
+	free(ref.r);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_lpm_random_32(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	random_ops(&cfg, LPM32, 600, false);
+}
+
+void test_lpm_random_128(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	random_ops(&cfg, LPM128, 300, false);
+}
+
+void test_lpm_random_strides_4_and_16(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.ntables = 2;
+	cfg.table[0] = (struct fake_table_cfg){ .kind = 2, .key_bits = 20, .size = 512,
+						.data_bits = 24, .ways_or_levels = 5,
+						.level_nodes = { 1, 16, 64, 128, 256 } };
+	cfg.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 512,
+						.data_bits = 32, .ways_or_levels = 2,
+						.level_nodes = { 1, 12 } };
+	random_ops(&cfg, 0, 300, true);
+	random_ops(&cfg, 1, 40, false);
+}
+
+void test_lpm_make_before_break_32(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	random_ops(&cfg, LPM32, 300, true);
+}
+
+void test_lpm_make_before_break_128(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	random_ops(&cfg, LPM128, 150, true);
+}
+
+/* ---------------------------------------------------------------- named cases */
+
+static void ipv4(uint8_t *k, unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	k[0] = (uint8_t)a, k[1] = (uint8_t)b, k[2] = (uint8_t)c, k[3] = (uint8_t)d;
+}
+
+static long answer4(struct fake_dev *fd, unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	uint8_t k[4];
+	ipv4(k, a, b, c, d);
+	return hw_lookup(fd, LPM32, k);
+}
+
+static int add4(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d, unsigned len,
+		uint32_t id)
+{
+	uint8_t k[4], data[4] = { (uint8_t)(id >> 24), (uint8_t)(id >> 16), (uint8_t)(id >> 8),
+				  (uint8_t)id };
+	ipv4(k, a, b, c, d);
+	return matcha_lpm_add(dev, LPM32, k, len, (uint8_t)id, data, 32);
+}
+
+static int del4(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d, unsigned len)
+{
+	uint8_t k[4];
+	ipv4(k, a, b, c, d);
+	return matcha_lpm_delete(dev, LPM32, k, len);
+}
+
+void test_lpm_levels_probed(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	unsigned stride, nodes;
+	const unsigned want32[4] = { 1, 128, 512, 1024 };
+	for (unsigned l = 0; l < 4; l++) {
+		CHECK_OK(dev, matcha_lpm_level(dev, LPM32, l, &stride, &nodes));
+		CHECK(stride == 8 && nodes == want32[l]);
+	}
+	CHECK_OK(dev, matcha_lpm_level(dev, LPM128, 15, &stride, &nodes));
+	CHECK(stride == 8 && nodes == 192);
+	CHECK_RC(dev, matcha_lpm_level(dev, LPM128, 16, &stride, &nodes), MATCHA_EINVAL);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_lpm_nested_ipv4(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, add4(dev, 10, 0, 0, 0, 8, 8));
+	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 16, 16));
+	CHECK_OK(dev, add4(dev, 10, 1, 2, 0, 24, 24));
+	CHECK_OK(dev, add4(dev, 10, 1, 2, 3, 32, 32));
+	CHECK_OK(dev, add4(dev, 10, 1, 2, 128, 25, 25));
+	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 20, 20)); /* 10.1.0.0 - 10.1.15.255 */
+	CHECK(answer4(fd, 9, 255, 255, 255) == MISS);
+	CHECK(answer4(fd, 10, 0, 0, 0) == 8);
+	CHECK(answer4(fd, 10, 1, 16, 0) == 16);
+	CHECK(answer4(fd, 10, 1, 15, 255) == 20);
+	CHECK(answer4(fd, 10, 1, 2, 2) == 24);
+	CHECK(answer4(fd, 10, 1, 2, 3) == 32);
+	CHECK(answer4(fd, 10, 1, 2, 4) == 24);
+	CHECK(answer4(fd, 10, 1, 2, 128) == 25);
+	CHECK(answer4(fd, 10, 1, 2, 255) == 25);
+	CHECK(answer4(fd, 11, 0, 0, 0) == MISS);
+	CHECK_OK(dev, del4(dev, 10, 1, 0, 0, 20));
+	CHECK(answer4(fd, 10, 1, 15, 255) == 16);
+	CHECK_OK(dev, del4(dev, 10, 1, 2, 0, 24));
+	CHECK(answer4(fd, 10, 1, 2, 2) == 16);
+	CHECK(answer4(fd, 10, 1, 2, 3) == 32);
+	CHECK(answer4(fd, 10, 1, 2, 200) == 25);
+	CHECK_OK(dev, del4(dev, 10, 1, 0, 0, 16));
+	CHECK(answer4(fd, 10, 1, 2, 2) == 8);
+	CHECK_OK(dev, add4(dev, 10, 1, 2, 0, 24, 124));
+	CHECK(answer4(fd, 10, 1, 2, 2) == 124);
+	CHECK_OK(dev, del4(dev, 10, 0, 0, 0, 8));
+	CHECK(answer4(fd, 10, 1, 3, 0) == MISS);
+	CHECK(answer4(fd, 10, 1, 2, 0) == 124);
+	CHECK_OK(dev, del4(dev, 10, 1, 2, 0, 24));
+	CHECK_OK(dev, del4(dev, 10, 1, 2, 3, 32));
+	CHECK_OK(dev, del4(dev, 10, 1, 2, 128, 25));
+	CHECK(memory_empty(fd, LPM32));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_lpm_default_and_host_routes(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, add4(dev, 0, 0, 0, 0, 0, 1));
+	CHECK_OK(dev, add4(dev, 255, 255, 255, 255, 32, 2));
+	CHECK_OK(dev, add4(dev, 0, 0, 0, 0, 32, 3));
+	CHECK(answer4(fd, 0, 0, 0, 0) == 3);
+	CHECK(answer4(fd, 0, 0, 0, 1) == 1);
+	CHECK(answer4(fd, 255, 255, 255, 254) == 1);
+	CHECK(answer4(fd, 255, 255, 255, 255) == 2);
+	CHECK(answer4(fd, 128, 0, 0, 0) == 1);
+	CHECK_OK(dev, del4(dev, 0, 0, 0, 0, 0));
+	CHECK(answer4(fd, 128, 0, 0, 0) == MISS);
+	CHECK(answer4(fd, 0, 0, 0, 0) == 3);
+
+	/* IPv6: ::/0, a /128 and its neighbours, a /127 and a /1. */
+	uint8_t k[16] = { 0 }, data[6] = { 0 };
+	uint32_t r;
+	data[5] = 1;
+	CHECK_OK(dev, matcha_lpm_add(dev, LPM128, k, 0, 1, data, 48));
+	memset(k, 0xFF, 16);
+	data[5] = 2;
+	CHECK_OK(dev, matcha_lpm_add(dev, LPM128, k, 128, 2, data, 48));
+	k[15] = 0xFE;
+	data[5] = 3;
+	CHECK_OK(dev, matcha_lpm_add(dev, LPM128, k, 127, 3, data, 48));
+	memset(k, 0, 16);
+	k[0] = 0x80;
+	data[5] = 4;
+	CHECK_OK(dev, matcha_lpm_add(dev, LPM128, k, 1, 4, data, 48));
+	memset(k, 0xFF, 16);
+	CHECK(hw_lookup(fd, LPM128, k) == 2);
+	k[15] = 0xFE;
+	CHECK(hw_lookup(fd, LPM128, k) == 3);
+	k[15] = 0xFD;
+	CHECK(hw_lookup(fd, LPM128, k) == 4);
+	k[0] = 0x7F;
+	CHECK(hw_lookup(fd, LPM128, k) == 1);
+	CHECK_OK(dev, matcha_lpm_lookup_sw(dev, LPM128, k, &r));
+	CHECK(fd->table[LPM128].entries[r].data[0] == 1);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_lpm_argument_errors(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	uint8_t k[4] = { 10, 1, 0, 0 }, data[8] = { 0 };
+	CHECK_RC(dev, matcha_lpm_add(dev, LPM32, k, 8, 1, data, 32), MATCHA_EINVAL);
+	CHECK(strstr(matcha_last_error(dev), "bits set beyond its length 8"));
+	CHECK_RC(dev, matcha_lpm_add(dev, LPM32, k, 33, 1, data, 32), MATCHA_E2BIG);
+	CHECK_RC(dev, matcha_lpm_add(dev, LPM32, k, 16, 1, data, 33), MATCHA_E2BIG);
+	CHECK(strstr(matcha_last_error(dev), "action data is 33 bits, table 1 takes 32"));
+	CHECK_OK(dev, matcha_lpm_add(dev, LPM32, k, 16, 1, data, 32));
+	CHECK_RC(dev, matcha_lpm_add(dev, LPM32, k, 16, 2, data, 32), MATCHA_EEXIST);
+	CHECK_RC(dev, matcha_lpm_delete(dev, LPM32, k, 24), MATCHA_ENOENT);
+	CHECK(strstr(matcha_last_error(dev), "/24 prefix is not in table 1"));
+	uint32_t r;
+	k[0] = 11;
+	CHECK_RC(dev, matcha_lpm_lookup_sw(dev, LPM32, k, &r), MATCHA_ENOENT);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_lpm_out_of_nodes_and_results(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.table[1].level_nodes[1] = 2;
+	cfg.table[1].level_nodes[2] = 2;
+	cfg.table[1].level_nodes[3] = 2;
+	cfg.table[1].size = 4;
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, add4(dev, 1, 0, 0, 0, 32, 1));
+	CHECK_OK(dev, add4(dev, 2, 0, 0, 0, 32, 2));
+	unsigned long writes = fd->writes;
+	CHECK_RC(dev, add4(dev, 3, 0, 0, 0, 32, 3), MATCHA_ENOSPC);
+	CHECK(strstr(matcha_last_error(dev), "no free node at level 1 (2 nodes)"));
+	CHECK(fd->writes == writes);
+	CHECK_OK(dev, add4(dev, 3, 0, 0, 0, 8, 3));
+	CHECK_OK(dev, add4(dev, 1, 0, 0, 0, 31, 4)); /* shares the /32's nodes */
+	CHECK_RC(dev, add4(dev, 4, 0, 0, 0, 8, 5), MATCHA_ENOSPC);
+	CHECK(strstr(matcha_last_error(dev), "all its results are used"));
+	CHECK(answer4(fd, 1, 0, 0, 1) == 4 && answer4(fd, 3, 9, 9, 9) == 3);
+	/* Freed nodes and results are reusable. */
+	CHECK_OK(dev, del4(dev, 2, 0, 0, 0, 32));
+	CHECK_OK(dev, add4(dev, 3, 0, 0, 0, 32, 6));
+	CHECK(answer4(fd, 3, 0, 0, 0) == 6 && answer4(fd, 2, 0, 0, 0) == MISS);
+	matcha_close(dev);
+	fake_free(fd);
+}
