@@ -74,7 +74,7 @@ d_synth() {
     grep -m1 -o "synth $cfg: FAIL.*" "$1"
   fi
 }
-d_none() { :; }
+d_ctest() { grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
 
 step rtl d_rtl "$MAKE" --no-print-directory rtl
 step rtl-test d_scalatest "$MAKE" --no-print-directory rtl-test
@@ -84,7 +84,7 @@ for cfg in $CONFIGS; do
   step "synth-$cfg" d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" "synth-$cfg"
 done
 if [[ -f sw/driver/Makefile ]] && "$MAKE" -s -C sw/driver -n test >/dev/null 2>&1; then
-  step sw-test d_none "$MAKE" --no-print-directory -C sw/driver test
+  step sw-test d_ctest "$MAKE" --no-print-directory -C sw/driver test
 else
   skip sw-test "sw/driver has no Makefile with a test target yet"
 fi
