@@ -92,18 +92,17 @@ class Parser(cfg: MatchaConfig) extends Component {
       t.fields.foreach(f => phv(s"$prefix.${f.name}") := field(f.name))
       if (t.checksum.isDefined) t.writableFields.foreach(f => phv(s"$prefix.${f.name}Orig") := field(f.name))
 
-      val taken = graph.transitions.get(inst.name).toSeq.flatMap { sel =>
-        sel.cases.map { case (values, next) =>
+      graph.transitions.get(inst.name).toSeq.foreach { sel =>
+        sel.cases.foreach { case (values, next) =>
           val key = if (sel.key.isEmpty) True else Cat(sel.key.map(field)) === Cat(sel.key.zip(values).map { case (k, v) =>
             B(v, t.field(k).width bits)
           })
           val go = valid && key
           edges += ((index(next), go, end.resize(cfg.offsetWidth)))
-          go
         }
       }
-      val last = valid && !taken.foldLeft(False: Bool)(_ || _)
-      when(last) { phv("meta.payloadOffset") := end.resize(cfg.offsetWidth).asBits }
+      // The payload starts after the deepest valid header: a later level overrides this.
+      when(valid) { phv("meta.payloadOffset") := end.resize(cfg.offsetWidth).asBits }
     }
     // A header is reached along one path only, so or-ing what its predecessors offer is exact.
     n.headerError := errors.foldLeft(s.headerError)(_ | _)
