@@ -1,0 +1,1 @@
+"""Shared helpers of the Matcha testbenches: seeds, PHV layout, frames, simulator runs."""

