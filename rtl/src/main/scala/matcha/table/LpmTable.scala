@@ -137,7 +137,14 @@ class LpmTable(c: LpmTableConfig) extends Area {
     window.readBack.priority := 0
     val trieWordRead = Vec(trieRead.map(_.asBits))(readLevel.resize(log2Up(c.levels max 2)))
     window.readBack.data := isResult ? resultRead.data | trieWordRead.resize(c.dataWidth)
-    when(writing) { window.done := True }
+    // A WRITE completes once every lookup that may have read the old word has left the
+    // pipeline, so that the driver's next command cannot change what it still points at.
+    val drain = Reg(UInt(log2Up(c.latency + 1) bits)) init 0
+    when(writing) { drain := c.latency }
+    when(drain =/= 0) {
+      drain := drain - 1
+      when(drain === 1) { window.done := True }
+    }
     when(readPending) { window.done := True }
     when(cmd.valid && cmd.op === TableOp.clear) { clearing := True; port := 0 }
     when(clearing) {

@@ -35,7 +35,7 @@ object TableOp extends SpinalEnum(binarySequential) {
 
 case class TableCommand(keyWidth: Int, dataWidth: Int) extends Bundle {
   val op = TableOp()
-  val index = UInt(20 bits)
+  val index = UInt(32 bits)
   val entry = StagedEntry(keyWidth, dataWidth)
 }
 
@@ -54,7 +54,7 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   val hit = Bool()
   val miss = Bool()
 
-  val index = Reg(UInt(20 bits)) init 0
+  val index = Reg(UInt(32 bits)) init 0
   val valid = Reg(Bool()) init False
   val actionId = Reg(Bits(8 bits)) init 0
   val priority = Reg(Bits(32 bits)) init 0

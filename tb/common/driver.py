@@ -1,0 +1,468 @@
+"""The C driver (sw/driver, libmatcha) driven from a testbench.
+
+Tables in the cocotb tests are loaded by the real driver, so that what is checked is the
+driver and the RTL together, against an oracle that knows neither. Three pieces:
+
+- `Device`: a ctypes binding of build/sw/libmatcha.so (built with
+  `make -C sw/driver shared` on first use; make decides whether it is stale, a file lock
+  keeps pytest-xdist workers from building it at the same time). A call that returns a
+  negative `MATCHA_E*` code raises `MatchaError` carrying the code and
+  `matcha_last_error()`.
+- `RecordingBus`: the register backend the driver is opened on. The driver's calls are
+  synchronous and a simulation bus is not, so the backend does not touch the DUT: it
+  answers reads from a snapshot of the DUT's self-describing block plus a minimal model of
+  the table window protocol (below), and records every write in order.
+- `read_info_block` and `replay`: coroutines that take the snapshot from the DUT before
+  the driver is opened, and perform the recorded writes on the DUT afterwards, checking
+  each command's STATUS against the error the recorder predicted.
+
+What the recorder models of docs/tables.md, and nothing more:
+
+- below 0x10000, the snapshot (MAGIC, VERSION, BUILD_ID, OBJECTS, the descriptors);
+  anything else there is a bus error;
+- in each table's window, the staging registers (INDEX, FLAGS, PRIORITY, KEY, MASK, DATA)
+  read back what was last written; HITS and MISSES read 0;
+- a CMD write sets the error field of STATUS: 2 for an unknown command, 1 for a WRITE or
+  READ whose INDEX is out of range for the table as its descriptor describes it (exact and
+  ternary: below `size`; LPM: `level << 20 | address` with level 0 one node and levels
+  below it `nodes` nodes of `2^(keyWidth/levels)` entries, and level `levels` the `size`
+  results), 0 otherwise; STATUS is never busy;
+- a READ command does not load the staging registers: the recorder knows no table
+  contents (the driver reads entries back only in matcha_exact_read and
+  matcha_ternary_read, which have no use here).
+
+It never models a table's contents, a trie or a hash.
+"""
+
+import ctypes
+import fcntl
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DRIVER_DIR = REPO / "sw" / "driver"
+SW_BUILD = REPO / "build" / "sw"
+LIBRARY = SW_BUILD / "libmatcha.so"
+
+# enum matcha_error
+OK, EIO, ENODEV, EVERSION, EINVAL, ENOTABLE, EKIND = 0, -1, -2, -3, -4, -5, -6
+E2BIG, EEXIST, ENOENT, ENOSPC, ENOMEM, ETIMEDOUT, EHW = -7, -8, -9, -10, -11, -12, -13
+ERRORS = {code: "MATCHA_" + name for name, code in dict(
+    OK=OK, EIO=EIO, ENODEV=ENODEV, EVERSION=EVERSION, EINVAL=EINVAL, ENOTABLE=ENOTABLE,
+    EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
+    ETIMEDOUT=ETIMEDOUT, EHW=EHW).items()}
+
+KIND_EXACT, KIND_LPM, KIND_TERNARY = 1, 2, 3
+MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
+
+# docs/tables.md: self-describing block and table window.
+MAGIC, VERSION, BUILD_ID, OBJECTS, DESCRIPTORS = 0x000, 0x004, 0x008, 0x00C, 0x040
+DESCRIPTOR_BYTES, INFO_BYTES = 32, 0x10000
+WIN_CMD = WIN_STATUS = 0x000
+WIN_INDEX, WIN_FLAGS, WIN_PRIORITY = 0x004, 0x008, 0x00C
+WIN_KEY, WIN_MASK, WIN_DATA, WIN_HITS, WIN_MISSES = 0x040, 0x080, 0x0C0, 0x100, 0x108
+CMD_WRITE, CMD_READ, CMD_CLEAR = 1, 2, 3
+ERR_NONE, ERR_INDEX_RANGE, ERR_UNKNOWN_CMD = 0, 1, 2
+LPM_LEVEL_SHIFT, LPM_ADDRESS_MASK = 20, 0xFFFFF
+
+
+class MatchaError(Exception):
+    """A driver call failed: `code` (negative), `name` ("MATCHA_ENOSPC"), `message`
+    (matcha_last_error)."""
+
+    def __init__(self, call, code, message):
+        self.call, self.code, self.message = call, code, message
+        self.name = ERRORS.get(code, str(code))
+        super().__init__(f"{call}: {self.name}: {message}")
+
+
+class BusError(Exception):
+    """Raised by a backend for an access the bus answers with an error."""
+
+
+# ---------------------------------------------------------------------- the library
+
+_lib = None
+
+
+@contextmanager
+def _locked(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def build_library():
+    """Brings build/sw/libmatcha.so up to date with the driver sources; returns its path."""
+    with _locked(SW_BUILD / ".libmatcha.lock"):
+        r = subprocess.run(["make", "-s", "-C", str(DRIVER_DIR), "shared", f"BUILD={SW_BUILD}"],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"building {LIBRARY} failed:\n{r.stdout}{r.stderr}")
+    return LIBRARY
+
+
+_READ32 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32,
+                           ctypes.POINTER(ctypes.c_uint32))
+_WRITE32 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32)
+
+
+class _RegsOps(ctypes.Structure):
+    _fields_ = [("read32", _READ32), ("write32", _WRITE32)]
+
+
+class TableInfo(ctypes.Structure):
+    """struct matcha_table_info"""
+    _fields_ = [(n, ctypes.c_uint) for n in ("kind", "key_bits", "size", "data_bits")] + \
+        [("base", ctypes.c_uint32)] + \
+        [(n, ctypes.c_uint) for n in ("ways", "levels", "latency")]
+
+    def __repr__(self):
+        return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
+
+
+def library():
+    """The loaded libmatcha (built first if needed)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    lib = ctypes.CDLL(str(build_library()))
+    P, U, I, U8, U32 = ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_uint8, ctypes.c_uint32
+    B = ctypes.c_char_p
+    sigs = {
+        "matcha_strerror": (ctypes.c_char_p, [I]),
+        "matcha_open_ops": (I, [ctypes.POINTER(_RegsOps), P, ctypes.POINTER(P)]),
+        "matcha_close": (None, [P]),
+        "matcha_last_error": (ctypes.c_char_p, [P]),
+        "matcha_version": (U32, [P]),
+        "matcha_build_id": (U32, [P]),
+        "matcha_table_count": (U, [P]),
+        "matcha_table_info": (I, [P, U, ctypes.POINTER(TableInfo)]),
+        "matcha_table_clear": (I, [P, U]),
+        "matcha_exact_add": (I, [P, U, B, U, U8, B, U]),
+        "matcha_exact_delete": (I, [P, U, B, U]),
+        "matcha_lpm_add": (I, [P, U, B, U, U8, B, U]),
+        "matcha_lpm_delete": (I, [P, U, B, U]),
+        "matcha_lpm_level": (I, [P, U, U, ctypes.POINTER(U), ctypes.POINTER(U)]),
+        "matcha_lpm_lookup_sw": (I, [P, U, B, ctypes.POINTER(U32)]),
+    }
+    for name, (res, args) in sigs.items():
+        f = getattr(lib, name)
+        f.restype, f.argtypes = res, args
+    _lib = lib
+    return lib
+
+
+def strerror(code):
+    return library().matcha_strerror(code).decode()
+
+
+def to_be(value, bits):
+    """An int as the driver's big-endian byte string of ceil(bits/8) bytes; bytes pass as
+    they are (to hand the driver malformed values on purpose)."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return int(value).to_bytes((bits + 7) // 8, "big")
+
+
+class Device:
+    """A matcha_dev handle opened on `bus` (an object with read32(addr) -> int and
+    write32(addr, value), raising BusError on a bus error)."""
+
+    def __init__(self, bus):
+        self._lib = library()
+        self._bus = bus
+        self._exc = None
+        # The callbacks must outlive the handle: keep them on the object.
+        self._ops = _RegsOps(_READ32(self._read32), _WRITE32(self._write32))
+        self._dev = ctypes.c_void_p()
+        rc = self._guard(self._lib.matcha_open_ops, ctypes.byref(self._ops), None,
+                         ctypes.byref(self._dev))
+        if rc < 0:
+            err = MatchaError("matcha_open_ops", rc, self.last_error())
+            self.close()
+            raise err
+        self.tables = [self.table_info(t) for t in range(self.table_count())]
+
+    # Exceptions cannot cross the C code: a failing callback reports a bus error to the
+    # driver and the exception is raised again once the driver returns.
+    def _read32(self, _ctx, addr, val):
+        try:
+            val[0] = self._bus.read32(addr) & 0xFFFFFFFF
+            return 0
+        except BusError:
+            return 1
+        except BaseException as e:  # noqa: BLE001 - re-raised after the call
+            self._exc = self._exc or e
+            return -1
+
+    def _write32(self, _ctx, addr, value):
+        try:
+            self._bus.write32(addr, value)
+            return 0
+        except BusError:
+            return 1
+        except BaseException as e:  # noqa: BLE001
+            self._exc = self._exc or e
+            return -1
+
+    def _guard(self, fn, *args):
+        self._exc = None
+        rc = fn(*args)
+        if self._exc is not None:
+            e, self._exc = self._exc, None
+            raise e
+        return rc
+
+    def _call(self, name, *args):
+        rc = self._guard(getattr(self._lib, name), self._dev, *args)
+        if rc < 0:
+            raise MatchaError(name, rc, self.last_error())
+        return rc
+
+    def close(self):
+        if self._dev:
+            self._lib.matcha_close(self._dev)
+            self._dev = ctypes.c_void_p()
+
+    def last_error(self):
+        return self._lib.matcha_last_error(self._dev).decode()
+
+    def version(self):
+        return self._lib.matcha_version(self._dev)
+
+    def build_id(self):
+        return self._lib.matcha_build_id(self._dev)
+
+    def table_count(self):
+        return self._lib.matcha_table_count(self._dev)
+
+    def table_info(self, table):
+        info = TableInfo()
+        self._call("matcha_table_info", table, ctypes.byref(info))
+        return info
+
+    def table_clear(self, table):
+        self._call("matcha_table_clear", table)
+
+    def _info(self, table):
+        return self.tables[table] if table < len(self.tables) else None
+
+    def _widths(self, table):
+        """(key bits, data bits) of a table; the widest there are for a table that does
+        not exist, so that the driver gets to report it."""
+        t = self._info(table)
+        return (t.key_bits, t.data_bits) if t else (MAX_BITS, MAX_BITS)
+
+    def exact_add(self, table, key, action_id, data, key_bits=None, data_bits=None):
+        kb, db = self._widths(table)
+        kb = key_bits if key_bits is not None else kb
+        db = data_bits if data_bits is not None else db
+        self._call("matcha_exact_add", table, to_be(key, kb), kb, action_id, to_be(data, db), db)
+
+    def exact_delete(self, table, key, key_bits=None):
+        kb = key_bits if key_bits is not None else self._widths(table)[0]
+        self._call("matcha_exact_delete", table, to_be(key, kb), kb)
+
+    def lpm_add(self, table, prefix, length, action_id, data, data_bits=None):
+        """prefix: an int of the table's key width (or raw bytes); data: an int."""
+        kb, db = self._widths(table)
+        db = data_bits if data_bits is not None else db
+        self._call("matcha_lpm_add", table, to_be(prefix, kb), length, action_id,
+                   to_be(data, db), db)
+
+    def lpm_delete(self, table, prefix, length):
+        kb = self._widths(table)[0]
+        self._call("matcha_lpm_delete", table, to_be(prefix, kb), length)
+
+    def lpm_level(self, table, level):
+        """(stride bits, nodes) of one trie level."""
+        stride, nodes = ctypes.c_uint(), ctypes.c_uint()
+        self._call("matcha_lpm_level", table, level, ctypes.byref(stride), ctypes.byref(nodes))
+        return stride.value, nodes.value
+
+    def lpm_lookup_sw(self, table, key):
+        """The result index the driver's shadow gives a key, None on a miss."""
+        r = ctypes.c_uint32()
+        rc = self._guard(self._lib.matcha_lpm_lookup_sw, self._dev, table,
+                         to_be(key, self._widths(table)[0]), ctypes.byref(r))
+        if rc == ENOENT:
+            return None
+        if rc < 0:
+            raise MatchaError("matcha_lpm_lookup_sw", rc, self.last_error())
+        return r.value
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# --------------------------------------------------------------- the recording bus
+
+@dataclass(frozen=True)
+class Descriptor:
+    kind: int
+    key_bits: int
+    size: int
+    data_bits: int
+    base: int
+    geometry: int  # ways (exact), levels (LPM), 0
+    latency: int
+    extra: int     # nodes per level below the first (LPM), 0
+
+    def index_in_range(self, index):
+        """Whether a WRITE or READ of `index` addresses an entry of this table."""
+        if self.kind != KIND_LPM:
+            return 0 <= index < self.size
+        level, address = index >> LPM_LEVEL_SHIFT, index & LPM_ADDRESS_MASK
+        if self.geometry == 0:
+            return False
+        if level < self.geometry:
+            nodes = 1 if level == 0 else self.extra
+            return address < nodes << (self.key_bits // self.geometry)
+        return level == self.geometry and address < self.size
+
+
+@dataclass(frozen=True)
+class Write:
+    """One recorded register write; `error` is the STATUS error the recorder predicts for
+    a CMD write (None for other registers)."""
+    addr: int
+    value: int
+    error: int = None
+
+    @property
+    def is_command(self):
+        return self.error is not None
+
+
+def descriptors(snapshot):
+    n = snapshot[OBJECTS]
+    return [Descriptor(*(snapshot[DESCRIPTORS + DESCRIPTOR_BYTES * i + 4 * j] for j in range(8)))
+            for i in range(n)]
+
+
+class RecordingBus:
+    """The driver's register backend during a synchronous driver call (module docstring:
+    what it models). `snapshot` maps byte address -> value of the self-describing block,
+    as read_info_block returns it."""
+
+    def __init__(self, snapshot):
+        self.snapshot = dict(snapshot)
+        self.tables = descriptors(self.snapshot)
+        self.windows = {d.base: d for d in self.tables}
+        self.staging = {}  # address -> value last written
+        self.error = {}    # window base -> error field of STATUS
+        self.writes = []
+
+    def _window(self, addr):
+        base = addr & ~0xFFFF
+        return (base, self.windows[base]) if base in self.windows else (None, None)
+
+    def read32(self, addr):
+        if addr < INFO_BYTES:
+            if addr not in self.snapshot:
+                raise BusError(f"read of unmapped 0x{addr:06x}")
+            return self.snapshot[addr]
+        base, d = self._window(addr)
+        if d is None:
+            raise BusError(f"read of 0x{addr:06x}: no table window there")
+        off = addr - base
+        if off == WIN_STATUS:
+            return self.error.get(base, ERR_NONE) << 8
+        if off in (WIN_HITS, WIN_HITS + 4, WIN_MISSES, WIN_MISSES + 4):
+            return 0
+        return self.staging.get(addr, 0)
+
+    def write32(self, addr, value):
+        base, d = self._window(addr)
+        if d is None:
+            raise BusError(f"write of 0x{value:08x} to 0x{addr:06x}: no table window there")
+        if addr - base != WIN_CMD:
+            self.staging[addr] = value
+            self.writes.append(Write(addr, value))
+            return
+        if value not in (CMD_WRITE, CMD_READ, CMD_CLEAR):
+            err = ERR_UNKNOWN_CMD
+        elif value != CMD_CLEAR and not d.index_in_range(self.staging.get(base + WIN_INDEX, 0)):
+            err = ERR_INDEX_RANGE
+        else:
+            err = ERR_NONE
+        self.error[base] = err
+        self.writes.append(Write(addr, value, err))
+
+    def take(self):
+        """The writes recorded since the last take(), oldest first."""
+        out, self.writes = self.writes, []
+        return out
+
+
+# ------------------------------------------------------------------- on the DUT side
+
+async def read_info_block(read32):
+    """The self-describing block of the DUT as {address: value}; `read32` is an async
+    callable reading one register of the DUT."""
+    snap = {a: await read32(a) for a in (MAGIC, VERSION, BUILD_ID, OBJECTS)}
+    for i in range(snap[OBJECTS]):
+        for j in range(8):
+            a = DESCRIPTORS + DESCRIPTOR_BYTES * i + 4 * j
+            snap[a] = await read32(a)
+    return snap
+
+
+def commands(writes):
+    """Recorded writes split into commands: each a list of the staging writes since the
+    previous command followed by its CMD write (trailing staging writes form a last group
+    without a command)."""
+    groups, cur = [], []
+    for w in writes:
+        cur.append(w)
+        if w.is_command:
+            groups.append(cur)
+            cur = []
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+async def replay(writes, write32, read32, skip_reads=False, max_polls=1_000_000):
+    """Performs recorded writes on the DUT in order. After each CMD write, polls STATUS
+    until it is not busy and checks that its error field is the one the recorder
+    predicted (so a command the driver saw succeed succeeds on the DUT). `write32(addr,
+    value)` and `read32(addr)` are async callables on the DUT's bus. `skip_reads` leaves
+    out READ commands with their INDEX write (the LPM capacity probes). Returns the number
+    of commands performed."""
+    done = 0
+    for group in commands(writes):
+        cmd = group[-1]
+        if skip_reads and cmd.is_command and cmd.value == CMD_READ:
+            continue
+        for w in group:
+            await write32(w.addr, w.value)
+        if not cmd.is_command:
+            continue
+        for _ in range(max_polls):
+            status = await read32(cmd.addr)
+            if not status & 1:
+                break
+        else:
+            raise AssertionError(f"command {cmd.value} at 0x{cmd.addr:06x} still busy after "
+                                 f"{max_polls} STATUS reads")
+        error = (status >> 8) & 0xFF
+        if error != cmd.error:
+            index = next((w.value for w in reversed(group)
+                          if w.addr == (cmd.addr & ~0xFFFF) + WIN_INDEX), None)
+            raise AssertionError(
+                f"command {cmd.value} at 0x{cmd.addr:06x}"
+                + (f" on INDEX 0x{index:x}" if index is not None else "")
+                + f": STATUS error {error}, the contract (docs/tables.md) says {cmd.error}")
+        done += 1
+    return done

@@ -1,0 +1,737 @@
+"""cocotb tests of the LPM tables matcha_lpm32_table (32-bit keys, 4 levels of 8 bits, 16
+nodes per level below the first, 256 results) and matcha_lpm128_table (128-bit keys, 16
+levels, 8 nodes, 128 results), both with 32-bit action data.
+
+Tables are loaded by the C driver: libmatcha runs against the recording bus of
+tb/common/driver.py and the register writes it makes are then performed on the DUT over
+AXI4-Lite, each command's STATUS checked. Nothing here builds a trie.
+
+The oracle (`Oracle`) is a brute-force longest-prefix match over the prefixes the test
+added: a lookup hits with the action id and data of the longest prefix covering the key,
+or misses if none does. entryIndex is the driver's choice: it must stay the same for a
+prefix while the prefix is in the table, and differ between prefixes present together.
+Whether an add must fail for lack of room is computed from docs/tables.md alone
+(`Oracle.overflow`).
+"""
+
+import os
+
+import cocotb
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+
+from tb.common import cocotb_util
+from tb.common import driver as drv
+
+TABLE = 0
+TIMEOUT_MS = 200
+
+# What each DUT's descriptor 0 must say (docs/tables.md): kind, keyWidth, size (results),
+# dataWidth, base, levels, latency (levels + 2), nodes.
+EXPECTED = {
+    "matcha_lpm32_table": drv.Descriptor(drv.KIND_LPM, 32, 256, 32, 0x10000, 4, 6, 16),
+    "matcha_lpm128_table": drv.Descriptor(drv.KIND_LPM, 128, 128, 32, 0x10000, 16, 18, 8),
+}
+
+MISS = (False, None, None, None)
+
+
+class Oracle:
+    """The prefix set and its longest-prefix match, by brute force."""
+
+    def __init__(self, desc):
+        self.kw = desc.key_bits
+        self.desc = desc
+        self.prefixes = {}  # (value, length) -> (action id, action data)
+
+    def answer(self, key, prefixes=None):
+        """(hit, action id, action data, prefix) for a key, in the current prefix set or
+        in `prefixes` (a saved copy of one)."""
+        prefixes = self.prefixes if prefixes is None else prefixes
+        best = None
+        for value, length in prefixes:
+            if key >> (self.kw - length) == value >> (self.kw - length) and \
+                    (best is None or length > best[1]):
+                best = (value, length)
+        if best is None:
+            return MISS
+        return (True, *prefixes[best], best)
+
+    def overflow(self, new, prefixes=None):
+        """Why adding `new` to the prefix set (or to `prefixes`) must fail with ENOSPC,
+        from the contract alone: "results" when every result is used, else the first level
+        i >= 1 whose nodes would not suffice (a level-i node exists for each distinct
+        leading i*stride bits of the prefixes longer than that); None when it fits."""
+        d = self.desc
+        prefixes = self.prefixes if prefixes is None else prefixes
+        if len(prefixes) >= d.size:
+            return "results"
+        stride = self.kw // d.geometry
+        allp = list(prefixes) + [new]
+        for i in range(1, d.geometry):
+            paths = {v >> (self.kw - stride * i) for v, ln in allp if ln > stride * i}
+            if len(paths) > d.extra:
+                return i
+        return None
+
+
+def truncate(value, length, kw):
+    return value >> (kw - length) << (kw - length) if length < kw else value
+
+
+class LpmTableTb:
+    def __init__(self, dut):
+        self.dut = dut
+        self.name = os.environ.get("COCOTB_TOPLEVEL", dut._name)
+        self.expected = EXPECTED[self.name]
+        self.kw = self.expected.key_bits
+        self.mask = (1 << self.kw) - 1
+        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
+        cocotb_util.quiet_cocotbext(dut, ("s_axil",))
+        self.cycles = cocotb_util.CycleCounter(dut)
+        self.inputs = {}   # clock -> key on the port during that clock
+        self.outputs = {}  # clock -> (hit, action id, data, entryIndex) valid during it
+        self.monitor = None  # samples the ports while lookups run (it costs every clock)
+        self.index_of = {}  # prefix -> entryIndex seen for it
+        self.used_data = set()
+        self.lookups_done = 0
+        self.hits_seen = 0
+
+    # ------------------------------------------------------------------ setup, bus
+
+    async def start(self, replay_probes=False):
+        """Reset, snapshot the self-describing block, open the driver on it."""
+        await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
+        self.snapshot = await drv.read_info_block(self.read32)
+        self.desc = drv.descriptors(self.snapshot)[TABLE]
+        assert self.desc == self.expected, f"descriptor 0 is {self.desc}, want {self.expected}"
+        self.latency = self.desc.latency
+        self.oracle = Oracle(self.desc)
+        self.bus = drv.RecordingBus(self.snapshot)
+        self.dev = drv.Device(self.bus)
+        self.open_writes = self.bus.take()
+        await self.replay(self.open_writes, skip_reads=not replay_probes)
+
+    async def write32(self, addr, value):
+        r = await self.axil.write(addr, value.to_bytes(4, "little"))
+        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
+
+    async def read32(self, addr):
+        r = await self.axil.read(addr, 4)
+        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
+        return int.from_bytes(r.data, "little")
+
+    async def replay(self, writes, skip_reads=False):
+        return await drv.replay(writes, self.write32, self.read32, skip_reads=skip_reads)
+
+    # -------------------------------------------------------------- table changes
+
+    def new_data(self, rng):
+        """Action data no other prefix of the test has, so a result names its prefix."""
+        while True:
+            d = rng.getrandbits(self.desc.data_bits)
+            if d not in self.used_data:
+                self.used_data.add(d)
+                return d
+
+    def driver_add(self, prefix, length, action, data):
+        """The driver's add, returning its recorded writes; MatchaError propagates, and a
+        refused add must have written nothing."""
+        try:
+            self.dev.lpm_add(TABLE, prefix, length, action, data)
+        except drv.MatchaError:
+            assert self.bus.take() == [], "a refused add wrote registers"
+            raise
+        return self.bus.take()
+
+    def driver_delete(self, prefix, length):
+        try:
+            self.dev.lpm_delete(TABLE, prefix, length)
+        except drv.MatchaError:
+            assert self.bus.take() == [], "a refused delete wrote registers"
+            raise
+        return self.bus.take()
+
+    async def add(self, prefix, length, action, data):
+        await self.replay(self.driver_add(prefix, length, action, data))
+        self.oracle.prefixes[(prefix, length)] = (action, data)
+
+    async def delete(self, prefix, length):
+        await self.replay(self.driver_delete(prefix, length))
+        del self.oracle.prefixes[(prefix, length)]
+        self.index_of.pop((prefix, length), None)
+
+    async def try_add(self, prefix, length, action, data):
+        """Adds a prefix the oracle does not hold; the driver must refuse it with ENOSPC
+        exactly when the contract says it does not fit. Returns whether it was added."""
+        p = (prefix, length)
+        assert p not in self.oracle.prefixes
+        why = self.oracle.overflow(p)
+        try:
+            writes = self.driver_add(prefix, length, action, data)
+        except drv.MatchaError as e:
+            assert e.code == drv.ENOSPC and why is not None, \
+                f"/{length} {prefix:#x}: {e} (the contract says: {why or 'it fits'})"
+            assert e.message == self.dev.last_error() != ""
+            want = "results are used" if why == "results" else f"no free node at level {why}"
+            assert want in e.message, f"{e.message!r} does not say {want!r}"
+            return False
+        assert why is None, f"/{length} {prefix:#x} was added, but it overflows {why}"
+        await self.replay(writes)
+        self.oracle.prefixes[p] = (action, data)
+        return True
+
+    # -------------------------------------------------------------------- lookups
+
+    async def _monitor(self):
+        dut = self.dut
+        while self.monitor is not None:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            c = self.cycles.cycle
+            if int(dut.lookup_valid.value):
+                self.inputs[c] = int(dut.lookup_payload.value)
+            if int(dut.result_valid.value):
+                self.outputs[c] = (bool(dut.result_payload_hit.value),
+                                   int(dut.result_payload_actionId.value),
+                                   int(dut.result_payload_actionData.value),
+                                   int(dut.result_payload_entryIndex.value))
+
+    async def stream(self, keys, until=None):
+        """Puts `keys` on the lookup port one per clock; with `until` (a callable), cycles
+        through them until it returns true."""
+        dut = self.dut
+        if self.monitor is None:
+            self.monitor = cocotb.start_soon(self._monitor())
+        await RisingEdge(dut.clk)
+        i = 0
+        while (i < len(keys)) if until is None else not until():
+            dut.lookup_valid.value = 1
+            dut.lookup_payload.value = keys[i % len(keys)]
+            await RisingEdge(dut.clk)
+            i += 1
+        dut.lookup_valid.value = 0
+
+    async def collect(self):
+        """Waits for the results of every key issued so far: [(clock, key, result)]. Each
+        result must come exactly `latency` clocks after its key, and only then."""
+        await ClockCycles(self.dut.clk, self.latency + 2)
+        monitor, self.monitor = self.monitor, None
+        if monitor is not None:
+            await monitor
+        out = []
+        for c in sorted(self.inputs):
+            r = self.outputs.pop(c + self.latency, None)
+            assert r is not None, f"no result {self.latency} clocks after the key of clock {c}"
+            out.append((c, self.inputs[c], r))
+        assert not self.outputs, f"results with no key {self.latency} clocks before: " \
+                                 f"clocks {sorted(self.outputs)[:8]}"
+        self.inputs.clear()
+        self.lookups_done += len(out)
+        self.hits_seen += sum(r[0] for _, _, r in out)
+        return out
+
+    def check(self, key, got, answers, check_index=True):
+        """A DUT result against the acceptable oracle answers (one, or before and after an
+        update); returns the answer it matched. `check_index`: check entryIndex too."""
+        hit, action, data, index = got
+        got3 = (hit, action, data) if hit else (False, None, None)
+        match = next((a for a in answers if a[:3] == got3), None)
+        assert match is not None, (
+            f"key {key:#0{self.kw // 4 + 2}x}: DUT (hit, action, data, index) = "
+            f"{(hit, action, data, index)}, oracle: "
+            + " or ".join(self.describe(a) for a in answers))
+        if hit and check_index:
+            p = match[3]
+            if p in self.index_of:
+                assert self.index_of[p] == index, \
+                    f"/{p[1]} {p[0]:#x}: entryIndex {index}, earlier {self.index_of[p]}"
+            else:
+                other = next((q for q, i in self.index_of.items() if i == index), None)
+                assert other is None, f"/{p[1]} {p[0]:#x} and /{other[1]} {other[0]:#x} " \
+                                      f"share entryIndex {index}"
+                self.index_of[p] = index
+        return match
+
+    def describe(self, a):
+        if not a[0]:
+            return "miss"
+        p = a[3]
+        return f"hit /{p[1]} {p[0]:#x} action {a[1]} data {a[2]:#x}"
+
+    async def lookups(self, keys):
+        """Looks the keys up back to back and checks each against the oracle."""
+        await self.stream(keys)
+        for _, k, r in await self.collect():
+            self.check(k, r, [self.oracle.answer(k)])
+
+    # -------------------------------------------------------------------- keys
+
+    def boundary_keys(self, prefixes=None):
+        """First and last key of each prefix's range and the keys just outside it."""
+        out = []
+        for v, ln in (self.oracle.prefixes if prefixes is None else prefixes):
+            hi = v | ((1 << (self.kw - ln)) - 1)
+            out += [v, hi, (v - 1) & self.mask, (hi + 1) & self.mask]
+        return out
+
+    def divergent_keys(self, key):
+        """The key and, for every bit position, the key with that bit flipped: together
+        they meet every prefix length along the key."""
+        return [key] + [key ^ (1 << b) for b in range(self.kw)]
+
+    def near_key(self, rng, value):
+        """A random key sharing a random number of leading bits with `value`."""
+        n = rng.randint(0, self.kw)
+        return truncate(value, n, self.kw) | (rng.getrandbits(self.kw) & ((1 << (self.kw - n)) - 1))
+
+
+def rand_length(tb, rng):
+    """A prefix length in 0..keyWidth. A prefix expands into 2^(b - length) entries of
+    its level, b being the level's last bit, so lengths more than 3 bits short of b are
+    drawn less often, to keep the bus traffic down."""
+    stride = tb.kw // tb.desc.geometry
+    while True:
+        ln = rng.randint(0, tb.kw)
+        if (stride if ln == 0 else -ln % stride) <= 3 or rng.random() < 0.25:
+            return ln
+
+
+def sample(rng, keys, n):
+    keys = list(keys)
+    return keys if len(keys) <= n else rng.sample(keys, n)
+
+
+async def random_set(tb, rng, count, bases):
+    """Adds up to `count` prefixes of lengths spread over 0..keyWidth (including /0 and
+    /keyWidth) drawn around `bases`, so that they nest and overlap; candidates the contract
+    says do not fit must be refused with ENOSPC. Returns the number added."""
+    kw = tb.kw
+    added, tries = 0, 0
+    lengths = [0, kw]
+    while added < count and tries < 4 * count:
+        tries += 1
+        base = rng.choice(bases)
+        if rng.random() < 0.3:
+            base ^= 1 << rng.randrange(kw)
+        length = lengths.pop() if lengths else rand_length(tb, rng)
+        p = (truncate(base, length, kw), length)
+        if p in tb.oracle.prefixes:
+            continue
+        added += await tb.try_add(*p, rng.randrange(256), tb.new_data(rng))
+    return added
+
+
+def lookup_keys(tb, rng, bases, n):
+    """Keys at prefix boundaries, around the bases and at random, about n in all."""
+    keys = sample(rng, tb.boundary_keys(), n // 2)
+    keys += [tb.near_key(rng, rng.choice(bases)) for _ in range(n // 3)]
+    keys += [rng.getrandbits(tb.kw) for _ in range(n - len(keys))]
+    rng.shuffle(keys)
+    return keys
+
+
+# ------------------------------------------------------------------------ the tests
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_open(dut):
+    """The descriptor is as built; the driver opened on it sees the same geometry; its
+    capacity probes (READ commands at open) get from the DUT the STATUS the contract
+    gives them; an empty table misses, with the descriptor's latency."""
+    rng, _ = cocotb_util.test_rng(dut, "open")
+    tb = LpmTableTb(dut)
+    await tb.start(replay_probes=True)
+    d = tb.desc
+    reads = [g for g in drv.commands(tb.open_writes) if g[-1].value == drv.CMD_READ]
+    assert reads, "the driver made no capacity probes"
+    assert any(g[-1].error == drv.ERR_INDEX_RANGE for g in reads)
+    assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
+    info = tb.dev.table_info(TABLE)
+    assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.levels,
+            info.latency) == (d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
+                              d.latency), info
+    stride = d.key_bits // d.geometry
+    levels = [tb.dev.lpm_level(TABLE, i) for i in range(d.geometry)]
+    assert levels == [(stride, 1)] + [(stride, d.extra)] * (d.geometry - 1), levels
+    assert d.latency == d.geometry + 2
+    await tb.lookups([rng.getrandbits(tb.kw) for _ in range(50)] + [0, tb.mask])
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_random_prefixes(dut):
+    """A random prefix set, then lookups every clock of keys at its boundaries, near its
+    prefixes and at random; the hit and miss counters agree."""
+    rng, _ = cocotb_util.test_rng(dut, "random_prefixes")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    bases = [rng.getrandbits(tb.kw) for _ in range(4 if tb.kw == 32 else 3)]
+    added = await random_set(tb, rng, 80 if tb.kw == 32 else 40, bases)
+    assert added >= 20, f"only {added} prefixes fit"
+    lengths = {ln for _, ln in tb.oracle.prefixes}
+    assert {0, tb.kw} <= lengths
+    dut._log.info("%d prefixes, %d distinct lengths", added, len(lengths))
+    await tb.lookups(lookup_keys(tb, rng, bases, 400))
+    # Back to back lookups of one key, then of alternating keys.
+    k1, k2 = tb.near_key(rng, bases[0]), tb.near_key(rng, bases[-1])
+    await tb.lookups([k1] * 6 + [k1, k2] * 6)
+    base = tb.desc.base
+    hits = await tb.read32(base + drv.WIN_HITS) | await tb.read32(base + drv.WIN_HITS + 4) << 32
+    misses = await tb.read32(base + drv.WIN_MISSES) | \
+        await tb.read32(base + drv.WIN_MISSES + 4) << 32
+    assert (hits, misses) == (tb.hits_seen, tb.lookups_done - tb.hits_seen), \
+        (hits, misses, tb.hits_seen, tb.lookups_done)
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_nested_prefixes(dut):
+    """Prefixes nested along one key at lengths around every level boundary, siblings and
+    a branch next to them; then deleted one at a time in random order (the entries of a
+    deleted prefix fall back to the next shorter one), re-added with new actions, and all
+    deleted: everything misses."""
+    rng, _ = cocotb_util.test_rng(dut, "nested_prefixes")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    key = rng.getrandbits(kw)
+    if kw == 32:
+        lengths = [0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 23, 24, 25, 30, 31, 32]
+    else:
+        lengths = [0, 1, 7, 8, 9, 16, 17, 40, 63, 64, 65, 100, 119, 120, 121, 127, 128]
+    chain = [(truncate(key, ln, kw), ln) for ln in lengths]
+    # The sibling of a few chain prefixes (last bit flipped) and a branch off the key.
+    siblings = [(v ^ (1 << (kw - ln)), ln) for v, ln in rng.sample(chain[1:], 4)]
+    cut = rng.randrange(stride + 1, kw - stride)
+    branch_key = key ^ (1 << (kw - 1 - cut))
+    branch = [(truncate(branch_key, ln, kw), ln) for ln in (cut + 1, cut + stride, kw)]
+    everything = list(dict.fromkeys(chain + siblings + branch))
+    for p in everything:
+        assert await tb.try_add(*p, rng.randrange(256), tb.new_data(rng)), p
+    probe = tb.divergent_keys(key) + tb.divergent_keys(branch_key)[::4] + tb.boundary_keys()
+    await tb.lookups(probe)
+    order = list(everything)
+    rng.shuffle(order)
+    gone = []
+    for i, p in enumerate(order):
+        await tb.delete(*p)
+        gone.append(p)
+        if i % 2 == 0 or i == len(order) - 1:
+            await tb.lookups(sample(rng, probe, 120))
+    assert not tb.oracle.prefixes
+    await tb.lookups(probe + [rng.getrandbits(kw) for _ in range(20)])
+    # Re-add half with new actions and data; the driver's state after deletes is sound.
+    readd = rng.sample(gone, len(gone) // 2)
+    for p in readd:
+        await tb.add(*p, rng.randrange(256), tb.new_data(rng))
+    await tb.lookups(probe)
+    for p in readd:
+        await tb.delete(*p)
+    await tb.lookups(sample(rng, probe, 150))
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_delete_readd(dut):
+    """A random prefix set; half of it deleted, then re-added with other actions and data;
+    then deleted entirely (all miss), and the table fills again as far as it did."""
+    rng, _ = cocotb_util.test_rng(dut, "delete_readd")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    bases = [rng.getrandbits(tb.kw) for _ in range(3)]
+    await random_set(tb, rng, 40 if tb.kw == 32 else 25, bases)
+    first = dict(tb.oracle.prefixes)
+    half = rng.sample(sorted(first), len(first) // 2)
+    for p in half:
+        await tb.delete(*p)
+    await tb.lookups(lookup_keys(tb, rng, bases, 200) + tb.boundary_keys(half)[:100])
+    for p in half:
+        await tb.add(*p, rng.randrange(256), tb.new_data(rng))
+    await tb.lookups(lookup_keys(tb, rng, bases, 200))
+    everything = list(tb.oracle.prefixes)
+    rng.shuffle(everything)
+    for p in everything:
+        await tb.delete(*p)
+    keys = tb.boundary_keys(first)
+    await tb.lookups(sample(rng, keys, 150) + [tb.near_key(rng, b) for b in bases * 10])
+    # Every node and result came back: the same set fits again.
+    for p in sorted(first):
+        assert await tb.try_add(*p, rng.randrange(256), tb.new_data(rng)), p
+    await tb.lookups(lookup_keys(tb, rng, bases, 150))
+
+
+async def update_under_lookups(tb, rng, op, p, keys):
+    """Makes one add or delete with the driver and replays it while `keys` are looked up
+    every clock, from a few clocks before its first write to a few after its last; every
+    result must be the oracle's answer before the update or after it. Returns the number
+    of lookups checked."""
+    before = {k: tb.oracle.answer(k) for k in keys}
+    if op == "add":
+        action, data = rng.randrange(256), tb.new_data(rng)
+        writes = tb.driver_add(*p, action, data)
+        tb.oracle.prefixes[p] = (action, data)
+    else:
+        writes = tb.driver_delete(*p)
+        del tb.oracle.prefixes[p]
+    after = {k: tb.oracle.answer(k) for k in keys}
+    changed = sum(before[k][:3] != after[k][:3] for k in keys)
+    tb.dut._log.info("%s /%d %#x: %d writes, %d of %d keys change answer", op, p[1], p[0],
+                     len(writes), changed, len(keys))
+    stop = False
+    task = cocotb.start_soon(tb.stream(keys, until=lambda: stop))
+    await ClockCycles(tb.dut.clk, 3)
+    await tb.replay(writes)
+    await ClockCycles(tb.dut.clk, 3)
+    stop = True
+    await task
+    results = await tb.collect()
+    for _, k, r in results:
+        tb.check(k, r, [before[k], after[k]])
+    if op == "delete":
+        tb.index_of.pop(p, None)
+    return len(results)
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_updates_under_lookups(dut):
+    """Adds and deletes replayed while a lookup runs every clock on keys the update
+    touches: every result is the oracle's answer from before the update or after it."""
+    rng, _ = cocotb_util.test_rng(dut, "updates_under_lookups")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    bases = [rng.getrandbits(kw) for _ in range(2)]
+    await random_set(tb, rng, 40 if kw == 32 else 20, bases)
+    # Operations: prefixes that need new nodes on several levels, some under present
+    # prefixes, re-adds with other data, short prefixes that rewrite many entries.
+    ops = []
+    for _ in range(10 if kw == 32 else 6):
+        base = rng.choice(bases)
+        ln = rng.choice([rng.randint(0, stride), rng.randint(stride + 1, kw), kw])
+        if rng.random() < 0.5 and ln:
+            base ^= 1 << rng.randrange(kw - ln, kw)
+        p = (truncate(base, ln, kw), ln)
+        ops += [("delete", p), ("add", p)] if p in tb.oracle.prefixes else \
+            [("add", p), ("delete", p)]
+    ops += [("delete", p) for p in rng.sample(sorted(tb.oracle.prefixes), 6)]
+    rng.shuffle(ops)
+    checked = 0
+    for op, p in ops:
+        present = p in tb.oracle.prefixes
+        if (op == "add") == present or (op == "add" and tb.oracle.overflow(p)):
+            continue
+        keys = tb.boundary_keys([p]) + [tb.near_key(rng, p[0]) for _ in range(12)] + \
+            [p[0] ^ (1 << b) for b in rng.sample(range(kw), 8)]
+        checked += await update_under_lookups(tb, rng, op, p, keys)
+    assert checked > 500, checked
+    await tb.lookups(lookup_keys(tb, rng, bases, 200))
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_fallback_in_flight(dut):
+    """A level-1 prefix inside a shorter level-1 prefix, deleted (its entries fall back to
+    the shorter one, then its result is invalidated) and added again, while keys under it
+    are looked up every clock. A lookup reads level 1 one clock after the root and the
+    result RAM `levels` clocks later: those that read the entry just before the driver
+    rewrote it must still answer with one of the two prefixes, never miss."""
+    rng, _ = cocotb_util.test_rng(dut, "fallback_in_flight")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    key = rng.getrandbits(kw)
+    outer = (truncate(key, stride + 1, kw), stride + 1)
+    inner = (truncate(key, 2 * stride, kw), 2 * stride)
+    for p in (outer, inner):
+        await tb.add(*p, rng.randrange(256), tb.new_data(rng))
+    keys = [inner[0] | rng.getrandbits(kw - 2 * stride) for _ in range(7)] + [key]
+    await tb.lookups(keys)
+    for _ in range(3):
+        await update_under_lookups(tb, rng, "delete", inner, keys)
+        await update_under_lookups(tb, rng, "add", inner, keys)
+    await tb.lookups(keys + tb.boundary_keys())
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_back_to_back_updates(dut):
+    """Sequences of adds and deletes replayed back to back (each starts as soon as the
+    previous one's last command completes, so a freed result or node may be reused at
+    once) while lookups run every clock: every lookup answers as the table was in one of
+    the states it lived through, from the last one complete when its key went in to the
+    first one begun when its result came out."""
+    rng, _ = cocotb_util.test_rng(dut, "back_to_back_updates")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw = tb.kw
+    bases = [rng.getrandbits(kw) for _ in range(2)]
+    await random_set(tb, rng, 30 if kw == 32 else 15, bases)
+    for _ in range(3):
+        shadow = dict(tb.oracle.prefixes)
+        states, writes, touched = [dict(shadow)], [], []
+        while len(writes) < 8:
+            free = sorted(q for q in shadow if q not in touched)
+            if free and rng.random() < 0.5:
+                p = rng.choice(free)
+                writes.append(tb.driver_delete(*p))
+                del shadow[p]
+            else:
+                base = rng.choice(bases) ^ (1 << rng.randrange(kw))
+                ln = rand_length(tb, rng)
+                p = (truncate(base, ln, kw), ln)
+                if p in shadow or p in touched or tb.oracle.overflow(p, shadow):
+                    continue
+                shadow[p] = (rng.randrange(256), tb.new_data(rng))
+                writes.append(tb.driver_add(*p, *shadow[p]))
+            touched.append(p)
+            states.append(dict(shadow))
+        keys = tb.boundary_keys(touched) + [tb.near_key(rng, v) for v, _ in touched * 4]
+        answers = {k: [tb.oracle.answer(k, st) for st in states] for k in keys}
+        stop = False
+        task = cocotb.start_soon(tb.stream(keys, until=lambda: stop))
+        await ClockCycles(dut.clk, 3)
+        start, end = [], []
+        for w in writes:
+            start.append(tb.cycles.cycle)
+            await tb.replay(w)
+            end.append(tb.cycles.cycle)
+        await ClockCycles(dut.clk, 3)
+        stop = True
+        await task
+        results = await tb.collect()
+        for c, k, r in results:
+            lo = sum(e < c - 1 for e in end)
+            hi = sum(s <= c + tb.latency + 1 for s in start)
+            tb.check(k, r, answers[k][lo:hi + 1], check_index=False)
+        dut._log.info("%d updates in %d clocks, %d lookups", len(writes), end[-1] - start[0],
+                      len(results))
+        tb.oracle.prefixes = shadow
+        for p in touched:
+            tb.index_of.pop(p, None)
+        await tb.lookups(keys)
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_table_full(dut):
+    """Results run out: the driver takes exactly `size` prefixes (short ones, no nodes)
+    and refuses the next with ENOSPC. Nodes run out: long prefixes on new paths are refused
+    exactly when a level has no node left, those on present paths still fit. Every prefix
+    added answers afterwards."""
+    rng, _ = cocotb_util.test_rng(dut, "table_full")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, stride, size = tb.kw, tb.kw // tb.desc.geometry, tb.desc.size
+    # Results: distinct prefixes of at most one stride (level 0 only).
+    short = [(v << (kw - ln), ln) for ln in range(stride + 1) for v in range(1 << ln)]
+    rng.shuffle(short)
+    added = 0
+    for p in short:
+        ok = await tb.try_add(*p, rng.randrange(256), tb.new_data(rng))
+        if not ok:
+            break
+        added += 1
+    assert added == size, f"{added} prefixes added, the table has {size} results"
+    keys = [(t << (kw - stride)) | rng.getrandbits(kw - stride) for t in range(1 << stride)]
+    await tb.lookups(keys + sample(rng, tb.boundary_keys(), 150))
+    tb.dev.table_clear(TABLE)
+    await tb.replay(tb.bus.take())
+    tb.oracle.prefixes.clear()
+    tb.index_of.clear()
+    await tb.lookups(keys[::8])
+
+    # Nodes: random long prefixes, prefixes next to present ones (shared paths), and
+    # prefixes sharing only the first bits of present ones (new paths lower down).
+    refused, tried = 0, 0
+    while tried < (150 if kw == 32 else 80) and len(tb.oracle.prefixes) < size:
+        tried += 1
+        present = sorted(tb.oracle.prefixes)
+        r = rng.random()
+        if not present or r < 0.3:
+            v, ln = rng.getrandbits(kw), rng.randint(kw - stride + 1, kw)
+        elif r < 0.7:
+            v0, ln0 = rng.choice(present)
+            ln = rng.randint(max(ln0 - stride, 0), kw)
+            v = v0 ^ (rng.getrandbits(kw - ln0) if ln0 < kw else 0)
+        else:
+            v0, _ = rng.choice(present)
+            ln = rng.randint(stride + 1, kw)
+            v = v0 ^ (1 << rng.randrange(kw - ln, kw))
+        p = (truncate(v, ln, kw), ln)
+        if p in tb.oracle.prefixes:
+            continue
+        refused += not await tb.try_add(*p, rng.randrange(256), tb.new_data(rng))
+    dut._log.info("%d prefixes in the table, %d refused for lack of nodes",
+                  len(tb.oracle.prefixes), refused)
+    assert refused >= 5, f"only {refused} adds were refused"
+    keys = tb.boundary_keys() + [tb.near_key(rng, v) for v, _ in tb.oracle.prefixes]
+    await tb.lookups(sample(rng, keys, 400))
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_driver_errors(dut):
+    """Bad calls fail with the right code and a message (matcha_last_error), write nothing
+    and leave the table as it was."""
+    rng, _ = cocotb_util.test_rng(dut, "driver_errors")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw = tb.kw
+    key = rng.getrandbits(kw) | 1
+    await tb.add(truncate(key, 16, kw), 16, 7, tb.new_data(rng))
+    await tb.add(truncate(key, kw - 3, kw), kw - 3, 8, tb.new_data(rng))
+    dev = tb.dev
+
+    def fails(code, text, call, *args):
+        try:
+            call(*args)
+        except drv.MatchaError as e:
+            assert e.code == code, f"{call.__name__}{args}: {e}, expected {drv.ERRORS[code]}"
+            assert e.message == dev.last_error() and text in e.message, \
+                f"{call.__name__}: message {e.message!r} does not say {text!r}"
+            assert tb.bus.take() == [], f"{call.__name__} failed but wrote registers"
+            return
+        raise AssertionError(f"{call.__name__}{args} succeeded, expected {drv.ERRORS[code]}")
+
+    v12 = truncate(key, 12, kw)
+    fails(drv.EINVAL, "bits set beyond its length 12", dev.lpm_add, TABLE, v12 | 1, 12, 1, 1)
+    fails(drv.EINVAL, "bits set beyond its length 0", dev.lpm_add, TABLE, 1 << (kw - 1), 0, 1, 1)
+    fails(drv.EINVAL, "bits set beyond its length 12", dev.lpm_delete, TABLE, v12 | 4, 12)
+    fails(drv.E2BIG, f"prefix length {kw + 1}", dev.lpm_add, TABLE, 0, kw + 1, 1, 1)
+    fails(drv.E2BIG, "action data is 40 bits", dev.lpm_add, TABLE, 0, 0, 1, 1 << 39, 40)
+    fails(drv.EINVAL, "action data is 31 bits", dev.lpm_add, TABLE, 0, 0, 1, 1 << 31, 31)
+    fails(drv.EEXIST, "already in table 0", dev.lpm_add, TABLE, truncate(key, 16, kw), 16, 1, 1)
+    fails(drv.ENOENT, "not in table 0", dev.lpm_delete, TABLE, truncate(key, 17, kw), 17)
+    fails(drv.ENOTABLE, "table 1 does not exist", dev.lpm_add, TABLE + 1, 0, 0, 1, 1)
+    fails(drv.EKIND, "LPM table, not exact", dev.exact_add, TABLE, 1, 1, 1)
+    fails(drv.EINVAL, f"has {tb.desc.geometry} levels", dev.lpm_level, TABLE, tb.desc.geometry)
+    # A call that succeeds after failures still works, and the table is unchanged.
+    await tb.lookups(tb.divergent_keys(key)[::3] + tb.boundary_keys())
+    await tb.add(truncate(key, kw, kw), kw, 9, tb.new_data(rng))
+    await tb.lookups(tb.divergent_keys(key)[::3])
+    # Opening on a block that is not Matcha's fails with a message.
+    bad = dict(tb.snapshot)
+    bad[drv.MAGIC] = 0x12345678
+    try:
+        drv.Device(drv.RecordingBus(bad))
+    except drv.MatchaError as e:
+        assert e.code == drv.ENODEV and "magic is 0x12345678" in e.message, e
+    else:
+        raise AssertionError("opened a device with a wrong magic")
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_clear(dut):
+    """matcha_table_clear: the DUT's CLEAR (busy for a while) empties the table, and the
+    driver's emptied shadow takes the same prefixes again."""
+    rng, _ = cocotb_util.test_rng(dut, "clear")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    bases = [rng.getrandbits(tb.kw) for _ in range(2)]
+    await random_set(tb, rng, 30 if tb.kw == 32 else 15, bases)
+    keys = lookup_keys(tb, rng, bases, 120)
+    await tb.lookups(keys)
+    saved = dict(tb.oracle.prefixes)
+    tb.dev.table_clear(TABLE)
+    writes = tb.bus.take()
+    assert [w.value for w in writes if w.is_command] == [drv.CMD_CLEAR]
+    await tb.replay(writes)
+    tb.oracle.prefixes.clear()
+    tb.index_of.clear()
+    await tb.lookups(keys)
+    for p, (action, data) in saved.items():
+        await tb.add(*p, action, data)
+    await tb.lookups(keys)
