@@ -35,11 +35,11 @@ It never models a table's contents, a trie or a hash.
 """
 
 import ctypes
-import fcntl
 import subprocess
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tb.common import sim
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER_DIR = REPO / "sw" / "driver"
@@ -87,20 +87,11 @@ class BusError(Exception):
 _lib = None
 
 
-@contextmanager
-def _locked(path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def build_library():
     """Brings build/sw/libmatcha.so up to date with the driver sources; returns its path."""
-    with _locked(SW_BUILD / ".libmatcha.lock"):
+    with sim.locked(SW_BUILD / ".libmatcha.lock"):
         r = subprocess.run(["make", "-s", "-C", str(DRIVER_DIR), "shared", f"BUILD={SW_BUILD}"],
                            capture_output=True, text=True)
         if r.returncode:

@@ -97,7 +97,8 @@ def _build_key(source, args, vbin):
 
 
 @contextmanager
-def _locked(path):
+def locked(path):
+    """Holds an exclusive fcntl lock on `path` (pytest-xdist workers share builds)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -135,7 +136,7 @@ def build(config, toplevel, waves=None):
     key = _build_key(source, args, vbin)
     model = _model_dir(config, toplevel, waves)
     stamp = model / ".matcha-build"
-    with _locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
+    with locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
         if stamp.exists() and stamp.read_text() == key and (model / toplevel).exists():
             return model
         if model.exists():
