@@ -99,6 +99,17 @@ class ExactTableTb:
         await self.write_entry(i, key, action, data)
         return i
 
+    async def fill(self, rng, n):
+        """Inserts `n` new random keys with random actions (keys without a free candidate
+        are passed over); returns them."""
+        keys = []
+        while len(keys) < n:
+            k = rand_key(rng)
+            if self.model.free_candidate(k) is not None and k not in keys:
+                await self.insert(k, rng.randrange(256), rng.getrandbits(DATA_BITS))
+                keys.append(k)
+        return keys
+
     async def _monitor(self):
         dut = self.dut
         while True:
@@ -153,12 +164,7 @@ async def test_insert_and_lookup(dut):
     rng, _ = cocotb_util.test_rng(dut, "insert_and_lookup")
     tb = ExactTableTb(dut)
     await tb.start()
-    keys = []
-    while len(keys) < 30:
-        k = rand_key(rng)
-        if tb.model.free_candidate(k) is not None and k not in keys:
-            await tb.insert(k, rng.randrange(256), rng.getrandbits(DATA_BITS))
-            keys.append(k)
+    keys = await tb.fill(rng, 30)
     absent = [rand_key(rng) for _ in range(30)]
     mixed = keys + absent
     rng.shuffle(mixed)
@@ -224,12 +230,7 @@ async def test_moves_under_lookups(dut):
     rng, _ = cocotb_util.test_rng(dut, "moves_under_lookups")
     tb = ExactTableTb(dut)
     await tb.start()
-    keys = []
-    while len(keys) < 24:
-        k = rand_key(rng)
-        if tb.model.free_candidate(k) is not None:
-            await tb.insert(k, rng.randrange(256), rng.getrandbits(DATA_BITS))
-            keys.append(k)
+    keys = await tb.fill(rng, 24)
     expected = {k: tb.model.lookup(k)[1:3] for k in keys}
     stop = False
     errors = []
@@ -324,12 +325,7 @@ async def test_hit_miss_counters(dut):
     rng, _ = cocotb_util.test_rng(dut, "hit_miss_counters")
     tb = ExactTableTb(dut)
     await tb.start()
-    keys = []
-    while len(keys) < 10:
-        k = rand_key(rng)
-        if tb.model.free_candidate(k) is not None:
-            await tb.insert(k, 1, 2)
-            keys.append(k)
+    keys = await tb.fill(rng, 10)
     seq = [rng.choice(keys) if rng.random() < 0.6 else rand_key(rng) for _ in range(100)]
     await tb.lookups(seq)
     hits = sum(tb.model.lookup(k)[0] for k in seq)
