@@ -5,7 +5,8 @@
  * shadow copy of every table, places entries itself (cuckoo moves in exact tables, the
  * trie image of LPM tables, priority order in ternary tables) and writes them through
  * each table's control window so that a lookup running at the same time never sees a
- * wrong answer. docs/tables.md is the register and format contract.
+ * wrong answer. It keeps per-entry counts with their entry when it moves one, and sets
+ * each table's miss action. docs/tables.md is the register and format contract.
  *
  * Conventions:
  *  - Every function that can fail returns 0 (or a non-negative count) on success and a
@@ -58,6 +59,8 @@ enum matcha_error {
 	MATCHA_ENOMEM = -11,    /* host memory allocation failed */
 	MATCHA_ETIMEDOUT = -12, /* a table command stayed busy */
 	MATCHA_EHW = -13,       /* a table command reported an error in STATUS */
+	MATCHA_ENOTSUP = -14,   /* the table was built without what the call needs (per-entry
+				   counters, a default action) */
 };
 
 /* A fixed description of an error code ("table full", ...); never NULL. */
@@ -110,17 +113,78 @@ struct matcha_table_info {
 	unsigned ways;      /* exact: hash ways (2..4), else 0 */
 	unsigned levels;    /* LPM: trie levels, else 0 */
 	unsigned latency;   /* lookup latency in clocks */
+	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
+	bool default_action; /* a settable miss action (descriptor kind bit 9) */
 };
 
 /* Number of descriptors; tables are numbered 0 .. count-1 in descriptor order. */
 unsigned matcha_table_count(const matcha_dev *dev);
 int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info *info);
 
-/* Removes every entry (hardware CLEAR, then the shadow). Lookups miss while it runs. */
+/* Removes every entry and zeroes every per-entry count (hardware CLEAR, then the shadow);
+ * the default action stays. Lookups miss while it runs. */
 int matcha_table_clear(matcha_dev *dev, unsigned table);
 
 /* Hit and miss counts of a table's lookups (64-bit, read through the snapshot latch). */
 int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint64_t *misses);
+
+/*
+ * The miss action: what a lookup that matches no entry applies. Tables without one
+ * (matcha_table_info().default_action false) fail with MATCHA_ENOTSUP.
+ *
+ * set_default replaces it atomically; data is data_bits wide (at most the table's action
+ * data width, zero-extended). get_default reads it back from the hardware into *action_id
+ * and, unless data is NULL, into data as ceil(data_bits/8) big-endian bytes, zero-extended;
+ * data_bits must then be at least the table's action data width.
+ */
+int matcha_table_set_default(matcha_dev *dev, unsigned table, uint8_t action_id,
+			     const uint8_t *data, unsigned data_bits);
+int matcha_table_get_default(matcha_dev *dev, unsigned table, uint8_t *action_id,
+			     uint8_t *data, unsigned data_bits);
+
+/* ------------------------------------------------------------ per-entry counters */
+
+/*
+ * Tables built with counters (matcha_table_info().counters) count, for every lookup that
+ * hits, one packet and the frame's bytes against the hit's entry index: exact
+ * way * (size/ways) + slot, LPM the result index (one per prefix), ternary the entry index.
+ * Every call here fails with MATCHA_ENOTSUP on a table without counters.
+ *
+ * Counts belong to indexes in hardware; the driver keeps them with their entry. An add
+ * zeroes the index before the entry is written there; an entry that moves (cuckoo moves,
+ * ternary shifts) takes its count with it; a delete drops it. The by-key calls
+ * (matcha_exact_counters, matcha_lpm_counters, matcha_ternary_counters) report the count
+ * of an entry since it was added or last reset, wherever it sat.
+ */
+
+/* Flag of the by-key calls: reset the entry's count to 0 after reading it. No hit is lost
+ * between the read and the reset: the next read covers exactly the hits after this one. */
+#define MATCHA_COUNTERS_RESET 0x1u
+
+/*
+ * Raw counts of one index (0 .. size-1, the entry index a lookup reports), read with one
+ * READ command so that the two values are a consistent snapshot. Either pointer may be
+ * NULL. For an index that an entry moved away from, this is what was left there, not the
+ * entry's count.
+ */
+int matcha_counters_read(matcha_dev *dev, unsigned table, uint32_t index, uint64_t *packets,
+			 uint64_t *bytes);
+/* Sets the counts of one index to 0 (ZERO command); the entry there, if any, restarts from
+ * 0 in the by-key calls too. */
+int matcha_counters_zero(matcha_dev *dev, unsigned table, uint32_t index);
+
+/*
+ * The packet and byte counts of one entry, named as in its add call; `flags` is 0 or
+ * MATCHA_COUNTERS_RESET. MATCHA_ENOENT if the entry is not in the table. Either pointer may
+ * be NULL.
+ */
+int matcha_exact_counters(matcha_dev *dev, unsigned table, const uint8_t *key,
+			  unsigned key_bits, uint64_t *packets, uint64_t *bytes, unsigned flags);
+int matcha_lpm_counters(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+			unsigned prefix_len, uint64_t *packets, uint64_t *bytes, unsigned flags);
+int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *value,
+			    const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			    uint64_t *packets, uint64_t *bytes, unsigned flags);
 
 /* One entry as read back from the hardware (matcha_exact_read, matcha_ternary_read). */
 struct matcha_entry {
@@ -233,6 +297,27 @@ int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 /* Reads entry `index` back from the hardware (READ command). */
 int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
 			struct matcha_entry *entry);
+
+/*
+ * Ranges of a ternary key field (port ranges): the inclusive range [lo, hi] of a field of
+ * `bits` bits (1..32) as the fewest value/mask pairs whose matches together are exactly
+ * the range and never overlap, in ascending order. Add one ternary entry per pair (same
+ * priority and action) with the pair shifted to the field's position in the key; a key
+ * made of several ranged fields takes the cross product. Mask bits are set where the value
+ * must match; value bits outside the mask are 0.
+ *
+ * At most 2*bits - 2 pairs for bits >= 2 (1 for bits = 1): MATCHA_RANGE_MAX_PREFIXES always
+ * suffices. Returns the number of pairs written to out, MATCHA_EINVAL if bits is not in
+ * 1..32 or not lo <= hi < 2^bits, MATCHA_ENOSPC (out untouched) if more than `max` are
+ * needed.
+ */
+#define MATCHA_RANGE_MAX_PREFIXES 62
+struct matcha_prefix {
+	uint32_t value;
+	uint32_t mask;
+};
+int matcha_range_to_prefixes(uint32_t lo, uint32_t hi, unsigned bits,
+			     struct matcha_prefix *out, unsigned max);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,7 @@ const char *matcha_strerror(int err)
 	case MATCHA_ENOMEM: return "out of memory";
 	case MATCHA_ETIMEDOUT: return "table command timed out";
 	case MATCHA_EHW: return "table command failed";
+	case MATCHA_ENOTSUP: return "the table lacks that feature";
 	default: return "unknown error";
 	}
 }
@@ -111,7 +112,10 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 			return rc;
 	}
 	struct matcha_table_info *in = &t->info;
-	in->kind = w[0];
+	/* Kind flags beyond counters and the default action would be new features: ignored. */
+	in->kind = KIND_CODE(w[0]);
+	in->counters = w[0] & KIND_COUNTERS;
+	in->default_action = w[0] & KIND_DEFAULT_ACTION;
 	in->key_bits = w[1];
 	in->size = w[2];
 	in->data_bits = w[3];
@@ -125,7 +129,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	t->data_words = div_ceil(in->data_bits, 32);
 
 	int rc = check_descriptor(dev, t);
-	if (rc)
+	if (rc || (rc = matcha_counters_init(dev, t)))
 		return rc;
 	switch (in->kind) {
 	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
@@ -140,6 +144,7 @@ static void free_tables(matcha_dev *dev)
 		matcha_exact_free(&dev->tables[i]);
 		matcha_lpm_free(&dev->tables[i]);
 		matcha_ternary_free(&dev->tables[i]);
+		matcha_counters_free(&dev->tables[i]);
 	}
 	free(dev->tables);
 	dev->tables = NULL;
@@ -269,7 +274,8 @@ int matcha_window_command(matcha_dev *dev, struct matcha_table *t, uint32_t cmd,
 {
 	int rc;
 	uint32_t base = t->info.base;
-	if (cmd != CMD_CLEAR && (rc = matcha_reg_write(dev, base + WIN_INDEX, index)))
+	bool indexed = cmd == CMD_WRITE || cmd == CMD_READ || cmd == CMD_ZERO;
+	if (indexed && (rc = matcha_reg_write(dev, base + WIN_INDEX, index)))
 		return rc;
 	if ((rc = matcha_reg_write(dev, base + WIN_CMD, cmd)))
 		return rc;
@@ -286,8 +292,7 @@ static int write_words(matcha_dev *dev, uint32_t addr, const uint32_t *w, unsign
 	return 0;
 }
 
-int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
-			const struct staged_entry *e)
+int matcha_window_stage(matcha_dev *dev, struct matcha_table *t, const struct staged_entry *e)
 {
 	uint32_t base = t->info.base;
 	int rc;
@@ -301,7 +306,14 @@ int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 		return rc;
 	if (!e->no_flags && (rc = matcha_reg_write(dev, base + WIN_FLAGS, e->flags)))
 		return rc;
-	return matcha_window_command(dev, t, CMD_WRITE, index);
+	return 0;
+}
+
+int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
+			const struct staged_entry *e)
+{
+	int rc = matcha_window_stage(dev, t, e);
+	return rc ? rc : matcha_window_command(dev, t, CMD_WRITE, index);
 }
 
 static int read_words(matcha_dev *dev, uint32_t addr, uint32_t *w, unsigned n)
@@ -356,6 +368,7 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 	matcha_exact_reset(t);
 	matcha_lpm_reset(t);
 	matcha_ternary_reset(t);
+	matcha_counters_reset(t);
 	return 0;
 }
 

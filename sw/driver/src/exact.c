@@ -3,6 +3,10 @@
  *
  * The shadow mirrors every slot of the hardware, so placement decisions need no reads.
  * Keys are kept in canonical form: the table's key width, big-endian, zero-extended.
+ *
+ * With per-entry counters, a slot is zeroed before an entry is written into it, and a moved
+ * entry's old slot is invalidated on its own (not by the write that reuses it) so that its
+ * final count can be read and carried to the new slot (counters.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -149,12 +153,44 @@ static int write_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
 	return 0;
 }
 
-/* Copies the entry of slot `from` into slot `to` (the first half of a cuckoo move). */
-static int copy_slot(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
+static int invalidate_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot)
+{
+	struct staged_entry e = { .flags = 0 };
+	int rc = matcha_window_write(dev, t, slot, &e);
+	if (rc)
+		return rc;
+	t->exact->valid[slot] = 0;
+	t->exact->used--;
+	return 0;
+}
+
+/*
+ * Moves the entry of slot `from` to slot `to`. Without counters this is the copy alone:
+ * `to` is free or its occupant already has its copy further on, and `from` stays valid
+ * until the write that reuses it. With counters `to` is free: ZERO it, copy, invalidate
+ * `from`, and carry the final count of `from` along.
+ */
+static int move_slot(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
 {
 	struct exact_shadow *s = t->exact;
-	return write_slot(dev, t, to, key_at(t, from), s->hash[from], s->action[from],
-			  data_at(t, from));
+	int rc;
+	if ((rc = matcha_counter_zero(dev, t, to)) ||
+	    (rc = write_slot(dev, t, to, key_at(t, from), s->hash[from], s->action[from],
+			     data_at(t, from))))
+		return rc;
+	if (!t->carried)
+		return 0;
+	if ((rc = invalidate_slot(dev, t, from)))
+		return rc;
+	return matcha_counter_carry(dev, t, from, to);
+}
+
+/* Writes a new entry into a free slot, its counters zeroed first. */
+static int add_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
+		    const uint8_t *canon, uint64_t hash, uint8_t action_id, const uint32_t *data)
+{
+	int rc = matcha_counter_zero(dev, t, slot);
+	return rc ? rc : write_slot(dev, t, slot, canon, hash, action_id, data);
 }
 
 /*
@@ -225,7 +261,7 @@ int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsign
 	for (unsigned w = 0; w < t->info.ways; w++) {
 		uint32_t slot = slot_of(s, hash, w);
 		if (!s->valid[slot])
-			return write_slot(dev, t, slot, canon, hash, action_id, data_words);
+			return add_slot(dev, t, slot, canon, hash, action_id, data_words);
 	}
 
 	uint32_t path[MATCHA_CUCKOO_MAX_MOVES], free_slot;
@@ -240,14 +276,14 @@ int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsign
 	 * Moves run from the end of the chain. Each write puts an entry into a slot that is
 	 * free or whose occupant already has its copy further down the chain, so every
 	 * present key stays findable after every write (make-before-break); the old copy's
-	 * invalidation is the write that reuses its slot.
+	 * invalidation is the write that reuses its slot (with counters, a write of its own).
 	 */
-	if ((rc = copy_slot(dev, t, path[moves - 1], free_slot)))
+	if ((rc = move_slot(dev, t, path[moves - 1], free_slot)))
 		return rc;
 	for (unsigned i = moves - 1; i > 0; i--)
-		if ((rc = copy_slot(dev, t, path[i - 1], path[i])))
+		if ((rc = move_slot(dev, t, path[i - 1], path[i])))
 			return rc;
-	return write_slot(dev, t, path[0], canon, hash, action_id, data_words);
+	return add_slot(dev, t, path[0], canon, hash, action_id, data_words);
 }
 
 int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
@@ -264,12 +300,7 @@ int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 	if (at < 0)
 		return matcha_fail(dev, MATCHA_ENOENT, "exact_delete: the key is not in table %u",
 				   table);
-	struct staged_entry e = { .flags = 0 };
-	if ((rc = matcha_window_write(dev, t, (uint32_t)at, &e)))
-		return rc;
-	t->exact->valid[at] = 0;
-	t->exact->used--;
-	return 0;
+	return invalidate_slot(dev, t, (uint32_t)at);
 }
 
 int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
@@ -288,6 +319,24 @@ int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
 				   table);
 	*index = (uint32_t)at;
 	return 0;
+}
+
+int matcha_exact_counters(matcha_dev *dev, unsigned table, const uint8_t *key,
+			  unsigned key_bits, uint64_t *packets, uint64_t *bytes, unsigned flags)
+{
+	struct matcha_table *t;
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_counters", &t)) ||
+	    (rc = matcha_counters_check(dev, t, "exact_counters")) ||
+	    (rc = canonical_key(dev, t, key, key_bits, canon)))
+		return rc;
+	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "exact_counters: the key is not in table %u",
+				   table);
+	return matcha_counter_entry(dev, t, (uint32_t)at, packets, bytes, flags);
 }
 
 int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,

@@ -12,6 +12,9 @@
 #define REG_OBJECTS 0x00C
 #define REG_DESCRIPTORS 0x040
 #define DESCRIPTOR_BYTES 32
+#define KIND_CODE(w) ((w) & 0xFFu)     /* descriptor word 0: the kind ... */
+#define KIND_COUNTERS 0x100u           /* ... per-entry counters */
+#define KIND_DEFAULT_ACTION 0x200u     /* ... a default action */
 
 /* Table window. */
 #define WIN_CMD 0x000 /* write */
@@ -24,10 +27,15 @@
 #define WIN_DATA 0x0C0
 #define WIN_HITS 0x100
 #define WIN_MISSES 0x108
+#define WIN_PACKETS 0x110
+#define WIN_BYTES 0x118
 
 #define CMD_WRITE 1u
 #define CMD_READ 2u
 #define CMD_CLEAR 3u
+#define CMD_ZERO 4u
+#define CMD_DEFAULT 5u
+#define CMD_READ_DEFAULT 6u
 
 #define STATUS_BUSY 0x1u
 #define STATUS_ERROR(s) (((s) >> 8) & 0xFFu)
@@ -51,6 +59,11 @@ struct exact_shadow;
 struct lpm_trie;
 struct ternary_shadow;
 
+/* Counts an entry took along from indexes it left (added to its index's own counts). */
+struct matcha_counts {
+	uint64_t packets, bytes;
+};
+
 struct matcha_table {
 	unsigned index;
 	struct matcha_table_info info;
@@ -61,6 +74,12 @@ struct matcha_table {
 	struct exact_shadow *exact;
 	struct lpm_trie *lpm;
 	struct ternary_shadow *ternary;
+	/*
+	 * Tables with counters: per counter index, what the entry there has counted elsewhere
+	 * (or, after a reset, minus what its index had counted then; arithmetic is mod 2^64).
+	 * Its count is carried[i] + the hardware count of i.
+	 */
+	struct matcha_counts *carried;
 };
 
 struct matcha_dev {
@@ -103,6 +122,8 @@ struct staged_entry {
 };
 int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 			const struct staged_entry *e);
+/* Only the staging register writes of matcha_window_write. */
+int matcha_window_stage(matcha_dev *dev, struct matcha_table *t, const struct staged_entry *e);
 
 /* READ command, then the staging registers into `entry` (big-endian). */
 int matcha_window_read(matcha_dev *dev, struct matcha_table *t, uint32_t index,
@@ -120,6 +141,26 @@ int matcha_value_to_words(matcha_dev *dev, struct matcha_table *t, const char *w
 /* Big-endian bytes (nbytes) <-> little-endian word order (nwords words), zero-extended. */
 void matcha_be_to_words(const uint8_t *be, unsigned nbytes, uint32_t *words, unsigned nwords);
 void matcha_words_to_be(const uint32_t *words, unsigned nwords, uint8_t *be, unsigned nbytes);
+
+/*
+ * Per-entry counters (counters.c); `index` is a counter index (exact slot, LPM result,
+ * ternary entry), mapped to the window INDEX here. counter_zero and counter_carry are
+ * no-ops returning 0 on tables without counters.
+ *
+ * counter_zero: ZERO the index before an entry is written there; the entry starts at 0.
+ * counter_carry: once an entry copied from `from` to `to` has been invalidated at `from`,
+ * READ the final count of `from` and add it to the entry's total at `to`.
+ */
+int matcha_counter_zero(matcha_dev *dev, struct matcha_table *t, uint32_t index);
+int matcha_counter_carry(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to);
+/* The count of the entry at `index`, for the by-key calls (after matcha_counters_check). */
+int matcha_counter_entry(matcha_dev *dev, struct matcha_table *t, uint32_t index,
+			 uint64_t *packets, uint64_t *bytes, unsigned flags);
+/* MATCHA_ENOTSUP unless the table has counters. */
+int matcha_counters_check(matcha_dev *dev, struct matcha_table *t, const char *op);
+int matcha_counters_init(matcha_dev *dev, struct matcha_table *t);
+void matcha_counters_reset(struct matcha_table *t);
+void matcha_counters_free(struct matcha_table *t);
 
 /* Per-kind shadow setup, reset (after CLEAR) and teardown. */
 int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);

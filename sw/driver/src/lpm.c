@@ -7,6 +7,9 @@
  * and the prefix set: result r belongs to the prefix stored at r, so result indices double
  * as prefix ids. Prefixes are kept in canonical form (the table's key width, big-endian)
  * with the bits beyond their length zero.
+ *
+ * Per-entry counters count per result: a result never moves, so an add zeroes it before
+ * writing it and a delete drops its count.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -405,8 +408,9 @@ int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	memcpy(trie->prefix + (size_t)r * t->key_bytes, canon, t->key_bytes);
 	trie->len[r] = (uint16_t)prefix_len;
 	prefix_insert(t, r);
-	/* The result before anything that points at it. */
-	if ((rc = write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words)))
+	/* The result (its counters zeroed first) before anything that points at it. */
+	if ((rc = matcha_counter_zero(dev, t, r)) ||
+	    (rc = write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words)))
 		return rc;
 
 	/* New nodes for levels depth..k; unreachable until their parent entry is written. */
@@ -494,6 +498,24 @@ int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	prefix_remove(t, r);
 	trie->free_results[trie->nfree_results++] = r;
 	return 0;
+}
+
+int matcha_lpm_counters(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+			unsigned prefix_len, uint64_t *packets, uint64_t *bytes, unsigned flags)
+{
+	struct matcha_table *t;
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_counters", &t)) ||
+	    (rc = matcha_counters_check(dev, t, "lpm_counters")) ||
+	    (rc = canonical_prefix(dev, t, "lpm_counters", prefix, prefix_len, canon)))
+		return rc;
+	uint32_t r = prefix_find(t, canon, prefix_len);
+	if (r == NO_RESULT)
+		return matcha_fail(dev, MATCHA_ENOENT, "lpm_counters: the /%u prefix is not in "
+				   "table %u", prefix_len, table);
+	return matcha_counter_entry(dev, t, r, packets, bytes, flags);
 }
 
 /* ------------------------------------------------------------------ walks, queries */

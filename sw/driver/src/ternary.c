@@ -5,6 +5,10 @@
  * each shift copying an entry before its old index is overwritten, so a lookup during the
  * update sees every rule in its order (one of them twice at worst) and answers as before
  * or as after.
+ *
+ * With per-entry counters, each shift is a move of its own: ZERO the destination, copy,
+ * invalidate the old index (the copy is at the adjacent index, so no rule goes missing),
+ * then read the old index's final count and carry it along (counters.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,11 +103,30 @@ static int write_index(matcha_dev *dev, struct matcha_table *t, uint32_t i,
 	return 0;
 }
 
-static int copy_index(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
+static int invalidate_index(matcha_dev *dev, struct matcha_table *t, uint32_t i)
+{
+	struct staged_entry e = { .flags = 0 };
+	return matcha_window_write(dev, t, i, &e);
+}
+
+/*
+ * Moves entry `from` to the adjacent index `to`. Without counters, the copy alone (the
+ * old index is overwritten by the next step). With counters `to` is free: ZERO it, copy,
+ * invalidate `from`, carry the final count of `from` along.
+ */
+static int move_index(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
 {
 	struct ternary_shadow *s = t->ternary;
-	return write_index(dev, t, to, value_at(t, from), mask_at(t, from), s->priority[from],
-			   s->action[from], data_at(t, from));
+	int rc;
+	if ((rc = matcha_counter_zero(dev, t, to)) ||
+	    (rc = write_index(dev, t, to, value_at(t, from), mask_at(t, from), s->priority[from],
+			      s->action[from], data_at(t, from))))
+		return rc;
+	if (!t->carried)
+		return 0;
+	if ((rc = invalidate_index(dev, t, from)))
+		return rc;
+	return matcha_counter_carry(dev, t, from, to);
 }
 
 /* Checks value and mask and converts them to word order. */
@@ -163,9 +186,10 @@ int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
 	while (pos < s->used && s->priority[pos] >= priority)
 		pos++;
 	for (uint32_t i = s->used; i > pos; i--)
-		if ((rc = copy_index(dev, t, i - 1, i)))
+		if ((rc = move_index(dev, t, i - 1, i)))
 			return rc;
-	if ((rc = write_index(dev, t, pos, value_words, mask_words, priority, action_id,
+	if ((rc = matcha_counter_zero(dev, t, pos)) ||
+	    (rc = write_index(dev, t, pos, value_words, mask_words, priority, action_id,
 			      data_words)))
 		return rc;
 	s->used++;
@@ -187,14 +211,36 @@ int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 	if (at < 0)
 		return matcha_fail(dev, MATCHA_ENOENT, "ternary_delete: no such entry in table %u "
 				   "(priority %u)", table, (unsigned)priority);
+	/* With counters the entry goes first, so that its index is free for the next one;
+	 * the last move then leaves the last index invalid. */
+	if (t->carried && (rc = invalidate_index(dev, t, (uint32_t)at)))
+		return rc;
 	for (uint32_t i = (uint32_t)at; i + 1 < s->used; i++)
-		if ((rc = copy_index(dev, t, i + 1, i)))
+		if ((rc = move_index(dev, t, i + 1, i)))
 			return rc;
-	struct staged_entry e = { .flags = 0 };
-	if ((rc = matcha_window_write(dev, t, s->used - 1, &e)))
+	if (!t->carried && (rc = invalidate_index(dev, t, s->used - 1)))
 		return rc;
 	s->used--;
 	return 0;
+}
+
+int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *value,
+			    const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			    uint64_t *packets, uint64_t *bytes, unsigned flags)
+{
+	struct matcha_table *t;
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_counters", &t)) ||
+	    (rc = matcha_counters_check(dev, t, "ternary_counters")) ||
+	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+		return rc;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "ternary_counters: no such entry in table %u "
+				   "(priority %u)", table, (unsigned)priority);
+	return matcha_counter_entry(dev, t, (uint32_t)at, packets, bytes, flags);
 }
 
 int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
