@@ -15,8 +15,14 @@
 	X(discovery_bad_version)                                                           \
 	X(discovery_bus_error)                                                             \
 	X(discovery_bad_descriptor)                                                        \
+	X(discovery_kind_flags)                                                            \
 	X(table_errors)                                                                    \
 	X(table_counters)                                                                  \
+	X(counters_raw_read_zero)                                                          \
+	X(counters_unsupported)                                                            \
+	X(default_action)                                                                  \
+	X(range_to_prefixes_exhaustive)                                                    \
+	X(range_to_prefixes_wide)                                                          \
 	X(crc64_check_value)                                                               \
 	X(hash_vectors)                                                                    \
 	X(exact_add_read_delete)                                                           \
@@ -25,19 +31,26 @@
 	X(exact_collisions_in_all_ways)                                                    \
 	X(exact_collisions_in_way0)                                                        \
 	X(exact_make_before_break)                                                         \
+	X(exact_make_before_break_counters)                                                \
+	X(exact_counters_follow_moves)                                                     \
+	X(exact_counters_reset_and_reuse)                                                  \
 	X(exact_clear)                                                                     \
 	X(lpm_levels_probed)                                                               \
 	X(lpm_nested_ipv4)                                                                 \
 	X(lpm_default_and_host_routes)                                                     \
 	X(lpm_argument_errors)                                                             \
 	X(lpm_out_of_nodes_and_results)                                                    \
+	X(lpm_counters)                                                                    \
 	X(lpm_random_32)                                                                   \
 	X(lpm_random_128)                                                                  \
 	X(lpm_random_strides_4_and_16)                                                     \
 	X(lpm_make_before_break_32)                                                        \
 	X(lpm_make_before_break_128)                                                       \
 	X(ternary_priority_order)                                                          \
-	X(ternary_random_make_before_break)
+	X(ternary_random_make_before_break)                                                \
+	X(ternary_make_before_break_counters)                                              \
+	X(ternary_counters_follow_shifts)                                                  \
+	X(ternary_port_range)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)

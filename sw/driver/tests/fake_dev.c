@@ -16,10 +16,12 @@ struct fake_cfg fake_standard_cfg(void)
 		.ntables = 4,
 	};
 	c.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 44, .size = 1024,
-					      .data_bits = 40, .ways_or_levels = 4, .latency = 3 };
+					      .data_bits = 40, .ways_or_levels = 4, .latency = 3,
+					      .default_action = true };
 	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 2048,
 					      .data_bits = 32, .ways_or_levels = 4, .latency = 6,
-					      .level_nodes = { 1, 128, 512, 1024 } };
+					      .level_nodes = { 1, 128, 512, 1024 }, .counters = true,
+					      .default_action = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = 2, .key_bits = 128, .size = 1024,
 					      .data_bits = 48, .ways_or_levels = 16, .latency = 18 };
 	c.table[2].level_nodes[0] = 1;
@@ -41,6 +43,9 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		t->base = WINDOW * (i + 1);
 		t->nentries = t->cfg.size;
 		t->entries = calloc(t->nentries ? t->nentries : 1, sizeof *t->entries);
+		t->packets = calloc(t->nentries ? t->nentries : 1, sizeof *t->packets);
+		t->bytes = calloc(t->nentries ? t->nentries : 1, sizeof *t->bytes);
+		t->default_entry.flags = 1;
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;
 		unsigned stride = t->cfg.key_bits / t->cfg.ways_or_levels;
@@ -57,6 +62,8 @@ void fake_free(struct fake_dev *fd)
 {
 	for (unsigned i = 0; i < fd->cfg.ntables; i++) {
 		free(fd->table[i].entries);
+		free(fd->table[i].packets);
+		free(fd->table[i].bytes);
 		for (unsigned l = 0; l < FAKE_MAX_LEVELS; l++)
 			free(fd->table[i].level[l]);
 	}
@@ -93,10 +100,32 @@ static struct fake_entry *entry_at(struct fake_table *t, uint32_t index, uint32_
 	return NULL;
 }
 
+/* The counter an INDEX names (an entry, or an LPM result), or -1. */
+static long counter_at(const struct fake_table *t, uint32_t index)
+{
+	if (t->cfg.kind != MATCHA_KIND_LPM)
+		return index < t->nentries ? (long)index : -1;
+	uint32_t level = index >> 20, addr = index & 0xFFFFF;
+	return level == t->cfg.ways_or_levels && addr < t->nentries ? (long)addr : -1;
+}
+
+/* A WRITE of `e` over `old` at counter `c`: a new entry must find its counts zeroed. */
+static void check_fresh_counts(struct fake_table *t, long c, const struct fake_entry *old,
+			       const struct fake_entry *e)
+{
+	if (!t->cfg.counters || c < 0 || !(e->flags & 1))
+		return;
+	bool same = (old->flags & 1) && !memcmp(old->key, e->key, sizeof e->key) &&
+		    !memcmp(old->mask, e->mask, sizeof e->mask);
+	if (!same && (t->packets[c] || t->bytes[c]))
+		t->stale_writes++;
+}
+
 static void command(struct fake_table *t, uint32_t cmd)
 {
 	uint32_t *word;
 	struct fake_entry *e;
+	long c = counter_at(t, t->index);
 	t->status = 0;
 	switch (cmd) {
 	case 1: /* WRITE */
@@ -104,8 +133,10 @@ static void command(struct fake_table *t, uint32_t cmd)
 			t->status = 1u << 8;
 		else if (word)
 			*word = t->staging.data[0];
-		else
+		else {
+			check_fresh_counts(t, c, e, &t->staging);
 			*e = t->staging;
+		}
 		break;
 	case 2: /* READ */
 		if (!(e = entry_at(t, t->index, &word)))
@@ -114,16 +145,61 @@ static void command(struct fake_table *t, uint32_t cmd)
 			t->staging.data[0] = *word;
 		else
 			t->staging = *e;
+		if (e && t->cfg.counters) {
+			t->packets_latch = c >= 0 ? t->packets[c] : 0;
+			t->bytes_latch = c >= 0 ? t->bytes[c] : 0;
+		}
 		break;
 	case 3: /* CLEAR */
 		memset(t->entries, 0, t->nentries * sizeof *t->entries);
 		for (unsigned l = 0; l < t->cfg.ways_or_levels && t->level[l]; l++)
 			memset(t->level[l], 0, t->level_entries[l] * sizeof *t->level[l]);
+		memset(t->packets, 0, t->nentries * sizeof *t->packets);
+		memset(t->bytes, 0, t->nentries * sizeof *t->bytes);
 		t->busy_reads = 3;
+		break;
+	case 4: /* ZERO */
+		if (!t->cfg.counters)
+			t->status = 2u << 8;
+		else if (c < 0)
+			t->status = 1u << 8;
+		else {
+			t->packets[c] = t->bytes[c] = 0;
+			t->zeros++;
+			t->busy_reads = 2;
+		}
+		break;
+	case 5: /* DEFAULT */
+		if (!t->cfg.default_action)
+			t->status = 2u << 8;
+		else {
+			t->default_entry.flags = (t->staging.flags & 0xFF00u) | 1u;
+			memcpy(t->default_entry.data, t->staging.data, sizeof t->staging.data);
+		}
+		break;
+	case 6: /* READ_DEFAULT */
+		if (!t->cfg.default_action)
+			t->status = 2u << 8;
+		else {
+			t->staging.flags = t->default_entry.flags;
+			memcpy(t->staging.data, t->default_entry.data, sizeof t->staging.data);
+		}
 		break;
 	default:
 		t->status = 2u << 8;
 	}
+}
+
+void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned bytes)
+{
+	struct fake_table *t = &fd->table[table];
+	if (!t->cfg.counters || index >= t->nentries) {
+		check_fail(__FILE__, __LINE__, "fake_hit: table %u has no counter %u", table,
+			   (unsigned)index);
+		return;
+	}
+	t->packets[index]++;
+	t->bytes[index] += bytes;
 }
 
 static uint32_t *staging_reg(struct fake_table *t, uint32_t off)
@@ -157,7 +233,9 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		else if (addr == 0x00C) *val = c->ntables;
 		else if (addr >= 0x040 && addr < 0x040 + 32 * c->ntables) {
 			const struct fake_table_cfg *tc = &c->table[(addr - 0x40) / 32];
-			uint32_t w[8] = { tc->kind, tc->key_bits, tc->size, tc->data_bits,
+			uint32_t kind = tc->kind | (tc->counters ? 1u << 8 : 0) |
+					(tc->default_action ? 1u << 9 : 0) | tc->kind_extra;
+			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
 					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
 					  tc->latency, 0 };
 			*val = w[(addr - 0x40) % 32 / 4];
@@ -185,7 +263,10 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		t->misses_hi_latch = (uint32_t)(t->misses >> 32);
 	} else if (off == 0x10C)
 		*val = t->misses_hi_latch;
-	else
+	else if (t->cfg.counters && off >= 0x110 && off < 0x120) {
+		uint64_t v = off < 0x118 ? t->packets_latch : t->bytes_latch;
+		*val = (uint32_t)(off % 8 ? v >> 32 : v);
+	} else
 		return 1;
 	return 0;
 }

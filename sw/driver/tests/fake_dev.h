@@ -1,9 +1,13 @@
 /*
  * A Matcha control window in memory, for the unit tests: the self-describing block and a
  * window per table with staging registers and WRITE/READ/CLEAR commands acting on entry
- * arrays laid out as docs/tables.md says. Unmapped addresses fail like SLVERR. A hook
- * can run after every register write, to inspect the table memory between writes.
+ * arrays laid out as docs/tables.md says; for tables with per-entry counters, the counter
+ * memory, ZERO and the PACKETS/BYTES registers that READ latches; for tables with a default
+ * action, DEFAULT and READ_DEFAULT. Unmapped addresses fail like SLVERR, and so do the
+ * counter registers of a table without counters. A hook can run after every register
+ * write, to inspect the table memory between writes (and to count hits with fake_hit).
  */
+#include <stdbool.h>
 #ifndef FAKE_DEV_H
 #define FAKE_DEV_H
 
@@ -19,6 +23,8 @@ struct fake_table_cfg {
 	unsigned ways_or_levels; /* descriptor word 5 */
 	unsigned latency;
 	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level */
+	bool counters, default_action;         /* descriptor kind bits 8 and 9 */
+	uint32_t kind_extra;                   /* other bits of descriptor word 0 */
 };
 
 struct fake_cfg {
@@ -45,6 +51,14 @@ struct fake_table {
 	unsigned strides[FAKE_MAX_LEVELS];
 	uint64_t hits, misses;
 	uint32_t hits_hi_latch, misses_hi_latch;
+	/* Per-entry counters (cfg.counters): one pair per entry (exact, ternary) or result. */
+	uint64_t *packets, *bytes;
+	uint64_t packets_latch, bytes_latch; /* PACKETS, BYTES as the last READ latched them */
+	unsigned long zeros;                 /* ZERO commands */
+	/* WRITEs that made a new entry valid (the index was invalid, or held another key)
+	 * on counts that were not zero: the driver did not ZERO before reusing the index. */
+	unsigned long stale_writes;
+	struct fake_entry default_entry; /* the miss action (cfg.default_action) */
 };
 
 struct fake_dev {
@@ -56,8 +70,9 @@ struct fake_dev {
 	void *after_write_arg;
 };
 
-/* The standard device: 0 exact (44-bit keys, 1024 entries, 4 ways, 40-bit data),
- * 1 LPM 32-bit (4 levels), 2 LPM 128-bit (16 levels), 3 ternary (104-bit keys). */
+/* The standard device: 0 exact (44-bit keys, 1024 entries, 4 ways, 40-bit data, a default
+ * action), 1 LPM 32-bit (4 levels, counters and a default action), 2 LPM 128-bit
+ * (16 levels), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
 
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
@@ -66,6 +81,9 @@ extern const struct matcha_regs_ops fake_ops;
 
 /* Opens the driver on a fake device; fails the calling test on error. */
 matcha_dev *fake_open(struct fake_dev *fd);
+
+/* A lookup that hit counter `index` (entry or LPM result) with a frame of `bytes` bytes. */
+void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned bytes);
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {

@@ -256,44 +256,101 @@ void test_exact_collisions_in_way0(void)
 	fake_free(fd);
 }
 
-/* After every register write: every key that is present before and after the operation
- * answers with its own action and data. */
+/* Packet and byte counts a test expects of an entry. */
+struct counts {
+	uint64_t packets, bytes;
+};
+
+/*
+ * After every command (table memory changes only on one): every key that is present
+ * before and after the operation answers with its own action and data. With `hits`, each
+ * key the table holds (the one being added or deleted too) is also looked up once, as the
+ * hardware would, and counted where it hits; hits[i] is what key i should have counted.
+ */
 struct mbb_check {
 	struct key_entry *e;
 	unsigned n;
 	long skip; /* the key being added or deleted */
 	unsigned long checks;
+	struct counts *hits;
+	unsigned long last_commands, lookups;
 };
+
+static void count_hits(struct fake_dev *fd, struct mbb_check *c)
+{
+	if (!c->hits)
+		return;
+	for (unsigned i = 0; i < c->n; i++) {
+		if (!c->e[i].present && (long)i != c->skip)
+			continue;
+		long at = hw_find(fd, EXACT, c->e[i].key, KEY_BITS);
+		if (at < 0)
+			continue;
+		unsigned len = 60 + (unsigned)((i * 7 + fd->commands) % 1459);
+		fake_hit(fd, EXACT, (uint32_t)at, len);
+		c->hits[i].packets++;
+		c->hits[i].bytes += len;
+		c->lookups++;
+	}
+}
 
 static void check_all_present(struct fake_dev *fd, void *arg)
 {
 	struct mbb_check *c = arg;
+	if (fd->commands == c->last_commands)
+		return;
+	c->last_commands = fd->commands;
 	c->checks++;
 	for (unsigned i = 0; i < c->n; i++)
 		if (c->e[i].present && (long)i != c->skip && !hw_answers(fd, &c->e[i]))
 			check_fail(__FILE__, __LINE__, "after write %lu: key %u not found", fd->writes, i);
+	count_hits(fd, c);
 }
 
-void test_exact_make_before_break(void)
+/* The driver's count of key i is what the test counted for it. */
+static bool counts_agree(matcha_dev *dev, const struct mbb_check *c, unsigned i)
+{
+	uint64_t p, b;
+	int rc = matcha_exact_counters(dev, EXACT, c->e[i].key, KEY_BITS, &p, &b, 0);
+	if (rc || p != c->hits[i].packets || b != c->hits[i].bytes) {
+		check_fail(__FILE__, __LINE__, "key %u: rc %d, %llu packets %llu bytes, counted "
+			   "%llu and %llu: %s", i, rc, (unsigned long long)p, (unsigned long long)b,
+			   (unsigned long long)c->hits[i].packets,
+			   (unsigned long long)c->hits[i].bytes, matcha_last_error(dev));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Random adds and deletes from 85 % full until the table is full, checked after every
+ * write. With counters, keys are counted after every command (moves included) and their
+ * counts checked after every operation; some are read with a reset.
+ */
+static void exact_mbb(bool counters)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.table[EXACT].counters = counters;
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
 	struct rng r = rng_for_test();
 	enum { SIZE = 1024, OPS = 1500 };
 	struct key_entry *e = calloc(OPS, sizeof *e);
-	struct mbb_check c = { e, 0, -1, 0 };
-	unsigned n = 0, moves = 0;
+	struct counts *hits = calloc(OPS, sizeof *hits);
+	struct mbb_check c = { e, 0, -1, 0, counters ? hits : NULL, 0, 0 };
+	unsigned n = 0, moves = 0, resets = 0;
 	/* Fill to 85 % without the check, then add and delete with it until full. */
 	for (; n < SIZE * 85 / 100; n++) {
 		random_entry(&r, &e[n]);
 		CHECK_OK(dev, add(dev, &e[n]));
 	}
+	c.last_commands = fd->commands;
 	fd->after_write = check_all_present;
 	fd->after_write_arg = &c;
 	int full = 0;
-	for (; n < OPS && full < 50 && check_failures() == 0; n++) {
+	/* With counters every move is four commands, each followed by a round of lookups. */
+	for (; n < OPS && full < (counters ? 20 : 50) && check_failures() == 0; n++) {
 		c.n = n + 1;
 		if (rng_below(&r, 4) == 0) { /* delete a random present key */
 			unsigned victim = rng_below(&r, n);
@@ -305,18 +362,158 @@ void test_exact_make_before_break(void)
 		}
 		random_entry(&r, &e[n]);
 		c.skip = n;
-		unsigned long commands = fd->commands;
+		unsigned long commands = fd->commands, zeros = fd->table[EXACT].zeros;
 		int rc = add(dev, &e[n]);
 		if (rc == MATCHA_ENOSPC)
 			full++;
 		else
 			CHECK_OK(dev, rc);
-		moves += fd->commands - commands - (rc == 0);
+		/* One WRITE per move without counters; one ZERO per move with them. */
+		moves += counters ? fd->table[EXACT].zeros - zeros - (rc == 0)
+				  : fd->commands - commands - (rc == 0);
+		if (!counters)
+			continue;
+		fd->after_write = NULL;
+		for (unsigned k = 0; k < 8; k++) {
+			unsigned i = rng_below(&r, n + 1);
+			if (e[i].present && !counts_agree(dev, &c, i))
+				break;
+			if (e[i].present && rng_below(&r, 4) == 0) {
+				CHECK_OK(dev, matcha_exact_counters(dev, EXACT, e[i].key, KEY_BITS, NULL,
+								    NULL, MATCHA_COUNTERS_RESET));
+				hits[i] = (struct counts){ 0, 0 };
+				resets++;
+			}
+		}
+		fd->after_write = check_all_present;
 	}
 	fd->after_write = NULL;
 	CHECK_MSG(moves >= 20, "only %u cuckoo moves were exercised", moves);
 	CHECK(c.checks > 100);
+	if (counters) {
+		for (unsigned i = 0; i < n; i++)
+			if (e[i].present && !counts_agree(dev, &c, i))
+				break;
+		CHECK_MSG(fd->table[EXACT].stale_writes == 0, "%lu entries written onto old counts",
+			  fd->table[EXACT].stale_writes);
+		printf("  %u moves, %lu hits counted, %u resets\n", moves, c.lookups, resets);
+	}
 	free(e);
+	free(hits);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_exact_make_before_break(void)
+{
+	exact_mbb(false);
+}
+
+void test_exact_make_before_break_counters(void)
+{
+	exact_mbb(true);
+}
+
+/*
+ * A small table with counters filled until no key fits: after each add every key is
+ * counted (key k: k+1 packets of 100 bytes), and every key keeps its whole count through
+ * the moves the later adds make.
+ */
+void test_exact_counters_follow_moves(void)
+{
+	struct fake_cfg cfg = small_exact_cfg(2, 32);
+	cfg.table[0].counters = true;
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	enum { MAX = 32 };
+	uint8_t keys[MAX][2];
+	long first_at[MAX];
+	uint64_t want[MAX] = { 0 };
+	unsigned n = 0, moved = 0;
+	for (; n < MAX; n++) {
+		keys[n][0] = (uint8_t)(n * 37 >> 8);
+		keys[n][1] = (uint8_t)(n * 37);
+		int rc = matcha_exact_add(dev, 0, keys[n], 16, (uint8_t)n, NULL, 0);
+		if (rc == MATCHA_ENOSPC)
+			break;
+		CHECK_OK(dev, rc);
+		first_at[n] = hw_find(fd, 0, keys[n], 16);
+		for (unsigned j = 0; j <= n; j++) {
+			long at = hw_find(fd, 0, keys[j], 16);
+			CHECK(at >= 0);
+			for (unsigned h = 0; h <= j; h++)
+				fake_hit(fd, 0, (uint32_t)at, 100);
+			want[j] += j + 1;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t p, b, raw;
+		long at = hw_find(fd, 0, keys[i], 16);
+		moved += at != first_at[i];
+		CHECK_OK(dev, matcha_exact_counters(dev, 0, keys[i], 16, &p, &b, 0));
+		CHECK_MSG(p == want[i] && b == 100 * want[i], "key %u: %llu packets, want %llu", i,
+			  (unsigned long long)p, (unsigned long long)want[i]);
+		/* The raw count of its index is only what it counted there. */
+		CHECK_OK(dev, matcha_counters_read(dev, 0, (uint32_t)at, &raw, NULL));
+		CHECK(raw <= p && (at != first_at[i] || raw == p));
+	}
+	printf("  %u keys, %u of them moved\n", n, moved);
+	CHECK_MSG(moved >= 3, "only %u keys moved", moved);
+	CHECK(fd->table[0].stale_writes == 0);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* Adds zero the slot first; reset reads; ZERO by index; a delete drops the count. */
+void test_exact_counters_reset_and_reuse(void)
+{
+	struct fake_cfg cfg = small_exact_cfg(2, 32);
+	cfg.table[0].counters = true;
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct fake_table *t = &fd->table[0];
+	uint8_t key[2] = { 0x12, 0x34 };
+	uint32_t at = matcha_exact_index(key, 16, 0, 16);
+	uint64_t p, b;
+	/* Leftovers on the slot (a previous owner of the device) are zeroed before the add. */
+	fake_hit(fd, 0, at, 1000);
+	unsigned long zeros = t->zeros;
+	CHECK_OK(dev, matcha_exact_add(dev, 0, key, 16, 1, NULL, 0));
+	CHECK(t->zeros == zeros + 1 && t->stale_writes == 0);
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0));
+	CHECK(p == 0 && b == 0);
+	fake_hit(fd, 0, at, 64);
+	fake_hit(fd, 0, at, 128);
+	/* Read and reset: the next read has only what came after. */
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, MATCHA_COUNTERS_RESET));
+	CHECK(p == 2 && b == 192);
+	CHECK(t->packets[at] == 2); /* a reset is the driver's: no hit can fall in between */
+	fake_hit(fd, 0, at, 70);
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0));
+	CHECK(p == 1 && b == 70);
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, MATCHA_COUNTERS_RESET));
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0));
+	CHECK(p == 0 && b == 0);
+	/* ZERO of its index restarts the entry's count too. */
+	fake_hit(fd, 0, at, 70);
+	CHECK_OK(dev, matcha_counters_zero(dev, 0, at));
+	fake_hit(fd, 0, at, 80);
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0));
+	CHECK(p == 1 && b == 80);
+	/* Delete and add again: a new entry, a new count. */
+	CHECK_OK(dev, matcha_exact_delete(dev, 0, key, 16));
+	CHECK_RC(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0), MATCHA_ENOENT);
+	CHECK_OK(dev, matcha_exact_add(dev, 0, key, 16, 2, NULL, 0));
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0));
+	CHECK(p == 0 && b == 0);
+	/* CLEAR drops everything. */
+	fake_hit(fd, 0, at, 80);
+	CHECK_OK(dev, matcha_table_clear(dev, 0));
+	CHECK_OK(dev, matcha_exact_add(dev, 0, key, 16, 2, NULL, 0));
+	CHECK_OK(dev, matcha_exact_counters(dev, 0, key, 16, &p, &b, 0));
+	CHECK(p == 0 && b == 0 && t->stale_writes == 0);
 	matcha_close(dev);
 	fake_free(fd);
 }

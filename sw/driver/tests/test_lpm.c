@@ -72,19 +72,26 @@ static long ref_lookup(const struct ref *ref, const uint8_t *key)
 	return best;
 }
 
-/* The hardware's answer from the fake's memory: the id in the result's data, or MISS. */
-static long hw_lookup(struct fake_dev *fd, unsigned table, const uint8_t *key)
+/* The hardware's answer from the fake's memory: the id in the result's data (the result
+ * index in *result), or MISS. */
+static long hw_lookup_at(struct fake_dev *fd, unsigned table, const uint8_t *key,
+			 uint32_t *result)
 {
 	struct fake_lpm_view v;
-	uint32_t r;
 	fake_lpm_view(fd, table, &v);
-	int rc = matcha_lpm_walk_image(&v.img, key, &r);
+	int rc = matcha_lpm_walk_image(&v.img, key, result);
 	if (rc == MATCHA_ENOENT)
 		return MISS;
 	if (rc)
 		return BAD_IMAGE;
-	const struct fake_entry *e = &fd->table[table].entries[r];
+	const struct fake_entry *e = &fd->table[table].entries[*result];
 	return e->flags & 1 ? (long)e->data[0] : INVALID_RESULT;
+}
+
+static long hw_lookup(struct fake_dev *fd, unsigned table, const uint8_t *key)
+{
+	uint32_t r;
+	return hw_lookup_at(fd, table, key, &r);
 }
 
 static void data_of(const struct ref *ref, uint32_t id, uint8_t *data)
@@ -208,12 +215,22 @@ static struct route *ref_find(struct ref *ref, const struct route *rt)
 	return NULL;
 }
 
-/* The after-every-write check: each probe answers as before the operation or as after. */
+/* Per route id: the packets and bytes counted for it (tables with counters). */
+struct counts {
+	uint64_t packets, bytes;
+};
+
+/*
+ * The after-every-write check: each probe answers as before the operation or as after.
+ * With `hits`, each probe is also counted where it hits, after every command.
+ */
 struct mbb {
 	unsigned table, n;
 	uint8_t (*probe)[MAX_BYTES];
 	long *before, *after;
 	unsigned long last_commands, checks;
+	struct counts *hits;
+	unsigned long lookups;
 };
 
 static void check_old_or_new(struct fake_dev *fd, void *arg)
@@ -224,12 +241,37 @@ static void check_old_or_new(struct fake_dev *fd, void *arg)
 	m->last_commands = fd->commands;
 	m->checks++;
 	for (unsigned i = 0; i < m->n; i++) {
-		long got = hw_lookup(fd, m->table, m->probe[i]);
+		uint32_t r;
+		long got = hw_lookup_at(fd, m->table, m->probe[i], &r);
 		if (got != m->before[i] && got != m->after[i])
 			check_fail(__FILE__, __LINE__, "after write %lu, probe %u answers %ld, "
 				   "neither %ld (before) nor %ld (after)", fd->writes, i, got,
 				   m->before[i], m->after[i]);
+		if (m->hits && got >= 0) {
+			unsigned len = 64 + (unsigned)((i + fd->commands) % 1000);
+			fake_hit(fd, m->table, r, len);
+			m->hits[got].packets++;
+			m->hits[got].bytes += len;
+			m->lookups++;
+		}
 	}
+}
+
+/* The driver's count of a route is what the test counted for it. */
+static bool counts_agree(matcha_dev *dev, unsigned table, const struct route *rt,
+			 const struct counts *want)
+{
+	uint64_t p = 0, b = 0;
+	int rc = matcha_lpm_counters(dev, table, rt->prefix, rt->len, &p, &b, 0);
+	if (rc || p != want->packets || b != want->bytes) {
+		check_fail(__FILE__, __LINE__, "/%u route %u: rc %d, %llu packets %llu bytes, "
+			   "counted %llu and %llu: %s", rt->len, (unsigned)rt->id, rc,
+			   (unsigned long long)p, (unsigned long long)b,
+			   (unsigned long long)want->packets, (unsigned long long)want->bytes,
+			   matcha_last_error(dev));
+		return false;
+	}
+	return true;
 }
 
 /* The driver's shadow image must equal the fake's memory word for word. */
@@ -262,8 +304,9 @@ static bool memory_empty(struct fake_dev *fd, unsigned table)
 /*
  * Random adds, deletes and re-adds. After each operation every probe answers as the
  * reference does and the shadow equals the memory; with `every_write`, every probe also
- * answers as before or as after the operation after every single register write. In the
- * end everything is deleted and the memory must be all zero again (no leaked nodes).
+ * answers as before or as after the operation after every single register write (and,
+ * if the table has counters, is counted where it hits; every route's count is checked).
+ * In the end everything is deleted and the memory must be all zero again (no leaked nodes).
  */
 static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 		       bool every_write)
@@ -276,7 +319,10 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 	ref_init(&ref, cfg, table);
 	uint8_t (*probe)[MAX_BYTES] = calloc(MAX_PROBES, MAX_BYTES);
 	long *before = calloc(MAX_PROBES, sizeof *before), *after = calloc(MAX_PROBES, sizeof *after);
-	struct mbb m = { table, 0, probe, before, after, 0, 0 };
+	/* Route ids: one new per operation at most. */
+	struct counts *hits = calloc(ops + 2, sizeof *hits);
+	bool counting = every_write && cfg->table[table].counters;
+	struct mbb m = { table, 0, probe, before, after, 0, 0, counting ? hits : NULL, 0 };
 	unsigned adds = 0, deletes = 0, readds = 0, full = 0;
 
 	for (unsigned op = 0; op < ops && check_failures() == 0 && ref.n < ref.cap; op++) {
@@ -333,7 +379,15 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 			CHECK_MSG((sw_rc == 0) == (got != MISS), "probe %u: software walk disagrees", i);
 		}
 		CHECK_MSG(shadow_matches(dev, fd, table), "op %u: shadow differs from memory", op);
+		for (unsigned i = 0; i < ref.n && counting && (op % 8 == 0 || &ref.r[i] == target); i++)
+			if (ref.r[i].present && !counts_agree(dev, table, &ref.r[i], &hits[ref.r[i].id]))
+				break;
 	}
+	for (unsigned i = 0; i < ref.n && counting; i++)
+		if (ref.r[i].present && !counts_agree(dev, table, &ref.r[i], &hits[ref.r[i].id]))
+			break;
+	CHECK_MSG(fd->table[table].stale_writes == 0, "%lu results written onto old counts",
+		  fd->table[table].stale_writes);
 	/* Delete the rest in random order. */
 	for (unsigned left = ref.n; left > 0 && check_failures() == 0; left--) {
 		unsigned i = rng_below(&r, left);
@@ -344,8 +398,12 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 			CHECK_OK(dev, matcha_lpm_delete(dev, table, tmp.prefix, tmp.len));
 	}
 	CHECK_MSG(memory_empty(fd, table), "memory not empty after deleting everything");
-	printf("  %u adds, %u deletes, %u re-adds, %u full, %lu checked states\n", adds, deletes,
+	printf("  %u adds, %u deletes, %u re-adds, %u full, %lu checked states", adds, deletes,
 	       readds, full, m.checks);
+	if (counting)
+		printf(", %lu hits counted", m.lookups);
+	printf("\n");
+	free(hits);
 	free(probe);
 	free(before);
 	free(after);
@@ -550,6 +608,76 @@ void test_lpm_argument_errors(void)
 	uint32_t r;
 	k[0] = 11;
 	CHECK_RC(dev, matcha_lpm_lookup_sw(dev, LPM32, k, &r), MATCHA_ENOENT);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* One lookup of a.b.c.d counted with `len` bytes where it hits; the answer's id. */
+static long hit4(struct fake_dev *fd, unsigned a, unsigned b, unsigned c, unsigned d,
+		 unsigned len)
+{
+	uint8_t k[4];
+	uint32_t r;
+	ipv4(k, a, b, c, d);
+	long id = hw_lookup_at(fd, LPM32, k, &r);
+	if (id >= 0)
+		fake_hit(fd, LPM32, r, len);
+	return id;
+}
+
+static void expect_counts(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d,
+			  unsigned len, uint64_t packets, uint64_t bytes, unsigned flags)
+{
+	uint8_t k[4];
+	uint64_t p, by;
+	ipv4(k, a, b, c, d);
+	CHECK_OK(dev, matcha_lpm_counters(dev, LPM32, k, len, &p, &by, flags));
+	CHECK_MSG(p == packets && by == bytes, "/%u: %llu packets %llu bytes, want %llu and %llu",
+		  len, (unsigned long long)p, (unsigned long long)by, (unsigned long long)packets,
+		  (unsigned long long)bytes);
+}
+
+void test_lpm_counters(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg(); /* LPM32 counts per result */
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, add4(dev, 10, 0, 0, 0, 8, 8));
+	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 16, 16));
+	CHECK_OK(dev, add4(dev, 10, 1, 2, 3, 32, 32));
+	CHECK(fd->table[LPM32].zeros == 3);
+	CHECK(hit4(fd, 10, 9, 9, 9, 100) == 8);
+	CHECK(hit4(fd, 10, 1, 9, 9, 200) == 16);
+	CHECK(hit4(fd, 10, 1, 2, 4, 300) == 16);
+	CHECK(hit4(fd, 10, 1, 2, 3, 400) == 32);
+	CHECK(hit4(fd, 11, 0, 0, 0, 500) == MISS);
+	expect_counts(dev, 10, 0, 0, 0, 8, 1, 100, 0);
+	expect_counts(dev, 10, 1, 0, 0, 16, 2, 500, 0);
+	expect_counts(dev, 10, 1, 2, 3, 32, 1, 400, 0);
+	/* The raw count of the result index is the same: results never move. */
+	uint8_t k[4];
+	uint32_t r16;
+	uint64_t p, b;
+	ipv4(k, 10, 1, 9, 9);
+	CHECK_OK(dev, matcha_lpm_lookup_sw(dev, LPM32, k, &r16));
+	CHECK_OK(dev, matcha_counters_read(dev, LPM32, r16, &p, &b));
+	CHECK(p == 2 && b == 500);
+	/* Delete the /16: its keys fall back to the /8 and count there. */
+	CHECK_OK(dev, del4(dev, 10, 1, 0, 0, 16));
+	CHECK(hit4(fd, 10, 1, 9, 9, 50) == 8);
+	expect_counts(dev, 10, 0, 0, 0, 8, 2, 150, MATCHA_COUNTERS_RESET);
+	expect_counts(dev, 10, 0, 0, 0, 8, 0, 0, 0);
+	/* Added again, it takes the freed result, zeroed before it is written. */
+	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 16, 116));
+	uint32_t again;
+	CHECK_OK(dev, matcha_lpm_lookup_sw(dev, LPM32, k, &again));
+	CHECK(again == r16);
+	expect_counts(dev, 10, 1, 0, 0, 16, 0, 0, 0);
+	CHECK(hit4(fd, 10, 1, 9, 9, 60) == 116);
+	expect_counts(dev, 10, 1, 0, 0, 16, 1, 60, 0);
+	expect_counts(dev, 10, 1, 2, 3, 32, 1, 400, 0);
+	CHECK(fd->table[LPM32].stale_writes == 0);
 	matcha_close(dev);
 	fake_free(fd);
 }
