@@ -1,0 +1,424 @@
+"""cocotb bench of one match-table unit: lookups per clock and lookup latency in clocks.
+
+Works on any unit with the table interface of docs/tables.md (AXI4-Lite `s_axil`, a
+`lookup` Flow in, a `result` Flow out) and takes what it needs from descriptor 0 of the
+self-describing block: kind, key and data widths, size, ways or levels, and the declared
+latency. It loads a few entries through the control window, written register by register
+from docs/tables.md (exact: the CRC-64/XZ cuckoo slots; LPM: level-0 entries of the trie,
+each pointing at a result; ternary: value/mask entries), then offers a new key on
+`lookup_valid`/`lookup_payload` every clock, hitting and missing keys mixed, in two
+phases:
+
+- `idle`: lookups only;
+- `writes`: the same, while WRITE commands run back to back on the control window from
+  the first quarter of the stream to the third. They write entries no key of the stream
+  can match (free slots, results and level-0 entries of unused key ranges, spare
+  ternary entries), so every answer can still be checked.
+
+A monitor samples the ports once per clock, after the clock edge, so a key and a result
+are both timestamped with the clock during which they are on the ports. Per phase it
+reports results per clock between the first and the last result (one per key, so 1.000
+when the unit takes a key every clock), the latency of every key (result clock - key
+clock), and the answers that differ from the loaded entries (hit, action id, action data,
+entryIndex; a miss's action is not checked).
+
+Results go to the JSON file named by MATCHA_BENCH_OUT, written before the checks. The
+test fails if a phase has fewer results than keys, results per clock below 1, a latency
+that varies or differs from the descriptor's, or a wrong answer.
+"""
+
+import json
+import os
+import random
+
+import cocotb
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+
+from tb.common import cocotb_util
+from tb.common import driver as drv
+from tb.model.hashing import exact_index
+
+KEYS = int(os.environ.get("MATCHA_BENCH_KEYS", "2000"))
+KIND_NAMES = {drv.KIND_EXACT: "exact", drv.KIND_LPM: "lpm", drv.KIND_TERNARY: "ternary"}
+DEFAULT_ACTION = 1 << 9  # descriptor kind bit 9: a miss applies the default action
+
+
+def words(bits):
+    return (bits + 31) // 32
+
+
+class Unit:
+    """The DUT's control window and lookup ports."""
+
+    def __init__(self, dut):
+        self.dut = dut
+        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
+        cocotb_util.quiet_cocotbext(dut, ("s_axil",))
+        self.clock = 0
+        self.recording = False
+        self.keys = []     # (clock, key) of every lookup_valid clock while recording
+        self.results = []  # (clock, hit, action id, action data, entryIndex)
+
+    async def start(self):
+        await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
+        cocotb.start_soon(self._monitor())
+        snap = await drv.read_info_block(self.read32)
+        assert snap[drv.MAGIC] == 0x4D544348, f"MAGIC reads {snap[drv.MAGIC]:#x}"
+        assert snap[drv.OBJECTS] >= 1, "no descriptor"
+        self.desc = drv.descriptors(snap)[0]
+        self.base = self.desc.base
+        kw = len(self.dut.lookup_payload)
+        assert kw == self.desc.key_bits, \
+            f"lookup_payload has {kw} bits, the descriptor says {self.desc.key_bits}"
+
+    async def _monitor(self):
+        dut = self.dut
+        while True:
+            await RisingEdge(dut.clk)
+            self.clock += 1
+            await ReadOnly()
+            if not self.recording:
+                continue
+            if int(dut.lookup_valid.value):
+                self.keys.append((self.clock, int(dut.lookup_payload.value)))
+            if int(dut.result_valid.value):
+                self.results.append((self.clock, bool(dut.result_payload_hit.value),
+                                     int(dut.result_payload_actionId.value),
+                                     int(dut.result_payload_actionData.value),
+                                     int(dut.result_payload_entryIndex.value)))
+
+    async def write32(self, addr, value):
+        r = await self.axil.write(addr, value.to_bytes(4, "little"))
+        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
+
+    async def read32(self, addr):
+        r = await self.axil.read(addr, 4)
+        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
+        return int.from_bytes(r.data, "little")
+
+    async def write_wide(self, offset, value, bits):
+        for w in range(words(bits)):
+            await self.write32(self.base + offset + 4 * w, (value >> (32 * w)) & 0xFFFFFFFF)
+
+    async def write_entry(self, index, action, data, key=None, mask=None, valid=True):
+        """Staging registers, then CMD WRITE; waits until STATUS is no longer busy."""
+        d = self.desc
+        if key is not None:
+            await self.write_wide(drv.WIN_KEY, key, d.key_bits)
+        if mask is not None:
+            await self.write_wide(drv.WIN_MASK, mask, d.key_bits)
+        await self.write_wide(drv.WIN_DATA, data, d.data_bits)
+        await self.write32(self.base + drv.WIN_FLAGS, action << 8 | int(valid))
+        await self.write32(self.base + drv.WIN_INDEX, index)
+        await self.write32(self.base + drv.WIN_CMD, drv.CMD_WRITE)
+        while (status := await self.read32(self.base + drv.WIN_STATUS)) & 1:
+            pass
+        assert (status >> 8) & 0xFF == drv.ERR_NONE, \
+            f"WRITE of entry {index:#x}: STATUS error {(status >> 8) & 0xFF}"
+
+
+# ------------------------------------------------------------------ table contents
+#
+# Each loader writes its entries and returns a Table: `answer(key)` is the expected
+# (hit, action id, action data, entryIndex) and `spares` the writes for the `writes`
+# phase, none of which changes an answer for the keys `hit_key`/`miss_key` produce.
+
+class Table:
+    def __init__(self):
+        self.spares = []  # coroutine functions, each one WRITE command
+
+    def hit_key(self, rng):
+        raise NotImplementedError
+
+    def miss_key(self, rng):
+        raise NotImplementedError
+
+    def answer(self, key):
+        raise NotImplementedError
+
+
+class ExactTable(Table):
+    def __init__(self, unit, rng):
+        super().__init__()
+        d = unit.desc
+        self.unit, self.kw, self.ways = unit, d.key_bits, d.geometry
+        assert self.ways and d.size % self.ways == 0, f"exact table of {d.size} entries, {self.ways} ways"
+        self.slots = d.size // self.ways
+        self.entries = {}  # index -> (key, action, data)
+        self.by_key = {}
+        self.reserved = set()
+        self.rng = rng
+
+    def place(self, key):
+        for w in range(self.ways):
+            i = w * self.slots + exact_index(key, self.kw, w, self.slots)
+            if i not in self.entries and i not in self.reserved:
+                return i
+        return None
+
+    async def load(self, n, spares):
+        rng, d = self.rng, self.unit.desc
+        while len(self.entries) < n:
+            k = rng.getrandbits(self.kw)
+            i = self.place(k)
+            if i is None or k in self.by_key:
+                continue
+            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
+            await self.unit.write_entry(i, a, data, key=k)
+            self.entries[i] = (k, a, data)
+            self.by_key[k] = (True, a, data, i)
+        self.spare_keys = set()
+        while len(self.spare_keys) < spares:
+            k = rng.getrandbits(self.kw)
+            i = self.place(k)
+            if i is None or k in self.by_key or k in self.spare_keys:
+                continue
+            self.reserved.add(i)
+            self.spare_keys.add(k)
+            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
+            self.spares.append(lambda i=i, k=k, a=a, data=data:
+                               self.unit.write_entry(i, a, data, key=k))
+        self.keys = list(self.by_key)
+
+    def hit_key(self, rng):
+        return rng.choice(self.keys)
+
+    def miss_key(self, rng):
+        while True:
+            k = rng.getrandbits(self.kw)
+            if k not in self.by_key and k not in self.spare_keys:
+                return k
+
+    def answer(self, key):
+        return self.by_key.get(key, (False, None, None, None))
+
+
+class LpmTable(Table):
+    """Level-0 entries only (prefixes of the first stride's length), each with its own
+    result: the simplest valid image of docs/tables.md."""
+
+    def __init__(self, unit, rng):
+        super().__init__()
+        d = unit.desc
+        self.unit, self.kw, self.levels, self.rng = unit, d.key_bits, d.geometry, rng
+        assert self.levels and d.key_bits % self.levels == 0, \
+            f"LPM table of {d.key_bits}-bit keys in {self.levels} levels: strides unknown"
+        self.stride = d.key_bits // self.levels
+        self.shift = self.kw - self.stride
+        self.chunks = {}  # first-stride value -> (hit, action, data, result index)
+
+    async def load(self, n, spares):
+        rng, d, u = self.rng, self.unit.desc, self.unit
+        n = min(n, d.size - spares, (1 << self.stride) - spares - 1)
+        assert n >= 1, f"LPM table of {d.size} results, {1 << self.stride} level-0 entries: too small"
+        chunks = rng.sample(range(1 << self.stride), n + spares)
+        for r, c in enumerate(chunks[:n]):
+            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
+            # The result first, then the entry that points at it.
+            await u.write_entry(self.levels << drv.LPM_LEVEL_SHIFT | r, a, data)
+            await u.write_entry(0 << drv.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r)
+            self.chunks[c] = (True, a, data, r)
+        self.spare_chunks = set(chunks[n:])
+        for j, c in enumerate(chunks[n:]):
+            r = n + j
+            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
+            self.spares.append(lambda r=r, a=a, data=data:
+                               u.write_entry(self.levels << drv.LPM_LEVEL_SHIFT | r, a, data))
+            self.spares.append(lambda c=c, r=r:
+                               u.write_entry(0 << drv.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r))
+        self.keys = list(self.chunks)
+
+    def _key(self, rng, chunk):
+        return chunk << self.shift | rng.getrandbits(self.shift) if self.shift else chunk
+
+    def hit_key(self, rng):
+        return self._key(rng, rng.choice(self.keys))
+
+    def miss_key(self, rng):
+        while True:
+            c = rng.getrandbits(self.stride)
+            if c not in self.chunks and c not in self.spare_chunks:
+                return self._key(rng, c)
+
+    def answer(self, key):
+        return self.chunks.get(key >> self.shift, (False, None, None, None))
+
+
+class TernaryTable(Table):
+    """Entries at the lowest indexes, each a random value under a random mask; spares at
+    the top indexes, exact values (full mask) no key of the stream equals."""
+
+    def __init__(self, unit, rng):
+        super().__init__()
+        d = unit.desc
+        self.unit, self.kw, self.rng = unit, d.key_bits, rng
+        self.entries = []  # (value, mask, action, data), index = position
+
+    async def load(self, n, spares):
+        rng, d, u = self.rng, self.unit.desc, self.unit
+        n = min(n, d.size - spares)
+        assert n >= 1, f"ternary table of {d.size} entries: too small"
+        full = (1 << self.kw) - 1
+        for i in range(n):
+            # Care about most of the bits, so that random keys mostly miss.
+            mask = full
+            for _ in range(min(self.kw // 4, 8)):
+                mask &= ~(1 << rng.randrange(self.kw))
+            value = rng.getrandbits(self.kw) & mask
+            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
+            await u.write_entry(i, a, data, key=value, mask=mask)
+            self.entries.append((value, mask, a, data))
+        self.spare_values = set()
+        while len(self.spare_values) < spares:
+            v = rng.getrandbits(self.kw)
+            if not self.answer(v)[0]:
+                self.spare_values.add(v)
+        for j, v in enumerate(sorted(self.spare_values)):
+            i = d.size - 1 - j
+            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
+            self.spares.append(lambda i=i, v=v, a=a, data=data:
+                               u.write_entry(i, a, data, key=v, mask=full))
+
+    def hit_key(self, rng):
+        value, mask, _, _ = rng.choice(self.entries)
+        full = (1 << self.kw) - 1
+        return value | (rng.getrandbits(self.kw) & ~mask & full)
+
+    def miss_key(self, rng):
+        for _ in range(1000):
+            k = rng.getrandbits(self.kw)
+            if not self.answer(k)[0] and k not in self.spare_values:
+                return k
+        return self.hit_key(rng)  # a table that matches (nearly) every key
+
+    def answer(self, key):
+        for i, (value, mask, a, data) in enumerate(self.entries):
+            if key & mask == value:
+                return True, a, data, i
+        return False, None, None, None
+
+
+LOADERS = {drv.KIND_EXACT: ExactTable, drv.KIND_LPM: LpmTable, drv.KIND_TERNARY: TernaryTable}
+
+
+# ------------------------------------------------------------------------ the bench
+
+def key_stream(rng, table, n):
+    """`n` keys, about half hitting, with runs of one key repeated back to back."""
+    keys = []
+    while len(keys) < n:
+        k = table.hit_key(rng) if rng.random() < 0.5 else table.miss_key(rng)
+        keys += [k] * (rng.randrange(2, 5) if rng.random() < 0.05 else 1)
+    return keys[:n]
+
+
+async def run_phase(unit, table, keys, with_writes):
+    dut = unit.dut
+    unit.keys, unit.results = [], []
+    unit.recording = True
+    writes = []  # (clock of the first staging write, clock STATUS read not busy)
+    done = False
+
+    async def commands():
+        start = unit.clock
+        while unit.clock < start + len(keys) // 4:
+            await RisingEdge(dut.clk)
+        i = 0
+        while not done and unit.clock < start + 3 * len(keys) // 4:
+            t0 = unit.clock
+            await table.spares[i % len(table.spares)]()
+            writes.append((t0 - start, unit.clock - start))
+            i += 1
+
+    task = cocotb.start_soon(commands()) if with_writes else None
+    for k in keys:
+        dut.lookup_valid.value = 1
+        dut.lookup_payload.value = k
+        await RisingEdge(dut.clk)
+    dut.lookup_valid.value = 0
+    done = True
+    if task is not None:
+        await task
+    await ClockCycles(dut.clk, unit.desc.latency + 8)
+    unit.recording = False
+
+    issued, results = unit.keys, unit.results
+    assert [k for _, k in issued] == keys, "the monitor saw other keys than were driven"
+    latencies = [r[0] - i[0] for i, r in zip(issued, results)]
+    span = results[-1][0] - results[0][0] + 1 if results else 0
+    wrong = []
+    hits = 0
+    for (c, k), (_, hit, a, data, index) in zip(issued, results):
+        want = table.answer(k)
+        got = (hit, a, data, index) if hit else (False, None, None, None)
+        hits += hit
+        if got != want:
+            wrong.append(f"key {k:#x} (clock {c}): got {got}, want {want}")
+    return {
+        "keys": len(keys),
+        "results": len(results),
+        "results_per_clock": len(results) / span if span else 0.0,
+        "result_span_clocks": span,
+        "latency_min": min(latencies, default=None),
+        "latency_max": max(latencies, default=None),
+        "hits": hits,
+        "misses": len(results) - hits,
+        "wrong": len(wrong),
+        "wrong_first": wrong[:5],
+        "writes": len(writes),
+        "write_clocks": [writes[0][0], writes[-1][1]] if writes else None,
+        "write_mean_clocks": sum(b - a for a, b in writes) / len(writes) if writes else None,
+    }
+
+
+def failures(res):
+    """What is wrong with one unit's result, [] if nothing."""
+    out = []
+    for name, p in res["phases"].items():
+        if p["results"] != p["keys"]:
+            out.append(f"{name}: {p['results']} results for {p['keys']} keys")
+        if p["results_per_clock"] < 1:
+            out.append(f"{name}: {p['results_per_clock']:.4f} results per clock")
+        if p["latency_min"] != p["latency_max"]:
+            out.append(f"{name}: latency varies, {p['latency_min']}..{p['latency_max']} clocks")
+        elif p["latency_min"] != res["latency_declared"]:
+            out.append(f"{name}: latency {p['latency_min']} clocks, descriptor says "
+                       f"{res['latency_declared']}")
+        if p["wrong"]:
+            out.append(f"{name}: {p['wrong']} wrong answers, first {p['wrong_first']}")
+        if name == "writes" and not p["writes"]:
+            out.append(f"{name}: no WRITE command completed during the stream")
+    return out
+
+
+@cocotb.test(timeout_time=50, timeout_unit="ms")
+async def bench_lookups(dut):
+    rng, seed = cocotb_util.test_rng(dut, "bench_lookups")
+    unit = Unit(dut)
+    await unit.start()
+    d = unit.desc
+    kind = d.kind & 0xFF
+    assert kind in LOADERS, f"descriptor kind {kind}: no loader for it"
+    table = LOADERS[kind](unit, rng)
+    await table.load(n=min(d.size // 2, 32), spares=4)
+    dut._log.info("%s: %s, loaded", os.environ.get("COCOTB_TOPLEVEL", dut._name), d)
+    await ClockCycles(dut.clk, 10)
+    res = {
+        "unit": os.environ.get("COCOTB_TOPLEVEL", dut._name),
+        "kind": KIND_NAMES[kind],
+        "key_bits": d.key_bits, "size": d.size, "data_bits": d.data_bits,
+        "geometry": d.geometry,
+        "latency_declared": d.latency,
+        "seed": seed,
+        "phases": {},
+    }
+    for name, with_writes in (("idle", False), ("writes", True)):
+        keys = key_stream(rng, table, KEYS)
+        res["phases"][name] = await run_phase(unit, table, keys, with_writes)
+        dut._log.info("%s: %s", name, res["phases"][name])
+        await ClockCycles(dut.clk, 10)
+    res["failures"] = failures(res)
+    with open(os.environ["MATCHA_BENCH_OUT"], "w") as f:
+        json.dump(res, f, indent=1)
+    assert not res["failures"], "; ".join(res["failures"])

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Lookup benchmark of the match-table units: runs lookup_tb.py on every table unit found
+in build/rtl/tables (a module with the table interface of docs/tables.md: `s_axil`,
+`lookup_valid`/`lookup_payload`, `result_valid`) and writes a Markdown table (and the raw
+JSON) of lookups per clock and latency in clocks, measured and declared.
+
+Exits non-zero if a unit fails: fewer results than keys, lookups per clock below 1, a
+latency that varies or differs from the descriptor's, or a wrong answer. The Markdown is
+written in any case, failed units marked FAIL.
+
+usage: python bench/tables/run_lookups.py [--units matcha_exact_table,...] [--keys 2000]
+                                          [--out build/bench/tables_lookups.md]
+"""
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+
+from tb.common import sim  # noqa: E402
+
+CONFIG = "tables"
+PORTS = ("s_axil_awaddr", "lookup_valid", "lookup_payload", "result_valid",
+         "result_payload_hit", "result_payload_entryIndex")
+
+
+def table_units(rtl_dir):
+    """Top modules in `rtl_dir`/*.v that have the table interface, sorted by name."""
+    units = []
+    for v in sorted(rtl_dir.glob("*.v")):
+        text = v.read_text(errors="replace")
+        m = re.search(r"^module\s+(\w+)\s*\((.*?)\);", text, re.S | re.M)
+        if m and m.group(1) == v.stem and \
+                all(re.search(rf"\b{p}\b", m.group(2)) for p in PORTS):
+            units.append(v.stem)
+    return units
+
+
+def row(r):
+    p, w = r["phases"]["idle"], r["phases"]["writes"]
+
+    def lat(ph):
+        if ph["latency_min"] is None:
+            return "none"
+        return str(ph["latency_min"]) if ph["latency_min"] == ph["latency_max"] else \
+            f"{ph['latency_min']}..{ph['latency_max']}"
+
+    status = "ok" if not r["failures"] else "**FAIL**"
+    return (f"| {r['unit']} | {r['kind']} | {r['key_bits']} | {r['size']} "
+            f"| {p['results_per_clock']:.3f} | {lat(p)} | {r['latency_declared']} "
+            f"| {w['results_per_clock']:.3f} | {lat(w)} | {w['writes']} "
+            f"| {p['hits'] + w['hits']} / {p['misses'] + w['misses']} | {status} |")
+
+
+def table(results):
+    lines = [
+        "| unit | kind | key bits | entries | lookups/clock | latency measured "
+        "| latency declared | lookups/clock during WRITEs | latency during WRITEs "
+        "| WRITEs during the stream | hits / misses | |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    return "\n".join(lines + [row(r) for r in results])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--units", help="comma-separated top modules (default: all found)")
+    ap.add_argument("--keys", type=int, default=2000, help="keys per phase")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=str(REPO / "build" / "bench" / "tables_lookups.md"),
+                    help="Markdown table (the raw JSON goes next to it)")
+    args = ap.parse_args()
+
+    rtl_dir = sim.RTL_DIR / CONFIG
+    units = args.units.split(",") if args.units else table_units(rtl_dir)
+    if not units:
+        sys.exit(f"bench: no table unit in {rtl_dir} (run `make rtl`)")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    results, failed = [], []
+    for unit in units:
+        if not sim.rtl_file(CONFIG, unit).exists():
+            sys.exit(f"bench: {sim.rtl_file(CONFIG, unit)} not found")
+        raw = out.parent / f"lookups_{unit}.json"
+        raw.unlink(missing_ok=True)
+        t0 = time.time()
+        error = None
+        try:
+            sim.run(CONFIG, unit, "lookup_tb", run_name="lookup_bench", seed=args.seed,
+                    env={"MATCHA_BENCH_OUT": raw, "MATCHA_BENCH_KEYS": args.keys},
+                    pythonpath=[HERE])
+        except (AssertionError, RuntimeError) as e:
+            error = str(e)
+        if raw.exists():
+            r = json.loads(raw.read_text())
+            results.append(r)
+            if r["failures"] and error is None:
+                error = "; ".join(r["failures"])
+        elif error is None:
+            error = "no results written"
+        if error:
+            failed.append(unit)
+            print(f"bench: {unit} FAILED: {error}", file=sys.stderr, flush=True)
+        else:
+            p = r["phases"]
+            print(f"bench: {unit} ok in {time.time() - t0:.0f} s: "
+                  f"{p['idle']['results_per_clock']:.3f} lookups/clock, latency "
+                  f"{p['idle']['latency_min']} (declared {r['latency_declared']}); "
+                  f"with {p['writes']['writes']} WRITEs {p['writes']['results_per_clock']:.3f}",
+                  flush=True)
+
+    md = table(results)
+    if failed:
+        md += "\n\nFailed: " + ", ".join(failed) + (
+            " (no results)" if len(results) < len(units) else "") + "."
+    out.write_text(md + "\n")
+    out.with_suffix(".json").write_text(json.dumps(results, indent=1))
+    print(md)
+    if failed:
+        sys.exit(f"bench: lookup bench failed for {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()
