@@ -22,16 +22,27 @@ What the recorder models of docs/tables.md, and nothing more:
   anything else there is a bus error;
 - in each table's window, the staging registers (INDEX, FLAGS, PRIORITY, KEY, MASK, DATA)
   read back what was last written; HITS and MISSES read 0;
-- a CMD write sets the error field of STATUS: 2 for an unknown command, 1 for a WRITE or
-  READ whose INDEX is out of range for the table as its descriptor describes it (exact and
-  ternary: below `size`; LPM: `level << 20 | address` with level 0 one node and levels
-  below it `nodes` nodes of `2^(keyWidth/levels)` entries, and level `levels` the `size`
-  results), 0 otherwise; STATUS is never busy;
+- a CMD write sets the error field of STATUS: 2 for an unknown command or one the table
+  does not have (ZERO without counters, DEFAULT and READ_DEFAULT without a default
+  action: descriptor kind bits 8 and 9), 1 for a WRITE, READ or ZERO whose INDEX is out of
+  range for the table as its descriptor describes it (exact and ternary: below `size`;
+  LPM: `level << 20 | address` with level 0 one node and levels below it `nodes` nodes of
+  `2^(keyWidth/levels)` entries, and level `levels` the `size` results), 0 otherwise;
+  STATUS is never busy;
 - a READ command does not load the staging registers: the recorder knows no table
   contents (the driver reads entries back only in matcha_exact_read and
-  matcha_ternary_read, which have no use here).
+  matcha_ternary_read, which have no use here);
+- per-entry counts: a READ latches into PACKETS and BYTES what `RecordingBus.counts`
+  holds for the entry, 0 unless a test put better information there (e.g. counts it read
+  from the DUT); ZERO and CLEAR set the counts it holds to 0. The driver's per-entry
+  totals (what it carries along when it moves an entry) are therefore built from these
+  values;
+- the default action: DEFAULT keeps the staged action id and data as the table's
+  (`RecordingBus.defaults`), READ_DEFAULT loads them into FLAGS (bit 0 set) and DATA;
+  before any DEFAULT a table's is unknown and reads as action 0, data 0 unless a test
+  set it.
 
-It never models a table's contents, a trie or a hash.
+It never models a table's entries, a trie or a hash.
 """
 
 import ctypes
@@ -49,13 +60,17 @@ LIBRARY = SW_BUILD / "libmatcha.so"
 # enum matcha_error
 OK, EIO, ENODEV, EVERSION, EINVAL, ENOTABLE, EKIND = 0, -1, -2, -3, -4, -5, -6
 E2BIG, EEXIST, ENOENT, ENOSPC, ENOMEM, ETIMEDOUT, EHW = -7, -8, -9, -10, -11, -12, -13
+ENOTSUP = -14
 ERRORS = {code: "MATCHA_" + name for name, code in dict(
     OK=OK, EIO=EIO, ENODEV=ENODEV, EVERSION=EVERSION, EINVAL=EINVAL, ENOTABLE=ENOTABLE,
     EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
-    ETIMEDOUT=ETIMEDOUT, EHW=EHW).items()}
+    ETIMEDOUT=ETIMEDOUT, EHW=EHW, ENOTSUP=ENOTSUP).items()}
 
 KIND_EXACT, KIND_LPM, KIND_TERNARY = 1, 2, 3
+KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
+COUNTERS_RESET = 0x1  # MATCHA_COUNTERS_RESET
+RANGE_MAX_PREFIXES = 62  # MATCHA_RANGE_MAX_PREFIXES
 
 # docs/tables.md: self-describing block and table window.
 MAGIC, VERSION, BUILD_ID, OBJECTS, DESCRIPTORS = 0x000, 0x004, 0x008, 0x00C, 0x040
@@ -63,7 +78,8 @@ DESCRIPTOR_BYTES, INFO_BYTES = 32, 0x10000
 WIN_CMD = WIN_STATUS = 0x000
 WIN_INDEX, WIN_FLAGS, WIN_PRIORITY = 0x004, 0x008, 0x00C
 WIN_KEY, WIN_MASK, WIN_DATA, WIN_HITS, WIN_MISSES = 0x040, 0x080, 0x0C0, 0x100, 0x108
-CMD_WRITE, CMD_READ, CMD_CLEAR = 1, 2, 3
+WIN_PACKETS, WIN_BYTES = 0x110, 0x118
+CMD_WRITE, CMD_READ, CMD_CLEAR, CMD_ZERO, CMD_DEFAULT, CMD_READ_DEFAULT = 1, 2, 3, 4, 5, 6
 ERR_NONE, ERR_INDEX_RANGE, ERR_UNKNOWN_CMD = 0, 1, 2
 LPM_LEVEL_SHIFT, LPM_ADDRESS_MASK = 20, 0xFFFFF
 
@@ -112,10 +128,16 @@ class TableInfo(ctypes.Structure):
     """struct matcha_table_info"""
     _fields_ = [(n, ctypes.c_uint) for n in ("kind", "key_bits", "size", "data_bits")] + \
         [("base", ctypes.c_uint32)] + \
-        [(n, ctypes.c_uint) for n in ("ways", "levels", "latency")]
+        [(n, ctypes.c_uint) for n in ("ways", "levels", "latency")] + \
+        [(n, ctypes.c_bool) for n in ("counters", "default_action")]
 
     def __repr__(self):
         return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
+
+
+class _Prefix(ctypes.Structure):
+    """struct matcha_prefix"""
+    _fields_ = [("value", ctypes.c_uint32), ("mask", ctypes.c_uint32)]
 
 
 def library():
@@ -126,6 +148,7 @@ def library():
     lib = ctypes.CDLL(str(build_library()))
     P, U, I, U8, U32 = ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_uint8, ctypes.c_uint32
     B = ctypes.c_char_p
+    U64P = ctypes.POINTER(ctypes.c_uint64)
     sigs = {
         "matcha_strerror": (ctypes.c_char_p, [I]),
         "matcha_open_ops": (I, [ctypes.POINTER(_RegsOps), P, ctypes.POINTER(P)]),
@@ -142,6 +165,17 @@ def library():
         "matcha_lpm_delete": (I, [P, U, B, U]),
         "matcha_lpm_level": (I, [P, U, U, ctypes.POINTER(U), ctypes.POINTER(U)]),
         "matcha_lpm_lookup_sw": (I, [P, U, B, ctypes.POINTER(U32)]),
+        "matcha_exact_lookup_sw": (I, [P, U, B, U, ctypes.POINTER(U32)]),
+        "matcha_ternary_add": (I, [P, U, B, B, U, U32, U8, B, U]),
+        "matcha_ternary_delete": (I, [P, U, B, B, U, U32]),
+        "matcha_table_set_default": (I, [P, U, U8, B, U]),
+        "matcha_table_get_default": (I, [P, U, ctypes.POINTER(U8), P, U]),
+        "matcha_counters_read": (I, [P, U, U32, U64P, U64P]),
+        "matcha_counters_zero": (I, [P, U, U32]),
+        "matcha_exact_counters": (I, [P, U, B, U, U64P, U64P, U]),
+        "matcha_lpm_counters": (I, [P, U, B, U, U64P, U64P, U]),
+        "matcha_ternary_counters": (I, [P, U, B, B, U, U32, U64P, U64P, U]),
+        "matcha_range_to_prefixes": (I, [U32, U32, U, ctypes.POINTER(_Prefix), U]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -152,6 +186,17 @@ def library():
 
 def strerror(code):
     return library().matcha_strerror(code).decode()
+
+
+def range_to_prefixes(lo, hi, bits):
+    """The inclusive range [lo, hi] of a `bits`-wide field as the fewest (value, mask)
+    pairs that match exactly the range (matcha_range_to_prefixes)."""
+    out = (_Prefix * RANGE_MAX_PREFIXES)()
+    n = library().matcha_range_to_prefixes(lo, hi, bits, out, RANGE_MAX_PREFIXES)
+    if n < 0:
+        raise MatchaError("matcha_range_to_prefixes", n,
+                          f"[{lo}, {hi}] of a {bits}-bit field: {strerror(n)}")
+    return [(p.value, p.mask) for p in out[:n]]
 
 
 def to_be(value, bits):
@@ -289,6 +334,79 @@ class Device:
             raise MatchaError("matcha_lpm_lookup_sw", rc, self.last_error())
         return r.value
 
+    def exact_lookup_sw(self, table, key, key_bits=None):
+        """The index (way * slots + slot) where the driver put a key, None if absent."""
+        kb = key_bits if key_bits is not None else self._widths(table)[0]
+        index = ctypes.c_uint32()
+        rc = self._guard(self._lib.matcha_exact_lookup_sw, self._dev, table, to_be(key, kb),
+                         kb, ctypes.byref(index))
+        if rc == ENOENT:
+            return None
+        if rc < 0:
+            raise MatchaError("matcha_exact_lookup_sw", rc, self.last_error())
+        return index.value
+
+    def ternary_add(self, table, value, mask, priority, action_id, data, key_bits=None,
+                    data_bits=None):
+        """value, mask: ints of the table's key width (or raw bytes); data: an int."""
+        kb, db = self._widths(table)
+        kb = key_bits if key_bits is not None else kb
+        db = data_bits if data_bits is not None else db
+        self._call("matcha_ternary_add", table, to_be(value, kb), to_be(mask, kb), kb,
+                   priority, action_id, to_be(data, db), db)
+
+    def ternary_delete(self, table, value, mask, priority, key_bits=None):
+        kb = key_bits if key_bits is not None else self._widths(table)[0]
+        self._call("matcha_ternary_delete", table, to_be(value, kb), to_be(mask, kb), kb,
+                   priority)
+
+    # Per-entry counters: each returns (packets, bytes).
+
+    def counters_read(self, table, index):
+        """Raw counts of one index (exact slot, LPM result, ternary entry)."""
+        p, b = ctypes.c_uint64(), ctypes.c_uint64()
+        self._call("matcha_counters_read", table, index, ctypes.byref(p), ctypes.byref(b))
+        return p.value, b.value
+
+    def counters_zero(self, table, index):
+        self._call("matcha_counters_zero", table, index)
+
+    def _entry_counters(self, name, table, *args, reset=False):
+        p, b = ctypes.c_uint64(), ctypes.c_uint64()
+        self._call(name, table, *args, ctypes.byref(p), ctypes.byref(b),
+                   COUNTERS_RESET if reset else 0)
+        return p.value, b.value
+
+    def exact_counters(self, table, key, reset=False, key_bits=None):
+        """The counts of an entry wherever it sat since it was added (or last reset)."""
+        kb = key_bits if key_bits is not None else self._widths(table)[0]
+        return self._entry_counters("matcha_exact_counters", table, to_be(key, kb), kb,
+                                    reset=reset)
+
+    def lpm_counters(self, table, prefix, length, reset=False):
+        kb = self._widths(table)[0]
+        return self._entry_counters("matcha_lpm_counters", table, to_be(prefix, kb), length,
+                                    reset=reset)
+
+    def ternary_counters(self, table, value, mask, priority, reset=False, key_bits=None):
+        kb = key_bits if key_bits is not None else self._widths(table)[0]
+        return self._entry_counters("matcha_ternary_counters", table, to_be(value, kb),
+                                    to_be(mask, kb), kb, priority, reset=reset)
+
+    # The default (miss) action.
+
+    def set_default(self, table, action_id, data, data_bits=None):
+        db = data_bits if data_bits is not None else self._widths(table)[1]
+        self._call("matcha_table_set_default", table, action_id, to_be(data, db), db)
+
+    def get_default(self, table):
+        """(action id, action data as an int)."""
+        db = self._widths(table)[1]
+        action = ctypes.c_uint8()
+        data = ctypes.create_string_buffer(max(1, (db + 7) // 8))
+        self._call("matcha_table_get_default", table, ctypes.byref(action), data, db)
+        return action.value, int.from_bytes(data.raw[:(db + 7) // 8], "big")
+
     def __enter__(self):
         return self
 
@@ -309,9 +427,29 @@ class Descriptor:
     latency: int
     extra: int     # nodes per level below the first (LPM), 0
 
+    @property
+    def code(self):
+        """The kind without its flags: KIND_EXACT, KIND_LPM or KIND_TERNARY."""
+        return self.kind & 0xFF
+
+    @property
+    def counters(self):
+        return bool(self.kind & KIND_COUNTERS)
+
+    @property
+    def default_action(self):
+        return bool(self.kind & KIND_DEFAULT_ACTION)
+
+    def counter_index(self, index):
+        """The counter a window INDEX names (entry, or LPM result), None if none."""
+        if self.code != KIND_LPM:
+            return index if 0 <= index < self.size else None
+        level, address = index >> LPM_LEVEL_SHIFT, index & LPM_ADDRESS_MASK
+        return address if level == self.geometry and address < self.size else None
+
     def index_in_range(self, index):
-        """Whether a WRITE or READ of `index` addresses an entry of this table."""
-        if self.kind != KIND_LPM:
+        """Whether a WRITE, READ or ZERO of `index` addresses an entry of this table."""
+        if self.code != KIND_LPM:
             return 0 <= index < self.size
         level, address = index >> LPM_LEVEL_SHIFT, index & LPM_ADDRESS_MASK
         if self.geometry == 0:
@@ -350,9 +488,14 @@ class RecordingBus:
         self.snapshot = dict(snapshot)
         self.tables = descriptors(self.snapshot)
         self.windows = {d.base: d for d in self.tables}
+        self.number = {d.base: i for i, d in enumerate(self.tables)}
         self.staging = {}  # address -> value last written
         self.error = {}    # window base -> error field of STATUS
         self.writes = []
+        # What the recorder knows beyond the registers; tests may fill both.
+        self.counts = {}    # (table, counter index) -> (packets, bytes)
+        self.defaults = {}  # table -> (action id, action data as an int)
+        self.latched = {}   # window base -> (packets, bytes) of the last READ
 
     def _window(self, addr):
         base = addr & ~0xFFFF
@@ -371,6 +514,9 @@ class RecordingBus:
             return self.error.get(base, ERR_NONE) << 8
         if off in (WIN_HITS, WIN_HITS + 4, WIN_MISSES, WIN_MISSES + 4):
             return 0
+        if WIN_PACKETS <= off < WIN_BYTES + 8:
+            value = self.latched.get(base, (0, 0))[(off - WIN_PACKETS) // 8]
+            return (value >> 32 if off % 8 else value) & 0xFFFFFFFF
         return self.staging.get(addr, 0)
 
     def write32(self, addr, value):
@@ -381,14 +527,40 @@ class RecordingBus:
             self.staging[addr] = value
             self.writes.append(Write(addr, value))
             return
-        if value not in (CMD_WRITE, CMD_READ, CMD_CLEAR):
+        known = {CMD_WRITE, CMD_READ, CMD_CLEAR}
+        known |= {CMD_ZERO} if d.counters else set()
+        known |= {CMD_DEFAULT, CMD_READ_DEFAULT} if d.default_action else set()
+        index = self.staging.get(base + WIN_INDEX, 0)
+        if value not in known:
             err = ERR_UNKNOWN_CMD
-        elif value != CMD_CLEAR and not d.index_in_range(self.staging.get(base + WIN_INDEX, 0)):
+        elif value in (CMD_WRITE, CMD_READ, CMD_ZERO) and not d.index_in_range(index):
             err = ERR_INDEX_RANGE
         else:
             err = ERR_NONE
+            self._command(base, d, value, index)
         self.error[base] = err
         self.writes.append(Write(addr, value, err))
+
+    def _command(self, base, d, cmd, index):
+        """What a command that succeeds does to what the recorder knows."""
+        table, counter = self.number[base], d.counter_index(index)
+        if cmd == CMD_READ and d.counters:
+            self.latched[base] = self.counts.get((table, counter), (0, 0))
+        elif cmd == CMD_ZERO and counter is not None:
+            self.counts.pop((table, counter), None)
+        elif cmd == CMD_CLEAR:
+            self.counts = {k: v for k, v in self.counts.items() if k[0] != table}
+        elif cmd == CMD_DEFAULT:
+            words = (d.data_bits + 31) // 32
+            data = sum(self.staging.get(base + WIN_DATA + 4 * i, 0) << (32 * i)
+                       for i in range(words))
+            action = (self.staging.get(base + WIN_FLAGS, 0) >> 8) & 0xFF
+            self.defaults[table] = (action, data & ((1 << d.data_bits) - 1))
+        elif cmd == CMD_READ_DEFAULT:
+            action, data = self.defaults.get(table, (0, 0))
+            self.staging[base + WIN_FLAGS] = action << 8 | 1
+            for i in range((d.data_bits + 31) // 32):
+                self.staging[base + WIN_DATA + 4 * i] = (data >> (32 * i)) & 0xFFFFFFFF
 
     def take(self):
         """The writes recorded since the last take(), oldest first."""
