@@ -144,8 +144,8 @@ def test_generated_layout_program_if_present():
         layout = json.load(f)
     if program_section(layout) is None:
         pytest.skip(f"{path} has no program section yet")
-    p = load(path)
-    assert p.check() == []
+    p = load(path, strict=False)
+    assert p.problems == [], f"{path}: {p.problems}"
     assert compare(layout, l2l3.PROGRAM) == []
 
 

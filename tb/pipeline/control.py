@@ -1,0 +1,200 @@
+"""Table control for the pipeline tests: the C driver and the program model side by side.
+
+Every table change goes through the real driver (libmatcha, tb/common/driver.py) opened on
+a bus that is, by default, the `RecordingBus` of tb/common/driver.py: the driver call runs
+at once and its register writes are kept, to be performed on the DUT afterwards with
+`driver.replay`. The model (tb/model/program.py) is changed only once the writes have been
+performed (`Update.commit`), so that a test knows which frames may have seen the old
+tables and which the new.
+
+Calls whose result depends on what the hardware holds (per-entry counters, the default
+action's readback, a change that moves counted entries: the driver carries their counts
+along) run on a live bus instead (`SwitchBus.live`), whose read32 and write32 block until
+the simulator has done the access (see pipeline_tb.LiveBus).
+
+Nothing here imports cocotb: the same code runs in the simulation and, against a
+self-describing block made from the program description (`snapshot_for`), in plain pytest.
+"""
+
+import ctypes
+from dataclasses import dataclass, field
+
+from tb.common import driver as drv
+
+KIND_CODES = {"exact": drv.KIND_EXACT, "lpm": drv.KIND_LPM, "ternary": drv.KIND_TERNARY}
+VERSION_1_0 = 1 << 16
+MAGIC_VALUE = 0x4D544348
+
+
+class SwitchBus:
+    """The driver's register backend: the recorder, or a live bus while one is set."""
+
+    def __init__(self, recorder):
+        self.recorder = recorder
+        self.live = None
+
+    def read32(self, addr):
+        return (self.live or self.recorder).read32(addr)
+
+    def write32(self, addr, value):
+        return (self.live or self.recorder).write32(addr, value)
+
+
+def descriptor_of(table):
+    """The descriptor docs/tables.md gives a table of a program description: kind (with
+    the counters and default bits), keyWidth, size, dataWidth, base, ways/levels, latency,
+    nodes."""
+    kind = KIND_CODES[table["kind"]] | drv.KIND_DEFAULT_ACTION
+    if table.get("counters"):
+        kind |= drv.KIND_COUNTERS
+    geometry = extra = 0
+    if table["kind"] == "exact":
+        geometry = table.get("ways", 4)
+    elif table["kind"] == "lpm":
+        geometry = table["lpm"]["levels"]
+        extra = table["lpm"]["nodes"]
+    return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
+                          (table["index"] + 1) * 0x10000, geometry, table.get("latency", 0),
+                          extra)
+
+
+def snapshot_for(program, build_id=0):
+    """A self-describing block (address -> value, as driver.read_info_block returns it)
+    for a program description: what the hardware should show for it."""
+    tables = sorted(program["tables"], key=lambda t: t["index"])
+    snap = {drv.MAGIC: MAGIC_VALUE, drv.VERSION: VERSION_1_0, drv.BUILD_ID: build_id,
+            drv.OBJECTS: len(tables)}
+    for i, t in enumerate(tables):
+        d = descriptor_of(t)
+        for j, v in enumerate((d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
+                               d.latency, d.extra)):
+            snap[drv.DESCRIPTORS + drv.DESCRIPTOR_BYTES * i + 4 * j] = v
+    return snap
+
+
+@dataclass
+class Update:
+    """One table change: the driver call that makes it and the change of the model.
+    Control.record runs the call on the recorder and keeps its register writes, to be
+    performed on the DUT; a live change runs the call on the live bus instead. commit()
+    changes the model, once the DUT has the change."""
+    what: str
+    call: object
+    apply: object
+    writes: list = None
+    done: bool = field(default=False)
+
+    def commit(self):
+        if not self.done:
+            self.apply()
+        self.done = True
+
+
+class Control:
+    """The driver (on a SwitchBus over a RecordingBus of `snapshot`) and the model
+    `program` (a tb.model.program.Program), changed together."""
+
+    def __init__(self, snapshot, program):
+        self.recorder = drv.RecordingBus(snapshot)
+        self.bus = SwitchBus(self.recorder)
+        self.dev = drv.Device(self.bus)
+        self.model = program
+        self.open_writes = self.recorder.take()
+        self.number = {t.name: t.index for t in program.tables}
+
+    def close(self):
+        self.dev.close()
+
+    # ------------------------------------------------------------------ the driver
+
+    def record(self, update):
+        """Runs the update's driver call on the recorder; returns its register writes. A
+        refused call (MatchaError) must have written nothing."""
+        assert self.bus.live is None, "a recorded change while the live bus is set"
+        self.recorder.take()
+        try:
+            update.call()
+        except drv.MatchaError:
+            writes = self.recorder.take()
+            assert writes == [], f"{update.what}: refused ({self.dev.last_error()}) but " \
+                                 f"wrote {len(writes)} registers"
+            raise
+        update.writes = self.recorder.take()
+        return update.writes
+
+    # ------------------------------------------------------------------ changes
+
+    def add(self, name, *entry, action, data=0):
+        """The Update adding an entry: exact (key,), LPM (prefix, length), ternary (value,
+        mask, priority)."""
+        t = self.model[name]
+        n = self.number[name]
+        aid = t.action_id(action)
+        adders = {"exact": self.dev.exact_add, "lpm": self.dev.lpm_add,
+                  "ternary": self.dev.ternary_add}
+        call = lambda: adders[t.kind](n, *entry, aid, data)  # noqa: E731
+        apply = lambda: t.add(*entry, aid, data)  # noqa: E731
+        return Update(f"{name} add {_entry_str(entry)} {t.action(aid).name}({data:#x})",
+                      call, apply)
+
+    def delete(self, name, *entry):
+        t = self.model[name]
+        n = self.number[name]
+        deleters = {"exact": self.dev.exact_delete, "lpm": self.dev.lpm_delete,
+                    "ternary": self.dev.ternary_delete}
+        call = lambda: deleters[t.kind](n, *entry)  # noqa: E731
+        return Update(f"{name} delete {_entry_str(entry)}", call, lambda: t.delete(*entry))
+
+    def set_default(self, name, action, data=0):
+        t = self.model[name]
+        n = self.number[name]
+        aid = t.action_id(action)
+        call = lambda: self.dev.set_default(n, aid, data)  # noqa: E731
+        return Update(f"{name} default {t.action(aid).name}({data:#x})", call,
+                      lambda: t.set_default(aid, data))
+
+    def clear(self, name):
+        t = self.model[name]
+        return Update(f"{name} clear", lambda: self.dev.table_clear(self.number[name]),
+                      t.clear)
+
+    # -------------------------------------------------- reads (on a live bus only)
+
+    def get_default(self, name):
+        """(action id, data) the hardware holds as the miss action (live bus)."""
+        return self.dev.get_default(self.number[name])
+
+    def table_counters(self, name):
+        """(hits, misses) through the driver (live bus)."""
+        hits, misses = ctypes.c_uint64(), ctypes.c_uint64()
+        self.dev._call("matcha_table_counters", self.number[name], ctypes.byref(hits),
+                       ctypes.byref(misses))
+        return hits.value, misses.value
+
+    def entry_counters(self, name, entry):
+        """(packets, bytes) of one entry through the driver's by-key call (live bus)."""
+        entry = entry_args(entry)
+        t = self.model[name]
+        by_key = {"exact": self.dev.exact_counters, "lpm": self.dev.lpm_counters,
+                  "ternary": self.dev.ternary_counters}
+        return by_key[t.kind](self.number[name], *entry)
+
+    def index_counters(self, name, index):
+        """(packets, bytes) of one counter index, raw (live bus)."""
+        return self.dev.counters_read(self.number[name], index)
+
+
+def entry_args(entry):
+    """An entry's identity as the model lists it (an exact key is a bare int) as the
+    argument tuple of add/delete/counters: (key,), (prefix, length), (value, mask,
+    priority)."""
+    return entry if isinstance(entry, tuple) else (entry,)
+
+
+def _entry_str(entry):
+    return "(" + ", ".join(f"{v:#x}" if v > 9 else str(v) for v in entry) + ")"
+
+
+def range_pairs(lo, hi, bits=16):
+    """(value, mask) pairs covering lo..hi exactly: the driver's range split."""
+    return drv.range_to_prefixes(lo, hi, bits)
