@@ -1,39 +1,43 @@
 #!/usr/bin/env bash
-# Table benchmark: ECP5 resources of the exact and LPM units over a sweep of key widths
-# and sizes (Yosys synth_ecp5), written to bench/results/tables.md.
-#   bash bench/tables/run.sh      (from the repository root, after `make setup`)
+# Table benchmark, written to bench/results/tables.md (raw numbers in build/bench/tables/):
+# - lookups: bench/tables/run_lookups.py on every table unit in build/rtl/tables, in
+#   Verilator: lookups per clock (must be 1) and latency in clocks (must not vary, must
+#   be the descriptor's), idle and with WRITE commands running;
+# - a sweep of key widths and sizes (matcha.table.TableSweep, generated here with Maven
+#   into build/rtl/table-sweep): the same lookup bench on every unit of it, and its
+#   resources by Yosys synth_ecp5.
+#   bash bench/tables/run.sh      (from the repository root, after `make setup` and `make rtl`)
+# Exits non-zero if a unit fails its lookup bench or a synthesis fails; the results file
+# is written in any case, with the failures listed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 set -a; . ./versions.env; set +a
+export PATH="$PWD/build/venv/bin:$PATH"
+raw=build/bench/tables
 sweep=build/rtl/table-sweep
+synth=build/synth/table-sweep
+rm -rf "$raw"
+mkdir -p "$raw"
+status=0
+
+python bench/tables/run_lookups.py --out "$raw/units.md" || status=1
+
 rm -rf "$sweep"
 (cd rtl && mvn -B -q -Dspinalhdl.version="$SPINALHDL_VERSION" -Dscala.version="$SCALA_VERSION" \
   -Dscala.binary.version="$SCALA_BINARY_VERSION" -Dscala-maven-plugin.version="$SCALA_MAVEN_PLUGIN_VERSION" \
   -Dexec-maven-plugin.version="$EXEC_MAVEN_PLUGIN_VERSION" -Dscalatest.version="$SCALATEST_VERSION" \
   -Dscalatest-maven-plugin.version="$SCALATEST_MAVEN_PLUGIN_VERSION" -Dsurefire.version="$SUREFIRE_VERSION" \
   compile exec:java -Dexec.mainClass=matcha.table.TableSweep -Dexec.args="--out ../$sweep")
-out=bench/results/tables.md
-{
-  echo "# Match-table units on ECP5"
-  echo
-  echo "One table unit (the table, its AXI4-Lite control window and the self-describing block),"
-  echo "synthesized alone by Yosys \`synth_ecp5\`. Every unit takes a key every clock (II = 1);"
-  echo "latency is the unit's fixed lookup latency in clocks (exact 3, LPM levels + 2), as the"
-  echo "cocotb tests in tb/exact_table and tb/lpm_table check it clock for clock."
-  echo
-  echo "| unit | latency | LUT4 | TRELLIS_FF | DP16KD | TRELLIS_DPR16X4 | CCU2C |"
-  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-} >"$out"
+
+python bench/tables/run_lookups.py --sweep "$sweep" --out "$raw/sweep.md" || status=1
+
 for dir in "$sweep"/*/; do
   name=$(basename "$dir")
   top=$(basename "$(ls "$dir"/*.v)" .v)
-  RTL_DIR=$sweep SYNTH_DIR=build/synth/table-sweep TOP=$top tools/synth_ecp5.sh "$name" >/dev/null
-  latency=$(awk -v n="$name" '$1 == n { print $2 }' "$sweep/latency.tsv")
-  res=build/synth/table-sweep/$name/resources.txt
-  printf '| %s | %s | %s |\n' "$name" "$latency" "$(awk '{print $2}' "$res" | paste -sd'|' - | sed 's/|/ | /g')" >>"$out"
+  rm -f "$synth/$name/resources.txt"
+  RTL_DIR=$sweep SYNTH_DIR=$synth TOP=$top tools/synth_ecp5.sh "$name" || status=1
 done
-{
-  echo
-  echo "Produced by \`bash bench/tables/run.sh\` on commit $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d)."
-} >>"$out"
-cat "$out"
+
+python bench/tables/write_results.py --units-json "$raw/units.json" --sweep-json "$raw/sweep.json" \
+  --sweep "$sweep" --synth "$synth" --out bench/results/tables.md || status=1
+exit $status

@@ -2,14 +2,17 @@
 """Lookup benchmark of the match-table units: runs lookup_tb.py on every table unit found
 in build/rtl/tables (a module with the table interface of docs/tables.md: `s_axil`,
 `lookup_valid`/`lookup_payload`, `result_valid`) and writes a Markdown table (and the raw
-JSON) of lookups per clock and latency in clocks, measured and declared.
+JSON) of lookups per clock and latency in clocks, measured and declared. With --sweep DIR
+it runs on the units of a table sweep instead (DIR/<name>/<unit>.v, as
+matcha.table.TableSweep writes them; models built under build/sim/table-sweep/).
 
 Exits non-zero if a unit fails: fewer results than keys, lookups per clock below 1, a
 latency that varies or differs from the descriptor's, or a wrong answer. The Markdown is
 written in any case, failed units marked FAIL.
 
 usage: python bench/tables/run_lookups.py [--units matcha_exact_table,...] [--keys 2000]
-                                          [--out build/bench/tables_lookups.md]
+                                          [--sweep build/rtl/table-sweep]
+                                          [--out build/bench/tables/units.md]
 """
 
 import argparse
@@ -42,19 +45,31 @@ def table_units(rtl_dir):
     return units
 
 
+def sweep_units(sweep_dir):
+    """(name, unit) of every sweep directory holding one table unit, sorted by name."""
+    out = []
+    for d in sorted(p for p in sweep_dir.iterdir() if p.is_dir()):
+        units = table_units(d)
+        if len(units) == 1:
+            out.append((d.name, units[0]))
+    return out
+
+
+def lat(phase):
+    """A phase's latency: one number, or min..max when it varies."""
+    if phase["latency_min"] is None:
+        return "none"
+    return str(phase["latency_min"]) if phase["latency_min"] == phase["latency_max"] else \
+        f"{phase['latency_min']}..{phase['latency_max']}"
+
+
 def row(r):
     p, w = r["phases"]["idle"], r["phases"]["writes"]
 
-    def lat(ph):
-        if ph["latency_min"] is None:
-            return "none"
-        return str(ph["latency_min"]) if ph["latency_min"] == ph["latency_max"] else \
-            f"{ph['latency_min']}..{ph['latency_max']}"
-
     status = "ok" if not r["failures"] else "**FAIL**"
-    return (f"| {r['unit']} | {r['kind']} | {r['key_bits']} | {r['size']} "
-            f"| {p['results_per_clock']:.3f} | {lat(p)} | {r['latency_declared']} "
-            f"| {w['results_per_clock']:.3f} | {lat(w)} | {w['writes']} "
+    return (f"| {r['name']} | {r['kind']} | {r['key_bits']} | {r['size']} "
+            f"| {p['results_per_clock']:.4f} | {lat(p)} | {r['latency_declared']} "
+            f"| {w['results_per_clock']:.4f} | {lat(w)} | {w['writes']} "
             f"| {p['hits'] + w['hits']} / {p['misses'] + w['misses']} | {status} |")
 
 
@@ -70,55 +85,66 @@ def table(results):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--units", help="comma-separated top modules (default: all found)")
+    ap.add_argument("--units", help="comma-separated unit names: top modules, or with --sweep "
+                    "sweep directories (default: all found)")
     ap.add_argument("--keys", type=int, default=2000, help="keys per phase")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=str(REPO / "build" / "bench" / "tables_lookups.md"),
-                    help="Markdown table (the raw JSON goes next to it)")
+    ap.add_argument("--sweep", help="directory of a table sweep (instead of build/rtl/tables)")
+    ap.add_argument("--out", help="Markdown table, the raw JSON next to it (default: "
+                    "build/bench/tables/units.md, with --sweep build/bench/tables/sweep.md)")
     args = ap.parse_args()
 
-    rtl_dir = sim.RTL_DIR / CONFIG
-    units = args.units.split(",") if args.units else table_units(rtl_dir)
-    if not units:
-        sys.exit(f"bench: no table unit in {rtl_dir} (run `make rtl`)")
-    out = Path(args.out)
+    if args.sweep:
+        # One "configuration" per sweep directory, models kept apart from the tests'.
+        sim.RTL_DIR = Path(args.sweep).resolve()
+        sim.SIM_DIR = REPO / "build" / "sim" / "table-sweep"
+        jobs = [(name, name, unit) for name, unit in sweep_units(sim.RTL_DIR)]
+        rtl_dir = sim.RTL_DIR
+    else:
+        rtl_dir = sim.RTL_DIR / CONFIG
+        jobs = [(unit, CONFIG, unit) for unit in table_units(rtl_dir)]
+    if args.units:
+        jobs = [j for j in jobs if j[0] in args.units.split(",")]
+    if not jobs:
+        sys.exit(f"bench: no table unit in {rtl_dir}")
+    out = Path(args.out or REPO / "build" / "bench" / "tables" /
+               ("sweep.md" if args.sweep else "units.md"))
     out.parent.mkdir(parents=True, exist_ok=True)
     results, failed = [], []
-    for unit in units:
-        if not sim.rtl_file(CONFIG, unit).exists():
-            sys.exit(f"bench: {sim.rtl_file(CONFIG, unit)} not found")
-        raw = out.parent / f"lookups_{unit}.json"
+    for name, config, unit in jobs:
+        raw = out.parent / f"lookups_{name}.json"
         raw.unlink(missing_ok=True)
         t0 = time.time()
         error = None
         try:
-            sim.run(CONFIG, unit, "lookup_tb", run_name="lookup_bench", seed=args.seed,
+            sim.run(config, unit, "lookup_tb", run_name="lookup_bench", seed=args.seed,
                     env={"MATCHA_BENCH_OUT": raw, "MATCHA_BENCH_KEYS": args.keys},
                     pythonpath=[HERE])
         except (AssertionError, RuntimeError) as e:
             error = str(e)
         if raw.exists():
             r = json.loads(raw.read_text())
+            r["name"] = name
             results.append(r)
             if r["failures"] and error is None:
                 error = "; ".join(r["failures"])
         elif error is None:
             error = "no results written"
         if error:
-            failed.append(unit)
-            print(f"bench: {unit} FAILED: {error}", file=sys.stderr, flush=True)
+            failed.append(name)
+            print(f"bench: {name} FAILED: {error}", file=sys.stderr, flush=True)
         else:
             p = r["phases"]
-            print(f"bench: {unit} ok in {time.time() - t0:.0f} s: "
-                  f"{p['idle']['results_per_clock']:.3f} lookups/clock, latency "
+            print(f"bench: {name} ok in {time.time() - t0:.0f} s: "
+                  f"{p['idle']['results_per_clock']:.4f} lookups/clock, latency "
                   f"{p['idle']['latency_min']} (declared {r['latency_declared']}); "
-                  f"with {p['writes']['writes']} WRITEs {p['writes']['results_per_clock']:.3f}",
+                  f"with {p['writes']['writes']} WRITEs {p['writes']['results_per_clock']:.4f}",
                   flush=True)
 
     md = table(results)
     if failed:
         md += "\n\nFailed: " + ", ".join(failed) + (
-            " (no results)" if len(results) < len(units) else "") + "."
+            " (no results)" if len(results) < len(jobs) else "") + "."
     out.write_text(md + "\n")
     out.with_suffix(".json").write_text(json.dumps(results, indent=1))
     print(md)
