@@ -289,6 +289,30 @@ class Device:
             raise MatchaError("matcha_lpm_lookup_sw", rc, self.last_error())
         return r.value
 
+    def _ternary_fn(self, name):
+        """matcha_ternary_add / matcha_ternary_delete with their ctypes signature."""
+        P, U, U8, U32, B = (ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint8, ctypes.c_uint32,
+                            ctypes.c_char_p)
+        f = getattr(self._lib, name)
+        f.restype = ctypes.c_int
+        f.argtypes = {"matcha_ternary_add": [P, U, B, B, U, U32, U8, B, U],
+                      "matcha_ternary_delete": [P, U, B, B, U, U32]}[name]
+        return name
+
+    def ternary_add(self, table, value, mask, priority, action_id, data, key_bits=None,
+                    data_bits=None):
+        """value, mask: ints of the table's key width (or raw bytes); data: an int."""
+        kb, db = self._widths(table)
+        kb = key_bits if key_bits is not None else kb
+        db = data_bits if data_bits is not None else db
+        self._call(self._ternary_fn("matcha_ternary_add"), table, to_be(value, kb),
+                   to_be(mask, kb), kb, priority, action_id, to_be(data, db), db)
+
+    def ternary_delete(self, table, value, mask, priority, key_bits=None):
+        kb = key_bits if key_bits is not None else self._widths(table)[0]
+        self._call(self._ternary_fn("matcha_ternary_delete"), table, to_be(value, kb),
+                   to_be(mask, kb), kb, priority)
+
     def __enter__(self):
         return self
 
