@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Table benchmark: ECP5 resources of the exact and LPM units over a sweep of key widths
-# and sizes (Yosys synth_ecp5), written to bench/results/tables.md.
+# Table benchmark: ECP5 resources of the exact, ternary and LPM units over a sweep of key
+# widths and sizes (Yosys synth_ecp5), written to bench/results/tables.md.
 #   bash bench/tables/run.sh      (from the repository root, after `make setup`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,8 +18,9 @@ out=bench/results/tables.md
   echo
   echo "One table unit (the table, its AXI4-Lite control window and the self-describing block),"
   echo "synthesized alone by Yosys \`synth_ecp5\`. Every unit takes a key every clock (II = 1);"
-  echo "latency is the unit's fixed lookup latency in clocks (exact 3, LPM levels + 2), as the"
-  echo "cocotb tests in tb/exact_table and tb/lpm_table check it clock for clock."
+  echo "latency is the unit's fixed lookup latency in clocks (exact 3, LPM levels + 2, ternary 7),"
+  echo "as the cocotb tests in tb/exact_table, tb/lpm_table and tb/ternary_table check it clock for"
+  echo "clock."
   echo
   echo "| unit | latency | LUT4 | TRELLIS_FF | DP16KD | TRELLIS_DPR16X4 | CCU2C |"
   echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"

@@ -53,7 +53,8 @@ case class TernaryAction(c: TernaryTableConfig) extends Bundle {
   * when (v & mask_e[k]) == value_e[k]. A lookup reads the row its key chunk selects from
   * every chunk memory at once (asynchronous reads, so the memories map to distributed
   * RAM), ANDs the rows and the entry valid vector, and the lowest set bit is the answer;
-  * its action comes from a block RAM indexed by it. One key per clock, `c.latency` clocks.
+  * its action comes from a block RAM indexed by it. One key per clock, `c.latency` clocks;
+  * a miss gives action id, action data and entryIndex 0.
   *
   * The row memories' write enables cover 4 entries (a group), so an update of one entry
   * rewrites the 16 rows of its group in every chunk, computed from the value and mask of
