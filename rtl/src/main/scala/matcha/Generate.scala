@@ -71,5 +71,8 @@ ${fields.mkString(",\n")}
     spinal(tables).generateVerilog(top(new table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
     spinal(tables).generateVerilog(top(new table.LpmTableUnit(table.LpmTableConfig(32, 32, levels = 4, nodes = 16, results = 256)))())
     spinal(tables).generateVerilog(top(new table.LpmTableUnit(table.LpmTableConfig(128, 32, levels = 16, nodes = 8, results = 128)))())
+    spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
+    spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
+      "matcha_ternary128_table"))())
   }
 }

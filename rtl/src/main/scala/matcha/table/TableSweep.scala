@@ -4,9 +4,11 @@ import java.io.File
 import matcha.Generate
 
 /** Writes one table unit per directory under `--out DIR` for the table benchmark
-  * (bench/tables): exact tables over key widths and sizes, LPM tables over node counts. */
+  * (bench/tables): exact and ternary tables over key widths and sizes, LPM tables over node
+  * counts. */
 object TableSweep {
   val exact = for (key <- Seq(32, 104, 128); size <- Seq(1024, 4096)) yield ExactTableConfig(key, 32, size)
+  val ternary = for (key <- Seq(32, 104, 128); size <- Seq(64, 256)) yield TernaryTableConfig(key, 32, size)
   val lpm = Seq(
     LpmTableConfig(32, 32, levels = 4, nodes = 16, results = 256),
     LpmTableConfig(32, 32, levels = 4, nodes = 64, results = 1024),
@@ -24,6 +26,7 @@ object TableSweep {
       latencies ++= s"$name\t$latency\n"
     }
     for (c <- exact) emit(s"exact_k${c.keyWidth}_n${c.size}", c.latency, new ExactTableUnit(c))
+    for (c <- ternary) emit(s"ternary_k${c.keyWidth}_n${c.size}", c.latency, new TernaryTableUnit(c))
     for (c <- lpm) emit(s"lpm_k${c.keyWidth}_n${c.nodes}_r${c.results}", c.latency, new LpmTableUnit(c))
     val w = new java.io.PrintWriter(s"$out/latency.tsv")
     w.write(latencies.toString)
