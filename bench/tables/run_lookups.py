@@ -11,7 +11,7 @@ latency that varies or differs from the descriptor's, or a wrong answer. The Mar
 written in any case, failed units marked FAIL.
 
 usage: python bench/tables/run_lookups.py [--units matcha_exact_table,...] [--keys 2000]
-                                          [--sweep build/rtl/table-sweep]
+                                          [--sweep build/bench/table-sweep/rtl]
                                           [--out build/bench/tables/units.md]
 """
 
@@ -107,8 +107,9 @@ def main():
         jobs = [j for j in jobs if j[0] in args.units.split(",")]
     if not jobs:
         sys.exit(f"bench: no table unit in {rtl_dir}")
+    # Absolute: the simulation runs in its own directory.
     out = Path(args.out or REPO / "build" / "bench" / "tables" /
-               ("sweep.md" if args.sweep else "units.md"))
+               ("sweep.md" if args.sweep else "units.md")).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     results, failed = [], []
     for name, config, unit in jobs:
@@ -120,8 +121,8 @@ def main():
             sim.run(config, unit, "lookup_tb", run_name="lookup_bench", seed=args.seed,
                     env={"MATCHA_BENCH_OUT": raw, "MATCHA_BENCH_KEYS": args.keys},
                     pythonpath=[HERE])
-        except (AssertionError, RuntimeError) as e:
-            error = str(e)
+        except Exception as e:  # noqa: BLE001 - reported, the next unit still runs
+            error = f"{type(e).__name__}: {e}" if not isinstance(e, AssertionError) else str(e)
         if raw.exists():
             r = json.loads(raw.read_text())
             r["name"] = name

@@ -3,7 +3,7 @@
 
 - the lookup bench of the units in build/rtl/tables (run_lookups.py's JSON);
 - per unit of the table sweep: the lookup bench (JSON), the generator's latency
-  (latency.tsv) and the Yosys ECP5 resources (build/synth/table-sweep/<name>/resources.txt).
+  (latency.tsv) and the Yosys ECP5 resources (<synth dir>/<name>/resources.txt).
 
 usage: python bench/tables/write_results.py --units-json J --sweep-json J --sweep DIR
                                             --synth DIR --out FILE --command CMD
@@ -55,7 +55,7 @@ def sweep_table(sweep_dir, synth_dir, lookups):
         "| latency declared | " + " | ".join(RESOURCES) + " |",
         "| --- | ---: | ---: | ---: | ---: | " + " | ".join(["---:"] * len(RESOURCES)) + " |",
     ]
-    problems = []
+    problems = [] if generated else [f"no sweep units ({tsv} not found or empty)"]
     for name in generated:  # the generator's order
         r = by_name.get(name)
         if r is None:
