@@ -1,31 +1,36 @@
 package matcha
 
+import matcha.program.{MatchStage, Program}
+import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
+import spinal.lib.bus.amba4.axilite.{AxiLite4, AxiLite4SpecRenamer}
 
-/** A match-action stage: takes a PHV every clock, hands it on `latency` clocks later. */
-trait PhvStage {
-  def latency: Int
-  def build(phv: Flow[Bits], cfg: MatchaConfig): Flow[Bits]
-}
-
-/** AXI4-Stream in → input stage (packet buffer + header window) → parser → stages → PHV FIFO
-  * → deparser → AXI4-Stream out. */
-class PacketPath(cfg: MatchaConfig, stages: Seq[PhvStage] = Nil) extends Component {
-  setDefinitionName("matcha_packet_path")
+/** AXI4-Stream in → input stage (packet buffer + header window) → parser → the program's
+  * match-action stages → PHV FIFO → deparser → AXI4-Stream out. With a program, its tables'
+  * control windows sit behind an AXI4-Lite slave (docs/tables.md); `buildId` identifies the
+  * layout.json that describes them. */
+class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Long = 0) extends Component {
+  setDefinitionName(program.map(p => s"matcha_${p.name}").getOrElse("matcha_packet_path"))
   val io = new Bundle {
     val frames = slave(Axis(cfg.dataBytes, cfg.inUserWidth))
     val out = master(Axis(cfg.dataBytes, cfg.outUserWidth))
     val drop = master(Flow(UInt(8 bits)))
+    val ctrl = program.isDefined generate slave(AxiLite4(ControlBus.axiConfig))
   }
   noIoPrefix()
   Axis.renameToSpec(io.frames, "s_axis")
   Axis.renameToSpec(io.out, "m_axis")
   io.drop.setName("drop")
+  for (ctrl <- Option(io.ctrl)) {
+    AxiLite4SpecRenamer(ctrl)
+    ctrl.setName("s_axil")
+  }
 
   val parser = new Parser(cfg)
+  val programLatency = program.map(_.latency(cfg.layout)).getOrElse(0)
   /** Enough PHV slots for everything the stage chain can hold, plus slack for the deparser. */
-  val phvSlots = 1 << log2Up(parser.latency + stages.map(_.latency).sum + 8)
+  val phvSlots = 1 << log2Up(parser.latency + programLatency + 8)
   val inputStage = new InputStage(cfg, phvSlots)
   val packetBuffer = StreamFifo(Fragment(AxisBeat(cfg.dataBytes, 0)), cfg.bufferBytes / cfg.dataBytes)
   val phvFifo = StreamFifo(Bits(cfg.layout.width bits), phvSlots)
@@ -34,13 +39,15 @@ class PacketPath(cfg: MatchaConfig, stages: Seq[PhvStage] = Nil) extends Compone
   inputStage.io.frames << io.frames
   packetBuffer.io.push << inputStage.io.buffer
   parser.io.record << inputStage.io.records
-  val staged = stages.foldLeft(parser.io.phv)((phv, stage) => stage.build(phv, cfg))
+
+  val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, buildId.toInt))
+  val stages = for (p <- program.toSeq; bus <- control.toSeq; tables <- p.stages) yield new MatchStage(tables, cfg.layout, bus)
+  control.foreach(_.build())
+  val staged = stages.foldLeft(parser.io.phv) { (phv, stage) => stage.input << phv; stage.output }
   phvFifo.io.push << staged.toStream
   deparser.io.phv << phvFifo.io.pop
   deparser.io.frames << packetBuffer.io.pop
   inputStage.io.creditReturn := phvFifo.io.pop.fire
   io.out << deparser.io.out
   io.drop << deparser.io.drop
-
-  def latencyStages: Int = parser.latency + stages.map(_.latency).sum
 }

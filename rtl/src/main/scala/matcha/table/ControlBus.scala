@@ -31,10 +31,10 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
   /** A table's window; `indexValid` says which INDEX values address an entry (by default
     * 0 until size). */
   def addTable(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int, extra: Int = 0,
-      indexValid: Option[UInt => Bool] = None): TableWindow = {
+      indexValid: Option[UInt => Bool] = None, features: WindowFeatures = WindowFeatures()): TableWindow = {
     val base = ControlBus.windowBase(descriptors.size)
-    descriptors += ObjectDescriptor(kind, keyWidth, size, dataWidth, base, geometry, latency, extra)
-    val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size))
+    descriptors += ObjectDescriptor(kind | features.kindFlags, keyWidth, size, dataWidth, base, geometry, latency, extra)
+    val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size), features)
     windows += base -> w
     w
   }

@@ -39,12 +39,35 @@ case class TableCommand(keyWidth: Int, dataWidth: Int) extends Bundle {
   val entry = StagedEntry(keyWidth, dataWidth)
 }
 
+/** What a table's counters are asked to do (docs/tables.md, "Per-entry counters"). */
+object CounterOp extends SpinalEnum(binarySequential) {
+  val read, zero, clear = newElement()
+}
+
+case class CounterCommand() extends Bundle {
+  val op = CounterOp()
+  val index = UInt(32 bits)
+}
+
+case class CounterValues() extends Bundle {
+  val packets = UInt(64 bits)
+  val bytes = UInt(64 bits)
+}
+
+/** What a table in a pipeline has beyond its entries: per-entry counters, and a default
+  * action whose reset value the pipeline description gives. */
+case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int, BigInt)] = None) {
+  def kindFlags: Int = (if (counters) 1 << 8 else 0) | (if (defaultAction.isDefined) 1 << 9 else 0)
+}
+
 /** The control window of one table (docs/tables.md, "Table window"): staging registers, the
-  * command register, status, and the 64-bit hit/miss counters read through a snapshot.
+  * command register, status, the 64-bit hit/miss counters read through a snapshot, and,
+  * with `features`, the per-entry counter registers and the default action.
   * The table answers a command on `commands` with `done` (and, for a read, the entry in
-  * `readBack`), so a command takes as many clocks as its table needs. */
-class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool)
-    extends Area {
+  * `readBack`); the counters answer theirs on `counterCommands` with `counterRead`; a command
+  * is busy until everything it was sent to has answered. */
+class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
+    features: WindowFeatures = WindowFeatures()) extends Area {
   private def words(bits: Int) = (bits + 31) / 32
   require(words(keyWidth) <= 16 && words(dataWidth) <= 16, "keys and action data are at most 512 bits")
 
@@ -53,6 +76,8 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   val readBack = Flow(StagedEntry(keyWidth, dataWidth))
   val hit = Bool()
   val miss = Bool()
+  val counterCommands = Flow(CounterCommand())
+  val counterRead = Flow(CounterValues())
 
   val index = Reg(UInt(32 bits)) init 0
   val valid = Reg(Bool()) init False
@@ -61,8 +86,14 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   val key = Vec.fill(words(keyWidth))(Reg(Bits(32 bits)) init 0)
   val mask = Vec.fill(words(keyWidth))(Reg(Bits(32 bits)) init 0)
   val data = Vec.fill(words(dataWidth))(Reg(Bits(32 bits)) init 0)
-  val busy = Reg(Bool()) init False
+  val packets = Reg(UInt(64 bits)) init 0
+  val bytes = Reg(UInt(64 bits)) init 0
+  val tablePending = Reg(Bool()) init False
+  val counterPending = Reg(Bool()) init False
   val error = Reg(Bits(8 bits)) init 0
+  /** The miss action, for tables that have one. */
+  val defaultAction = features.defaultAction.map { case (id, d) => Reg(Bits(8 bits)) init id }
+  val defaultData = features.defaultAction.map { case (id, d) => Reg(Bits(dataWidth bits)) init d }
 
   bus.readAndWrite(index, base + 0x04)
   bus.readAndWrite(valid, base + 0x08, 0)
@@ -71,25 +102,33 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   for (i <- key.indices) bus.readAndWrite(key(i), base + 0x40 + 4 * i)
   for (i <- mask.indices) bus.readAndWrite(mask(i), base + 0x80 + 4 * i)
   for (i <- data.indices) bus.readAndWrite(data(i), base + 0xc0 + 4 * i)
-  bus.read(busy, base + 0x00, 0)
+  bus.read(tablePending || counterPending, base + 0x00, 0)
   bus.read(error, base + 0x00, 8)
+  bus.readMultiWord(packets, base + 0x110)
+  bus.readMultiWord(bytes, base + 0x118)
 
+  object Cmd { val Write = 1; val Read = 2; val Clear = 3; val Zero = 4; val Default = 5; val ReadDefault = 6 }
   val opCode = Bits(32 bits)
   val start = Bool()
   start := False
-  commands.valid := start
   bus.nonStopWrite(opCode, 0)
   bus.onWrite(base + 0x00) {
-    when(!busy) {
-      val known = opCode === 1 || opCode === 2 || opCode === 3
-      val inRange = indexValid(index) || opCode === 3
+    when(!tablePending && !counterPending) {
+      val known = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Clear ||
+        Bool(features.counters) && opCode === Cmd.Zero ||
+        Bool(features.defaultAction.isDefined) && (opCode === Cmd.Default || opCode === Cmd.ReadDefault)
+      val needsIndex = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Zero
+      val inRange = indexValid(index) || !needsIndex
       error := ((!known) ? B(2, 8 bits) | ((!inRange) ? B(1, 8 bits) | B(0, 8 bits)))
       when(known && inRange) { start := True }
     }
   }
+  val toTable = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Clear
+  val toCounters = Bool(features.counters) && (opCode === Cmd.Read || opCode === Cmd.Clear || opCode === Cmd.Zero)
+  commands.valid := start && toTable
   commands.op := TableOp.clear
-  when(opCode === 1) { commands.op := TableOp.write }
-  when(opCode === 2) { commands.op := TableOp.read }
+  when(opCode === Cmd.Write) { commands.op := TableOp.write }
+  when(opCode === Cmd.Read) { commands.op := TableOp.read }
   commands.index := index
   commands.entry.valid := valid
   commands.entry.actionId := actionId
@@ -97,9 +136,19 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   commands.entry.key := Cat(key).resize(keyWidth)
   commands.entry.mask := Cat(mask).resize(keyWidth)
   commands.entry.data := Cat(data).resize(dataWidth)
-  // The factory's write logic is built last, so busy is computed here in one place: a
-  // command that completes in its own clock never shows busy.
-  busy := (busy || start) && !done
+  counterCommands.valid := start && toCounters
+  counterCommands.op := CounterOp.zero
+  when(opCode === Cmd.Read) { counterCommands.op := CounterOp.read }
+  when(opCode === Cmd.Clear) { counterCommands.op := CounterOp.clear }
+  counterCommands.index := index
+  if (!features.counters) counterRead.setIdle()
+
+  // The factory's write logic is built last, so the pending flags are computed here in one
+  // place: a command that completes in its own clock never shows busy.
+  tablePending := (tablePending || commands.valid) && !done
+  counterPending := (counterPending || counterCommands.valid) && !counterRead.valid
+  when(start && opCode === Cmd.Read) { packets := 0; bytes := 0 }
+  when(counterRead.valid) { packets := counterRead.packets; bytes := counterRead.bytes }
   when(readBack.valid) {
     valid := readBack.payload.valid
     actionId := readBack.actionId
@@ -107,6 +156,17 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
     for (i <- key.indices) key(i) := readBack.key.resize(words(keyWidth) * 32)(32 * i, 32 bits)
     for (i <- mask.indices) mask(i) := readBack.mask.resize(words(keyWidth) * 32)(32 * i, 32 bits)
     for (i <- data.indices) data(i) := readBack.data.resize(words(dataWidth) * 32)(32 * i, 32 bits)
+  }
+  for (action <- defaultAction; actionData <- defaultData) {
+    when(start && opCode === Cmd.Default) {
+      action := actionId
+      actionData := Cat(data).resize(dataWidth)
+    }
+    when(start && opCode === Cmd.ReadDefault) {
+      valid := True
+      actionId := action
+      for (i <- data.indices) data(i) := actionData.resize(words(dataWidth) * 32)(32 * i, 32 bits)
+    }
   }
 
   /** A 64-bit counter at `offset`: reading the low word latches the high word. */
@@ -127,6 +187,6 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
     val o = offset
     o === 0x00 || o === 0x04 || o === 0x08 || o === 0x0c ||
     (o >= 0x40 && o < 0x40 + 4 * key.size) || (o >= 0x80 && o < 0x80 + 4 * mask.size) ||
-    (o >= 0xc0 && o < 0xc0 + 4 * data.size) || (o >= 0x100 && o < 0x110)
+    (o >= 0xc0 && o < 0xc0 + 4 * data.size) || (o >= 0x100 && o < 0x120)
   }
 }

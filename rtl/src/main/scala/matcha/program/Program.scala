@@ -1,0 +1,176 @@
+package matcha.program
+
+import matcha.PhvLayout
+import matcha.table.{ExactTableConfig, LpmTableConfig, TernaryTableConfig}
+
+/** A pipeline program as data (docs/pipeline.md): tables in the order they apply. */
+case class Program(name: String, tables: Seq[TableSpec]) {
+  require(tables.map(_.name).distinct.size == tables.size, s"program $name: table names must be unique")
+
+  /** Tables grouped into stages: a table starts a new stage when its key or applyIf reads a
+    * field that an earlier table of the current stage writes. */
+  def stages: Seq[Seq[TableSpec]] = tables.foldLeft(Vector.empty[Vector[TableSpec]]) { (done, t) =>
+    done.lastOption match {
+      case Some(stage) if !stage.exists(_.writes.exists(t.reads.contains)) => done.init :+ (stage :+ t)
+      case _ => done :+ Vector(t)
+    }
+  }
+
+  /** Clocks from the parser's PHV to the last stage's. */
+  def latency(layout: PhvLayout): Int = stages.map(Stage.latency(_, layout)).sum
+}
+
+sealed trait MatchKind { def label: String }
+object MatchKind {
+  case object Exact extends MatchKind { val label = "exact" }
+  case object Lpm extends MatchKind { val label = "lpm" }
+  case object Ternary extends MatchKind { val label = "ternary" }
+}
+
+/** One key field: a PHV field, or the first of several same-width fields whose header is
+  * valid. A field of a header that is not valid reads as 0. */
+case class KeyField(fields: Seq[String]) {
+  require(fields.nonEmpty)
+}
+object KeyField {
+  def apply(field: String): KeyField = KeyField(Seq(field))
+  def firstValid(fields: String*): KeyField = KeyField(fields)
+}
+
+case class Param(name: String, width: Int)
+
+sealed trait Op { def writes: Seq[String] }
+object Op {
+  case class SetField(field: String, param: String) extends Op { def writes = Seq(field) }
+  case class SetConst(field: String, value: BigInt) extends Op { def writes = Seq(field) }
+  case class Decrement(field: String) extends Op { def writes = Seq(field) }
+  case class Drop(reason: Int) extends Op { def writes = Seq("meta.drop", "meta.reason") }
+  case class Punt(reason: Int) extends Op { def writes = Seq("meta.punt", "meta.reason") }
+}
+
+case class Action(name: String, params: Seq[Param] = Nil, ops: Seq[Op] = Nil) {
+  def dataWidth: Int = params.map(_.width).sum
+  /** Lowest bit of each parameter in the action data: first parameter most significant. */
+  def offsets: Map[String, Int] = params.zip(params.scanRight(0)(_.width + _).tail).map { case (p, o) => p.name -> o }.toMap
+}
+
+/** One table. `size` is entries (exact, ternary) or prefixes (LPM). */
+case class TableSpec(
+    name: String,
+    kind: MatchKind,
+    key: Seq[KeyField],
+    size: Int,
+    actions: Seq[Action],
+    default: String,
+    defaultData: BigInt = 0,
+    applyIf: Option[String] = None,
+    counters: Boolean = true,
+    ways: Int = 4,
+    lpmLevels: Int = 4,
+    lpmNodes: Int = 16
+) {
+  require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
+  require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
+  require(actions.exists(_.name == default), s"table $name: default action $default is not one of its actions")
+  for (a <- actions; op <- a.ops) op match {
+    case Op.SetField(f, p) => require(a.params.exists(_.name == p), s"table $name, action ${a.name}: no parameter $p for $f")
+    case Op.Drop(r) => require(r >= 0x10 && r < 256, s"table $name: reasons are 0x10..0xff (parse errors own 1..15)")
+    case Op.Punt(r) => require(r >= 0x10 && r < 256, s"table $name: reasons are 0x10..0xff (parse errors own 1..15)")
+    case _ =>
+  }
+  def dataWidth: Int = actions.map(_.dataWidth).max max 1
+  def actionId(action: String): Int = actions.indexWhere(_.name == action)
+  def writes: Set[String] = actions.flatMap(_.ops.flatMap(_.writes)).toSet
+  /** Every PHV field the key and the condition read, valid bits included. */
+  def reads: Set[String] = {
+    val fields = key.flatMap(_.fields) ++ applyIf
+    (fields ++ fields.map(Stage.validOf)).toSet
+  }
+  def exactConfig(keyWidth: Int) = ExactTableConfig(keyWidth, dataWidth, size, ways)
+  def lpmConfig(keyWidth: Int) = LpmTableConfig(keyWidth, dataWidth, lpmLevels, lpmNodes, size)
+  def ternaryConfig(keyWidth: Int) = TernaryTableConfig(keyWidth, dataWidth, size)
+}
+
+object Programs {
+  val egress = "meta.egressPort"
+
+  /** L2 forwarding on the destination MAC, IPv4 routing by LPM, a 5-tuple ACL
+    * (docs/pipeline.md, "The built-in program"). */
+  val l2l3 = Program("l2l3", Seq(
+    TableSpec("l2_fwd", MatchKind.Exact, Seq(KeyField("hdr.eth.dst")), size = 64,
+      actions = Seq(
+        Action("no_op"),
+        Action("forward", Seq(Param("port", 4)), Seq(Op.SetField(egress, "port"))),
+        Action("drop", ops = Seq(Op.Drop(0x20)))),
+      default = "no_op"),
+    TableSpec("ipv4_lpm", MatchKind.Lpm, Seq(KeyField("hdr.ipv4.dst")), size = 64,
+      applyIf = Some("hdr.ipv4.valid"),
+      actions = Seq(
+        Action("route", Seq(Param("port", 4), Param("dmac", 48), Param("smac", 48)), Seq(
+          Op.SetField(egress, "port"), Op.SetField("hdr.eth.dst", "dmac"), Op.SetField("hdr.eth.src", "smac"),
+          Op.Decrement("hdr.ipv4.ttl"))),
+        Action("drop", ops = Seq(Op.Drop(0x21))),
+        Action("no_route", ops = Seq(Op.Punt(0x22)))),
+      default = "no_route"),
+    TableSpec("acl", MatchKind.Ternary,
+      Seq(KeyField("hdr.ipv4.src"), KeyField("hdr.ipv4.dst"), KeyField("hdr.ipv4.protocol"),
+        KeyField.firstValid("hdr.tcp.srcPort", "hdr.udp.srcPort"), KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort")),
+      size = 64, applyIf = Some("hdr.ipv4.valid"),
+      actions = Seq(
+        Action("permit"),
+        Action("deny", ops = Seq(Op.Drop(0x23))),
+        Action("to_host", ops = Seq(Op.Punt(0x24)))),
+      default = "permit")
+  ))
+
+  val all = Seq(l2l3)
+}
+
+/** The "program" section of layout.json (docs/pipeline.md). */
+object ProgramJson {
+  private def q(s: String) = "\"" + s + "\""
+
+  private def op(o: Op): String = o match {
+    case Op.SetField(f, p) => s"""{"op": "set", "field": ${q(f)}, "param": ${q(p)}}"""
+    case Op.SetConst(f, v) => s"""{"op": "setConst", "field": ${q(f)}, "value": $v}"""
+    case Op.Decrement(f) => s"""{"op": "decrement", "field": ${q(f)}}"""
+    case Op.Drop(r) => s"""{"op": "drop", "reason": $r}"""
+    case Op.Punt(r) => s"""{"op": "punt", "reason": $r}"""
+  }
+
+  private def table(t: TableSpec, index: Int, layout: PhvLayout): String = {
+    val key = t.key.map(k => s"""{"fields": [${k.fields.map(q).mkString(", ")}], "width": ${layout(k.fields.head).width}}""")
+    val actions = t.actions.zipWithIndex.map { case (a, id) =>
+      val params = a.params.map(p => s"""{"name": ${q(p.name)}, "width": ${p.width}, "offset": ${a.offsets(p.name)}}""")
+      s"""        {"name": ${q(a.name)}, "id": $id, "params": [${params.mkString(", ")}], "ops": [${a.ops.map(op).mkString(", ")}]}"""
+    }
+    val geometry = t.kind match {
+      case MatchKind.Exact => s""", "ways": ${t.ways}"""
+      case MatchKind.Lpm => s""", "lpm": {"levels": ${t.lpmLevels}, "nodes": ${t.lpmNodes}}"""
+      case MatchKind.Ternary => ""
+    }
+    s"""    {
+      "name": ${q(t.name)}, "index": $index, "kind": ${q(t.kind.label)}, "size": ${t.size},
+      "keyWidth": ${Stage.keyWidth(t, layout)}, "dataWidth": ${t.dataWidth}, "latency": ${Stage.tableLatency(t, layout)}, "counters": ${t.counters},
+      "applyIf": ${t.applyIf.map(q).getOrElse("null")}$geometry,
+      "key": [${key.mkString(", ")}],
+      "actions": [
+${actions.mkString(",\n")}
+      ],
+      "default": {"action": ${q(t.default)}, "data": ${t.defaultData}}
+    }"""
+  }
+
+  def apply(p: Program, layout: PhvLayout): String = {
+    val index = p.stages.flatten.zipWithIndex.map { case (t, i) => t.name -> i }.toMap
+    val stages = p.stages.map(s => s.map(t => index(t.name)).mkString("[", ", ", "]"))
+    s"""{
+    "name": ${q(p.name)},
+    "latency": ${p.latency(layout)},
+    "stages": [${stages.mkString(", ")}],
+    "tables": [
+${p.tables.map(t => table(t, index(t.name), layout)).mkString(",\n")}
+    ]
+  }"""
+  }
+}

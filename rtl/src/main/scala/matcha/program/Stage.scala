@@ -1,0 +1,164 @@
+package matcha.program
+
+import matcha.{Hw, PhvAccess, PhvLayout}
+import matcha.table._
+import spinal.core._
+import spinal.lib._
+
+object Stage {
+  /** The valid bit of the header a field belongs to (`hdr.ipv4.dst` → `hdr.ipv4.valid`);
+    * metadata fields are always valid. */
+  def validOf(field: String): String =
+    if (field.startsWith("hdr.") || field.startsWith("push.")) field.substring(0, field.lastIndexOf('.')) + ".valid"
+    else field
+
+  def keyWidth(t: TableSpec, layout: PhvLayout): Int = t.key.map { k =>
+    val widths = k.fields.map(layout(_).width).distinct
+    require(widths.size == 1, s"table ${t.name}: firstValid fields ${k.fields.mkString(", ")} differ in width")
+    widths.head
+  }.sum
+
+  def tableLatency(t: TableSpec, layout: PhvLayout): Int = t.kind match {
+    case MatchKind.Exact => t.exactConfig(keyWidth(t, layout)).latency
+    case MatchKind.Lpm => t.lpmConfig(keyWidth(t, layout)).latency
+    case MatchKind.Ternary => t.ternaryConfig(keyWidth(t, layout)).latency
+  }
+
+  /** A clock to form the keys, the slowest lookup, a clock to apply the actions. */
+  def latency(tables: Seq[TableSpec], layout: PhvLayout): Int = tables.map(tableLatency(_, layout)).max + 2
+}
+
+/** `input` `latency` clocks later, the PHV in a small RAM (distributed RAM on an FPGA)
+  * rather than a register per bit per clock. The RAM is one entry deeper than the delay, so
+  * the entry read is never the one being written. */
+class DelayLine(width: Int, latency: Int) extends Area {
+  require(latency >= 1)
+  val input = Flow(Bits(width bits))
+  val depth = 1 << log2Up(latency + 1)
+  val ram = Mem(Bits(width bits), depth)
+  val pointer = Reg(UInt(log2Up(depth) bits)) init 0
+  pointer := pointer + 1
+  ram.write(pointer, input.payload)
+  val output = Flow(Bits(width bits))
+  output.valid := Delay(input.valid, latency, init = False)
+  output.payload := ram.readAsync(pointer - latency)
+}
+
+/** One match unit of a stage: the table of its kind, its control window and, if the
+  * description asks for them, its per-entry counters. */
+class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extends Area {
+  val keyWidth = Stage.keyWidth(spec, layout)
+  val latency = Stage.tableLatency(spec, layout)
+  val features = WindowFeatures(spec.counters, Some(spec.actionId(spec.default) -> spec.defaultData))
+  val lookup = Flow(Bits(keyWidth bits))
+  val frameLen = UInt(layout("meta.frameLen").width bits)
+
+  private def addWindow(kind: Int, size: Int, geometry: Int, extra: Int = 0, indexValid: Option[UInt => Bool] = None) =
+    bus.addTable(kind, keyWidth, size, spec.dataWidth, geometry, latency, extra, indexValid, features)
+
+  val (result, window, entries) = spec.kind match {
+    case MatchKind.Exact =>
+      val c = spec.exactConfig(keyWidth)
+      val t = new ExactTable(c)
+      val w = addWindow(TableKind.Exact, c.size, c.ways)
+      t.attach(w)
+      t.lookup << lookup
+      (t.result, w, c.size)
+    case MatchKind.Lpm =>
+      val c = spec.lpmConfig(keyWidth)
+      val t = new LpmTable(c)
+      val w = addWindow(TableKind.Lpm, c.results, c.levels, c.nodes, Some(t.indexValid))
+      t.attach(w)
+      t.lookup << lookup
+      (t.result, w, c.results)
+    case MatchKind.Ternary =>
+      val c = spec.ternaryConfig(keyWidth)
+      val t = new TernaryTable(c)
+      val w = addWindow(TableKind.Ternary, c.size, 0)
+      t.attach(w)
+      t.lookup << lookup
+      (t.result, w, c.size)
+  }
+
+  val counters = spec.counters generate new Area {
+    val unit = new EntryCounters(entries, frameLen.getWidth, drain = latency + 2)
+    unit.events.valid := result.valid && result.hit
+    unit.events.index := result.entryIndex.resized
+    unit.events.bytes := Delay(frameLen, latency)
+    unit.attach(window)
+  }
+}
+
+/** A stage of the pipeline: every table's lookup starts in the same clock from the stage's
+  * input PHV, the PHV waits for the slowest lookup, then each table's action (its hit's, or
+  * the default on a miss) is applied in table order (docs/pipeline.md). */
+class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) extends Area {
+  val input = Flow(Bits(layout.width bits))
+  val tables = specs.map(s => new StageTable(s, layout, bus))
+  val lookupLatency = tables.map(_.latency).max
+  def latency: Int = lookupLatency + 2
+
+  /** Clock 0: the keys. */
+  val keys = new Area {
+    val phv = new PhvAccess(input.payload, layout)
+    def field(name: String): Bits = {
+      val v = Stage.validOf(name)
+      if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, layout(name).width bits)
+    }
+    def keyField(k: KeyField): Bits =
+      if (k.fields.size == 1) field(k.fields.head)
+      else PriorityMux(k.fields.map(f => phv.bool(Stage.validOf(f)) -> phv(f)) :+ (True -> B(0, layout(k.fields.head).width bits)))
+    val parsed = phv("meta.parseError") === 0
+    val active = specs.map(s => RegNext(input.valid && parsed && s.applyIf.map(phv.bool).getOrElse(True)) init False)
+    for ((t, a) <- tables.zip(active)) {
+      t.lookup.valid := a
+      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(keyField)))
+      t.frameLen := RegNext(phv.u("meta.frameLen"))
+    }
+    val out = RegNext(input)
+    out.valid.init(False)
+  }
+
+  /** Clocks 1 .. lookupLatency: the lookups; the PHV and each table's result meet at the end. */
+  val delayLine = new DelayLine(layout.width, lookupLatency)
+  delayLine.input << keys.out
+  val waited = delayLine.output
+  val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
+
+  /** The last clock: the actions. */
+  val applied = new Area {
+    val phv = tables.zip(results).foldLeft(waited.payload)((before, tr) => apply(tr._1, tr._2, before))
+    val out = Flow(Bits(layout.width bits))
+    out.valid := RegNext(waited.valid) init False
+    out.payload := RegNext(phv)
+  }
+  val output: Flow[Bits] = applied.out
+
+  private def apply(t: StageTable, result: Flow[LookupResult], before: Bits): Bits = {
+    val spec = t.spec
+    val in = new PhvAccess(before, layout)
+    val after = Bits(layout.width bits)
+    after := before
+    val hit = result.hit
+    val actionId = hit ? result.actionId | t.window.defaultAction.get
+    val data = hit ? result.actionData | t.window.defaultData.get
+    when(result.valid) {
+      for ((action, id) <- spec.actions.zipWithIndex) when(actionId === id) {
+        // Ops apply in order: each sees the fields as the ops before it left them.
+        val written = scala.collection.mutable.LinkedHashMap[String, Bits]()
+        def value(f: String): Bits = written.getOrElse(f, in(f))
+        def set(f: String, v: Bits): Unit = written(f) = v.resize(layout(f).width)
+        val offsets = action.offsets
+        for (op <- action.ops) op match {
+          case Op.SetField(f, p) => set(f, data(offsets(p), action.params.find(_.name == p).get.width bits))
+          case Op.SetConst(f, v) => set(f, B(v, layout(f).width bits))
+          case Op.Decrement(f) => set(f, (value(f).asUInt - 1).asBits)
+          case Op.Drop(r) => set("meta.drop", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
+          case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
+        }
+        for ((f, v) <- written) after(layout(f).offset, layout(f).width bits) := v
+      }
+    }
+    after
+  }
+}

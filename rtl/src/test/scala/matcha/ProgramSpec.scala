@@ -1,0 +1,62 @@
+package matcha
+
+import matcha.program._
+import org.scalatest.funsuite.AnyFunSuite
+import spinal.core._
+
+class ProgramSpec extends AnyFunSuite {
+  val layout = MatchaConfig("t", 64).layout
+  def table(name: String, key: String, ops: Seq[Op] = Nil) =
+    TableSpec(name, MatchKind.Exact, Seq(KeyField(key)), size = 16, actions = Seq(Action("a", Seq(Param("v", 48)), ops)),
+      default = "a")
+
+  test("tables share a stage unless a key reads what an earlier table of the stage writes") {
+    val a = table("a", "hdr.eth.dst", Seq(Op.SetField("hdr.eth.src", "v")))
+    val b = table("b", "hdr.eth.dst") // reads nothing a writes
+    val c = table("c", "hdr.eth.src") // reads what a writes
+    val d = table("d", "hdr.ipv4.dst")
+    assert(Program("p", Seq(a, b, c, d)).stages.map(_.map(_.name)) == Seq(Seq("a", "b"), Seq("c", "d")))
+  }
+
+  test("a condition on a written field also starts a new stage") {
+    val a = table("a", "hdr.eth.dst", Seq(Op.Drop(0x10)))
+    val b = table("b", "hdr.eth.src").copy(applyIf = Some("meta.drop"))
+    assert(Program("p", Seq(a, b)).stages.size == 2)
+  }
+
+  test("the built-in program is one stage, its latency the slowest lookup plus two") {
+    val p = Programs.l2l3
+    assert(p.stages.size == 1)
+    assert(p.latency(layout) == p.tables.map(Stage.tableLatency(_, layout)).max + 2)
+    assert(Stage.keyWidth(p.tables(2), layout) == 32 + 32 + 8 + 16 + 16)
+  }
+
+  test("action parameters are packed first parameter most significant") {
+    val route = Programs.l2l3.tables(1).actions.head
+    assert(route.offsets == Map("port" -> 96, "dmac" -> 48, "smac" -> 0))
+    assert(Programs.l2l3.tables(1).dataWidth == 100)
+  }
+
+  test("descriptions that cannot work are refused with the reason") {
+    val e1 = intercept[IllegalArgumentException](table("t", "hdr.eth.dst").copy(default = "missing"))
+    assert(e1.getMessage.contains("default action missing"))
+    val e2 = intercept[IllegalArgumentException](table("t", "hdr.eth.dst", Seq(Op.Punt(3))))
+    assert(e2.getMessage.contains("parse errors own"))
+    val e3 = intercept[IllegalArgumentException](table("t", "hdr.eth.dst", Seq(Op.SetField("hdr.eth.src", "nope"))))
+    assert(e3.getMessage.contains("no parameter nope"))
+    val mixed = TableSpec("m", MatchKind.Exact, Seq(KeyField.firstValid("hdr.eth.dst", "hdr.ipv4.dst")), 16,
+      Seq(Action("a")), "a")
+    val e4 = intercept[IllegalArgumentException](Stage.keyWidth(mixed, layout))
+    assert(e4.getMessage.contains("differ in width"))
+  }
+
+  test("a two-stage program elaborates with its control port") {
+    val a = table("a", "hdr.eth.dst", Seq(Op.SetField("hdr.eth.src", "v")))
+    val c = table("c", "hdr.eth.src", Seq(Op.Decrement("hdr.ipv4.ttl")))
+    val report = SpinalConfig(targetDirectory = "target/elaboration")
+      .generateVerilog(new PacketPath(MatchaConfig("t", 64), Some(Program("two", Seq(a, c)))))
+    assert(report.toplevel.stages.size == 2)
+    assert(report.toplevel.getAllIo.exists(_.getName() == "s_axil_awaddr"))
+    assert(report.toplevel.definitionName == "matcha_two")
+  }
+}
