@@ -460,6 +460,15 @@ def test_counters_per_table_and_entry():
     assert lpm.delete(ip("10.9.0.0"), 16) == (2, lens[0] + lens[2])
     route(p, "10.9.0.0", 16, 3)
     assert lpm.entry_counters((ip("10.9.0.0"), 16)) == (0, 0)
+    # Reset of one entry's counts; CLEAR keeps the table's hit and miss counts.
+    assert l2.reset_entry_counters(MAC_A)[0] == 4
+    run(p, frames[0])
+    assert l2.entry_counters(MAC_A) == (1, lens[0])
+    acl.clear()
+    assert acl.entries() == [] and p.entry_counters()["acl"] == {}
+    assert p.counters()["acl"] == (4, 1)
+    run(p, frames[0])
+    assert p.counters()["acl"] == (4, 2)
     p.reset()
     assert p.counters() == {"l2_fwd": (0, 0), "ipv4_lpm": (0, 0), "acl": (0, 0)}
     assert len(lpm) == 0

@@ -763,9 +763,9 @@ async def test_random_traffic(dut):
 
 @cocotb.test()
 async def test_back_to_back_one_flow(dut):
-    """Minimum-size frames of one flow back to back, no gaps, no back-pressure: every
-    one hits the same entry of each table; the per-entry counters count every hit
-    (packets and bytes), as do the table counters."""
+    """Minimum-size frames of one flow back to back (two jumbo frames among them), no
+    gaps, no back-pressure: every one hits the same entry of each table; the per-entry
+    counters count every hit (packets and bytes), as do the table counters."""
     tb = await setup(dut, "back_to_back_one_flow")
     mac = 0x020000000042
     assert await tb.add("l2_fwd", mac, action="forward", data=5)
@@ -777,8 +777,9 @@ async def test_back_to_back_one_flow(dut):
     tb.gaps()
     n = 300
     for k in range(n):
+        length = {100: 9000, 200: 9216}.get(k, 64 if k % 10 else 200)
         frame = ipv4(tb, "10.20.30.40", src="10.1.1.1", proto=17, sport=4000, dport=5000,
-                     eth_dst=mac, ttl=64, options=0, length=64 if k % 10 else 200)
+                     eth_dst=mac, ttl=64, options=0, length=length)
         await tb.send(f"flow #{k}", frame, k % 16)
     results = await tb.check()
     assert all(kind == "out" and got.tuser == {"punt": 0, "egressPort": 8, "reason": 0}
@@ -792,7 +793,9 @@ async def test_counters_follow_moved_entries(dut):
     """Per-entry counts stay with their entry when the driver moves it: ternary entries
     shifted by higher-priority adds and by deletes before them, exact entries moved by
     cuckoo placement of later keys; counts of a deleted and re-added entry start at 0;
-    raw index counters (READ) agree with the ternary order."""
+    raw index counters (READ) agree with the ternary order; a read with reset restarts an
+    entry's count; CLEAR empties a table and its per-entry counts, not its hit and miss
+    counts."""
     tb = await setup(dut, "counters_follow_moved_entries")
     rng = tb.rng
     assert await tb.add("ipv4_lpm", 0, 0, action="route", data=route_data(tb, 1, 0x02BB01))
@@ -838,6 +841,19 @@ async def test_counters_follow_moved_entries(dut):
     await tb.add("acl", *rules[1], 10, action="deny", live=True)
     assert acl.entry_counters((*rules[1], 10)) == (0, 0)
     await traffic_round("readded")
+    await tb.check_counters()
+    # Reading with reset: the next read covers exactly the hits after it.
+    for table, entry in (("acl", (*rules[2], 10)), ("l2_fwd", macs[0]),
+                         ("ipv4_lpm", (0, 0))):
+        want = tb.model[table].entry_counters(entry)
+        got = await tb.live(tb.ctl.entry_counters, table, entry, True)
+        assert got == want, f"{table} {entry}: read with reset {got}, model {want}"
+    await traffic_round("after reset")
+    await tb.check_counters()
+    # CLEAR empties the ACL and its per-entry counts; its hit and miss counts go on.
+    await tb.change(tb.ctl.clear("acl"))
+    await traffic_round("acl cleared")
+    assert acl.entries() == [] and acl.misses >= 80
     await tb.check_counters()
 
 
