@@ -33,6 +33,7 @@ CASES = [
     "test_back_to_back_one_flow",
     "test_counters_follow_moved_entries",
     "test_updates_under_traffic",
+    "test_acl_and_l2_updates_under_traffic",
 ]
 
 
