@@ -641,6 +641,7 @@ class Program:
                         if op.reason is None or not MIN_TABLE_REASON <= op.reason <= 0xFF:
                             out.append(f"{at}: {op.op} reason {op.reason} (tables own "
                                        f"0x10..0xff)")
+            widest = max(widest, 1)  # a table stores at least one bit of action data
             if widest != t.data_width:
                 out.append(f"{where}: dataWidth {t.data_width}, the widest action takes "
                            f"{widest}")

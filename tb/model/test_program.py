@@ -96,7 +96,7 @@ def test_docs_program_is_consistent():
     assert [t.name for t in p.tables] == ["l2_fwd", "ipv4_lpm", "acl"]
     assert [t.kind for t in p.tables] == ["exact", "lpm", "ternary"]
     assert [t.key_width for t in p.tables] == [48, 32, 104]
-    assert [t.data_width for t in p.tables] == [4, 100, 0]
+    assert [t.data_width for t in p.tables] == [4, 100, 1]
     lpm = p["ipv4_lpm"]
     assert lpm.data("route", port=0xA, dmac=0x112233445566, smac=0x778899AABBCC) == \
         (0xA << 96) | (0x112233445566 << 48) | 0x778899AABBCC
@@ -514,7 +514,7 @@ def chained_program():
                               {"op": "decrement", "field": "hdr.ipv4.ttl"},
                               {"op": "decrement", "field": "hdr.ipv4.ttl"}]}],
          "default": {"action": "set_port", "data": 15}},
-        {"name": "b", "kind": "ternary", "size": 8, "keyWidth": 16, "dataWidth": 0,
+        {"name": "b", "kind": "ternary", "size": 8, "keyWidth": 16, "dataWidth": 1,
          "key": [{"fields": ["meta.egressPort"], "width": 4},
                  {"fields": ["hdr.vlan.vid"], "width": 12}],
          "actions": [{"name": "punt", "id": 0, "params": [],
