@@ -50,7 +50,13 @@
 	X(ternary_random_make_before_break)                                                \
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
-	X(ternary_port_range)
+	X(ternary_port_range)                                                              \
+	X(open_uri_errors)                                                                 \
+	X(open_pci_resource_file)                                                          \
+	X(open_short_mapping)                                                              \
+	X(open_sim_socket)                                                                 \
+	X(open_sim_bus_errors)                                                             \
+	X(open_sim_closes_mid_transaction)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)
