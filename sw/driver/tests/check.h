@@ -56,7 +56,13 @@
 	X(open_short_mapping)                                                              \
 	X(open_sim_socket)                                                                 \
 	X(open_sim_bus_errors)                                                             \
-	X(open_sim_closes_mid_transaction)
+	X(open_sim_closes_mid_transaction)                                                 \
+	X(layout_good)                                                                     \
+	X(layout_build_id_mismatch)                                                        \
+	X(layout_disagrees_with_hardware)                                                  \
+	X(layout_malformed_json)                                                           \
+	X(layout_schema_errors)                                                            \
+	X(layout_copy_current)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)
