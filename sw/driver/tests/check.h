@@ -62,7 +62,11 @@
 	X(layout_disagrees_with_hardware)                                                  \
 	X(layout_malformed_json)                                                           \
 	X(layout_schema_errors)                                                            \
-	X(layout_copy_current)
+	X(layout_copy_current)                                                             \
+	X(entries_exact)                                                                   \
+	X(entries_lpm)                                                                     \
+	X(entries_ternary_ranges)                                                          \
+	X(entries_without_layout)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)
