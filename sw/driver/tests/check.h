@@ -66,7 +66,16 @@
 	X(entries_exact)                                                                   \
 	X(entries_lpm)                                                                     \
 	X(entries_ternary_ranges)                                                          \
-	X(entries_without_layout)
+	X(entries_without_layout)                                                          \
+	X(ctl_values)                                                                      \
+	X(ctl_matches)                                                                     \
+	X(ctl_commands)                                                                    \
+	X(ctl_command_errors)                                                              \
+	X(ctl_batch_checked_by_readback)                                                   \
+	X(ctl_batch_stops_at_first_error)                                                  \
+	X(ctl_fuzz_lines_and_batches)                                                      \
+	X(layout_fuzz)                                                                     \
+	X(ctl_program_over_sim_socket)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)
