@@ -67,7 +67,7 @@ static const char match_help[] =
 	"  prefix    10.0.0.0/8          (LPM tables; ternary tables as a mask)\n"
 	"  ternary   0x0a000001&&&0xff000000   10.0.0.0&&&255.0.0.0\n"
 	"  range     80->90              (ternary tables; expanded to prefixes)\n"
-	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff\n";
+	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1)\n";
 
 void ctl_init(struct ctl *c, matcha_dev *dev, FILE *out)
 {
@@ -124,6 +124,70 @@ static bool mul_add(struct matcha_value *v, unsigned mul, unsigned add)
 	return carry == 0;
 }
 
+/* aa:bb:cc:dd:ee:ff, one or two hex digits a byte. */
+static bool parse_mac(const char *text, struct matcha_value *v)
+{
+	const char *p = text;
+	memset(v, 0, sizeof *v);
+	for (unsigned n = 0; n < 6; n++) {
+		int hi = hex_digit(p[0]), lo = hi < 0 ? -1 : hex_digit(p[1]);
+		if (hi < 0)
+			return false;
+		mul_add(v, 256, lo < 0 ? (unsigned)hi : (unsigned)(hi << 4 | lo));
+		p += lo < 0 ? 1 : 2;
+		if (n < 5 && *p++ != ':')
+			return false;
+	}
+	return *p == '\0';
+}
+
+/* RFC 4291 text form: eight groups of 1..4 hex digits, or fewer around one "::". */
+static bool parse_ipv6(const char *text, struct matcha_value *v)
+{
+	unsigned group[2][8], n[2] = { 0, 0 };
+	bool gap = false;
+	const char *p = text;
+	memset(v, 0, sizeof *v);
+	if (p[0] == ':') {
+		if (p[1] != ':')
+			return false;
+		gap = true;
+		p += 2;
+	}
+	while (*p) {
+		unsigned x = 0, k = 0;
+		for (; k < 4 && hex_digit(*p) >= 0; k++, p++)
+			x = x << 4 | (unsigned)hex_digit(*p);
+		if (k == 0 || n[gap] == 8)
+			return false;
+		group[gap][n[gap]++] = x;
+		if (!*p)
+			break;
+		if (*p++ != ':')
+			return false;
+		if (*p == ':') {
+			if (gap)
+				return false;
+			gap = true;
+			p++;
+		} else if (!*p)
+			return false; /* a trailing single ':' */
+	}
+	if (gap ? n[0] + n[1] > 7 : n[0] != 8)
+		return false;
+	uint8_t *b = v->be + MATCHA_VALUE_BYTES - 16;
+	for (unsigned i = 0; i < n[0]; i++) {
+		b[2 * i] = (uint8_t)(group[0][i] >> 8);
+		b[2 * i + 1] = (uint8_t)group[0][i];
+	}
+	for (unsigned i = 0; i < n[1]; i++) {
+		unsigned g = 8 - n[1] + i;
+		b[2 * g] = (uint8_t)(group[1][i] >> 8);
+		b[2 * g + 1] = (uint8_t)group[1][i];
+	}
+	return true;
+}
+
 /* A decimal number of at most `max`, all of text. */
 static bool small_decimal(const char *text, unsigned long max, unsigned long *out)
 {
@@ -156,24 +220,10 @@ int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t 
 		return 0;
 	}
 	if (strchr(text, ':')) {
-		unsigned n = 0;
-		const char *p = text;
-		for (;;) {
-			int hi = hex_digit(p[0]), lo = hi < 0 ? -1 : hex_digit(p[1]);
-			if (hi < 0)
-				break;
-			unsigned byte = lo < 0 ? (unsigned)hi : (unsigned)(hi << 4 | lo);
-			p += lo < 0 ? 1 : 2;
-			mul_add(v, 256, byte);
-			n++;
-			if (*p != ':' || n == 6)
-				break;
-			p++;
-		}
-		if (n != 6 || *p)
-			return perr(err, errlen, "\"%s\" is not a MAC address (six hex bytes "
-				    "separated by ':')", text);
-		return 0;
+		if (parse_mac(text, v) || parse_ipv6(text, v))
+			return 0;
+		return perr(err, errlen, "\"%s\" is not a MAC address (six hex bytes separated by "
+			    "':') nor an IPv6 address", text);
 	}
 	if (strchr(text, '.')) {
 		unsigned n = 0;
@@ -282,11 +332,44 @@ static bool high_zero(const struct matcha_value *v, unsigned bytes)
 	return true;
 }
 
+/* RFC 5952: lower case, the longest run of two or more zero groups as "::". */
+static void format_ipv6(const uint8_t *b, char *buf, size_t len)
+{
+	unsigned g[8], best = 8, best_len = 1;
+	for (unsigned i = 0; i < 8; i++)
+		g[i] = (unsigned)b[2 * i] << 8 | b[2 * i + 1];
+	for (unsigned i = 0; i < 8;) {
+		unsigned k = i;
+		while (k < 8 && g[k] == 0)
+			k++;
+		if (k - i > best_len) {
+			best = i;
+			best_len = k - i;
+		}
+		i = k > i ? k : i + 1;
+	}
+	size_t o = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 8 && o < len; i++) {
+		if (i == best) {
+			o += (size_t)snprintf(buf + o, len - o, "::");
+			i += best_len - 1;
+			continue;
+		}
+		bool after_gap = best < 8 && i == best + best_len;
+		o += (size_t)snprintf(buf + o, len - o, "%s%x", i && !after_gap ? ":" : "", g[i]);
+	}
+}
+
 /* A value as people write it for a field of `width` bits called `name`. */
 static void format_value(const struct matcha_value *v, unsigned width, const char *name,
 			 char *buf, size_t len)
 {
 	const uint8_t *b = v->be + MATCHA_VALUE_BYTES;
+	if (width == 128 && strstr(name, "ipv6")) {
+		format_ipv6(b - 16, buf, len);
+		return;
+	}
 	if (width == 48 && high_zero(v, 6))
 		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", b[-6], b[-5], b[-4], b[-3],
 			 b[-2], b[-1]);
@@ -361,8 +444,9 @@ static int need_table(struct ctl *c, const char *cmd, const char *name,
 		      const struct matcha_table_layout **tl)
 {
 	unsigned t;
-	if (matcha_table_by_name(c->dev, name, &t))
-		return lib_fail(c, cmd, MATCHA_ENOTABLE);
+	int rc = matcha_table_by_name(c->dev, name, &t);
+	if (rc)
+		return lib_fail(c, cmd, rc);
 	*tl = matcha_layout_table(c->dev, t);
 	return 0;
 }
@@ -537,8 +621,11 @@ static int cmd_table_dump(struct ctl *c, const struct words *a)
 	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
 	    (rc = matcha_table_info(c->dev, tl->table, &in)))
 		return rc ? rc : lib_fail(c, cmd, rc);
-	fprintf(c->out, "table %s (%s, %u %s)\n", tl->name, kind_name(tl->kind),
+	fprintf(c->out, "table %s (%s, %u %s)\n  handle", tl->name, kind_name(tl->kind),
 		in.size, tl->kind == MATCHA_KIND_LPM ? "prefixes" : "entries");
+	for (unsigned f = 0; f < tl->nfields; f++)
+		fprintf(c->out, " %s", tl->fields[f].name);
+	fprintf(c->out, " => action\n");
 	unsigned count = 0;
 	uint32_t h = 0;
 	for (; (rc = matcha_entry_next(c->dev, tl->name, h, &h)) == 0; h++) {
@@ -565,10 +652,15 @@ static int cmd_table_dump(struct ctl *c, const struct words *a)
 	if (in.default_action) {
 		const struct matcha_action_info *ac;
 		struct matcha_value params[MATCHA_MAX_PARAMS];
-		if ((rc = matcha_default_get(c->dev, tl->name, &ac, params)))
+		rc = matcha_default_get(c->dev, tl->name, &ac, params);
+		/* An action id the layout does not name is shown, not fatal to the listing. */
+		if (rc && rc != MATCHA_EHW)
 			return lib_fail(c, cmd, rc);
 		fprintf(c->out, "  default => ");
-		print_action(c, ac, params);
+		if (rc)
+			fprintf(c->out, "? (%s)", matcha_last_error(c->dev));
+		else
+			print_action(c, ac, params);
 		fprintf(c->out, "\n");
 	}
 	fprintf(c->out, "%u entr%s\n", count, count == 1 ? "y" : "ies");

@@ -38,7 +38,8 @@ int ctl_execute(struct ctl *c, const char *line);
  */
 int ctl_batch(struct ctl *c, FILE *in, const char *name);
 
-/* Value forms: decimal, 0x hex, a.b.c.d (32 bits), aa:bb:cc:dd:ee:ff (48 bits). */
+/* Value forms: decimal, 0x hex, a.b.c.d (32 bits), aa:bb:cc:dd:ee:ff (48 bits), IPv6 text
+ * (128 bits). */
 int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t errlen);
 /* Match forms: a value; value/length; value&&&mask; low->high. */
 int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen);

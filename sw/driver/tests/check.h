@@ -75,7 +75,8 @@
 	X(ctl_batch_stops_at_first_error)                                                  \
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
-	X(ctl_program_over_sim_socket)
+	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)

@@ -105,6 +105,24 @@ void test_ctl_values(void)
 			  good[i].text, err);
 		CHECK_MSG(!memcmp(&v, &want, sizeof v), "%s", good[i].text);
 	}
+	/* IPv6, RFC 4291 section 2.2 forms */
+	static const struct {
+		const char *text;
+		uint8_t want[16];
+	} v6[] = {
+		{ "2001:db8::1", { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 } },
+		{ "::", { 0 } },
+		{ "::1", { [15] = 1 } },
+		{ "fe80::", { 0xfe, 0x80 } },
+		{ "1:2:3:4:5:6:7:8", { 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8 } },
+		{ "00::22:33:44:55", { [8] = 0, 0x22, 0, 0x33, 0, 0x44, 0, 0x55 } },
+	};
+	for (size_t i = 0; i < sizeof v6 / sizeof v6[0]; i++) {
+		CHECK_MSG(ctl_parse_value(v6[i].text, &v, err, sizeof err) == 0, "%s: %s", v6[i].text,
+			  err);
+		CHECK_MSG(!memcmp(v.be + MATCHA_VALUE_BYTES - 16, v6[i].want, 16) && v.be[47] == 0,
+			  "%s", v6[i].text);
+	}
 	/* 2^64 and a 512-bit maximum */
 	CHECK(ctl_parse_value("18446744073709551616", &v, err, sizeof err) == 0);
 	CHECK(v.be[MATCHA_VALUE_BYTES - 9] == 1 && v.be[MATCHA_VALUE_BYTES - 1] == 0);
@@ -131,7 +149,14 @@ void test_ctl_values(void)
 				    "separated by ':')" },
 		{ "00:11:22:33:44:55:66", "is not a MAC address" },
 		{ "00:11:22:33:44:555", "is not a MAC address" },
-		{ "00::22:33:44:55", "is not a MAC address" },
+		{ "00:11:22:33:44:55:66:77:88", "nor an IPv6 address" },
+		{ "1::2::3", "is not a MAC address (six hex bytes separated by ':') nor an IPv6 "
+			     "address" },
+		{ "12345::", "nor an IPv6 address" },
+		{ ":1", "nor an IPv6 address" },
+		{ "1:", "nor an IPv6 address" },
+		{ "1:2:3:4:5:6:7", "nor an IPv6 address" },
+		{ "1:2:3:4::5:6:7:8", "nor an IPv6 address" },
 		{ hex, "is wider than 512 bits" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -218,6 +243,8 @@ void test_ctl_commands(void)
 
 	RUN_OK(&s, "table_dump acl",
 	       "table acl (ternary, 64 entries)\n"
+	       "  handle hdr.ipv4.src hdr.ipv4.dst hdr.ipv4.protocol hdr.tcp.srcPort|hdr.udp.srcPort "
+	       "hdr.tcp.dstPort|hdr.udp.dstPort => action\n"
 	       "  0    10.0.0.0&&&255.0.0.0 0.0.0.0&&&0.0.0.0 6 0&&&0 80->90 => deny() priority 10 "
 	       "[3 hardware entries]\n"
 	       "  1    0.0.0.0&&&0.0.0.0 192.168.0.0/16 17 53 0&&&0 => to_host() priority 20\n"
@@ -383,7 +410,7 @@ void test_ctl_command_errors(void)
 	struct ctl c;
 	FILE *null = fopen("/dev/null", "w");
 	ctl_init(&c, dev, null);
-	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ENOTABLE &&
+	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ELAYOUT &&
 	      strstr(c.error, "table_dump: tables have names only with a layout file"));
 	CHECK(ctl_execute(&c, "table_info") == 0);
 	fclose(null);
@@ -759,5 +786,80 @@ void test_ctl_program_over_sim_socket(void)
 	status = run_program(bad_uri, "", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
 		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
+	fake_free(fd);
+}
+
+/* A second program on fake_standard_cfg's tables: an IPv6 route table among them. */
+static const char standard_layout[] =
+	"{\"buildId\": 3237998081, \"program\": {\"name\": \"std\", \"tables\": [\n"
+	"{\"name\": \"tunnel\", \"index\": 0, \"kind\": \"exact\", \"size\": 1024, \"keyWidth\": 44,\n"
+	" \"dataWidth\": 40, \"latency\": 3, \"counters\": false, \"ways\": 4,\n"
+	" \"key\": [{\"fields\": [\"meta.vni\"], \"width\": 24}, {\"fields\": [\"meta.x\"], \"width\": 20}],\n"
+	" \"actions\": [{\"name\": \"set\", \"id\": 3, \"params\": [{\"name\": \"v\", \"width\": 40,\n"
+	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"set\", \"data\": 0}},\n"
+	"{\"name\": \"v4\", \"index\": 1, \"kind\": \"lpm\", \"size\": 2048, \"keyWidth\": 32,\n"
+	" \"dataWidth\": 32, \"latency\": 6, \"counters\": true, \"lpm\": {\"levels\": 4, \"nodes\": 128},\n"
+	" \"key\": [{\"fields\": [\"hdr.ipv4.dst\"], \"width\": 32}],\n"
+	" \"actions\": [{\"name\": \"nh\", \"id\": 0, \"params\": [{\"name\": \"ip\", \"width\": 32,\n"
+	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"nh\", \"data\": 0}},\n"
+	"{\"name\": \"v6\", \"index\": 2, \"kind\": \"lpm\", \"size\": 1024, \"keyWidth\": 128,\n"
+	" \"dataWidth\": 48, \"latency\": 18, \"counters\": false, \"lpm\": {\"levels\": 16, \"nodes\": 192},\n"
+	" \"key\": [{\"fields\": [\"hdr.ipv6.dst\"], \"width\": 128}], \"default\": null,\n"
+	" \"actions\": [{\"name\": \"via\", \"id\": 1, \"params\": [{\"name\": \"smac\", \"width\": 48,\n"
+	"   \"offset\": 0}], \"ops\": []}]},\n"
+	"{\"name\": \"t\", \"index\": 3, \"kind\": \"ternary\", \"size\": 256, \"keyWidth\": 104,\n"
+	" \"dataWidth\": 32, \"latency\": 2, \"counters\": false,\n"
+	" \"key\": [{\"fields\": [\"k\"], \"width\": 104}],\n"
+	" \"actions\": [{\"name\": \"a\", \"id\": 0, \"params\": [], \"ops\": []}]}\n"
+	"]}}\n";
+
+void test_ctl_second_program(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_layout_load_text(dev, standard_layout, sizeof standard_layout - 1,
+					      "std.json"));
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *stream = open_memstream(&out, &outlen);
+	struct ctl c;
+	ctl_init(&c, dev, stream);
+	static const char *const lines[] = {
+		"table_add v6 via 2001:db8::/32 => 02:00:00:00:00:01",
+		"table_add v6 via 2001:db8:0:1::/64 => 02:00:00:00:00:02",
+		"table_add v6 via ::/0 => 02:00:00:00:00:03",
+		"table_add tunnel set 0xABCDEF 5 => 1099511627775",
+		"table_add v4 nh 10.1.0.0/16 => 192.168.1.1",
+		"table_dump v6",
+		"table_dump tunnel",
+		"table_dump v4",
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		CHECK_MSG(ctl_execute(&c, lines[i]) == 0, "%s: %s", lines[i], c.error);
+	fclose(stream);
+	CHECK_MSG(strstr(out, "  0    2001:db8::/32 => via(smac=02:00:00:00:00:01)\n"
+			 "  1    2001:db8:0:1::/64 => via(smac=02:00:00:00:00:02)\n"
+			 "  2    ::/0 => via(smac=02:00:00:00:00:03)\n3 entries\n"), "%s", out);
+	CHECK_MSG(strstr(out, "  handle meta.vni meta.x => action\n"
+			 "  0    11259375 5 => set(v=1099511627775)\n"
+			 "  default => ? (table tunnel holds action id 0, which the layout does not "
+			 "name)\n"), "%s", out);
+	CHECK_MSG(strstr(out, "  0    10.1.0.0/16 => nh(ip=192.168.1.1)\n"), "%s", out);
+	free(out);
+
+	/* Both key fields go into the 44-bit key: 0xABCDEF << 20 | 5. */
+	uint8_t key[6] = { 0x0A, 0xBC, 0xDE, 0xF0, 0x00, 0x05 };
+	uint32_t index;
+	struct matcha_entry e;
+	CHECK_OK(dev, matcha_exact_lookup_sw(dev, 0, key, 44, &index));
+	CHECK_OK(dev, matcha_exact_read(dev, 0, index, &e));
+	CHECK(e.valid && e.action_id == 3 && e.data[0] == 0xFF && e.data[4] == 0xFF);
+	/* A /64 IPv6 route reads back from the 128-bit trie. */
+	uint8_t prefix[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1 };
+	CHECK_OK(dev, matcha_lpm_read(dev, 2, prefix, 64, NULL, &e));
+	CHECK(e.valid && e.action_id == 1 && e.data[5] == 2);
+	matcha_close(dev);
 	fake_free(fd);
 }
