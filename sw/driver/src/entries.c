@@ -351,10 +351,34 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 }
 
 static bool same_match(const struct named_entry *e, const struct matcha_match *match,
-		       unsigned nmatch, bool has_priority, uint32_t priority)
+		       unsigned nmatch, uint32_t priority)
 {
 	return e->nmatch == nmatch && !memcmp(e->match, match, nmatch * sizeof *match) &&
-	       e->has_priority == has_priority && (!has_priority || e->priority == priority);
+	       e->priority == priority;
+}
+
+/*
+ * The handle of the entry that holds hardware entry k (same key and prefix length; ternary
+ * also the same mask and priority), for the message of a duplicate. Only an add that the
+ * driver refused as a duplicate pays for this walk.
+ */
+static bool holder(const struct named *n, const struct hw_key *k, uint32_t priority,
+		   uint32_t *handle)
+{
+	bool ternary = n->info.kind == MATCHA_KIND_TERNARY;
+	for (uint32_t h = 0; h < n->lt->nhandles; h++) {
+		const struct named_entry *o = n->lt->entries[h];
+		if (!o || (ternary && o->priority != priority))
+			continue;
+		for (unsigned j = 0; j < o->nhw; j++)
+			if (o->hw[j].prefix_len == k->prefix_len &&
+			    !memcmp(o->hw[j].value, k->value, n->key_bytes) &&
+			    (!ternary || !memcmp(o->hw[j].mask, k->mask, n->key_bytes))) {
+				*handle = h;
+				return true;
+			}
+	}
+	return false;
 }
 
 /* ---------------------------------------------------------------- hardware calls */
@@ -517,21 +541,17 @@ int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_mat
 	e->priority = ternary ? (uint32_t)priority : 0;
 	if ((rc = build_keys(dev, &n, norm, &e->hw, &e->nhw)))
 		goto fail;
-	for (uint32_t h = 0; h < n.lt->nhandles; h++) {
-		const struct named_entry *o = n.lt->entries[h];
-		bool dup = o && (ternary ? same_match(o, norm, nmatch, true, e->priority) :
-				 o->hw[0].prefix_len == e->hw[0].prefix_len &&
-				 !memcmp(o->hw[0].value, e->hw[0].value, n.key_bytes));
-		if (dup) {
-			rc = matcha_fail(dev, MATCHA_EEXIST, "table %s: duplicate entry: handle %u has "
-					 "the same %s", tl->name, (unsigned)h,
-					 ternary ? "match and priority" : "key");
-			goto fail;
-		}
-	}
 	for (unsigned i = 0; i < e->nhw; i++) {
 		if ((rc = hw_add(dev, &n, &e->hw[i], e->priority, ac->id, data))) {
-			wrap(dev, rc, &n);
+			uint32_t other;
+			if (rc == MATCHA_EEXIST && holder(&n, &e->hw[i], e->priority, &other))
+				matcha_fail(dev, rc, "table %s: duplicate entry: handle %u has the same %s",
+					    tl->name, (unsigned)other, !ternary ? "key" :
+					    same_match(n.lt->entries[other], norm, nmatch, e->priority) ?
+					    "match and priority" : "value, mask and priority in one of "
+					    "its entries");
+			else
+				wrap(dev, rc, &n);
 			/* All or nothing: the hardware entries added so far go again. */
 			char msg[sizeof dev->error];
 			memcpy(msg, dev->error, sizeof msg);

@@ -157,22 +157,34 @@ static int open_mqnic(matcha_dev *dev, const char *path)
 	return map_window(dev, fd, path, info.offset, info.size);
 }
 
+/* Whether text has the shape of pattern, where 'h' stands for a hex digit. */
+static bool shaped(const char *text, const char *pattern)
+{
+	for (; *pattern; text++, pattern++) {
+		bool hex = (*text >= '0' && *text <= '9') || (*text >= 'a' && *text <= 'f') ||
+			   (*text >= 'A' && *text <= 'F');
+		if (*pattern == 'h' ? !hex : *text != *pattern)
+			return false;
+	}
+	return *text == '\0';
+}
+
 /* "DDDD:BB:DD.F" or "BB:DD.F" (domain 0): the sysfs name, always with the domain. */
 static bool pci_name(const char *bdf, char *name, size_t len)
 {
-	unsigned dom = 0, bus, slot, fn;
-	int end = -1;
-	if (sscanf(bdf, "%4x:%2x:%2x.%1x%n", &dom, &bus, &slot, &fn, &end) != 4 ||
-	    (size_t)end != strlen(bdf)) {
-		dom = 0;
-		end = -1;
-		if (sscanf(bdf, "%2x:%2x.%1x%n", &bus, &slot, &fn, &end) != 3 ||
-		    (size_t)end != strlen(bdf))
-			return false;
-	}
-	if (slot > 0x1F || fn > 7 || !strchr("0123456789abcdefABCDEF", bdf[0]))
+	char full[16];
+	if (shaped(bdf, "hh:hh.h"))
+		snprintf(full, sizeof full, "0000:%s", bdf);
+	else if (shaped(bdf, "hhhh:hh:hh.h"))
+		snprintf(full, sizeof full, "%s", bdf);
+	else
 		return false;
-	snprintf(name, len, "%04x:%02x:%02x.%x", dom, bus, slot, fn);
+	unsigned long slot = strtoul(full + 8, NULL, 16), fn = strtoul(full + 11, NULL, 16);
+	if (slot > 0x1F || fn > 7)
+		return false;
+	for (size_t i = 0; full[i] && i + 1 < len; i++)
+		name[i] = (char)(full[i] >= 'A' && full[i] <= 'F' ? full[i] + ('a' - 'A') : full[i]);
+	name[strlen(full) < len ? strlen(full) : len - 1] = '\0';
 	return true;
 }
 

@@ -269,6 +269,11 @@ void test_entries_ternary_ranges(void)
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "acl", m, 5, "deny", NULL, 0, 10, &h),
 		     MATCHA_EEXIST, "table acl: duplicate entry: handle 0 has the same match and "
 		     "priority");
+	/* 80&&&0xfff8 is the first of 80->90's prefixes. */
+	struct matcha_match part[5] = { m[0], m[1], m[2], m[3], ternary(80, 0xFFF8) };
+	EXPECT_ERROR(dev, matcha_entry_add(dev, "acl", part, 5, "deny", NULL, 0, 10, &h),
+		     MATCHA_EEXIST, "table acl: duplicate entry: handle 0 has the same value, mask "
+		     "and priority in one of its entries");
 	struct matcha_match bad[5] = { ternary(0x0A000001, 0xFF000000), m[1], m[2], m[3], m[4] };
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "acl", bad, 5, "deny", NULL, 0, 1, &h),
 		     MATCHA_EINVAL, "key field hdr.ipv4.src: value 0xa000001 has bits set outside "

@@ -37,6 +37,9 @@ void test_open_uri_errors(void)
 	CHECK(open_fails("pci:0000:01:00.0x", MATCHA_EINVAL, "not a PCI address"));
 	CHECK(open_fails("pci:0000:01:20.0", MATCHA_EINVAL, "not a PCI address")); /* slot > 31 */
 	CHECK(open_fails("pci:0000:01:00.8", MATCHA_EINVAL, "not a PCI address")); /* function > 7 */
+	CHECK(open_fails("pci: 01:00.0", MATCHA_EINVAL, "not a PCI address"));
+	CHECK(open_fails("pci:0x1:00.0", MATCHA_EINVAL, "not a PCI address"));
+	CHECK(open_fails("pci:1:0.0", MATCHA_EINVAL, "not a PCI address"));
 	/* Addresses no machine has: what is opened shows how the address was read. */
 	CHECK(open_fails("pci:fe:1f.7", MATCHA_ENODEV,
 			 "cannot open /sys/bus/pci/devices/0000:fe:1f.7/resource2 (PCI BAR 2): "
