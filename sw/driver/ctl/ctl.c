@@ -445,6 +445,9 @@ static int need_table(struct ctl *c, const char *cmd, const char *name,
 {
 	unsigned t;
 	int rc = matcha_table_by_name(c->dev, name, &t);
+	if (rc == MATCHA_ELAYOUT)
+		return fail(c, rc, "%s: tables have names only with a layout: start matcha-ctl with "
+			    "--layout FILE (the generator's layout.json)", cmd);
 	if (rc)
 		return lib_fail(c, cmd, rc);
 	*tl = matcha_layout_table(c->dev, t);
@@ -751,9 +754,9 @@ static int cmd_table_info(struct ctl *c, const struct words *a)
 		return 0;
 	}
 	const char *program = matcha_layout_program(c->dev);
-	fprintf(c->out, "build id 0x%08x, %u tables%s%s\n", (unsigned)matcha_build_id(c->dev),
-		matcha_table_count(c->dev), program ? ", program " : " (no layout)",
-		program ? program : "");
+	unsigned n = matcha_table_count(c->dev);
+	fprintf(c->out, "build id 0x%08x, %u table%s%s%s\n", (unsigned)matcha_build_id(c->dev), n,
+		n == 1 ? "" : "s", program ? ", program " : " (no layout)", program ? program : "");
 	for (unsigned t = 0; t < matcha_table_count(c->dev); t++)
 		info_table(c, t);
 	return 0;

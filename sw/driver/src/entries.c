@@ -49,6 +49,19 @@ static const char *value_hex(const struct matcha_value *v, char *buf, size_t len
 	return buf;
 }
 
+/* The value in decimal and hex ("16 (0x10)") when it fits 64 bits, else in hex. */
+static const char *value_text(const struct matcha_value *v, char *buf, size_t len)
+{
+	if (value_width(v) > 64)
+		return value_hex(v, buf, len);
+	char hex[24];
+	uint64_t x = 0;
+	for (unsigned i = MATCHA_VALUE_BYTES - 8; i < MATCHA_VALUE_BYTES; i++)
+		x = x << 8 | v->be[i];
+	snprintf(buf, len, "%llu (%s)", (unsigned long long)x, value_hex(v, hex, sizeof hex));
+	return buf;
+}
+
 /* Bit i (0 = least significant) of a big-endian byte string of nbytes bytes. */
 static void set_bit(uint8_t *be, unsigned nbytes, unsigned i)
 {
@@ -169,7 +182,7 @@ static int pack_params(matcha_dev *dev, const struct named *n,
 		       const struct matcha_action_info *ac, const struct matcha_value *params,
 		       unsigned nparams, uint8_t *data)
 {
-	char hex[40];
+	char hex[80];
 	if (nparams != ac->nparams) {
 		char names[256];
 		list_names(names, sizeof names, ac->params, sizeof *ac->params, ac->nparams);
@@ -181,10 +194,15 @@ static int pack_params(matcha_dev *dev, const struct named *n,
 	memset(data, 0, MATCHA_MAX_DATA_BYTES);
 	for (unsigned p = 0; p < nparams; p++) {
 		const struct matcha_param_info *pi = &ac->params[p];
+		if (!value_fits(&params[p], pi->width) && pi->width < 64)
+			return matcha_fail(dev, MATCHA_E2BIG, "parameter %s of action %s takes 0..%llu "
+					   "(%u bits): %s is out of range", pi->name, ac->name,
+					   (1ull << pi->width) - 1, pi->width,
+					   value_text(&params[p], hex, sizeof hex));
 		if (!value_fits(&params[p], pi->width))
 			return matcha_fail(dev, MATCHA_E2BIG, "parameter %s of action %s is %u bits: "
 					   "%s is out of range", pi->name, ac->name, pi->width,
-					   value_hex(&params[p], hex, sizeof hex));
+					   value_text(&params[p], hex, sizeof hex));
 		put_field(data, n->data_bytes, pi->offset, pi->width, &params[p]);
 	}
 	return 0;

@@ -324,7 +324,7 @@ void test_ctl_command_errors(void)
 		{ "table_add l2_fwd forward 00:11:22:33:44:55 => 6", MATCHA_EEXIST,
 		  "table_add: table l2_fwd: duplicate entry: handle 0 has the same key" },
 		{ "table_add l2_fwd forward 1 => 16", MATCHA_E2BIG,
-		  "table_add: parameter port of action forward is 4 bits: 0x10 is out of range" },
+		  "table_add: parameter port of action forward takes 0..15 (4 bits): 16 (0x10) is out of range" },
 		{ "table_add l2_fwd forward 1 => 0x1z", MATCHA_EINVAL,
 		  "table_add: parameter port: \"0x1z\" is not a hex number" },
 		{ "table_add l2_fwd forward 1 =>", MATCHA_EINVAL,
@@ -361,7 +361,8 @@ void test_ctl_command_errors(void)
 		{ "table_modify l2_fwd drop 0", MATCHA_EINVAL, "table_modify: usage" },
 		{ "table_modify l2_fwd drop 3 =>", MATCHA_ENOENT, "no entry with handle 3" },
 		{ "table_modify l2_fwd dropp 0 =>", MATCHA_EINVAL, "has no action \"dropp\"" },
-		{ "table_modify l2_fwd forward 0 => 99", MATCHA_E2BIG, "0x63 is out of range" },
+		{ "table_modify l2_fwd forward 0 => 99", MATCHA_E2BIG,
+		  "takes 0..15 (4 bits): 99 (0x63) is out of range" },
 		{ "table_dump", MATCHA_EINVAL, "table_dump: usage: table_dump <table>" },
 		{ "table_dump x", MATCHA_ENOTABLE, "table_dump: unknown table \"x\"" },
 		{ "table_clear", MATCHA_EINVAL, "table_clear: usage" },
@@ -411,7 +412,8 @@ void test_ctl_command_errors(void)
 	FILE *null = fopen("/dev/null", "w");
 	ctl_init(&c, dev, null);
 	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ELAYOUT &&
-	      strstr(c.error, "table_dump: tables have names only with a layout file"));
+	      strstr(c.error, "table_dump: tables have names only with a layout: start "
+			     "matcha-ctl with --layout FILE"));
 	CHECK(ctl_execute(&c, "table_info") == 0);
 	fclose(null);
 	matcha_close(dev);
@@ -527,9 +529,9 @@ void test_ctl_batch_stops_at_first_error(void)
 			   "table_add l2_fwd forward 00:00:00:00:00:03 => 17\n"
 			   "table_add l2_fwd forward 00:00:00:00:00:04 => 4\n";
 	CHECK(run_batch(&s, text, "bad.txt") == MATCHA_E2BIG);
-	CHECK_MSG(!strcmp(s.c.error, "bad.txt:4: table_add: parameter port of action forward is "
-			  "4 bits: 0x11 is out of range (2 entries loaded before it)"), "%s",
-		  s.c.error);
+	CHECK_MSG(!strcmp(s.c.error, "bad.txt:4: table_add: parameter port of action forward "
+			  "takes 0..15 (4 bits): 17 (0x11) is out of range (2 entries loaded "
+			  "before it)"), "%s", s.c.error);
 	uint8_t k3[6] = { 0, 0, 0, 0, 0, 3 }, k4[6] = { 0, 0, 0, 0, 0, 4 }, k2[6] = { 0, 0, 0, 0, 0, 2 };
 	uint32_t index;
 	CHECK_OK(s.dev, matcha_exact_lookup_sw(s.dev, 0, k2, 48, &index));
@@ -768,7 +770,8 @@ void test_ctl_program_over_sim_socket(void)
 	sim_server_stop(&s);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
 		  strstr(out, "matcha-ctl: ") && strstr(out, ".batch:2: table_add: parameter port "
-		  "of action forward is 4 bits: 0x63 is out of range (0 entries loaded before it)"),
+		  "of action forward takes 0..15 (4 bits): 99 (0x63) is out of range (0 entries "
+		  "loaded before it)"),
 		  "status %d, output: %s", status, out);
 
 	/* A layout of another bitstream is refused before any command runs. */
@@ -794,16 +797,19 @@ static const char standard_layout[] =
 	"{\"buildId\": 3237998081, \"program\": {\"name\": \"std\", \"tables\": [\n"
 	"{\"name\": \"tunnel\", \"index\": 0, \"kind\": \"exact\", \"size\": 1024, \"keyWidth\": 44,\n"
 	" \"dataWidth\": 40, \"latency\": 3, \"counters\": false, \"ways\": 4,\n"
-	" \"key\": [{\"fields\": [\"meta.vni\"], \"width\": 24}, {\"fields\": [\"meta.x\"], \"width\": 20}],\n"
+	" \"key\": [{\"fields\": [\"meta.vni\"], \"width\": 24},\n"
+	"          {\"fields\": [\"meta.x\"], \"width\": 20}],\n"
 	" \"actions\": [{\"name\": \"set\", \"id\": 3, \"params\": [{\"name\": \"v\", \"width\": 40,\n"
 	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"set\", \"data\": 0}},\n"
 	"{\"name\": \"v4\", \"index\": 1, \"kind\": \"lpm\", \"size\": 2048, \"keyWidth\": 32,\n"
-	" \"dataWidth\": 32, \"latency\": 6, \"counters\": true, \"lpm\": {\"levels\": 4, \"nodes\": 128},\n"
+	" \"dataWidth\": 32, \"latency\": 6, \"counters\": true,\n"
+	" \"lpm\": {\"levels\": 4, \"nodes\": 128},\n"
 	" \"key\": [{\"fields\": [\"hdr.ipv4.dst\"], \"width\": 32}],\n"
 	" \"actions\": [{\"name\": \"nh\", \"id\": 0, \"params\": [{\"name\": \"ip\", \"width\": 32,\n"
 	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"nh\", \"data\": 0}},\n"
 	"{\"name\": \"v6\", \"index\": 2, \"kind\": \"lpm\", \"size\": 1024, \"keyWidth\": 128,\n"
-	" \"dataWidth\": 48, \"latency\": 18, \"counters\": false, \"lpm\": {\"levels\": 16, \"nodes\": 192},\n"
+	" \"dataWidth\": 48, \"latency\": 18, \"counters\": false,\n"
+	" \"lpm\": {\"levels\": 16, \"nodes\": 192},\n"
 	" \"key\": [{\"fields\": [\"hdr.ipv6.dst\"], \"width\": 128}], \"default\": null,\n"
 	" \"actions\": [{\"name\": \"via\", \"id\": 1, \"params\": [{\"name\": \"smac\", \"width\": 48,\n"
 	"   \"offset\": 0}], \"ops\": []}]},\n"

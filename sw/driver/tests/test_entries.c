@@ -93,8 +93,8 @@ void test_entries_exact(void)
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "l2_fwd", &m, 1, "drop", &port, 1, -1, &h),
 		     MATCHA_EINVAL, "action drop of table l2_fwd takes 0 parameters, 1 given");
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "l2_fwd", &m, 1, "forward", &big, 1, -1, &h),
-		     MATCHA_E2BIG, "parameter port of action forward is 4 bits: 0x10 is out of "
-		     "range");
+		     MATCHA_E2BIG, "parameter port of action forward takes 0..15 (4 bits): 16 "
+		     "(0x10) is out of range");
 	struct matcha_match wide = exact(val_u64(0x1000000000000ull));
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "l2_fwd", &wide, 1, "drop", NULL, 0, -1, &h),
 		     MATCHA_E2BIG, "key field hdr.eth.dst is 48 bits: 0x1000000000000 does not fit");
@@ -201,7 +201,8 @@ void test_entries_lpm(void)
 	struct matcha_value toobig = val_u64(1ull << 48);
 	struct matcha_value p2[3] = { params[0], toobig, params[2] };
 	EXPECT_ERROR(dev, matcha_entry_modify(dev, "ipv4_lpm", 0, "route", p2, 3), MATCHA_E2BIG,
-		     "parameter dmac of action route is 48 bits: 0x1000000000000 is out of range");
+		     "parameter dmac of action route takes 0..281474976710655 (48 bits): "
+		     "281474976710656 (0x1000000000000) is out of range");
 
 	/* The default action by name, read back raw. */
 	uint8_t id, data[13];
