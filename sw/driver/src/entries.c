@@ -306,7 +306,8 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 	const struct matcha_table_layout *tl = &n->lt->pub;
 	unsigned kb = n->key_bytes;
 	struct matcha_prefix ranges[MATCHA_MAX_FIELDS][MATCHA_RANGE_MAX_PREFIXES];
-	unsigned nranges[MATCHA_MAX_FIELDS], total = 1;
+	unsigned nranges[MATCHA_MAX_FIELDS];
+	uint64_t total = 1; /* at most size * 62 before the check below stops it */
 
 	for (unsigned f = 0; f < tl->nfields; f++) {
 		nranges[f] = 1;
@@ -325,10 +326,10 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 					   "entries than the table's %u", table_name(n),
 					   n->info.size);
 	}
-	*hw = calloc(total, sizeof **hw);
+	*hw = calloc((size_t)total, sizeof **hw);
 	if (!*hw)
-		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for %u entries", total);
-	*nhw = total;
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for %u entries", (unsigned)total);
+	*nhw = (unsigned)total;
 
 	unsigned pick[MATCHA_MAX_FIELDS] = { 0 }; /* the range prefix of each field */
 	bool partial = false;

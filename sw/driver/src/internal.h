@@ -101,7 +101,7 @@ struct matcha_dev {
 	uint32_t build_id;
 	unsigned ntables;
 	struct matcha_table *tables;
-	char error[256];
+	char error[512];
 };
 
 /* A handle with no backend and no tables (NULL when out of memory). */
