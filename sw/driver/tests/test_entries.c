@@ -76,9 +76,13 @@ void test_entries_exact(void)
 	      !memcmp(&v.params[0], &port, sizeof port) && v.index == index && !v.has_priority &&
 	      v.hw_entries == 1 && v.nmatch == 1 && !memcmp(&v.match[0], &m, sizeof m));
 
+	fake_hit(fd, 0, index, 64);
 	CHECK_OK(dev, matcha_entry_modify(dev, "l2_fwd", h, "drop", NULL, 0));
 	CHECK_OK(dev, matcha_exact_read(dev, 0, index, &e));
 	CHECK(e.valid && e.action_id == 2 && e.data[0] == 0 && !memcmp(e.key, mac, 6));
+	uint64_t packets, bytes; /* the same entry: its count goes on */
+	CHECK_OK(dev, matcha_entry_counters(dev, "l2_fwd", h, &packets, &bytes, 0));
+	CHECK(packets == 1 && bytes == 64 && fd->table[0].stale_writes == 0);
 
 	/* Errors, each with what is wrong in the message. */
 	struct matcha_value big = val_u64(16);
@@ -157,7 +161,7 @@ void test_entries_lpm(void)
 	const uint8_t smac[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 	struct matcha_value params[3] = { val_u64(3), val_bytes(dmac, 6), val_bytes(smac, 6) };
 	struct matcha_match m = lpm(0x0A000000, 8);
-	uint32_t h, result;
+	uint32_t h, result, index_after;
 	struct matcha_entry e;
 	CHECK_OK(dev, matcha_entry_add(dev, "ipv4_lpm", &m, 1, "route", params, 3, -1, &h));
 
@@ -203,6 +207,17 @@ void test_entries_lpm(void)
 	EXPECT_ERROR(dev, matcha_entry_modify(dev, "ipv4_lpm", 0, "route", p2, 3), MATCHA_E2BIG,
 		     "parameter dmac of action route takes 0..281474976710655 (48 bits): "
 		     "281474976710656 (0x1000000000000) is out of range");
+
+	/* A modify rewrites the result in place: the trie still leads to it, counts go on. */
+	fake_hit(fd, 1, result, 1500);
+	CHECK_OK(dev, matcha_entry_modify(dev, "ipv4_lpm", 0, "no_route", NULL, 0));
+	CHECK_OK(dev, matcha_lpm_read(dev, 1, prefix, 8, &index_after, &e));
+	CHECK(e.valid && e.action_id == 2 && index_after == result);
+	CHECK_OK(dev, matcha_lpm_lookup_sw(dev, 1, key, &hit));
+	CHECK(hit == result);
+	uint64_t packets, bytes;
+	CHECK_OK(dev, matcha_entry_counters(dev, "ipv4_lpm", 0, &packets, &bytes, 0));
+	CHECK(packets == 1 && bytes == 1500 && fd->table[1].stale_writes == 0);
 
 	/* The default action by name, read back raw. */
 	uint8_t id, data[13];
