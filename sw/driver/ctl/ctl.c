@@ -17,7 +17,8 @@ struct words {
 	char *w[CTL_MAX_WORDS];
 };
 
-typedef int (*ctl_fn)(struct ctl *c, const struct words *a);
+struct ctl_command;
+typedef int (*ctl_fn)(struct ctl *c, const struct ctl_command *command, const struct words *a);
 
 struct ctl_command {
 	const char *name;
@@ -26,17 +27,28 @@ struct ctl_command {
 	ctl_fn run;
 };
 
-static int cmd_table_add(struct ctl *c, const struct words *a);
-static int cmd_table_delete(struct ctl *c, const struct words *a);
-static int cmd_table_modify(struct ctl *c, const struct words *a);
-static int cmd_table_dump(struct ctl *c, const struct words *a);
-static int cmd_table_clear(struct ctl *c, const struct words *a);
-static int cmd_table_set_default(struct ctl *c, const struct words *a);
-static int cmd_counter_read(struct ctl *c, const struct words *a);
-static int cmd_counter_reset(struct ctl *c, const struct words *a);
-static int cmd_table_info(struct ctl *c, const struct words *a);
-static int cmd_help(struct ctl *c, const struct words *a);
-static int cmd_quit(struct ctl *c, const struct words *a);
+static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_delete(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_modify(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_dump(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_clear(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_set_default(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_counter_read(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_counter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_help(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_quit(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
 
 static const struct ctl_command commands[] = {
 	{ "table_add", "<table> <action> <match fields> => <action params> [priority]",
@@ -420,12 +432,10 @@ static void print_action(struct ctl *c, const struct matcha_action_info *ac,
 
 /* ---------------------------------------------------------------------- arguments */
 
-static int usage(struct ctl *c, const char *cmd)
+static int usage(struct ctl *c, const struct ctl_command *command)
 {
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, cmd))
-			return fail(c, MATCHA_EINVAL, "%s: usage: %s %s", cmd, cmd, commands[i].args);
-	return fail(c, MATCHA_EINVAL, "%s: wrong arguments", cmd);
+	return fail(c, MATCHA_EINVAL, "%s: usage: %s %s", command->name, command->name,
+		    command->args);
 }
 
 static int parse_u32(struct ctl *c, const char *cmd, const char *what, const char *text,
@@ -498,9 +508,10 @@ static const struct matcha_action_info *need_action(struct ctl *c, const char *c
 
 /* ----------------------------------------------------------------------- commands */
 
-static int cmd_table_add(struct ctl *c, const struct words *a)
+static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_add";
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	const struct matcha_action_info *ac;
 	struct matcha_match match[MATCHA_MAX_FIELDS];
@@ -508,7 +519,7 @@ static int cmd_table_add(struct ctl *c, const struct words *a)
 	char err[300];
 	int rc, to = arrow(a, 3);
 	if (a->n < 3 || to < 0)
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)))
 		return rc;
 	if (!(ac = need_action(c, cmd, tl, a->w[2])))
@@ -549,14 +560,15 @@ static int cmd_table_add(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_table_delete(struct ctl *c, const struct words *a)
+static int cmd_table_delete(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_delete";
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	uint32_t handle = 0;
 	int rc;
 	if (a->n != 3)
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
 	    (rc = parse_u32(c, cmd, "handle", a->w[2], &handle)))
 		return rc;
@@ -566,16 +578,17 @@ static int cmd_table_delete(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_table_modify(struct ctl *c, const struct words *a)
+static int cmd_table_modify(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_modify";
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	const struct matcha_action_info *ac;
 	struct matcha_value params[MATCHA_MAX_PARAMS];
 	uint32_t handle = 0;
 	int rc;
 	if (a->n < 5 || strcmp(a->w[4], "=>"))
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)))
 		return rc;
 	if (!(ac = need_action(c, cmd, tl, a->w[2])))
@@ -590,15 +603,16 @@ static int cmd_table_modify(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_table_set_default(struct ctl *c, const struct words *a)
+static int cmd_table_set_default(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_set_default";
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	const struct matcha_action_info *ac;
 	struct matcha_value params[MATCHA_MAX_PARAMS];
 	int rc;
 	if (a->n < 3)
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)))
 		return rc;
 	if (!(ac = need_action(c, cmd, tl, a->w[2])))
@@ -613,14 +627,15 @@ static int cmd_table_set_default(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_table_dump(struct ctl *c, const struct words *a)
+static int cmd_table_dump(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_dump";
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	struct matcha_table_info in;
 	int rc;
 	if (a->n != 2)
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
 	    (rc = matcha_table_info(c->dev, tl->table, &in)))
 		return rc ? rc : lib_fail(c, cmd, rc);
@@ -670,13 +685,14 @@ static int cmd_table_dump(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_table_clear(struct ctl *c, const struct words *a)
+static int cmd_table_clear(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_clear";
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	int rc;
 	if (a->n != 2)
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)))
 		return rc;
 	if ((rc = matcha_table_clear(c->dev, tl->table)))
@@ -685,14 +701,16 @@ static int cmd_table_clear(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int counters(struct ctl *c, const struct words *a, const char *cmd, unsigned flags)
+static int counters(struct ctl *c, const struct ctl_command *command, const struct words *a,
+		    unsigned flags)
 {
+	const char *cmd = command->name;
 	const struct matcha_table_layout *tl;
 	uint32_t handle = 0;
 	uint64_t packets, bytes;
 	int rc;
 	if (a->n != 3)
-		return usage(c, cmd);
+		return usage(c, command);
 	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
 	    (rc = parse_u32(c, cmd, "handle", a->w[2], &handle)))
 		return rc;
@@ -704,14 +722,16 @@ static int counters(struct ctl *c, const struct words *a, const char *cmd, unsig
 	return 0;
 }
 
-static int cmd_counter_read(struct ctl *c, const struct words *a)
+static int cmd_counter_read(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	return counters(c, a, "counter_read", 0);
+	return counters(c, command, a, 0);
 }
 
-static int cmd_counter_reset(struct ctl *c, const struct words *a)
+static int cmd_counter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	return counters(c, a, "counter_reset", MATCHA_COUNTERS_RESET);
+	return counters(c, command, a, MATCHA_COUNTERS_RESET);
 }
 
 static void info_table(struct ctl *c, unsigned t)
@@ -740,11 +760,12 @@ static void info_table(struct ctl *c, unsigned t)
 	}
 }
 
-static int cmd_table_info(struct ctl *c, const struct words *a)
+static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
-	const char *cmd = "table_info";
+	const char *cmd = command->name;
 	if (a->n > 2)
-		return usage(c, cmd);
+		return usage(c, command);
 	if (a->n == 2) {
 		const struct matcha_table_layout *tl;
 		int rc = need_table(c, cmd, a->w[1], &tl);
@@ -762,10 +783,11 @@ static int cmd_table_info(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_help(struct ctl *c, const struct words *a)
+static int cmd_help(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
 	if (a->n > 2)
-		return usage(c, "help");
+		return usage(c, command);
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (a->n == 2 && strcmp(a->w[1], commands[i].name))
 			continue;
@@ -783,10 +805,11 @@ static int cmd_help(struct ctl *c, const struct words *a)
 	return 0;
 }
 
-static int cmd_quit(struct ctl *c, const struct words *a)
+static int cmd_quit(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
 {
 	if (a->n != 1)
-		return usage(c, "quit");
+		return usage(c, command);
 	c->quit = true;
 	return 0;
 }
@@ -851,7 +874,7 @@ int ctl_execute(struct ctl *c, const char *line)
 		return 0;
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(commands[i].name, a.w[0]))
-			return commands[i].run(c, &a);
+			return commands[i].run(c, &commands[i], &a);
 	return fail(c, MATCHA_EINVAL, "unknown command \"%s\" (help lists the commands)", a.w[0]);
 }
 
