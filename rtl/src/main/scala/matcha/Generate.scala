@@ -68,6 +68,23 @@ ${fields.mkString(",\n")}
 """
   }
 
+  /** The board configuration: the w64 pipeline with the built-in program between two RGMII
+    * ports. `matcha_versa` is the Versa board's top (make bitstream); `matcha_board` is its
+    * core without the PLL, with the UART at 8 clocks per bit and no receive delay, for
+    * simulation (tb/board). */
+  val boardConfig: MatchaConfig = configs.find(_.name == "w64").get
+
+  def generateBoard(dir: String): Unit = {
+    new File(dir).mkdirs()
+    val (text, buildId) = layout(boardConfig, program)
+    spinal(dir).generateVerilog(top(new board.Board(boardConfig, program, buildId, uartClockDivider = 0,
+      rxDelayTaps = 0))())
+    spinal(dir).generateVerilog(new board.VersaTop(boardConfig, program, buildId))
+    val w = new PrintWriter(s"$dir/layout.json")
+    w.write(text)
+    w.close()
+  }
+
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/rtl")
     for (cfg <- configs) {
@@ -83,6 +100,7 @@ ${fields.mkString(",\n")}
       w.write(text)
       w.close()
     }
+    generateBoard(s"$out/board")
     val tables = s"$out/tables"
     new File(tables).mkdirs()
     spinal(tables).generateVerilog(top(new table.EntryCountersUnit(size = 16, drain = 3))())
