@@ -16,7 +16,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: matcha-ctl URI [--layout FILE] [-f BATCH]\n"
-		   "  URI     mqnic:/dev/mqnic0, pci:0000:01:00.0 or sim:PATH\n"
+		   "  URI     mqnic:/dev/mqnic0, pci:0000:01:00.0, sim:PATH or serial:/dev/ttyUSB1[@BAUD]\n"
 		   "  --layout the generator's layout.json (names of tables, actions, fields)\n"
 		   "  -f      run the commands of BATCH (- for standard input) and exit\n"
 		   "Without -f, commands come from standard input; 'help' lists them.\n");

@@ -103,6 +103,10 @@ int matcha_open_ops(const struct matcha_regs_ops *ops, void *ctx, matcha_dev **d
  *   sim:PATH            a running simulator's control socket (docs/sim-socket.md); a
  *                       response other than OKAY fails with MATCHA_EIO naming the address
  *                       and the response
+ *   serial:/dev/ttyUSB1 the same messages over a serial line (8N1, no flow control) to a
+ *                       board's UART bridge, e.g. the Versa board's (README "The Versa
+ *                       ECP5 board"); serial:/dev/ttyUSB1@921600 sets the baud rate
+ *                       (default 115200)
  *
  * Mapped windows are bounds-checked: an access beyond the mapping fails with MATCHA_EIO,
  * and a table window beyond it fails the open. An unknown scheme or a malformed argument

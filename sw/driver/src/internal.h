@@ -112,6 +112,8 @@ int matcha_dev_attach(matcha_dev *dev, const struct matcha_regs_ops *ops, void *
 /* The sim: backend (sim.c): connects to a simulator's control socket and sets dev->ops,
  * dev->ctx and dev->backend. */
 int matcha_sim_connect(matcha_dev *dev, const char *path);
+/* The serial: backend (sim.c): the same messages over a serial line, `arg` DEVICE[@BAUD]. */
+int matcha_serial_open(matcha_dev *dev, const char *arg);
 
 /* Records the message of a failure and returns `err`. */
 int matcha_fail(matcha_dev *dev, int err, const char *fmt, ...)

@@ -6,6 +6,7 @@
  *   pci:DDDD:BB:DD.F    the PCI device's BAR 2 through sysfs (.../resource2), at offset 0;
  *                       pci:/path/to/resourceN maps that file instead
  *   sim:PATH            a simulator's control socket (sim.c, docs/sim-socket.md)
+ *   serial:DEV[@BAUD]   the same messages over a serial line to a board's UART bridge (sim.c)
  *
  * A mapped window is bounds-checked on every access, so a register beyond the mapping is a
  * bus error with a message, never a SIGBUS or a stray access.
@@ -224,16 +225,18 @@ int matcha_open(const char *uri, matcha_dev **devp)
 	int rc;
 	if (!colon || !*arg)
 		return matcha_fail(dev, MATCHA_EINVAL, "device URI \"%s\" is not SCHEME:ARGUMENT "
-				   "(mqnic:/dev/mqnic0, pci:0000:01:00.0, sim:PATH)", uri);
+				   "(mqnic:/dev/mqnic0, pci:0000:01:00.0, sim:PATH, serial:/dev/ttyUSB1)", uri);
 	if (scheme == 5 && !strncmp(uri, "mqnic", 5))
 		rc = open_mqnic(dev, arg);
 	else if (scheme == 3 && !strncmp(uri, "pci", 3))
 		rc = open_pci(dev, arg);
 	else if (scheme == 3 && !strncmp(uri, "sim", 3))
 		rc = matcha_sim_connect(dev, arg);
+	else if (scheme == 6 && !strncmp(uri, "serial", 6))
+		rc = matcha_serial_open(dev, arg);
 	else
 		return matcha_fail(dev, MATCHA_EINVAL, "unknown device URI scheme \"%.*s\" in \"%s\" "
-				   "(mqnic:, pci: or sim:)", (int)scheme, uri, uri);
+				   "(mqnic:, pci:, sim: or serial:)", (int)scheme, uri, uri);
 	if (rc)
 		return rc;
 	struct matcha_regs_ops ops = dev->ops;

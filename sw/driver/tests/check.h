@@ -57,6 +57,7 @@
 	X(open_sim_socket)                                                                 \
 	X(open_sim_bus_errors)                                                             \
 	X(open_sim_closes_mid_transaction)                                                 \
+	X(open_serial_pty)                                                                 \
 	X(layout_good)                                                                     \
 	X(layout_build_id_mismatch)                                                        \
 	X(layout_disagrees_with_hardware)                                                  \

@@ -222,3 +222,39 @@ void test_open_sim_closes_mid_transaction(void)
 	sim_server_stop(&s);
 	fake_free(fd);
 }
+
+void test_open_serial_pty(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server s;
+	char uri[160];
+	if (sim_server_start_pty(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "serial:%s@921600", s.path);
+	matcha_dev *dev;
+	CHECK_OK(dev, matcha_open(uri, &dev));
+	CHECK(matcha_table_count(dev) == 4 && matcha_build_id(dev) == 0xC0FFEE01);
+
+	/* An entry goes over the line into the fake, and reads back. */
+	uint8_t key[6] = { 0x0A, 0xBC, 0xDE, 0xF0, 0x12, 0x34 }, data[5] = { 1, 2, 3, 4, 5 };
+	uint32_t index;
+	struct matcha_entry e;
+	CHECK_OK(dev, matcha_exact_add(dev, 0, key, 44, 7, data, 40));
+	CHECK_OK(dev, matcha_exact_lookup_sw(dev, 0, key, 44, &index));
+	CHECK(fd->table[0].entries[index].flags == (1u | 7u << 8));
+	CHECK_OK(dev, matcha_exact_read(dev, 0, index, &e));
+	CHECK(e.valid && e.action_id == 7 && !memcmp(e.key, key, 6) && !memcmp(e.data, data, 5));
+	/* An error answer names the board and the line. */
+	uint32_t val;
+	CHECK_RC(dev, matcha_reg_read(dev, 0x10200, &val), MATCHA_EIO);
+	CHECK_MSG(strstr(matcha_last_error(dev), "the board answered SLVERR (resp 2) (serial:/dev/"),
+		  "%s", matcha_last_error(dev));
+	matcha_close(dev);
+	sim_server_stop(&s);
+	fake_free(fd);
+
+	CHECK(open_fails("serial:/dev/ttyS0@12345", MATCHA_EINVAL, "is not DEVICE[@BAUD]"));
+	CHECK(open_fails("serial:@115200", MATCHA_EINVAL, "is not DEVICE[@BAUD]"));
+	CHECK(open_fails("serial:/nonexistent/tty", MATCHA_ENODEV, "cannot open the serial line"));
+}
