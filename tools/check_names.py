@@ -19,6 +19,9 @@ generation. For every configuration directory it checks:
     `_zz_*` temporaries, but they carry the name of what they feed
     (`_zz_context_bodyLen`), so the plain `_zz_*` share is reported, not limited.
 
+and in build/rtl/board that matcha_versa's ports are the pins constraints/versa_ecp5.lpf
+places and that matcha_board names its MACs, pipeline and bridge (check_board).
+
 Exit status 0 when everything holds, 1 otherwise (every problem is listed).
 """
 import argparse
@@ -216,6 +219,46 @@ def check_config(cdir, max_anon):
     return problems, summary
 
 
+BOARD_LPF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "constraints",
+                         "versa_ecp5.lpf")
+BOARD_INSTANCES = ["mac0", "mac1", "pipeline", "bridge"]
+
+
+def check_board(bdir):
+    """The board tops (README "The Versa ECP5 board"): matcha_versa's ports are exactly the
+    pins constraints/versa_ecp5.lpf places (bit by bit), and matcha_board keeps the names
+    of its MACs, pipeline and bridge. Returns (problems, summary line)."""
+    problems = []
+    mods = {}
+    for top in ("matcha_versa", "matcha_board"):
+        path = os.path.join(bdir, top + ".v")
+        if not os.path.isfile(path):
+            problems.append(f"{top}.v missing")
+            continue
+        with open(path, errors="replace") as f:
+            mods[top] = parse_verilog(f.read()).get(top)
+        if mods[top] is None:
+            problems.append(f"{top}.v: no module {top}")
+    versa = mods.get("matcha_versa")
+    if versa:
+        bits = set()
+        for name, (_, w) in versa["ports"].items():
+            bits |= {name} if w == 1 else {f"{name}[{i}]" for i in range(w)}
+        with open(BOARD_LPF) as f:
+            placed = set(re.findall(r'^\s*LOCATE\s+COMP\s+"([^"]+)"', f.read(), re.M))
+        for b in sorted(bits - placed):
+            problems.append(f"matcha_versa: port {b} has no LOCATE in {os.path.basename(BOARD_LPF)}")
+        for b in sorted(placed - bits):
+            problems.append(f"{os.path.basename(BOARD_LPF)} places {b}, not a port of matcha_versa")
+    core = mods.get("matcha_board")
+    if core:
+        for inst in BOARD_INSTANCES:
+            if inst not in core["instances"]:
+                problems.append(f"matcha_board: no submodule instance named {inst}")
+    summary = f"matcha_versa {len(versa['ports']) if versa else '?'} ports placed by the LPF"
+    return problems, summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rtl_dir", help="generator output, e.g. build/rtl")
@@ -240,6 +283,14 @@ def main():
                 print(f"  - {p}")
         else:
             print(f"check_names: {cfg}: ok ({summary})")
+    problems, summary = check_board(os.path.join(args.rtl_dir, "board"))
+    if problems:
+        failed = True
+        print(f"check_names: board: FAIL ({summary})")
+        for p in problems:
+            print(f"  - {p}")
+    else:
+        print(f"check_names: board: ok ({summary})")
     return 1 if failed else 0
 
 

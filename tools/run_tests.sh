@@ -74,6 +74,15 @@ d_synth() {
     grep -m1 -o "synth $cfg: FAIL.*" "$1"
   fi
 }
+d_synth_board() {
+  local f=build/bitstream-synth/utilization.txt
+  if [[ -s $f && $2 == 0 ]]; then
+    awk '$1 ~ /^(LUT4|TRELLIS_FF|DP16KD)$/ { printf "%s%s %s", (n++ ? ", " : ""), $1, $2 }' "$f"
+    echo " (without the pipeline)"
+  else
+    grep -m1 -o "bitstream: FAIL.*" "$1"
+  fi
+}
 d_ctest() { grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
 
 step rtl d_rtl "$MAKE" --no-print-directory rtl
@@ -83,6 +92,7 @@ step tb-test d_pytest "$MAKE" --no-print-directory -o "$RTL_STAMP" tb-test
 for cfg in $CONFIGS; do
   step "synth-$cfg" d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" "synth-$cfg"
 done
+step synth-board d_synth_board "$MAKE" --no-print-directory -o "$RTL_STAMP" synth-board
 if [[ -f sw/driver/Makefile ]] && "$MAKE" -s -C sw/driver -n test >/dev/null 2>&1; then
   step sw-test d_ctest "$MAKE" --no-print-directory -C sw/driver test
 else
