@@ -31,8 +31,8 @@ class UartAxiLiteBridge(clockDivider: Int, resyncBytes: Int = 64) extends Compon
   val request = Vec(Reg(Bits(8 bits)), 12)
   val received = Reg(UInt(4 bits)) init 0
   val op = request(0)
-  val address = Cat(request.slice(4, 8).reverse)
-  val data = Cat(request.slice(8, 12).reverse)
+  val address = Cat(request.slice(4, 8)) // little-endian: Cat puts its first part lowest
+  val data = Cat(request.slice(8, 12))
 
   val answerResp = Reg(Bits(8 bits))
   val answerData = Reg(Bits(32 bits))
