@@ -46,10 +46,15 @@ src=$RTL_DIR/board/$TOP.v
 mkdir -p "$OUT"
 rm -f "$OUT"/{$TOP.json,$TOP.config,$TOP.bit,$TOP.svf,stat.txt,report.json,timing.txt,utilization.txt}
 
+# A copy of the sources (with any $readmem* files SpinalHDL wrote beside them), so that a
+# `make rtl` while this runs (it removes build/rtl) cannot pull them away from under Yosys.
+rm -rf "$OUT/src" && mkdir -p "$OUT/src"
+cp "$(dirname "$src")"/*.v "$OUT/src/"
+cp "$(dirname "$src")"/*.bin "$OUT/src/" 2>/dev/null || true
+
 start=$(date +%s)
 echo "bitstream: yosys synth_ecp5 -top $TOP${blackbox:+ (black box: $blackbox)}, log $OUT/yosys.log"
-# From the source directory: SpinalHDL's $readmem* files are relative to it.
-(cd "$(dirname "$src")" && "$YOSYS" -q -l "$OUT/yosys.log" -p "
+(cd "$OUT/src" && "$YOSYS" -q -l "$OUT/yosys.log" -p "
   read_verilog $TOP.v
   ${blackbox:+blackbox $blackbox}
   synth_ecp5 -top $TOP -json $OUT/$TOP.json
