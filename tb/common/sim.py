@@ -80,9 +80,10 @@ def _model_dir(config, toplevel, waves):
     return SIM_DIR / config / (toplevel + ("-waves" if waves else ""))
 
 
-def _build_key(source, args, vbin):
+def _build_key(sources, args, vbin):
     h = hashlib.sha256()
-    h.update(Path(source).read_bytes())
+    for source in sources:
+        h.update(Path(source).read_bytes())
     h.update("\0".join(args + MAKE_VARS).encode())
     verilator = vbin / "verilator"
     h.update(str(verilator.resolve()).encode())
@@ -127,13 +128,16 @@ def get_runner():
     return _Verilator()
 
 
-def build(config, toplevel, waves=None):
-    """Build (or reuse) the model of `toplevel` in `config`; returns its directory."""
+def build(config, toplevel, waves=None, models=()):
+    """Build (or reuse) the model of `toplevel` in `config`; returns its directory.
+    `models` are further Verilog files compiled with it (simulation models of vendor
+    primitives the generated Verilog instantiates)."""
     waves = waves_enabled() if waves is None else waves
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
+    sources = [source, *map(Path, models)]
     args = BUILD_ARGS + (WAVE_ARGS if waves else [])
-    key = _build_key(source, args, vbin)
+    key = _build_key(sources, args, vbin)
     model = _model_dir(config, toplevel, waves)
     stamp = model / ".matcha-build"
     with locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
@@ -150,7 +154,7 @@ def build(config, toplevel, waves=None):
         log = model / "build.log"
         try:
             runner.build(
-                sources=[source], hdl_toplevel=toplevel, build_dir=model,
+                sources=sources, hdl_toplevel=toplevel, build_dir=model,
                 build_args=args, timescale=TIMESCALE, waves=waves, log_file=log,
             )
         except Exception:
@@ -165,17 +169,18 @@ def _safe(name):
 
 
 def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
-        waves=None, echo=False, pythonpath=()):
+        waves=None, echo=False, pythonpath=(), models=()):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
     `env` is passed to the simulation (on top of the calling environment);
-    `pythonpath` adds directories the test module is imported from. The
+    `pythonpath` adds directories the test module is imported from; `models` as for
+    build(). The
     simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
     waves = waves_enabled() if waves is None else waves
-    model = build(config, toplevel, waves)
+    model = build(config, toplevel, waves, models)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name

@@ -1,0 +1,199 @@
+"""cocotb tests of matcha_board: two RGMII ports (cocotbext-eth RgmiiSource/RgmiiSink as
+the PHYs), the pipeline between them, and its control bus on the UART bridge.
+
+The oracle is the specification, not the DUT: Ethernet framing and the FCS are what
+cocotbext-eth builds and checks, a frame's fate is what docs/pipeline.md says the built-in
+program does with the entries the test loads (through the C driver, over the UART), the
+self-describing block is what docs/tables.md makes of layout.json's program, and the
+bridge's answers are those of docs/sim-socket.md.
+"""
+
+import json
+import logging
+import os
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, Timer, with_timeout
+from cocotbext.eth import GmiiFrame, RgmiiSink, RgmiiSource
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from tb.board.uart import Bridge, BridgeError, Uart
+from tb.common import driver as drv
+from tb.pipeline.control import MAGIC_VALUE, snapshot_for
+
+CLK_NS = 16        # pipeline clock, 62.5 MHz
+RGMII_NS = 8       # 125 MHz: transmit clock and both PHYs' receive clocks
+BIT_NS = 8 * CLK_NS  # matcha_board's UART: 8 clocks per bit
+
+STATUS = 0x800000
+STATUS_MAGIC = 0x4D425244
+PORT_COUNTERS = ("rx_good", "rx_fcs_error", "rx_overflow", "tx_frames")
+PIPELINE_DROPS = STATUS + 0x30
+NOT_FORWARDED = STATUS + 0x34
+
+# Not IP, so only l2_fwd decides where these go (docs/pipeline.md).
+ETHERTYPE_LOCAL = 0x88B5
+MAC_TO_PORT1 = "02:00:00:00:01:01"
+MAC_UNKNOWN = "02:00:00:00:0f:0f"
+MAC_SRC = "02:00:00:00:aa:aa"
+
+
+def layout():
+    with open(os.environ["MATCHA_TB_LAYOUT"]) as f:
+        return json.load(f)
+
+
+class Board:
+    def __init__(self, dut):
+        self.dut = dut
+        self.sources = [RgmiiSource(getattr(dut, f"eth{i}_rxd"), getattr(dut, f"eth{i}_rx_ctl"),
+                                    getattr(dut, f"eth{i}_rxc")) for i in range(2)]
+        self.sinks = [RgmiiSink(getattr(dut, f"eth{i}_txd"), getattr(dut, f"eth{i}_tx_ctl"),
+                                getattr(dut, f"eth{i}_txc")) for i in range(2)]
+        self.bridge = Bridge(Uart(dut.uart_rxd, dut.uart_txd, BIT_NS))
+        for name in ("cocotb.matcha_board.eth0_rxd", "cocotb.matcha_board.eth1_rxd",
+                     "cocotb.matcha_board.eth0_txd", "cocotb.matcha_board.eth1_txd"):
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+    async def start(self):
+        dut = self.dut
+        Clock(dut.clk, CLK_NS, unit="ns").start()
+        Clock(dut.tx_clk, RGMII_NS, unit="ns").start()
+        # Each PHY's receive clock with a phase of its own.
+        await Timer(1, "ns")
+        Clock(dut.eth0_rxc, RGMII_NS, unit="ns").start()
+        await Timer(1, "ns")
+        # A quarter period after tx_clk.
+        Clock(dut.tx_clk90, RGMII_NS, unit="ns").start()
+        await Timer(1, "ns")
+        Clock(dut.eth1_rxc, RGMII_NS, unit="ns").start()
+        dut.rst.value = 1
+        await ClockCycles(dut.clk, 20)
+        dut.rst.value = 0
+        await ClockCycles(dut.clk, 20)
+
+    async def counters(self):
+        out = {}
+        for p in range(2):
+            for j, name in enumerate(PORT_COUNTERS):
+                out[(p, name)] = await self.bridge.read32(STATUS + 0x10 + 0x10 * p + 4 * j)
+        out["pipeline_drops"] = await self.bridge.read32(PIPELINE_DROPS)
+        out["not_forwarded"] = await self.bridge.read32(NOT_FORWARDED)
+        return out
+
+    async def load_l2(self, entries):
+        """l2_fwd entries {mac: port} with the forward action, through the C driver."""
+        lay = layout()
+        table = next(t for t in lay["program"]["tables"] if t["name"] == "l2_fwd")
+        forward = next(a for a in table["actions"] if a["name"] == "forward")
+        # The block as docs/tables.md makes it of the layout (test_self_describing_block
+        # checks the hardware's is the same), without reading it over the slow UART.
+        rec = drv.RecordingBus(snapshot_for(lay["program"], lay["buildId"]))
+        dev = drv.Device(rec)
+        try:
+            for mac, port in entries.items():
+                dev.exact_add(table["index"], int(mac.replace(":", ""), 16), forward["id"], port)
+        finally:
+            dev.close()
+        await drv.replay(rec.take(), self.bridge.write32, self.bridge.read32)
+
+    async def expect(self, port, frames, timeout_us=2000):
+        """The next frames sent on `port` are `frames` (bytes without FCS, padded as the
+        MAC pads), each with a correct FCS."""
+        for i, want in enumerate(frames):
+            got = await with_timeout(self.sinks[port].recv(), timeout_us, "us")
+            assert got.check_fcs(), f"port {port} frame {i}: bad FCS"
+            assert not any(got.error or []), f"port {port} frame {i}: GMII error"
+            assert got.get_payload() == want, (
+                f"port {port} frame {i}: {len(got.get_payload())} bytes, expected {len(want)}")
+
+    async def quiet(self, us=20):
+        await Timer(us, "us")
+        for p in range(2):
+            assert self.sinks[p].empty(), f"port {p} sent a frame nothing should have caused"
+
+
+def l2_frame(dst, length, seed=0):
+    """A non-IP frame of `length` bytes (without FCS) to `dst`."""
+    head = bytes(Ether(dst=dst, src=MAC_SRC, type=ETHERTYPE_LOCAL))
+    body = bytes((seed + i * 7) & 0xFF for i in range(length - len(head)))
+    return head + body
+
+
+async def started(dut):
+    board = Board(dut)
+    await board.start()
+    return board
+
+
+@cocotb.test()
+async def test_self_describing_block(dut):
+    """The pipeline's self-describing block, read over the UART, is the one docs/tables.md
+    makes of layout.json's program; the board's status block answers above it."""
+    board = await started(dut)
+    lay = layout()
+    snap = await drv.read_info_block(board.bridge.read32)
+    assert snap == snapshot_for(lay["program"], lay["buildId"])
+    assert await board.bridge.read32(STATUS) == STATUS_MAGIC
+    assert await board.bridge.read32(STATUS + 4) == 2
+
+
+@cocotb.test()
+async def test_bridge_bad_requests(dut):
+    """Answers of docs/sim-socket.md for requests that cannot run, and the frame boundary
+    found again after a partial request."""
+    board = await started(dut)
+    b = board.bridge
+    assert (await b.transact("R", 0x2))[0] == 0xFF, "unaligned address"
+    assert (await b.transact("X", 0x0))[0] == 0xFF, "unknown op"
+    assert (await b.transact("R", 0x01000000))[0] == 3, "beyond the 24-bit bus"
+    assert (await b.transact("R", 0x20))[0] == 2, "unmapped pipeline register: SLVERR"
+    assert (await b.transact("W", 0x20, 5))[0] == 2, "unmapped pipeline register: SLVERR"
+    # A lost byte: 5 bytes of a request, then silence longer than 64 character times.
+    await b.uart.send(b"R\0\0\0\0")
+    await Timer(64 * 10 * BIT_NS + 20 * BIT_NS, "ns")
+    assert await b.read32(0x0) == MAGIC_VALUE
+
+
+@cocotb.test()
+async def test_fcs_errors_dropped_and_counted(dut):
+    """A frame with a wrong FCS, one with a GMII receive error and one cut short inside
+    its FCS never leave; each is counted on its port and dropped by the pipeline as a bad
+    frame; good frames around them pass."""
+    board = await started(dut)
+    await board.load_l2({MAC_TO_PORT1: 1})
+    good = [l2_frame(MAC_TO_PORT1, 80, seed=s) for s in range(3)]
+
+    bad_fcs = GmiiFrame.from_payload(l2_frame(MAC_TO_PORT1, 90, seed=9))
+    bad_fcs.data[-1] ^= 0x01
+    rx_error = GmiiFrame.from_payload(l2_frame(MAC_TO_PORT1, 90, seed=10))
+    rx_error.normalize()
+    rx_error.error[40] = 1
+    short = GmiiFrame.from_payload(l2_frame(MAC_TO_PORT1, 90, seed=11))
+    short.data = short.data[:-2]
+
+    for f in (GmiiFrame.from_payload(good[0]), bad_fcs, GmiiFrame.from_payload(good[1]), rx_error,
+              short, GmiiFrame.from_payload(good[2])):
+        await board.sources[0].send(f)
+    await board.expect(1, good)
+    await board.quiet()
+    c = await board.counters()
+    assert c[(0, "rx_fcs_error")] == 3
+    assert c[(0, "rx_good")] == 3 and c[(1, "tx_frames")] == 3
+    assert c["pipeline_drops"] == 3
+
+
+@cocotb.test()
+async def test_punted_frames_discarded(dut):
+    """The board has no host port: an IPv4 frame without a route is punted by ipv4_lpm
+    (docs/pipeline.md) and discarded, counted as not forwarded."""
+    board = await started(dut)
+    frame = bytes(Ether(dst=MAC_UNKNOWN, src=MAC_SRC) / IP(src="10.0.0.1", dst="10.9.9.9")
+                  / UDP(sport=1000, dport=2000) / bytes(40))
+    await board.sources[1].send(GmiiFrame.from_payload(frame))
+    await board.quiet(40)
+    c = await board.counters()
+    assert c[(1, "rx_good")] == 1 and c["not_forwarded"] == 1
+    assert c[(0, "tx_frames")] == c[(1, "tx_frames")] == 0
