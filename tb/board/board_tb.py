@@ -20,6 +20,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from tb.board.uart import Bridge, BridgeError, Uart
+from tb.common import cocotb_util
 from tb.common import driver as drv
 from tb.pipeline.control import MAGIC_VALUE, snapshot_for
 
@@ -36,6 +37,7 @@ NOT_FORWARDED = STATUS + 0x34
 # Not IP, so only l2_fwd decides where these go (docs/pipeline.md).
 ETHERTYPE_LOCAL = 0x88B5
 MAC_TO_PORT1 = "02:00:00:00:01:01"
+MAC_TO_PORT0 = "02:00:00:00:00:00"
 MAC_UNKNOWN = "02:00:00:00:0f:0f"
 MAC_SRC = "02:00:00:00:aa:aa"
 
@@ -155,6 +157,46 @@ async def test_bridge_bad_requests(dut):
     await b.uart.send(b"R\0\0\0\0")
     await Timer(64 * 10 * BIT_NS + 20 * BIT_NS, "ns")
     assert await b.read32(0x0) == MAGIC_VALUE
+
+
+@cocotb.test()
+async def test_bump_in_the_wire(dut):
+    """Frames from port 0 go where l2_fwd says (port 1), frames from port 1 to port 0:
+    back-to-back on both ports at once (minimum size to 1514 bytes), then a jumbo frame
+    each way; a frame for an unknown address stays on its ingress port (the parser's
+    default egress)."""
+    board = await started(dut)
+    rng, _ = cocotb_util.test_rng(dut, "test_bump_in_the_wire")
+    await board.load_l2({MAC_TO_PORT1: 1, MAC_TO_PORT0: 0})
+
+    lengths = [60, 61, 64, 1514] + [rng.randint(60, 1514) for _ in range(6)]
+    to1 = [l2_frame(MAC_TO_PORT1, n, seed=i) for i, n in enumerate(lengths)]
+    to0 = [l2_frame(MAC_TO_PORT0, n, seed=100 + i) for i, n in enumerate(reversed(lengths))]
+    for f in to1:
+        await board.sources[0].send(GmiiFrame.from_payload(f))
+    for f in to0:
+        await board.sources[1].send(GmiiFrame.from_payload(f))
+    await board.expect(1, to1)
+    await board.expect(0, to0)
+
+    jumbo1 = l2_frame(MAC_TO_PORT1, 9014, seed=50)
+    await board.sources[0].send(GmiiFrame.from_payload(jumbo1))
+    await board.expect(1, [jumbo1])
+    jumbo0 = l2_frame(MAC_TO_PORT0, 9014, seed=51)
+    await board.sources[1].send(GmiiFrame.from_payload(jumbo0))
+    await board.expect(0, [jumbo0])
+
+    hairpin = l2_frame(MAC_UNKNOWN, 100, seed=7)
+    await board.sources[0].send(GmiiFrame.from_payload(hairpin))
+    await board.expect(0, [hairpin])
+    await board.quiet()
+
+    c = await board.counters()
+    assert c[(0, "rx_good")] == len(to1) + 2 and c[(1, "rx_good")] == len(to0) + 1
+    assert c[(1, "tx_frames")] == len(to1) + 1 and c[(0, "tx_frames")] == len(to0) + 2
+    assert c[(0, "rx_fcs_error")] == c[(1, "rx_fcs_error")] == 0
+    assert c[(0, "rx_overflow")] == c[(1, "rx_overflow")] == 0
+    assert c["pipeline_drops"] == 0 and c["not_forwarded"] == 0
 
 
 @cocotb.test()

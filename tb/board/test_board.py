@@ -2,7 +2,7 @@
 (RGMII MACs, the pipeline, the UART bridge) on Verilator, with simulation models of the
 ECP5 DDR registers (tb/board/ecp5_models.v).
 
-Run one case: pytest tb/board -k fcs [--matcha-seed N]
+Run one case: pytest tb/board -k bump [--matcha-seed N]
 """
 
 from pathlib import Path
@@ -17,6 +17,7 @@ MODELS = [Path(__file__).with_name("ecp5_models.v")]
 CASES = [
     "test_self_describing_block",
     "test_bridge_bad_requests",
+    "test_bump_in_the_wire",
     "test_fcs_errors_dropped_and_counted",
     "test_punted_frames_discarded",
 ]
