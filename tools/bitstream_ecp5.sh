@@ -28,7 +28,7 @@ export YOWASP_CACHE_DIR=${YOWASP_CACHE_DIR:-$root/build/yowasp-cache}
 TOP=matcha_versa
 LPF=$root/constraints/versa_ecp5.lpf
 # LFE5UM5G-45F-8BG381C
-DEVICE=(--45k --um5g --package CABGA381 --speed 8)
+DEVICE=(--um5g-45k --package CABGA381 --speed 8)
 
 synth_only=0 blackbox=
 while (( $# )); do
