@@ -408,6 +408,9 @@ class Sim {
         : opt_(std::move(opt)), frames_(std::move(frames)), layout_(std::move(layout)),
           state_(frames_.size()), rng_(opt_.seed) {
         ctx_ = std::make_unique<VerilatedContext>();
+#if VM_TRACE
+        if (!opt_.trace.empty()) ctx_->traceEverOn(true);  // before the model exists
+#endif
         top_ = std::make_unique<Vmatcha_l2l3>(ctx_.get(), "matcha_l2l3");
         for (const auto& e : MATCHA_PARSE_ERRORS) parse_errors_[e.code] = e.name;
         ns_per_clock_ = 1000.0 / opt_.clock_mhz;
@@ -496,6 +499,7 @@ class Sim {
     std::map<unsigned, std::string> parse_errors_;
     double ns_per_clock_;
     uint64_t time0_ns_ = 0;
+    double waiting_ = 0;  // seconds spent waiting for a client with nothing to simulate
 };
 
 void Sim::clock() {
@@ -815,7 +819,6 @@ int Sim::run() {
     open_outputs();
 #if VM_TRACE
     if (!opt_.trace.empty()) {
-        ctx_->traceEverOn(true);
         trace_ = std::make_unique<VerilatedFstC>();
         top_->trace(trace_.get(), 99);
         trace_->open(opt_.trace.c_str());
@@ -846,7 +849,10 @@ int Sim::run() {
     traffic_ = !opt_.wait_client;
     while (!g_interrupted) {
         serve_socket();
-        if (!traffic_ && socket_ && socket_->closed_clients() > 0) traffic_ = true;
+        if (!traffic_ && socket_ && socket_->closed_clients() > 0) {
+            traffic_ = true;
+            last_progress_ = clock_;
+        }
         // Everything has left: the end, except that with no captures and no
         // --wait-client a socket is served until a signal.
         if (traffic_ && traffic_done() && !socket_busy_ &&
@@ -856,13 +862,16 @@ int Sim::run() {
         bool idle = !socket_busy_ && (!traffic_ || traffic_done());
         if (idle && socket_) {
             // Nothing to simulate until a client asks: sleep rather than spin the clock.
+            auto w0 = std::chrono::steady_clock::now();
             socket_->wait(100);
+            waiting_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
             continue;
         }
         clock();
-        if (traffic_ && sent_ > finished_ && clock_ - last_progress_ > kStallClocks)
-            throw RunError("no frame moved for " + std::to_string(kStallClocks) + " clocks with " +
-                           std::to_string(sent_ - finished_) + " in flight");
+        if (traffic_ && !traffic_done() && clock_ - last_progress_ > kStallClocks)
+            throw RunError("no beat moved for " + std::to_string(kStallClocks) + " clocks with " +
+                           std::to_string(sent_ - finished_) + " frames in flight and " +
+                           std::to_string(frames_.size() - sent_) + " waiting");
     }
     if (socket_busy_) {  // a client's transaction in flight: let it finish and answer it
         while (!bus_.done() && clock_ - bus_.started() <= kBusTimeout) clock();
@@ -889,11 +898,14 @@ int Sim::run() {
 void Sim::summary(double seconds, bool complete, std::FILE* out) {
     const uint64_t clocks = clock_;
     const uint64_t span = started_ ? last_event_ + 1 - traffic_start_ : 0;
-    std::fprintf(out, "matcha-sim %s: %" PRIu64 " clocks in %.2f s: %.0f clocks/s, %.0f frames/s\n",
-                 MATCHA_CONFIG, clocks, seconds, seconds > 0 ? double(clocks) / seconds : 0.0,
-                 seconds > 0 ? double(finished_) / seconds : 0.0);
+    const double busy = seconds - waiting_;
+    std::fprintf(out, "matcha-sim %s: %" PRIu64 " clocks in %.2f s: %.0f clocks/s, %.0f frames/s",
+                 MATCHA_CONFIG, clocks, busy, busy > 0 ? double(clocks) / busy : 0.0,
+                 busy > 0 ? double(finished_) / busy : 0.0);
+    if (waiting_ > 0) std::fprintf(out, " (and %.2f s waiting for clients)", waiting_);
+    std::fprintf(out, "\n");
     if (!complete)
-        std::fprintf(out, "INCOMPLETE: %zu of %zu frames entered, %zu left (%s)\n", sent_,
+        std::fprintf(out, "INCOMPLETE: %zu of %zu frames entered, %zu out or dropped (%s)\n", sent_,
                      frames_.size(), finished_,
                      g_interrupted ? "interrupted" : "clock limit reached");
     std::fprintf(out, "traffic  %zu frames in %" PRIu64 " clocks (first beat in to last beat out): "
@@ -967,9 +979,11 @@ void Sim::write_json(double seconds, bool complete) {
     };
     const uint64_t span = started_ ? last_event_ + 1 - traffic_start_ : 0;
     std::fprintf(f, "{\n \"config\": \"%s\",\n \"complete\": %s,\n \"clocks\": %" PRIu64 ",\n"
-                 " \"seconds\": %.6f,\n \"frames_in\": %zu,\n \"frames_left\": %zu,\n"
+                 " \"seconds\": %.6f,\n \"waiting_seconds\": %.6f,\n \"frames_in\": %zu,\n"
+                 " \"frames_done\": %zu,\n"
                  " \"traffic_clocks\": %" PRIu64 ",\n \"frames_per_clock\": %.6f,\n",
-                 MATCHA_CONFIG, complete ? "true" : "false", clock_, seconds, sent_, finished_,
+                 MATCHA_CONFIG, complete ? "true" : "false", clock_, seconds - waiting_, waiting_,
+                 sent_, finished_,
                  span, span ? double(finished_) / double(span) : 0.0);
     std::fprintf(f, " \"in\": %s,\n \"out\": %s,\n", counts(in_count_).c_str(),
                  counts(out_count_).c_str());
