@@ -20,8 +20,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from scapy.layers.l2 import Ether
 from scapy.packet import Raw
-from scapy.utils import RawPcapReader, wrpcap
+from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 
 from tb.common import sim
 from tb.model import deparse, parse
@@ -102,10 +103,11 @@ class Sent:
     frame: bytes
 
 
-def write_captures(directory, frames):
+def write_captures(directory, frames, pcapng_ports=()):
     """Writes [(port, frame)] as one capture per port, timestamps increasing in list order
-    (so the simulator's merge by timestamp sends them in list order). Returns the --in
-    arguments and the Sent records in send order."""
+    (so the simulator's merge by timestamp sends them in list order); pcap, or pcapng for
+    the ports in `pcapng_ports` (their frames must be Ethernet frames scapy can dissect).
+    Returns the --in arguments and the Sent records in send order."""
     per_port = defaultdict(list)
     sent = []
     for i, (port, frame) in enumerate(frames):
@@ -116,7 +118,16 @@ def write_captures(directory, frames):
     args = []
     for port, pkts in sorted(per_port.items()):
         path = Path(directory) / f"in{port}.pcap"
-        wrpcap(str(path), pkts, linktype=DLT_EN10MB)
+        if port in pcapng_ports:
+            path = path.with_suffix(".pcapng")
+            writer = PcapNgWriter(str(path))
+            for p in pkts:
+                eth = Ether(bytes(p))
+                eth.time = p.time
+                writer.write(eth)
+            writer.close()
+        else:
+            wrpcap(str(path), pkts, linktype=DLT_EN10MB)
         args += ["--in", f"{port}={path}"]
     return args, sent
 

@@ -233,6 +233,25 @@ def test_frame_of_maximum_size_passes(work):
     assert harness.summary_errors(got.summary, exp, program) == []
 
 
+def test_pcapng_and_pcap_inputs(work):
+    """A pcapng capture on one port and a pcap capture on another, frames interleaved by
+    timestamp: both read, every output the model's."""
+    need("w64")
+    frames = [(2 if i % 3 else 9, bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
+                                        / IP(dst=f"10.0.0.{i}") / UDP(sport=i, dport=i)
+                                        / Raw(bytes(7 * i))))
+              for i in range(30)]
+    in_args, sent = harness.write_captures(work, frames, pcapng_ports={2})
+    assert any(a.endswith(".pcapng") for a in in_args)
+    rc, out, err = harness.run("w64", *in_args, "--out", work / "out")
+    assert rc == 0, f"{out}\n{err}"
+    program = program_of("w64")
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+
+
 # --------------------------------------------------------------------- the socket
 
 
