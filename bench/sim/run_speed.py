@@ -170,7 +170,8 @@ def main():
         "",
         f"Produced by `{cmd}` on commit {_git_commit()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on {os.cpu_count()} cores "
-        f"shared with other jobs (load average {load:.1f} at the end).",
+        f"shared with other jobs (load average {load:.1f} at the end, niceness "
+        f"{os.nice(0)}).",
         "",
     ])
     Path(args.out).write_text(md)
