@@ -353,9 +353,7 @@ class BusMaster {
 
 struct FrameState {
     enum Fate : uint8_t { Pending, Out, Dropped } fate = Pending;
-    uint8_t reason = 0;
     uint64_t first_in = 0;   // clock of the first beat in
-    uint64_t decided = 0;    // clock of the first beat out, or of the drop
 };
 
 struct PortCount {
@@ -365,7 +363,6 @@ struct PortCount {
 struct TableCount {
     unsigned index;
     unsigned kind;
-    uint32_t size;
     uint64_t hits, misses;
     std::string name;
 };
@@ -487,7 +484,6 @@ class Sim {
     std::unique_ptr<CaptureWriter> punt_out_;
     std::FILE* punt_csv_ = nullptr;
     std::FILE* drop_csv_ = nullptr;
-    uint64_t punt_packets_ = 0;
 
     // Counts
     std::map<unsigned, PortCount> in_count_, out_count_;
@@ -598,8 +594,6 @@ void Sim::on_deparser_frame(uint64_t t, bool dropped, uint8_t reason) {
         return;
     }
     s.fate = FrameState::Dropped;
-    s.reason = reason;
-    s.decided = t;
     last_event_ = t;
     finished_++;
     const Frame& f = frames_[k];
@@ -633,7 +627,6 @@ void Sim::on_output_beat(uint64_t t) {
             out_origin_ = out_next_++;
             FrameState& s = state_[out_origin_];
             s.fate = FrameState::Out;
-            s.decided = t;
             uint64_t lat = t - s.first_in;
             lat_min_ = std::min(lat_min_, lat);
             lat_max_ = std::max(lat_max_, lat);
@@ -657,7 +650,6 @@ void Sim::on_output_beat(uint64_t t) {
     const uint64_t ts = time0_ns_ + uint64_t(double(out_first_ - traffic_start_) * ns_per_clock_);
     if (punt) {
         punt_out_->write(ts, out_bytes_);
-        punt_packets_++;
         punt_count_.frames++;
         punt_count_.bytes += out_bytes_.size();
         punt_reasons_[reason]++;
@@ -667,7 +659,7 @@ void Sim::on_output_beat(uint64_t t) {
             in_packet = std::to_string(frames_[out_origin_].packet);
             first_in = std::to_string(state_[out_origin_].first_in - traffic_start_);
         }
-        std::fprintf(punt_csv_, "%" PRIu64 ",%s,%s,%u,%u,%s,%zu,%s,%" PRIu64 "\n", punt_packets_,
+        std::fprintf(punt_csv_, "%" PRIu64 ",%s,%s,%u,%u,%s,%zu,%s,%" PRIu64 "\n", punt_count_.frames,
                      in_port.c_str(), in_packet.c_str(), port, reason,
                      csv_text(reason_name(reason)).c_str(), out_bytes_.size(), first_in.c_str(),
                      out_first_ - traffic_start_);
@@ -801,7 +793,6 @@ void Sim::read_table_counts() {
         TableCount c;
         c.index = i;
         c.kind = read_reg(d) & 0xFF;
-        c.size = read_reg(d + 8);
         uint32_t base = read_reg(d + 16);
         // The low word first: reading it latches the high word.
         c.hits = read_reg(base + kHits);

@@ -24,11 +24,9 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 
-from tb.common import sim
 from tb.model import deparse, parse
 
 REPO = Path(__file__).resolve().parents[2]
-TOPLEVEL = "matcha_l2l3"
 DLT_EN10MB = 1
 
 

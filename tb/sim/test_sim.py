@@ -3,7 +3,7 @@
 Tables are loaded over the simulator's control socket by the real C driver
 (tb/common/driver.py) on a Python client of docs/sim-socket.md (tb/common/sim_socket.py);
 every output capture, punt.csv, drop.csv and the summary's counts are compared with the
-reference model (tb/harness.py: the packet-path model around the program model holding
+reference model (tb/sim/harness.py: the packet-path model around the program model holding
 the same tables). The other tests are the socket protocol (bus errors, DECERR beyond the
 bus, requests the simulator cannot run), clients that disconnect in the middle of a run,
 seeded back-pressure, and bad input: missing, damaged or oversized captures, a socket path
@@ -35,12 +35,11 @@ from tb.common.sim_socket import (
 from tb.model import MAX_FRAME
 from tb.model.program import Program, ProgramError
 from tb.pipeline import traffic
-from tb.pipeline.control import range_pairs
+from tb.pipeline.control import MAGIC_VALUE as MAGIC, range_pairs
 from tb.sim import harness
 from tb.sim.harness import Simulator
 
 TOPLEVEL = "matcha_l2l3"
-MAGIC = 0x4D544348
 # s_axil_awaddr of matcha_l2l3 is 24 bits wide: the control window is 16 MiB.
 WINDOW = 1 << 24
 ADDERS = {"exact": "exact_add", "lpm": "lpm_add", "ternary": "ternary_add"}
