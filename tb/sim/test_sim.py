@@ -193,6 +193,45 @@ def test_capture_through_simulator(config, mode, work, matcha_seed):
         assert got.summary["seed"] == matcha_seed
 
 
+@pytest.mark.parametrize("config", sim.CONFIGS)
+def test_drops_while_output_waits(config, work, matcha_seed):
+    """Frames that leave (forwarded, or punted for want of a route), each followed by a
+    run of frames l2_fwd drops, under heavy back-pressure: the deparser drops the later
+    frames while the earlier one still waits at the output (at w512, where a short frame
+    fits in the deparser's output registers), and drop.csv and punt.csv still name the
+    input frame of every drop and punt."""
+    need(config)
+    rng = random.Random(f"{matcha_seed}:{config}:drops_while_waiting")
+    program = program_of(config)
+    fwd, dropped = 0x02000000AA01, 0x02000000DD01
+    items = [("l2_fwd", (fwd,), "forward", program["l2_fwd"].data("forward", port=7)),
+             ("l2_fwd", (dropped,), "drop", 0)]
+    frames = []
+    for i in range(60):
+        if i % 3 == 2:  # IPv4 without a route: punted
+            frames.append((i % 4, traffic.build_ipv4(rng, eth_dst=fwd, src=rng.getrandbits(32),
+                                                     dst=rng.getrandbits(32), proto=17,
+                                                     length=rng.randint(60, 128))))
+        else:
+            frames.append((i % 4, traffic.ipv6_frame(rng, fwd, rng.randint(60, 400))))
+        frames += [(rng.randrange(4), traffic.ipv6_frame(rng, dropped, rng.randint(60, 90)))
+                   for _ in range(rng.randint(1, 5))]
+    in_args, sent = harness.write_captures(work, frames)
+    sock = work / "ctl.sock"
+    with Simulator(config, *in_args, "--out", work / "out", "--socket", sock, "--wait-client",
+                   "--backpressure", "0.85", "--seed", matcha_seed) as s:
+        with SocketBus(sock) as bus:
+            with drv.Device(bus) as dev:
+                assert load(dev, program, items) == 2
+        rc, out, err = s.finish()
+    assert rc == 0, f"matcha-sim exit {rc}\n{out}\n{err}"
+    exp = harness.expected(program, sent)
+    assert len(exp.drops) > 60 and exp.punt and exp.ports[7]
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+
+
 def test_backpressure_seed_repeats(work, matcha_seed):
     """The same --seed gives the same back-pressure pattern (the same clocks and
     latencies); without back-pressure the traffic takes fewer clocks; the outputs are the
