@@ -401,6 +401,46 @@ def test_clients_disconnect_mid_run(work, matcha_seed):
     assert got.summary["socket"] == {"transactions": 3 + n_c, "connections_closed": 3}
 
 
+def test_wait_client_without_captures(work):
+    """--socket --wait-client and no captures: the run ends once the first client has
+    closed, with the tables' counts in the summary (how a table loader is tried out)."""
+    need("w64")
+    sock = work / "ctl.sock"
+    program = program_of("w64")
+    with Simulator("w64", "--socket", sock, "--wait-client", "--out", work / "out") as s:
+        with SocketBus(sock) as bus:
+            with drv.Device(bus) as dev:
+                assert load(dev, program, [("l2_fwd", (0x020000000001,), "drop", 0)]) == 1
+        rc, out, err = s.finish(timeout=120)
+    assert rc == 0, f"{out}\n{err}"
+    summary = json.loads((work / "out" / "summary.json").read_text())
+    assert summary["complete"] and summary["frames_in"] == 0
+    assert [(t["name"], t["hits"], t["misses"]) for t in summary["tables"]] == [
+        (t.name, 0, 0) for t in program.tables]
+    assert not sock.exists()
+
+
+def test_clock_limit_and_signal_stop_early(work):
+    """--max-clocks before the last frame has left, and SIGTERM before the traffic could
+    start: the summary says INCOMPLETE, summary.json "complete" is false, exit status 1."""
+    need("w64")
+    frame = bytes(Ether(dst="02:00:00:00:00:01") / IP(dst="10.0.0.1") / UDP() / Raw(bytes(1000)))
+    in_args, _ = harness.write_captures(work, [(0, frame)] * 50)
+    rc, out, err = harness.run("w64", *in_args, "--out", work / "limit", "--max-clocks", 2000)
+    assert rc == 1, f"{out}\n{err}"
+    assert "INCOMPLETE" in out and "clock limit" in out
+    summary = json.loads((work / "limit" / "summary.json").read_text())
+    assert not summary["complete"] and 0 < summary["frames_done"] < 50
+    sock = work / "ctl.sock"
+    with Simulator("w64", *in_args, "--out", work / "signal", "--socket", sock,
+                   "--wait-client") as s:
+        with SocketBus(sock) as bus:  # the simulator is up; this client never leaves
+            assert bus.read32(0) == MAGIC
+            rc, out, err = s.stop()
+    assert rc == 1, f"{out}\n{err}"
+    assert "INCOMPLETE: 0 of 50 frames entered" in out and "interrupted" in out
+
+
 # ------------------------------------------------------------------------ bad input
 
 
