@@ -10,13 +10,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <string>
-#include <sys/stat.h>
 #include <type_traits>
 #include <unistd.h>
 #include <vector>
@@ -760,10 +760,10 @@ CaptureWriter& Sim::port_writer(unsigned port) {
 }
 
 void Sim::open_outputs() {
-    if (mkdir(opt_.out_dir.c_str(), 0777) != 0 && errno != EEXIST)
-        throw InputError("--out " + opt_.out_dir + ": " + std::strerror(errno));
-    struct stat st;
-    if (stat(opt_.out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    std::error_code ec;
+    std::filesystem::create_directories(opt_.out_dir, ec);
+    if (ec) throw InputError("--out " + opt_.out_dir + ": " + ec.message());
+    if (!std::filesystem::is_directory(opt_.out_dir, ec))
         throw InputError("--out " + opt_.out_dir + ": not a directory");
     // Files of an earlier run that this one may not write again.
     for (unsigned p = 0; p < kPorts; p++) unlink(out_path("port" + std::to_string(p) + ".pcap").c_str());

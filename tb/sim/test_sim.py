@@ -262,11 +262,12 @@ def test_frame_of_maximum_size_passes(work):
                 / Raw(bytes(range(256)) * 40))[:MAX_FRAME]
     small = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.2") / UDP() / Raw(bytes(18)))
     in_args, sent = harness.write_captures(work, [(1, small), (1, big), (2, small)])
-    rc, out, err = harness.run("w64", *in_args, "--out", work / "out")
+    out_dir = work / "not" / "yet" / "there"  # created with its parents
+    rc, out, err = harness.run("w64", *in_args, "--out", out_dir)
     assert rc == 0, f"{out}\n{err}"
     program = program_of("w64")
     exp = harness.expected(program, sent)
-    got = harness.read_outputs(work / "out")
+    got = harness.read_outputs(out_dir)
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
 
@@ -520,6 +521,14 @@ def test_frame_longer_than_maximum(work):
 def test_bad_options(work, args, message):
     need("w64")
     assert message in sim_error(*args)
+
+
+def test_out_is_a_file(work):
+    need("w64")
+    capture = one_frame_capture(work / "one.pcap")
+    taken = work / "taken"
+    taken.write_text("a file")
+    assert f"--out {taken}" in sim_error("--in", f"0={capture}", "--out", taken)
 
 
 def test_socket_path_in_use(work):
