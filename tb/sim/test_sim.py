@@ -32,7 +32,7 @@ from tb.common import sim
 from tb.common.sim_socket import (
     CANNOT_RUN, DECERR, OKAY, OP_READ, OP_WRITE, REQUEST, SLVERR, SocketBus, connect,
 )
-from tb.model import MAX_FRAME
+from tb.model import ERROR_NAMES, MAX_FRAME
 from tb.model.program import Program, ProgramError
 from tb.pipeline import traffic
 from tb.pipeline.control import MAGIC_VALUE as MAGIC, range_pairs
@@ -187,6 +187,11 @@ def test_capture_through_simulator(config, mode, work, matcha_seed):
     ins, tables = printed_counts(out)
     assert ins == {p: tuple(c) for p, c in exp.in_counts.items()}
     assert tables == program.counters()
+    table_reasons = {op.reason: f"{t.name}.{a.name}" for t in program.tables
+                     for a in t.actions.values() for op in a.ops if op.reason is not None}
+    for row in got.punt_rows + got.drop_rows:
+        code = int(row["reason"])
+        assert row["reason_name"] == ERROR_NAMES.get(code, table_reasons.get(code)), row
     assert got.summary["socket"]["connections_closed"] == 1
     if mode == "backpressure":
         assert f"seed {matcha_seed}" in out
