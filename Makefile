@@ -62,7 +62,7 @@ help:
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
 	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), WAVES=1: with tracing)'
-	@echo '  run          run the pipeline model on sim/examples/overlay.pcap, output in $(BUILD)/run'
+	@echo '  run          the example: matcha-sim on sim/examples/l2l3.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run'
 	@echo '  bench        packet-path benchmark (bench/run.sh)'
 	@echo '  clean        remove build outputs, keep build/venv'
 	@echo '  distclean    remove all of build/ and rtl/target/'
@@ -153,8 +153,12 @@ SIM_CONFIG ?= w64
 sim: setup rtl
 	$(TEST_ENV) $(VPY) sim/build.py --config $(SIM_CONFIG) $(if $(WAVES),--waves)
 
-run: setup rtl
-	$(TEST_ENV) $(VPY) sim/run_pcap.py sim/examples/overlay.pcap $(BUILD)/run
+# The shipped example (sim/run_example.sh): the simulator, matcha-ctl loading the example
+# tables over its socket, the summary; captures in $(BUILD)/run.
+run: sim
+	$(MAKE) -s -C sw/driver
+	MATCHA_SIM=$(BUILD)/sim/$(SIM_CONFIG)/matcha-sim MATCHA_LAYOUT=$(RTL_OUT)/$(SIM_CONFIG)/layout.json \
+	  sim/run_example.sh $(BUILD)/run
 
 bench: setup rtl
 	@test -f bench/run.sh || { echo 'bench: bench/run.sh does not exist yet'; exit 1; }
