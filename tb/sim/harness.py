@@ -24,6 +24,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 
+from tb.common import driver as drv
+from tb.common import sim
 from tb.model import deparse, parse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,6 +40,18 @@ def binary(config):
     if r.returncode:
         raise RuntimeError(f"sim/build.py --config {config} failed:\n{r.stdout}{r.stderr}")
     return Path(r.stdout.strip().splitlines()[-1])
+
+
+@functools.lru_cache(maxsize=None)
+def matcha_ctl():
+    """build/sw/matcha-ctl, brought up to date by the driver's Makefile (make decides; a
+    file lock keeps pytest-xdist workers from building it at the same time)."""
+    with sim.locked(drv.SW_BUILD / ".matcha-ctl.lock"):
+        r = subprocess.run(["make", "-s", "-C", str(drv.DRIVER_DIR), f"BUILD={drv.SW_BUILD}"],
+                           capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"building matcha-ctl failed:\n{r.stdout}{r.stderr}")
+    return drv.SW_BUILD / "matcha-ctl"
 
 
 def short_dir():

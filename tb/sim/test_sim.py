@@ -13,6 +13,7 @@ Run one: pytest tb/sim -k "capture and w64" [--matcha-seed N]
 """
 
 import json
+import os
 import random
 import re
 import shutil
@@ -20,6 +21,7 @@ import socket
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from scapy.layers.inet import IP, UDP
@@ -602,3 +604,92 @@ def test_example_capture_is_what_its_script_makes(work):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes() == (harness.REPO / "sim" / "examples" / "l2l3.pcap").read_bytes()
+
+
+# `make run`: sim/run_example.sh with matcha-ctl behind tb/sim/ctl_then_read_back.py, which
+# reads the tables back from the running simulator once matcha-ctl has loaded them.
+RUN_EXAMPLE = harness.REPO / "sim" / "run_example.sh"
+EXAMPLE_CAPTURE = harness.REPO / "sim" / "examples" / "l2l3.pcap"
+EXAMPLE_TABLES = "sim/examples/l2l3_tables.txt"
+READ_BACK = harness.REPO / "tb" / "sim" / "ctl_then_read_back.py"
+
+
+def run_example(work, **env):
+    """sim/run_example.sh into work/out; returns the finished process."""
+    if "MATCHA_SIM" not in env:
+        env["MATCHA_SIM"] = harness.binary("w64")
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "MATCHA_LAYOUT": sim.layout_file("w64"), "MATCHA_SOCKET": work / "ctl.sock",
+           "MATCHA_CTL": READ_BACK, "MATCHA_READBACK_CTL": harness.matcha_ctl(),
+           "MATCHA_READBACK_OUT": work / "tables.json", **env}
+    return subprocess.run(["bash", str(RUN_EXAMPLE), str(work / "out")],
+                          env={**os.environ, **{k: str(v) for k, v in env.items()}},
+                          capture_output=True, text=True, timeout=600)
+
+
+def program_read_back(path):
+    """The model holding the entries read back from the simulator."""
+    program = program_of("w64")
+    for index, entries in json.loads(path.read_text()).items():
+        t = program[int(index)]
+        for *entry, action_id, data in entries:
+            t.add(*entry, action_id, data)
+    return program
+
+
+def test_make_run_example(work):
+    """The flow of `make run`: the tables of sim/examples/l2l3_tables.txt, loaded by
+    matcha-ctl into the running simulator and read back from it, are the ones the file
+    means (counts per table, entries written out here from the file); every output
+    capture, punt.csv, drop.csv and the summary agree with the model holding what was read
+    back; the script ends with the summary and the list of captures."""
+    need("w64")
+    r = run_example(work)
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+    assert f"{EXAMPLE_TABLES}: 9 entries loaded" in r.stdout
+
+    program = program_read_back(work / "tables.json")
+    l2, lpm, acl = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
+    assert (len(l2), len(lpm), len(acl)) == (3, 4, 2)
+    assert l2.lookup(0x001122334466)[1:3] == (l2.action_id("forward"), l2.data("forward", port=4))
+    assert l2.lookup(0x001122334477)[1] == l2.action_id("drop")
+    assert sorted(lpm.entries()) == [(0x00000000, 1), (0x0A010000, 16), (0x0A010200, 24),
+                                     (0x0A420000, 16)]
+    assert lpm.lookup(0x0A010203)[1:3] == (lpm.action_id("route"), lpm.data(
+        "route", port=5, dmac=0x020000000005, smac=0x020000000001))
+    assert lpm.lookup(0x0A42FFFF)[1] == lpm.action_id("drop")
+    deny = (acl.key(src=0x0A090000, protocol=6, dstPort=22),
+            acl.key(src=0xFFFF0000, protocol=0xFF, dstPort=0xFFFF), 10)
+    to_host = (acl.key(dst=0x0A010035, protocol=17, dstPort=53),
+               acl.key(dst=0xFFFFFFFF, protocol=0xFF, dstPort=0xFFFF), 5)
+    assert acl.entries() == [deny, to_host]
+
+    sent = [harness.Sent(0, i + 1, f) for i, f in enumerate(harness.frames_of(EXAMPLE_CAPTURE))]
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+    # Something of everything the example is there to show.
+    assert len(exp.ports) >= 5 and exp.punt and exp.drops
+
+    captures = sorted((work / "out").glob("*.pcap"))
+    tail = r.stdout.splitlines()[-(len(captures) + 1):]
+    assert tail == [f"output captures in {work / 'out'}:"] + [f"  {c}" for c in captures]
+    assert "socket " in r.stdout and "tables   l2_fwd" in r.stdout
+
+
+def test_make_run_example_loader_fails(work):
+    """A loader that fails: the script says so, exits 1, and the simulator waiting for its
+    tables is stopped rather than left running (its socket file is gone)."""
+    need("w64")
+    r = run_example(work, MATCHA_CTL="/bin/false")
+    assert r.returncode == 1
+    assert "matcha-ctl could not load" in r.stderr and "matcha-sim stopped" in r.stderr
+    assert not (work / "ctl.sock").exists()
+
+
+def test_make_run_example_without_simulator(work):
+    """A simulator that is not built: a clear error naming the target that builds it."""
+    r = run_example(work, MATCHA_SIM=work / "matcha-sim")
+    assert r.returncode == 1
+    assert "matcha-sim is missing: build it with 'make sim'" in r.stderr
