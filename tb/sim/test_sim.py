@@ -7,7 +7,9 @@ reference model (tb/sim/harness.py: the packet-path model around the program mod
 the same tables). The other tests are the socket protocol (bus errors, DECERR beyond the
 bus, requests the simulator cannot run), clients that disconnect in the middle of a run,
 seeded back-pressure, and bad input: missing, damaged or oversized captures, a socket path
-in use, bad options.
+in use, bad options. Last, `make run`'s flow (sim/run_example.sh) on the shipped example,
+against the model holding the tables read back from the simulator after matcha-ctl loaded
+them.
 
 Run one: pytest tb/sim -k "capture and w64" [--matcha-seed N]
 """
