@@ -583,9 +583,6 @@ initial begin
     end
 end
 
-// Corundum's RX tuser without a timestamp is bad_frame alone.
-localparam RX_TS_WIDTH = AXIS_SYNC_RX_USER_WIDTH - 1;
-
 /*
  * Matcha on the sync taps (core clock domain): core ports beyond PORT_COUNT are idle.
  */
@@ -605,7 +602,9 @@ genvar k;
 generate
 for (k = 0; k < MATCHA_PORTS; k = k + 1) begin : port
     if (k < PORT_COUNT) begin : used
-        // From the MAC (RX) and the host (TX) into the core: narrower tuser fields zero-extended.
+        // From the MAC (RX) and the host (TX) into the core: narrower tuser fields (no
+        // timestamp when PTP_TS_ENABLE is 0, shorter tags) zero-extended, truncated again
+        // on the way out.
         assign core_s_rx_tdata[k*MATCHA_DATA_WIDTH +: MATCHA_DATA_WIDTH] = s_axis_sync_rx_tdata[k*AXIS_SYNC_DATA_WIDTH +: AXIS_SYNC_DATA_WIDTH];
         assign core_s_rx_tkeep[k*MATCHA_DATA_WIDTH/8 +: MATCHA_DATA_WIDTH/8] = s_axis_sync_rx_tkeep[k*AXIS_SYNC_KEEP_WIDTH +: AXIS_SYNC_KEEP_WIDTH];
         assign core_s_rx_tvalid[k] = s_axis_sync_rx_tvalid[k];
