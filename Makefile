@@ -12,6 +12,8 @@ include versions.env
 PYTHON   ?= python3
 MVN      ?= mvn
 CONFIGS  := w64 w512
+# Corundum application block builds (ip/corundum/README.md)
+CORUNDUM_CONFIGS := corundum corundum-w64
 # pytest-xdist workers for `make tb-test` / `make test`
 PYTEST_WORKERS ?= auto
 PYTEST_ARGS    ?=
@@ -106,7 +108,8 @@ rtl: $(RTL_STAMP)
 $(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py | $(APT_STAMP)
 	rm -rf $(RTL_OUT)
 	cd rtl && $(MVN) $(MVN_FLAGS) compile exec:java -Dexec.args="--out $(CURDIR)/$(RTL_OUT)"
-	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS))
+	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS)) \
+	  --corundum $(subst $(space),$(comma),$(CORUNDUM_CONFIGS))
 	@touch $@
 
 rtl-test: | $(APT_STAMP)

@@ -16,12 +16,15 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
     val frames = slave(Axis(cfg.dataBytes, cfg.inUserWidth))
     val out = master(Axis(cfg.dataBytes, cfg.outUserWidth))
     val drop = master(Flow(UInt(8 bits)))
+    /** Per frame, in frame order, before any of its bytes leave: dropped or not (Deparser). */
+    val decision = master(Flow(Bool()))
     val ctrl = program.isDefined generate slave(AxiLite4(ControlBus.axiConfig))
   }
   noIoPrefix()
   Axis.renameToSpec(io.frames, "s_axis")
   Axis.renameToSpec(io.out, "m_axis")
   io.drop.setName("drop")
+  io.decision.setName("decision")
   for (ctrl <- Option(io.ctrl)) {
     AxiLite4SpecRenamer(ctrl)
     ctrl.setName("s_axil")
@@ -50,4 +53,5 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   inputStage.io.creditReturn := phvFifo.io.pop.fire
   io.out << deparser.io.out
   io.drop << deparser.io.drop
+  io.decision << deparser.io.decision
 }
