@@ -80,6 +80,8 @@ struct matcha_table {
 	 * Its count is carried[i] + the hardware count of i.
 	 */
 	struct matcha_counts *carried;
+	/* Meters: from descriptor words 5 and 7. */
+	unsigned meter_rate_bits, meter_level_bits, meter_time_bits, meter_tick_clocks;
 };
 
 struct matcha_dev {
@@ -89,6 +91,7 @@ struct matcha_dev {
 	uint32_t build_id;
 	unsigned ntables;
 	struct matcha_table *tables;
+	uint64_t clock_hz; /* matcha_set_clock_hz, 0 until set */
 	char error[256];
 };
 
@@ -161,6 +164,18 @@ int matcha_counters_check(matcha_dev *dev, struct matcha_table *t, const char *o
 int matcha_counters_init(matcha_dev *dev, struct matcha_table *t);
 void matcha_counters_reset(struct matcha_table *t);
 void matcha_counters_free(struct matcha_table *t);
+
+/* Meter window DATA words (docs/tables.md, "Meters"). */
+#define METER_MODE_TWO_RATE 0x1u
+#define METER_MODE_AWARE 0x2u
+#define METER_MODE_PACKETS 0x4u
+#define METER_MODE_SHIFT(m) (((m) >> 8) & 0x3Fu)
+#define METER_WORDS 12 /* mode, CIR, PIR, CBS (2), PBS/EBS (2), levels (2 + 2), time */
+#define METER_WRITE_WORDS 7
+
+/* Checks a meter descriptor's geometry and keeps it in t. */
+int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,
+		      uint32_t tick_clocks);
 
 /* Per-kind shadow setup, reset (after CLEAR) and teardown. */
 int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);

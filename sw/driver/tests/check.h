@@ -50,7 +50,12 @@
 	X(ternary_random_make_before_break)                                                \
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
-	X(ternary_port_range)
+	X(ternary_port_range)                                                              \
+	X(meter_discovery)                                                                 \
+	X(meter_units)                                                                     \
+	X(meter_get)                                                                       \
+	X(meter_range)                                                                     \
+	X(meter_errors)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)
