@@ -58,7 +58,7 @@ help:
 	@echo '  test         everything below, then one summary (non-zero exit if any step failed)'
 	@echo '    rtl-test     ScalaTest elaboration tests (Maven)'
 	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS))'
-	@echo '    synth-test   Yosys ECP5 synthesis of matcha_packet_path for $(CONFIGS) (or synth-<config>)'
+	@echo '    synth-test   Yosys ECP5 synthesis of $(SYNTH_TOP) for $(CONFIGS) (or synth-<config>)'
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
 	@echo '  run          run the pipeline model on sim/examples/overlay.pcap, output in $(BUILD)/run'
@@ -128,11 +128,14 @@ endif
 test-one: setup rtl
 	$(TEST_ENV) $(if $(WAVES),WAVES=$(WAVES)) $(VPY) -m pytest -n 0 -v $(T) $(PYTEST_ARGS)
 
+# The built-in program's pipeline, the module a bitstream would hold.
+SYNTH_TOP ?= matcha_l2l3
+
 synth-test: rtl
-	@rc=0; for c in $(CONFIGS); do tools/synth_ecp5.sh $$c || rc=1; done; exit $$rc
+	@rc=0; for c in $(CONFIGS); do TOP=$(SYNTH_TOP) tools/synth_ecp5.sh $$c || rc=1; done; exit $$rc
 
 $(addprefix synth-,$(CONFIGS)): synth-%: rtl
-	tools/synth_ecp5.sh $*
+	TOP=$(SYNTH_TOP) tools/synth_ecp5.sh $*
 
 sw-test:
 	@if [ -f sw/driver/Makefile ] && $(MAKE) -s -C sw/driver -n test >/dev/null 2>&1; then \

@@ -331,16 +331,17 @@ class Table:
         """(packets, bytes) of an entry (its identity as `entries()` lists it)."""
         return tuple(self.entry_counts.get(entry, (0, 0)))
 
-    def zero_counters(self):
-        """Zeroes the table's hit and miss counts and every entry's counts."""
-        self.hits = self.misses = 0
-        self.entry_counts = {}
+    def reset_entry_counters(self, entry):
+        """Restarts an entry's counts from 0 (what the driver's counter read with reset
+        does); returns the counts before."""
+        return tuple(self.entry_counts.pop(entry, (0, 0)))
 
     def clear(self):
-        """Every entry removed and every counter zeroed (the CLEAR command); the default
-        action stays."""
+        """Every entry removed and every per-entry count zeroed (the CLEAR command, as
+        the driver documents matcha_table_clear); the table's hit and miss counts and its
+        default action stay."""
         self._clear_entries()
-        self.zero_counters()
+        self.entry_counts = {}
 
     def _forget(self, entry):
         """Counts of a deleted entry: gone with it (a new entry starts at zero)."""
@@ -640,6 +641,7 @@ class Program:
                         if op.reason is None or not MIN_TABLE_REASON <= op.reason <= 0xFF:
                             out.append(f"{at}: {op.op} reason {op.reason} (tables own "
                                        f"0x10..0xff)")
+            widest = max(widest, 1)  # a table stores at least one bit of action data
             if widest != t.data_width:
                 out.append(f"{where}: dataWidth {t.data_width}, the widest action takes "
                            f"{widest}")
@@ -685,6 +687,7 @@ class Program:
         """The state after reset: no entries, no counts, reset defaults."""
         for t in self.tables:
             t.clear()
+            t.hits = t.misses = 0
             t.default = t.reset_default
 
 

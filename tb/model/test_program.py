@@ -96,7 +96,7 @@ def test_docs_program_is_consistent():
     assert [t.name for t in p.tables] == ["l2_fwd", "ipv4_lpm", "acl"]
     assert [t.kind for t in p.tables] == ["exact", "lpm", "ternary"]
     assert [t.key_width for t in p.tables] == [48, 32, 104]
-    assert [t.data_width for t in p.tables] == [4, 100, 0]
+    assert [t.data_width for t in p.tables] == [4, 100, 1]
     lpm = p["ipv4_lpm"]
     assert lpm.data("route", port=0xA, dmac=0x112233445566, smac=0x778899AABBCC) == \
         (0xA << 96) | (0x112233445566 << 48) | 0x778899AABBCC
@@ -460,6 +460,15 @@ def test_counters_per_table_and_entry():
     assert lpm.delete(ip("10.9.0.0"), 16) == (2, lens[0] + lens[2])
     route(p, "10.9.0.0", 16, 3)
     assert lpm.entry_counters((ip("10.9.0.0"), 16)) == (0, 0)
+    # Reset of one entry's counts; CLEAR keeps the table's hit and miss counts.
+    assert l2.reset_entry_counters(MAC_A)[0] == 4
+    run(p, frames[0])
+    assert l2.entry_counters(MAC_A) == (1, lens[0])
+    acl.clear()
+    assert acl.entries() == [] and p.entry_counters()["acl"] == {}
+    assert p.counters()["acl"] == (4, 1)
+    run(p, frames[0])
+    assert p.counters()["acl"] == (4, 2)
     p.reset()
     assert p.counters() == {"l2_fwd": (0, 0), "ipv4_lpm": (0, 0), "acl": (0, 0)}
     assert len(lpm) == 0
@@ -505,7 +514,7 @@ def chained_program():
                               {"op": "decrement", "field": "hdr.ipv4.ttl"},
                               {"op": "decrement", "field": "hdr.ipv4.ttl"}]}],
          "default": {"action": "set_port", "data": 15}},
-        {"name": "b", "kind": "ternary", "size": 8, "keyWidth": 16, "dataWidth": 0,
+        {"name": "b", "kind": "ternary", "size": 8, "keyWidth": 16, "dataWidth": 1,
          "key": [{"fields": ["meta.egressPort"], "width": 4},
                  {"fields": ["hdr.vlan.vid"], "width": 12}],
          "actions": [{"name": "punt", "id": 0, "params": [],

@@ -171,13 +171,16 @@ class Control:
                        ctypes.byref(misses))
         return hits.value, misses.value
 
-    def entry_counters(self, name, entry):
-        """(packets, bytes) of one entry through the driver's by-key call (live bus)."""
-        entry = entry_args(entry)
+    def entry_counters(self, name, entry, reset=False):
+        """(packets, bytes) of one entry through the driver's by-key call (live bus); with
+        `reset` the entry's count restarts from 0 (the model's too)."""
         t = self.model[name]
         by_key = {"exact": self.dev.exact_counters, "lpm": self.dev.lpm_counters,
                   "ternary": self.dev.ternary_counters}
-        return by_key[t.kind](self.number[name], *entry)
+        got = by_key[t.kind](self.number[name], *entry_args(entry), reset=reset)
+        if reset:
+            t.reset_entry_counters(entry)
+        return got
 
     def index_counters(self, name, index):
         """(packets, bytes) of one counter index, raw (live bus)."""

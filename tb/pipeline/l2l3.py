@@ -60,7 +60,7 @@ IPV4_LPM = {
 
 ACL = {
     "name": "acl", "index": 2, "kind": "ternary", "size": 64,
-    "keyWidth": 104, "dataWidth": 0, "latency": 2, "counters": True,
+    "keyWidth": 104, "dataWidth": 1, "latency": 7, "counters": True,
     "applyIf": "hdr.ipv4.valid",
     "key": [{"fields": ["hdr.ipv4.src"], "width": 32},
             {"fields": ["hdr.ipv4.dst"], "width": 32},

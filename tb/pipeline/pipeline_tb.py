@@ -763,9 +763,9 @@ async def test_random_traffic(dut):
 
 @cocotb.test()
 async def test_back_to_back_one_flow(dut):
-    """Minimum-size frames of one flow back to back, no gaps, no back-pressure: every
-    one hits the same entry of each table; the per-entry counters count every hit
-    (packets and bytes), as do the table counters."""
+    """Minimum-size frames of one flow back to back (two jumbo frames among them), no
+    gaps, no back-pressure: every one hits the same entry of each table; the per-entry
+    counters count every hit (packets and bytes), as do the table counters."""
     tb = await setup(dut, "back_to_back_one_flow")
     mac = 0x020000000042
     assert await tb.add("l2_fwd", mac, action="forward", data=5)
@@ -777,8 +777,9 @@ async def test_back_to_back_one_flow(dut):
     tb.gaps()
     n = 300
     for k in range(n):
+        length = {100: 9000, 200: 9216}.get(k, 64 if k % 10 else 200)
         frame = ipv4(tb, "10.20.30.40", src="10.1.1.1", proto=17, sport=4000, dport=5000,
-                     eth_dst=mac, ttl=64, options=0, length=64 if k % 10 else 200)
+                     eth_dst=mac, ttl=64, options=0, length=length)
         await tb.send(f"flow #{k}", frame, k % 16)
     results = await tb.check()
     assert all(kind == "out" and got.tuser == {"punt": 0, "egressPort": 8, "reason": 0}
@@ -792,7 +793,9 @@ async def test_counters_follow_moved_entries(dut):
     """Per-entry counts stay with their entry when the driver moves it: ternary entries
     shifted by higher-priority adds and by deletes before them, exact entries moved by
     cuckoo placement of later keys; counts of a deleted and re-added entry start at 0;
-    raw index counters (READ) agree with the ternary order."""
+    raw index counters (READ) agree with the ternary order; a read with reset restarts an
+    entry's count; CLEAR empties a table and its per-entry counts, not its hit and miss
+    counts."""
     tb = await setup(dut, "counters_follow_moved_entries")
     rng = tb.rng
     assert await tb.add("ipv4_lpm", 0, 0, action="route", data=route_data(tb, 1, 0x02BB01))
@@ -838,6 +841,19 @@ async def test_counters_follow_moved_entries(dut):
     await tb.add("acl", *rules[1], 10, action="deny", live=True)
     assert acl.entry_counters((*rules[1], 10)) == (0, 0)
     await traffic_round("readded")
+    await tb.check_counters()
+    # Reading with reset: the next read covers exactly the hits after it.
+    for table, entry in (("acl", (*rules[2], 10)), ("l2_fwd", macs[0]),
+                         ("ipv4_lpm", (0, 0))):
+        want = tb.model[table].entry_counters(entry)
+        got = await tb.live(tb.ctl.entry_counters, table, entry, True)
+        assert got == want, f"{table} {entry}: read with reset {got}, model {want}"
+    await traffic_round("after reset")
+    await tb.check_counters()
+    # CLEAR empties the ACL and its per-entry counts; its hit and miss counts go on.
+    await tb.change(tb.ctl.clear("acl"))
+    await traffic_round("acl cleared")
+    assert acl.entries() == [] and acl.misses >= 80
     await tb.check_counters()
 
 
@@ -897,5 +913,73 @@ async def test_updates_under_traffic(dut):
     dut._log.info("%d frames, %d table changes; %d frames showed a change begun after they "
                   "were queued, %d of them with another result", len(results),
                   len(tb.op_starts), later, differ)
+    assert differ > 0, "no frame was affected by a change under traffic"
+    await tb.check_counters()
+
+
+@cocotb.test()
+async def test_acl_and_l2_updates_under_traffic(dut):
+    """ACL rules (overlapping, random priorities, so the driver shifts entries) and L2
+    entries (cuckoo moves as the table fills) added and deleted while frames that match
+    them stream through: every output is the model's answer for a table state the frame
+    may have seen."""
+    tb = await setup(dut, "acl_and_l2_updates_under_traffic")
+    rng = tb.rng
+    tb.exact_counts = False
+    acl, l2 = tb.model["acl"], tb.model["l2_fwd"]
+    assert await tb.add("ipv4_lpm", 0, 0, action="route", data=route_data(tb, 1, 0x02BB01))
+    rule_pool = [e for e, _, _ in traffic.random_acl(rng, acl, 120,
+                                                     ranges=lambda lo, hi: range_pairs(lo, hi))]
+    mac_pool = [rng.getrandbits(48) for _ in range(90)]
+    for m in mac_pool[:40]:
+        await tb.add("l2_fwd", m, action="forward", data=rng.randrange(16), may_fail=True)
+    tb.gaps(0.1, 0.2)
+    done = False
+
+    async def stream():
+        k = 0
+        while not done:
+            value, mask, _ = rng.choice(rule_pool)
+            key = traffic.split_key(value | (rng.getrandbits(104) & ~mask))
+            proto = key["protocol"] if key["protocol"] in (6, 17) else rng.choice([6, 17, 1])
+            frame = traffic.build_ipv4(rng, eth_dst=rng.choice(mac_pool), src=key["src"],
+                                       dst=key["dst"], proto=proto, sport=key["srcPort"],
+                                       dport=key["dstPort"], length=rng.randrange(60, 140),
+                                       options=0)
+            await tb.send(f"stream #{k}", frame, rng.randrange(16))
+            k += 1
+            while tb.src.count() > 3:
+                await RisingEdge(dut.clk)
+
+    task = cocotb.start_soon(stream())
+    for step in range(80):
+        live = rng.random() < 0.2
+        if rng.random() < 0.6:
+            rules = acl.entries()
+            if rules and (rng.random() < 0.4 or len(rules) > 40):
+                await tb.delete("acl", *rng.choice(rules), live=live)
+            else:
+                rule = rng.choice(rule_pool)
+                if rule not in rules:
+                    await tb.add("acl", *rule, action=rng.choice(["permit", "deny", "to_host"]),
+                                 live=live, may_fail=True)
+        else:
+            macs = l2.entries()
+            if macs and rng.random() < 0.4:
+                await tb.delete("l2_fwd", rng.choice(macs), live=live)
+            else:
+                m = rng.choice(mac_pool)
+                if m not in macs:
+                    action = rng.choice(["forward", "drop"])
+                    await tb.add("l2_fwd", m, action=action,
+                                 data=rng.randrange(16) if action == "forward" else 0,
+                                 live=live, may_fail=True)
+        await ClockCycles(dut.clk, rng.randrange(0, 30))
+    done = True
+    await task
+    results = await tb.check()
+    differ = sum(1 for s, _, _, st in results if tb.answer(s, st) != tb.answer(s, s.state))
+    dut._log.info("%d frames, %d table changes, %d frames with a result of a change begun "
+                  "after they were queued", len(results), len(tb.op_starts), differ)
     assert differ > 0, "no frame was affected by a change under traffic"
     await tb.check_counters()

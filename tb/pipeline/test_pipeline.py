@@ -33,6 +33,7 @@ CASES = [
     "test_back_to_back_one_flow",
     "test_counters_follow_moved_entries",
     "test_updates_under_traffic",
+    "test_acl_and_l2_updates_under_traffic",
 ]
 
 
@@ -65,7 +66,7 @@ def _layout(config):
 def test_layout_program_matches_docs(config):
     """layout.json's program is the built-in program of docs/pipeline.md (tables, keys,
     applyIf, actions with ids, parameters and ops, defaults), and is consistent by the
-    rules there (key widths, parameter packing, dataWidth = the widest action's sum)."""
+    rules there (key widths, parameter packing, dataWidth = the widest action's sum, at least 1)."""
     _, layout = _layout(config)
     assert compare(layout, l2l3.PROGRAM) == []
     p = Program(layout, strict=False)
