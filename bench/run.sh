@@ -5,11 +5,14 @@
 #   extra arguments go to bench/packet_path/run_bench.py (e.g. --configs w512 --sizes 64,1518);
 # - tables: lookups per clock and latency of every table unit in build/rtl/tables, and of
 #   a sweep of key widths and sizes the same plus ECP5 resources -> bench/results/tables.md
-#   (bench/tables/run.sh).
-# Runs both even if the first fails; exits non-zero if either failed.
+#   (bench/tables/run.sh);
+# - meters: operations per clock, latency, command clocks and ECP5 resources of meter units
+#   of 256 to 4096 meters -> bench/results/meters.md (bench/meters/run.sh).
+# Runs all three even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
 python bench/packet_path/run_bench.py "$@" || status=1
 bash bench/tables/run.sh || status=1
+bash bench/meters/run.sh || status=1
 exit $status
