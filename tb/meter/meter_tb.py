@@ -686,3 +686,33 @@ async def test_time_wrap(dut):
         # Packets near what the bucket holds.
         await tb.run([(0, idle, lc + rng.choice([-1, 0, 1, 2]), GREEN),
                       (rng.randint(0, 5), idle, rng.randint(1, 10), GREEN)])
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_limits(dut):
+    """The widest values: buckets of 2^levelWidth - 1 units, rates of 2^rateWidth - 1 units
+    per tick (a refill past 2^(levelWidth + 1) saturates), costs of a bucket's size and one
+    unit more, costs past 2^levelWidth (large frames at a large shift, a packet at shift
+    63): a cost no bucket can hold is red, whatever the buckets hold."""
+    rng, _ = cocotb_util.test_rng(dut, "limits")
+    tb = MeterTb(dut)
+    await tb.start()
+    top, fast = (1 << tb.level_bits) - 1, (1 << tb.rate_bits) - 1
+    shift = tb.level_bits - 12  # 4095 bytes cost 2^levelWidth - 2^shift units, 4096 bytes 2^levelWidth
+    a, b, c = rng.sample(range(tb.meters), 3)
+    await tb.write_meter(a, HwMeter(two_rate=True, shift=shift, cir=fast, pir=fast, cbs=top,
+                                    pbs=top))
+    await tb.write_meter(b, HwMeter(shift=shift, cir=fast, cbs=top, pbs=top))
+    await tb.write_meter(c, HwMeter(packets=True, shift=63, cir=fast, cbs=top, pbs=top))
+    for m in (a, b):
+        got = await expect_run(tb, [(0, m, 4096, GREEN), (0, m, 65535, GREEN),
+                                    (0, m, 4095, GREEN), (0, m, 1, GREEN)])
+        assert got[:3] == [RED, RED, GREEN], [NAMES[x] for x in got]
+        # 600 ticks of 2^rateWidth - 1: more than twice what fills a bucket, past the
+        # refill's own width.
+        await ClockCycles(dut.clk, 600 * tb.tick_clocks)
+        assert await tb.check_levels(m) == (top, top), "a saturated refill fills the buckets"
+        await tb.run(random_traffic(rng, 200, [m], gap=(0, 1), sizes=(3000, 65535)))
+        await tb.check_levels(m)
+    assert await expect_run(tb, [(0, c, 64, GREEN), (3, c, 9000, GREEN)]) == [RED, RED]
+    await tb.check_levels(c)

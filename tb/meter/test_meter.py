@@ -24,6 +24,7 @@ CASES = {
     "test_long_run_two_rate": (MAIN,),
     "test_long_run_packets": (MAIN,),
     "test_time_wrap": (SMALL,),
+    "test_limits": BOTH,
 }
 
 
