@@ -9,6 +9,8 @@ object Generate {
   val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512))
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
+  /** Programs generated besides it, each as `matcha_<name>` with its `layout-<name>.json`. */
+  val extraPrograms: Seq[Program] = Seq(Programs.policer)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
@@ -77,11 +79,13 @@ ${fields.mkString(",\n")}
       require(parser.toplevel.latency == cfg.graph.levels + 1)
       spinal(dir).generateVerilog(top(new Deparser(cfg))())
       spinal(dir).generateVerilog(top(new PacketPath(cfg))())
-      val (text, buildId) = layout(cfg, program)
-      spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(program), buildId))())
-      val w = new PrintWriter(s"$dir/layout.json")
-      w.write(text)
-      w.close()
+      for ((p, file) <- (program -> "layout.json") +: extraPrograms.map(p => p -> s"layout-${p.name}.json")) {
+        val (text, buildId) = layout(cfg, p)
+        spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), buildId))())
+        val w = new PrintWriter(s"$dir/$file")
+        w.write(text)
+        w.close()
+      }
     }
     val tables = s"$out/tables"
     new File(tables).mkdirs()
