@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from tb.common import sim  # noqa: E402
 
-RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
+RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "MULT18X18D", "CCU2C")
 COMMAND = "bash bench/meters/run.sh"
 
 
@@ -59,10 +59,17 @@ def synthesize(sweep, synth, name):
     env = dict(os.environ, RTL_DIR=str(sweep), SYNTH_DIR=str(synth), TOP=name)
     rc = subprocess.run(["nice", "-n", "10", "tools/synth_ecp5.sh", name], cwd=REPO,
                         env=env).returncode
-    res = synth / name / "resources.txt"
-    if rc or not res.exists():
+    stat = synth / name / "stat.txt"
+    if rc or not stat.exists():
         return None
-    return {k: int(v) for k, v in (line.split() for line in res.read_text().splitlines())}
+    # `stat` lists cell counts per module and the design's totals last; the last count of
+    # each cell type is the total (as tools/synth_ecp5.sh reads it).
+    counts = {}
+    for line in stat.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return {k: counts.get(k, 0) for k in RESOURCES}
 
 
 def span(values):
