@@ -135,6 +135,30 @@ class TableInfo(ctypes.Structure):
         return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
 
 
+class _Entry(ctypes.Structure):
+    """struct matcha_entry"""
+    _fields_ = [("valid", ctypes.c_bool), ("action_id", ctypes.c_uint8),
+                ("priority", ctypes.c_uint32), ("key_bits", ctypes.c_uint),
+                ("key", ctypes.c_uint8 * (MAX_BITS // 8)), ("mask", ctypes.c_uint8 * (MAX_BITS // 8)),
+                ("data_bits", ctypes.c_uint), ("data", ctypes.c_uint8 * (MAX_BITS // 8))]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry as the hardware holds it (matcha_exact_read, matcha_ternary_read); key,
+    mask and data as ints, mask 0 and priority 0 on exact tables."""
+    valid: bool
+    action_id: int
+    key: int
+    mask: int
+    priority: int
+    data: int
+
+
+def _be_int(array, bits):
+    return int.from_bytes(bytes(array)[:(bits + 7) // 8], "big")
+
+
 class MeterConfig(ctypes.Structure):
     """struct matcha_meter_config"""
     _fields_ = [("flags", ctypes.c_uint)] + \
@@ -185,6 +209,8 @@ def library():
         "matcha_lpm_counters": (I, [P, U, B, U, U64P, U64P, U]),
         "matcha_ternary_counters": (I, [P, U, B, B, U, U32, U64P, U64P, U]),
         "matcha_range_to_prefixes": (I, [U32, U32, U, ctypes.POINTER(_Prefix), U]),
+        "matcha_exact_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
+        "matcha_ternary_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
         "matcha_set_clock_hz": (I, [P, ctypes.c_uint64]),
         "matcha_meter_set": (I, [P, U, U32, ctypes.POINTER(MeterConfig)]),
         "matcha_meter_get": (I, [P, U, U32, ctypes.POINTER(MeterConfig), U64P, U64P]),
@@ -371,6 +397,21 @@ class Device:
         kb = key_bits if key_bits is not None else self._widths(table)[0]
         self._call("matcha_ternary_delete", table, to_be(value, kb), to_be(mask, kb), kb,
                    priority)
+
+    def _read_entry(self, name, table, index, masked):
+        e = _Entry()
+        self._call(name, table, index, ctypes.byref(e))
+        return Entry(e.valid, e.action_id, _be_int(e.key, e.key_bits),
+                     _be_int(e.mask, e.key_bits) if masked else 0,
+                     e.priority if masked else 0, _be_int(e.data, e.data_bits))
+
+    def exact_read(self, table, index):
+        """Entry `index` (way * slots + slot) read back from the hardware."""
+        return self._read_entry("matcha_exact_read", table, index, masked=False)
+
+    def ternary_read(self, table, index):
+        """Entry `index` read back from the hardware."""
+        return self._read_entry("matcha_ternary_read", table, index, masked=True)
 
     # Per-entry counters: each returns (packets, bytes).
 

@@ -32,6 +32,27 @@ struct fake_cfg fake_standard_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_l2l3_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = L2L3_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 48, .size = 64,
+					      .data_bits = 4, .ways_or_levels = 4, .latency = 3,
+					      .counters = true, .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 64,
+					      .data_bits = 100, .ways_or_levels = 4, .latency = 6,
+					      .level_nodes = { 1, 16, 16, 16 }, .counters = true,
+					      .default_action = true };
+	c.table[2] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 64,
+					      .data_bits = 1, .latency = 7, .counters = true,
+					      .default_action = true };
+	return c;
+}
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);

@@ -78,6 +78,14 @@ struct fake_dev {
  * (16 levels), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
 
+/* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
+ * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 4 levels of 16
+ * nodes, 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit
+ * data); all with counters and a default action. BUILD_ID is that of
+ * tests/data/l2l3_w64.layout.json. */
+#define L2L3_BUILD_ID 1535772805u
+struct fake_cfg fake_l2l3_cfg(void);
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
 void fake_free(struct fake_dev *fd);
 extern const struct matcha_regs_ops fake_ops;
