@@ -66,7 +66,7 @@ ERRORS = {code: "MATCHA_" + name for name, code in dict(
     EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
     ETIMEDOUT=ETIMEDOUT, EHW=EHW, ENOTSUP=ENOTSUP).items()}
 
-KIND_EXACT, KIND_LPM, KIND_TERNARY = 1, 2, 3
+KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER = 1, 2, 3, 4
 KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
 COUNTERS_RESET = 0x1  # MATCHA_COUNTERS_RESET
@@ -159,6 +159,15 @@ def _be_int(array, bits):
     return int.from_bytes(bytes(array)[:(bits + 7) // 8], "big")
 
 
+class MeterConfig(ctypes.Structure):
+    """struct matcha_meter_config"""
+    _fields_ = [("flags", ctypes.c_uint)] + \
+        [(n, ctypes.c_uint64) for n in ("cir", "cburst", "pir", "pburst")]
+
+
+METER_TWO_RATE, METER_COLOR_AWARE, METER_PACKETS = 0x1, 0x2, 0x4  # MATCHA_METER_*
+
+
 class _Prefix(ctypes.Structure):
     """struct matcha_prefix"""
     _fields_ = [("value", ctypes.c_uint32), ("mask", ctypes.c_uint32)]
@@ -202,6 +211,9 @@ def library():
         "matcha_range_to_prefixes": (I, [U32, U32, U, ctypes.POINTER(_Prefix), U]),
         "matcha_exact_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
         "matcha_ternary_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
+        "matcha_set_clock_hz": (I, [P, ctypes.c_uint64]),
+        "matcha_meter_set": (I, [P, U, U32, ctypes.POINTER(MeterConfig)]),
+        "matcha_meter_get": (I, [P, U, U32, ctypes.POINTER(MeterConfig), U64P, U64P]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -448,6 +460,24 @@ class Device:
         self._call("matcha_table_get_default", table, ctypes.byref(action), data, db)
         return action.value, int.from_bytes(data.raw[:(db + 7) // 8], "big")
 
+    # Meters.
+
+    def set_clock_hz(self, hz):
+        self._call("matcha_set_clock_hz", hz)
+
+    def meter_set(self, table, index, flags=0, cir=0, cburst=0, pir=0, pburst=0, off=False):
+        """Sets a meter in P4Runtime terms (rates per second, bursts in bytes or packets);
+        `off` unconfigures it."""
+        cfg = MeterConfig(flags, cir, cburst, pir, pburst)
+        self._call("matcha_meter_set", table, index, None if off else ctypes.byref(cfg))
+
+    def meter_get(self, table, index):
+        """(MeterConfig, committed tokens, peak tokens); MatchaError ENOENT if unconfigured."""
+        cfg, c, p = MeterConfig(), ctypes.c_uint64(), ctypes.c_uint64()
+        self._call("matcha_meter_get", table, index, ctypes.byref(cfg), ctypes.byref(c),
+                   ctypes.byref(p))
+        return cfg, c.value, p.value
+
     def __enter__(self):
         return self
 
@@ -464,13 +494,13 @@ class Descriptor:
     size: int
     data_bits: int
     base: int
-    geometry: int  # ways (exact), levels (LPM), 0
+    geometry: int  # ways (exact), levels (LPM), rate | level << 8 | time << 16 bits (meter), 0
     latency: int
-    extra: int     # nodes per level below the first (LPM), 0
+    extra: int     # nodes per level below the first (LPM), clocks per tick (meter), 0
 
     @property
     def code(self):
-        """The kind without its flags: KIND_EXACT, KIND_LPM or KIND_TERNARY."""
+        """The kind without its flags: KIND_EXACT, KIND_LPM, KIND_TERNARY or KIND_METER."""
         return self.kind & 0xFF
 
     @property

@@ -125,6 +125,7 @@ enum matcha_table_kind {
 	MATCHA_KIND_EXACT = 1,
 	MATCHA_KIND_LPM = 2,
 	MATCHA_KIND_TERNARY = 3,
+	MATCHA_KIND_METER = 4, /* an array of meters (matcha_meter_set) */
 };
 
 struct matcha_table_info {
@@ -514,6 +515,53 @@ int matcha_default_set(matcha_dev *dev, const char *table, const char *action,
 		       const struct matcha_value *params, unsigned nparams);
 int matcha_default_get(matcha_dev *dev, const char *table,
 		       const struct matcha_action_info **action, struct matcha_value *params);
+
+/* --------------------------------------------------------------------------- meters */
+
+/*
+ * Meter arrays (MATCHA_KIND_METER): `size` meters, each an RFC 2697 single-rate or RFC 2698
+ * two-rate three-colour marker, set in P4Runtime MeterConfig terms. The hardware counts
+ * tokens per clock tick; the driver converts rates with the clock frequency of the
+ * pipeline, which the handle must be told first (matcha_set_clock_hz). docs/tables.md
+ * ("Meters") has the hardware's units and resolution.
+ */
+
+/* The pipeline's clock in Hz (e.g. 250000000), needed by the meter calls; 0 is refused. */
+int matcha_set_clock_hz(matcha_dev *dev, uint64_t hz);
+
+#define MATCHA_METER_TWO_RATE 0x1u    /* RFC 2698 trTCM; without it RFC 2697 srTCM */
+#define MATCHA_METER_COLOR_AWARE 0x2u /* honour the packet's colour so far */
+#define MATCHA_METER_PACKETS 0x4u     /* rates and bursts count packets, not bytes */
+
+struct matcha_meter_config {
+	unsigned flags;  /* MATCHA_METER_* */
+	uint64_t cir;    /* committed rate, bytes (or packets) per second */
+	uint64_t cburst; /* CBS, bytes (or packets) */
+	uint64_t pir;    /* two-rate: PIR, at least cir; single-rate: must be 0 */
+	uint64_t pburst; /* two-rate: PBS; single-rate: EBS */
+};
+
+/*
+ * Sets meter `index` (0 .. size-1) and fills both its buckets; cfg NULL unconfigures it
+ * (an unconfigured meter, as after reset or matcha_table_clear, marks every packet green).
+ * The RFCs' rules are enforced: two-rate needs pir >= cir and both bursts > 0, single-rate
+ * pir == 0 and cburst + pburst > 0 (MATCHA_EINVAL otherwise). MATCHA_E2BIG if a burst or rate
+ * is beyond what the hardware holds; MATCHA_EINVAL if a non-zero rate cannot be represented
+ * within 0.1 % (rates far below the burst: the bucket would take longer to fill than the
+ * hardware's resolution allows). matcha_last_error() says which value and the limit.
+ */
+int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
+		     const struct matcha_meter_config *cfg);
+
+/*
+ * Reads meter `index` back: its configuration (rates as the hardware holds them, rounded
+ * to the nearest unit per second) and, unless NULL, the tokens now in its two buckets
+ * (committed; peak or excess), rounded down to whole bytes or packets. MATCHA_ENOENT for an
+ * unconfigured meter (cfg and tokens are then zeroed).
+ */
+int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
+		     struct matcha_meter_config *cfg, uint64_t *committed_tokens,
+		     uint64_t *peak_tokens);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,7 @@ const char *matcha_kind_name(unsigned kind)
 	case MATCHA_KIND_EXACT: return "exact";
 	case MATCHA_KIND_LPM: return "LPM";
 	case MATCHA_KIND_TERNARY: return "ternary";
+	case MATCHA_KIND_METER: return "meter";
 	default: return "unknown";
 	}
 }
@@ -91,7 +92,7 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 	const struct matcha_table_info *in = &t->info;
 	unsigned i = t->index;
 
-	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_TERNARY)
+	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_METER)
 		return matcha_fail(dev, MATCHA_ENODEV, "descriptor %u has unknown kind %u", i,
 				   in->kind);
 	if (in->key_bits == 0 || in->key_bits > MATCHA_MAX_KEY_BITS)
@@ -146,6 +147,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	switch (in->kind) {
 	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
 	case MATCHA_KIND_LPM: return matcha_lpm_init(dev, t);
+	case MATCHA_KIND_METER: return matcha_meter_init(dev, t, w[5], w[7]);
 	default: return matcha_ternary_init(dev, t);
 	}
 }

@@ -80,6 +80,8 @@ struct matcha_table {
 	 * Its count is carried[i] + the hardware count of i.
 	 */
 	struct matcha_counts *carried;
+	/* Meters: from descriptor words 5 and 7. */
+	unsigned meter_rate_bits, meter_level_bits, meter_time_bits, meter_tick_clocks;
 };
 
 /* What matcha_open() adds to a register backend it set up itself. */
@@ -101,6 +103,7 @@ struct matcha_dev {
 	uint32_t build_id;
 	unsigned ntables;
 	struct matcha_table *tables;
+	uint64_t clock_hz; /* matcha_set_clock_hz, 0 until set */
 	char error[512];
 };
 
@@ -186,6 +189,18 @@ void matcha_counters_free(struct matcha_table *t);
 /* The layout's entry handles of a table are gone after CLEAR (layout.c). */
 void matcha_layout_table_cleared(matcha_dev *dev, unsigned table);
 void matcha_layout_free(matcha_dev *dev);
+
+/* Meter window DATA words (docs/tables.md, "Meters"). */
+#define METER_MODE_TWO_RATE 0x1u
+#define METER_MODE_AWARE 0x2u
+#define METER_MODE_PACKETS 0x4u
+#define METER_MODE_SHIFT(m) (((m) >> 8) & 0x3Fu)
+#define METER_WORDS 12 /* mode, CIR, PIR, CBS (2), PBS/EBS (2), levels (2 + 2), time */
+#define METER_WRITE_WORDS 7
+
+/* Checks a meter descriptor's geometry and keeps it in t. */
+int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,
+		      uint32_t tick_clocks);
 
 /* Per-kind shadow setup, reset (after CLEAR) and teardown. */
 int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);

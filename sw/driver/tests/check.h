@@ -51,6 +51,11 @@
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
 	X(ternary_port_range)                                                              \
+	X(meter_discovery)                                                                 \
+	X(meter_units)                                                                     \
+	X(meter_get)                                                                       \
+	X(meter_range)                                                                     \
+	X(meter_errors)                                                                    \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_short_mapping)                                                              \

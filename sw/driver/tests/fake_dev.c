@@ -157,6 +157,12 @@ static void command(struct fake_table *t, uint32_t cmd)
 		else {
 			check_fresh_counts(t, c, e, &t->staging);
 			*e = t->staging;
+			if (t->cfg.kind == MATCHA_KIND_METER) {
+				bool on = e->flags & 1;
+				for (unsigned w = 0; w < 4; w++)
+					e->data[7 + w] = on ? e->data[3 + w] : 0;
+				e->data[11] = 0;
+			}
 		}
 		break;
 	case 2: /* READ */
@@ -258,7 +264,7 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 					(tc->default_action ? 1u << 9 : 0) | tc->kind_extra;
 			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
 					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
-					  tc->latency, 0 };
+					  tc->latency, tc->extra };
 			*val = w[(addr - 0x40) % 32 / 4];
 		} else
 			return 1;

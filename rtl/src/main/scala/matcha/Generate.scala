@@ -13,6 +13,8 @@ object Generate {
   val corundumConfigs = Seq(CorundumConfig("corundum", configs(1)), CorundumConfig("corundum-w64", configs(0)))
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
+  /** Programs generated besides it, each as `matcha_<name>` with its `layout-<name>.json`. */
+  val extraPrograms: Seq[Program] = Seq(Programs.policer)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
@@ -112,11 +114,13 @@ ${fields.mkString(",\n")}
       require(parser.toplevel.latency == cfg.graph.levels + 1)
       spinal(dir).generateVerilog(top(new Deparser(cfg))())
       spinal(dir).generateVerilog(top(new PacketPath(cfg))())
-      val (text, buildId) = layout(cfg, program)
-      spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(program), buildId))())
-      val w = new PrintWriter(s"$dir/layout.json")
-      w.write(text)
-      w.close()
+      for ((p, file) <- (program -> "layout.json") +: extraPrograms.map(p => p -> s"layout-${p.name}.json")) {
+        val (text, buildId) = layout(cfg, p)
+        spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), buildId))())
+        val w = new PrintWriter(s"$dir/$file")
+        w.write(text)
+        w.close()
+      }
     }
     corundumConfigs.foreach(corundum(out, _))
     val tables = s"$out/tables"
@@ -128,5 +132,8 @@ ${fields.mkString(",\n")}
     spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
     spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
       "matcha_ternary128_table"))())
+    spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 256)))())
+    spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10,
+      tickClocks = 3), "matcha_meter_small_table"))())
   }
 }

@@ -9,6 +9,7 @@ object TableKind {
   val Exact = 1
   val Lpm = 2
   val Ternary = 3
+  val Meter = 4
 }
 
 /** What every match unit hands its stage. */
