@@ -51,6 +51,10 @@
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
 	X(ternary_port_range)                                                              \
+	X(adopt_exact_moved_entries)                                                       \
+	X(adopt_lpm_hidden_prefixes)                                                       \
+	X(adopt_ternary_priorities_and_ties)                                               \
+	X(adopt_refuses_inconsistent_tables)                                               \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_short_mapping)                                                              \
