@@ -80,6 +80,7 @@
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);
