@@ -482,6 +482,10 @@ class Descriptor:
     def default_action(self):
         return bool(self.kind & KIND_DEFAULT_ACTION)
 
+    @property
+    def prefix_store(self):
+        return bool(self.kind & KIND_PREFIX_STORE)
+
     def counter_index(self, index):
         """The counter a window INDEX names (entry, or LPM result), None if none."""
         if self.code != KIND_LPM:

@@ -386,8 +386,9 @@ async def test_open(dut):
     assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
     info = tb.dev.table_info(TABLE)
     assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.levels,
-            info.latency) == (d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
-                              d.latency), info
+            info.latency, info.prefix_store) == (d.code, d.key_bits, d.size, d.data_bits,
+                                                 d.base, d.geometry, d.latency,
+                                                 d.prefix_store), info
     stride = d.key_bits // d.geometry
     levels = [tb.dev.lpm_level(TABLE, i) for i in range(d.geometry)]
     assert levels == [(stride, 1)] + [(stride, d.extra)] * (d.geometry - 1), levels
