@@ -74,6 +74,16 @@ int main(int argc, char **argv)
 		matcha_close(dev);
 		return 1;
 	}
+	/* The tables are the hardware's: continue from what earlier runs left there. */
+	int adopted = matcha_tables_adopt(dev);
+	if (adopted == MATCHA_EHW || adopted == MATCHA_ELAYOUT)
+		fprintf(stderr, "matcha-ctl: warning: %s; table_clear starts that table over\n",
+			matcha_last_error(dev));
+	else if (adopted) {
+		fprintf(stderr, "matcha-ctl: %s: %s\n", uri, matcha_last_error(dev));
+		matcha_close(dev);
+		return 1;
+	}
 	struct ctl c;
 	ctl_init(&c, dev, stdout);
 	int rc = 0;

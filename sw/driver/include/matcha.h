@@ -17,9 +17,11 @@
  *    significant byte first) of ceil(bits/8) bytes; a value narrower than its field is
  *    zero-extended at the most significant end, and bits above the stated width must be
  *    zero.
- *  - One handle owns the tables it writes: the shadow copies start empty, as the tables
- *    are after reset or matcha_table_clear(); entries already in the hardware are not
- *    read back.
+ *  - The tables are the hardware's: matcha_tables_adopt() rebuilds every shadow from what
+ *    the hardware holds, so that a handle continues the work of the handles before it
+ *    (matcha-ctl calls it after opening). Without it the shadow copies start empty, as
+ *    the tables are after reset or matcha_table_clear(). Two handles must not write one
+ *    device's tables at the same time.
  */
 #ifndef MATCHA_H
 #define MATCHA_H
@@ -139,6 +141,7 @@ struct matcha_table_info {
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
 	bool default_action; /* a settable miss action (descriptor kind bit 9) */
+	bool prefix_store;   /* LPM: each result's prefix is kept for read-back (bit 10) */
 };
 
 /* Number of descriptors; tables are numbered 0 .. count-1 in descriptor order. */
@@ -148,6 +151,25 @@ int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info 
 /* Removes every entry and zeroes every per-entry count (hardware CLEAR, then the shadow);
  * the default action stays. Lookups miss while it runs. */
 int matcha_table_clear(matcha_dev *dev, unsigned table);
+
+/*
+ * Rebuilds the shadow of every table from the hardware with READ commands, so that later
+ * adds, modifies, deletes and dumps behave as if this handle had made every change the
+ * tables hold: exact tables slot by slot (each key must sit in one of its hash slots, and
+ * only once); ternary tables entry by entry (valid entries packed from index 0, their
+ * priorities read back from PRIORITY and never increasing); LPM tables from the prefix
+ * store (each valid result's prefix and length), with the trie read from the root and
+ * checked against the image the prefixes give, entry by entry. With a layout loaded, every
+ * adopted hardware entry gets a handle (in index order; a ranged rule comes back as one
+ * handle per hardware entry). The hardware counts of an index become its entry's counts.
+ *
+ * A table whose content is inconsistent (or an LPM table with prefixes but no prefix
+ * store) is left with an empty shadow and refused: every later call on it but
+ * matcha_table_clear() and matcha_table_info() fails with MATCHA_EHW and the reason, which
+ * names the table and the entry. The other tables are adopted all the same; the return
+ * value is the first failure.
+ */
+int matcha_tables_adopt(matcha_dev *dev);
 
 /* Hit and miss counts of a table's lookups (64-bit, read through the snapshot latch). */
 int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint64_t *misses);

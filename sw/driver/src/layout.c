@@ -452,6 +452,12 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 	}
 	matcha_layout_free(dev);
 	dev->layout = ld.layout;
+	/* Entries the handle adopted before the layout came get their handles now. */
+	for (unsigned i = 0; i < n; i++)
+		if ((rc = matcha_layout_table_adopted(dev, i))) {
+			matcha_layout_free(dev);
+			return rc;
+		}
 	return 0;
 }
 

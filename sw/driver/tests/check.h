@@ -56,6 +56,10 @@
 	X(meter_get)                                                                       \
 	X(meter_range)                                                                     \
 	X(meter_errors)                                                                    \
+	X(adopt_exact_moved_entries)                                                       \
+	X(adopt_lpm_hidden_prefixes)                                                       \
+	X(adopt_ternary_priorities_and_ties)                                               \
+	X(adopt_refuses_inconsistent_tables)                                               \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_short_mapping)                                                              \
@@ -81,6 +85,7 @@
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);

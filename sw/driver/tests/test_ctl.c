@@ -792,6 +792,78 @@ void test_ctl_program_over_sim_socket(void)
 	fake_free(fd);
 }
 
+/*
+ * Two runs of matcha-ctl against one device: the second continues the first's tables, as
+ * simple_switch_CLI sessions share a switch's. It lists them (a prefix hidden under two
+ * longer ones included, ternary priorities included), deletes one and adds after them.
+ */
+void test_ctl_second_run_adopts_the_first(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server s;
+	char uri[128], out[8192];
+	const char *args[] = { uri, "--layout", MATCHA_LAYOUT, NULL };
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	int status = run_program(args,
+		"table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
+		"table_add ipv4_lpm route 10.0.0.0/8 => 1 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add ipv4_lpm route 11.0.0.0/8 => 2 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add ipv4_lpm route 10.0.0.0/7 => 3 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 0&&&0 => 10\n"
+		"table_add acl to_host 0&&&0 192.168.0.0/16 17 53 0&&&0 => 20\n"
+		"table_add acl deny 0&&&0 0&&&0 17 0&&&0 0&&&0 => 10\n", out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(status == 0 && strstr(out, ": 7 entries loaded\n"), "first run: %s", out);
+
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(args,
+		"table_dump l2_fwd\ntable_dump ipv4_lpm\ntable_dump acl\n"
+		"table_delete ipv4_lpm 0\ntable_delete ipv4_lpm 1\n"
+		"table_add ipv4_lpm route 10.1.0.0/16 => 4 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add acl deny 0&&&0 0&&&0 6 0&&&0 0&&&0 => 10\n"
+		"table_add l2_fwd forward 02:00:00:00:00:07 => 8\n", out, sizeof out);
+	sim_server_stop(&s);
+	/* Handles follow the hardware's order: l2_fwd by slot, LPM by result (given out lowest
+	 * first), the ACL by index (priority order, ties in the order they were added). */
+	CHECK_MSG(strstr(out, "  0    02:00:00:00:00:07 => forward(port=7)\n"), "%s", out);
+	CHECK_MSG(strstr(out,
+		"  0    10.0.0.0/8 => route(port=1, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+		"  1    11.0.0.0/8 => route(port=2, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+		"  2    10.0.0.0/7 => route(port=3, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"),
+		"%s", out);
+	CHECK_MSG(strstr(out,
+		"  0    0.0.0.0&&&0.0.0.0 192.168.0.0&&&255.255.0.0 17 53 0&&&0 => to_host() "
+		"priority 20\n"
+		"  1    10.0.0.0&&&255.0.0.0 0.0.0.0&&&0.0.0.0 6 0&&&0 0&&&0 => deny() priority 10\n"
+		"  2    0.0.0.0&&&0.0.0.0 0.0.0.0&&&0.0.0.0 17 0&&&0 0&&&0 => deny() priority 10\n"
+		"  default => permit()\n3 entries\n"), "%s", out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, ".batch:8: table_add: table l2_fwd: "
+		  "duplicate entry: handle 0 has the same key (2 entries loaded before it)"),
+		  "status %d: %s", status, out);
+	/* The hidden /7 answers for 10/8 and 11/8 now, 10.1/16 is below it (port, the first
+	 * parameter, is bits 99..96 of the action data: word 3), the new ACL tie
+	 * went after the old ones. */
+	struct fake_lpm_view v;
+	uint32_t result;
+	fake_lpm_view(fd, 1, &v);
+	static const uint8_t k10[4] = { 10, 9, 9, 9 }, k11[4] = { 11, 9, 9, 9 };
+	static const uint8_t k101[4] = { 10, 1, 9, 9 };
+	CHECK(matcha_lpm_walk_image(&v.img, k10, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 3);
+	CHECK(matcha_lpm_walk_image(&v.img, k11, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 3);
+	CHECK(matcha_lpm_walk_image(&v.img, k101, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 4);
+	CHECK(fd->table[2].entries[3].priority == 10 && (fd->table[2].entries[3].flags & 1) &&
+	      fd->table[2].entries[3].key[1] == 6 && !(fd->table[2].entries[4].flags & 1));
+	fake_free(fd);
+}
+
 /* A second program on fake_standard_cfg's tables: an IPv6 route table among them. */
 static const char standard_layout[] =
 	"{\"buildId\": 3237998081, \"program\": {\"name\": \"std\", \"tables\": [\n"
