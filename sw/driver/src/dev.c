@@ -430,7 +430,8 @@ int matcha_tables_adopt(matcha_dev *dev)
 		switch (t->info.kind) {
 		case MATCHA_KIND_EXACT: rc = matcha_exact_adopt(dev, t); break;
 		case MATCHA_KIND_LPM: rc = matcha_lpm_adopt(dev, t); break;
-		default: rc = matcha_ternary_adopt(dev, t);
+		case MATCHA_KIND_TERNARY: rc = matcha_ternary_adopt(dev, t); break;
+		default: rc = 0; /* meters keep no shadow: matcha_meter_get reads the hardware */
 		}
 		if (!rc)
 			rc = matcha_layout_table_adopted(dev, i);

@@ -56,6 +56,7 @@
 	X(meter_get)                                                                       \
 	X(meter_range)                                                                     \
 	X(meter_errors)                                                                    \
+	X(meter_adopted)                                                                   \
 	X(adopt_exact_moved_entries)                                                       \
 	X(adopt_lpm_hidden_prefixes)                                                       \
 	X(adopt_ternary_priorities_and_ties)                                               \
