@@ -73,6 +73,9 @@
 	X(layout_malformed_json)                                                           \
 	X(layout_schema_errors)                                                            \
 	X(layout_copy_current)                                                             \
+	X(layout_policer_meters)                                                           \
+	X(layout_meter_disagrees_with_hardware)                                            \
+	X(layout_meter_descriptors_covered_once)                                           \
 	X(entries_exact)                                                                   \
 	X(entries_lpm)                                                                     \
 	X(entries_ternary_ranges)                                                          \
