@@ -26,17 +26,31 @@ struct session {
 	FILE *stream;
 };
 
-static bool session_open(struct session *s)
+/* A session on `cfg` with `layout` loaded. */
+static bool session_open_on(struct session *s, const struct fake_cfg *cfg, const char *layout)
 {
-	struct fake_cfg cfg = fake_l2l3_cfg();
 	memset(s, 0, sizeof *s);
-	s->fd = fake_new(&cfg);
+	s->fd = fake_new(cfg);
 	s->dev = fake_open(s->fd);
-	if (!s->dev || matcha_layout_load(s->dev, MATCHA_LAYOUT))
+	if (!s->dev || matcha_layout_load(s->dev, layout))
 		return false;
 	s->stream = open_memstream(&s->out, &s->outlen);
 	ctl_init(&s->c, s->dev, s->stream);
 	return true;
+}
+
+/* The l2l3 program (most commands). */
+static bool session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	return session_open_on(s, &cfg, MATCHA_LAYOUT);
+}
+
+/* The policer program: tables police and by_colour, meter array policers. */
+static bool policer_session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	return session_open_on(s, &cfg, MATCHA_POLICER_LAYOUT);
 }
 
 static void session_close(struct session *s)
@@ -413,6 +427,219 @@ void test_ctl_command_errors(void)
 	ctl_init(&c, dev, null);
 	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ELAYOUT &&
 	      strstr(c.error, "table_dump: tables have names only with a layout: start "
+			     "matcha-ctl with --layout FILE"));
+	CHECK(ctl_execute(&c, "table_info") == 0);
+	fclose(null);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* ------------------------------------------------------------------------- meters */
+
+/* The policer array's descriptor in the policer program. */
+#define POLICERS 2
+
+/* Meter `index` reads back through matcha_meter_get as `want`: flags and bursts exactly,
+ * rates within the 0.1 % matcha_meter_set promises. */
+static bool meter_reads_back(struct session *s, uint32_t index,
+			     const struct matcha_meter_config *want)
+{
+	struct matcha_meter_config got;
+	uint64_t committed, peak;
+	int rc = matcha_meter_get(s->dev, POLICERS, index, &got, &committed, &peak);
+	bool ok = rc == 0 && got.flags == want->flags && got.cburst == want->cburst &&
+		  got.pburst == want->pburst && got.cir * 1000 >= want->cir * 999 &&
+		  got.cir * 1000 <= want->cir * 1001 && got.pir * 1000 >= want->pir * 999 &&
+		  got.pir * 1000 <= want->pir * 1001;
+	if (!ok)
+		check_fail(__FILE__, __LINE__, "meter %u: rc %d, flags 0x%x cir %llu cbs %llu pir "
+			   "%llu pbs %llu; expected flags 0x%x cir %llu cbs %llu pir %llu pbs %llu",
+			   (unsigned)index, rc, got.flags, (unsigned long long)got.cir,
+			   (unsigned long long)got.cburst, (unsigned long long)got.pir,
+			   (unsigned long long)got.pburst, want->flags,
+			   (unsigned long long)want->cir, (unsigned long long)want->cburst,
+			   (unsigned long long)want->pir, (unsigned long long)want->pburst);
+	return ok;
+}
+
+void test_ctl_meter_commands(void)
+{
+	struct session s;
+	CHECK(policer_session_open(&s));
+	char expect[400];
+
+	/* meter_reset needs no clock; the rate commands do. */
+	RUN_OK(&s, "meter_reset policers 3", "Meter policers[3] reset");
+	RUN_FAILS(&s, "meter_set_rates policers 3 125000:10000", MATCHA_EINVAL,
+		  "meter_set_rates: the pipeline's clock frequency is not known: start matcha-ctl "
+		  "with --clock-hz HZ or run set_clock_hz HZ first");
+	RUN_FAILS(&s, "meter_get_rates policers 3", MATCHA_EINVAL,
+		  "meter_get_rates: the pipeline's clock frequency is not known");
+	RUN_OK(&s, "set_clock_hz 250000000", "Clock set to 250000000 Hz");
+
+	/* Two pairs: trTCM by default. */
+	RUN_OK(&s, "meter_set_rates policers 3 125000:10000 250000:20000",
+	       "Meter policers[3] set");
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000,
+					 .cburst = 10000, .pir = 250000, .pburst = 20000 };
+	CHECK(meter_reads_back(&s, 3, &m));
+	/* What meter_get_rates prints is what matcha_meter_get reads. */
+	struct matcha_meter_config got;
+	uint64_t committed, peak;
+	CHECK_OK(s.dev, matcha_meter_get(s.dev, POLICERS, 3, &got, &committed, &peak));
+	CHECK(committed == 10000 && peak == 20000); /* a write fills both buckets */
+	snprintf(expect, sizeof expect, "policers[3]: trtcm (RFC 2698), color-blind, bytes\n"
+		 "  committed: rate %llu bytes/s, burst 10000 bytes, 10000 tokens\n"
+		 "  peak:      rate %llu bytes/s, burst 20000 bytes, 20000 tokens\n",
+		 (unsigned long long)got.cir, (unsigned long long)got.pir);
+	RUN_OK(&s, "meter_get_rates policers 3", expect);
+
+	/* One pair: srTCM with no excess bucket. */
+	RUN_OK(&s, "meter_set_rates policers 0 1000000:65536", "Meter policers[0] set");
+	m = (struct matcha_meter_config){ .cir = 1000000, .cburst = 65536 };
+	CHECK(meter_reads_back(&s, 0, &m));
+	CHECK_OK(s.dev, matcha_meter_get(s.dev, POLICERS, 0, &got, NULL, NULL));
+	snprintf(expect, sizeof expect, "policers[0]: srtcm (RFC 2697), color-blind, bytes\n"
+		 "  committed: rate %llu bytes/s, burst 65536 bytes, 65536 tokens\n"
+		 "  excess:    burst 0 bytes (fills at the committed rate), 0 tokens\n",
+		 (unsigned long long)got.cir);
+	RUN_OK(&s, "meter_get_rates policers 0", expect);
+
+	/* srTCM with an excess bucket, colour-aware, counting packets; options in any order. */
+	RUN_OK(&s, "meter_set_rates policers 63 1000:10 0:30 packets srtcm color-aware",
+	       "Meter policers[63] set");
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_COLOR_AWARE | MATCHA_METER_PACKETS,
+					  .cir = 1000, .cburst = 10, .pburst = 30 };
+	CHECK(meter_reads_back(&s, 63, &m));
+	RUN_OK(&s, "meter_get_rates policers 63", "policers[63]: srtcm (RFC 2697), color-aware, "
+	       "packets\n  committed: rate 1000 packets/s, burst 10 packets, 10 tokens\n"
+	       "  excess:    burst 30 packets (fills at the committed rate), 30 tokens\n");
+
+	/* trtcm named explicitly, 0x hex accepted; a later set replaces the configuration. */
+	RUN_OK(&s, "meter_set_rates policers 3 0x1e848:0x400 0x3d090:0x800 trtcm color-aware",
+	       "Meter policers[3] set");
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_TWO_RATE |
+						   MATCHA_METER_COLOR_AWARE,
+					  .cir = 125000, .cburst = 1024, .pir = 250000,
+					  .pburst = 2048 };
+	CHECK(meter_reads_back(&s, 3, &m));
+
+	/* meter_reset unconfigures. */
+	RUN_OK(&s, "meter_reset policers 3", "Meter policers[3] reset");
+	CHECK(matcha_meter_get(s.dev, POLICERS, 3, &got, NULL, NULL) == MATCHA_ENOENT);
+	RUN_OK(&s, "meter_get_rates policers 3",
+	       "policers[3]: not configured (marks every packet green)\n");
+
+	/* Help and table_info know the meters. */
+	RUN_OK(&s, "help meter_set_rates", "rates in bytes per\nsecond, bursts in bytes");
+	RUN_OK(&s, "table_info", "2 policers: meter array, 64 meters\n");
+	session_close(&s);
+}
+
+void test_ctl_meter_command_errors(void)
+{
+	struct session s;
+	CHECK(policer_session_open(&s));
+	RUN_FAILS(&s, "meter_set_rates policers 1 1000:10", MATCHA_EINVAL,
+		  "clock frequency is not known");
+	RUN_OK(&s, "set_clock_hz 0xee6b280", "Clock set to 250000000 Hz");
+	RUN_OK(&s, "meter_set_rates policers 5 125000:10000 250000:20000 trtcm", "set");
+	static const struct {
+		const char *line;
+		int code;
+		const char *message;
+	} cases[] = {
+		/* usage, from the command table */
+		{ "meter_set_rates policers 5", MATCHA_EINVAL,
+		  "meter_set_rates: usage: meter_set_rates <meter> <index> <cir>:<cburst> "
+		  "[<pir>:<pburst>] [srtcm|trtcm] [color-aware] [packets]" },
+		{ "meter_get_rates policers", MATCHA_EINVAL,
+		  "meter_get_rates: usage: meter_get_rates <meter> <index>" },
+		{ "meter_get_rates policers 1 2", MATCHA_EINVAL, "meter_get_rates: usage:" },
+		{ "meter_reset policers", MATCHA_EINVAL,
+		  "meter_reset: usage: meter_reset <meter> <index>" },
+		{ "set_clock_hz", MATCHA_EINVAL, "set_clock_hz: usage: set_clock_hz <hz>" },
+		{ "set_clock_hz 1 2", MATCHA_EINVAL, "set_clock_hz: usage:" },
+		/* names and indexes */
+		{ "meter_set_rates police 0 1:1", MATCHA_ENOTABLE,
+		  "meter_set_rates: unknown meter array \"police\" (meter arrays: policers)" },
+		{ "meter_get_rates meters 0", MATCHA_ENOTABLE,
+		  "meter_get_rates: unknown meter array \"meters\"" },
+		{ "meter_reset by_colour 0", MATCHA_ENOTABLE,
+		  "meter_reset: unknown meter array \"by_colour\"" },
+		{ "meter_set_rates policers x 1:1", MATCHA_EINVAL,
+		  "meter_set_rates: meter index \"x\" is not a number 0..4294967295" },
+		{ "meter_set_rates policers 64 1000:100", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: meter 64 is out of range (table 2 has 64 meters)" },
+		{ "meter_get_rates policers 64", MATCHA_EINVAL,
+		  "meter_get_rates: meter_get: meter 64 is out of range" },
+		{ "meter_reset policers 4294967295", MATCHA_EINVAL,
+		  "meter_reset: meter_set: meter 4294967295 is out of range" },
+		/* pairs and numbers */
+		{ "meter_set_rates policers 1 1000", MATCHA_EINVAL,
+		  "meter_set_rates: the committed pair \"1000\" is not <rate>:<burst>" },
+		{ "meter_set_rates policers 1 abc:10", MATCHA_EINVAL,
+		  "meter_set_rates: committed rate \"abc\" is not a number (decimal or 0x hex)" },
+		{ "meter_set_rates policers 1 1000:", MATCHA_EINVAL,
+		  "meter_set_rates: committed burst \"\" is not a number" },
+		{ "meter_set_rates policers 1 1000:10 2000:1:2", MATCHA_EINVAL,
+		  "meter_set_rates: peak burst \"1:2\" is not a number" },
+		{ "meter_set_rates policers 1 1.2.3.4:10", MATCHA_EINVAL,
+		  "committed rate \"1.2.3.4\" is not a number" },
+		{ "meter_set_rates policers 1 18446744073709551616:10", MATCHA_EINVAL,
+		  "meter_set_rates: committed rate \"18446744073709551616\" is wider than 64 bits" },
+		/* options */
+		{ "meter_set_rates policers 1 1000:10 blind", MATCHA_EINVAL,
+		  "meter_set_rates: unknown option \"blind\" (srtcm, trtcm, color-aware, packets)" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 3000:30", MATCHA_EINVAL,
+		  "meter_set_rates: unknown option \"3000:30\"" },
+		{ "meter_set_rates policers 1 1000:10 packets packets", MATCHA_EINVAL,
+		  "meter_set_rates: option packets given twice" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 trtcm srtcm", MATCHA_EINVAL,
+		  "meter_set_rates: srtcm and trtcm: a meter is one or the other (given: trtcm, "
+		  "then srtcm)" },
+		/* the RFCs' rules and the hardware's ranges, from the library */
+		{ "meter_set_rates policers 1 2000:10 1000:20", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: PIR 1000 is below CIR 2000 (RFC 2698: PIR >= CIR)" },
+		{ "meter_set_rates policers 1 1000:10 trtcm", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: PIR 0 is below CIR 1000" },
+		{ "meter_set_rates policers 1 1000:0 2000:20", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a two-rate meter needs CBS and PBS above 0" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 srtcm", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a single-rate meter has no PIR (its excess bucket "
+		  "fills at CIR): pir must be 0, got 2000" },
+		{ "meter_set_rates policers 1 1000:0", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a single-rate meter needs CBS or EBS above 0" },
+		{ "meter_set_rates policers 1 1000:1099511627776", MATCHA_E2BIG,
+		  "meter_set_rates: meter_set: burst 1099511627776 bytes exceeds the largest the "
+		  "meter holds, 1099511627775" },
+		{ "meter_set_rates policers 1 1:1000000000", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: CIR 1 bytes/s with bursts of 1000000000 and 0 bytes "
+		  "cannot be held within 0.1 %" },
+		{ "set_clock_hz 0", MATCHA_EINVAL, "set_clock_hz: set_clock_hz: the clock frequency "
+		  "is 0" },
+		{ "set_clock_hz 250MHz", MATCHA_EINVAL,
+		  "set_clock_hz: clock frequency \"250MHz\" is not a number" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		RUN_FAILS(&s, cases[i].line, cases[i].code, cases[i].message);
+	/* None of the failures touched a meter (nor the clock: meter 5 reads back the same). */
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000,
+					 .cburst = 10000, .pir = 250000, .pburst = 20000 };
+	CHECK(meter_reads_back(&s, 5, &m));
+	struct matcha_meter_config got;
+	CHECK(matcha_meter_get(s.dev, POLICERS, 1, &got, NULL, NULL) == MATCHA_ENOENT);
+	session_close(&s);
+
+	/* Without a layout, meter arrays have no names. */
+	struct fake_cfg cfg = fake_policer_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	FILE *null = fopen("/dev/null", "w");
+	ctl_init(&c, dev, null);
+	CHECK(ctl_execute(&c, "meter_reset policers 0") == MATCHA_ELAYOUT &&
+	      strstr(c.error, "meter_reset: meter arrays have names only with a layout: start "
 			     "matcha-ctl with --layout FILE"));
 	CHECK(ctl_execute(&c, "table_info") == 0);
 	fclose(null);
