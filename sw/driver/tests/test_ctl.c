@@ -787,6 +787,9 @@ static const char *const vocabulary[] = {
 	"4294967296", "0x", "0xffffffffffff", "00:11:22:33:44:55", "10.0.0.0/8", "10.0.0.1",
 	"1.2.3.4/33", "0&&&0", "1&&&3", "80->90", "90->80", "->", "&&&", "/", "/0", "#", "x",
 	"18446744073709551616", "::::::", "1.2.3.4.5", "0/0", "\t", "=>=>", "a=>b",
+	"meter_set_rates", "meter_get_rates", "meter_reset", "set_clock_hz", "policers", "police",
+	"by_colour", "mark", "srtcm", "trtcm", "color-aware", "packets", "1000:10", "0:0",
+	"125000:10000", "250000:20000", "1:1099511627776", "63", "64", "250000000", ":", "1:",
 };
 #define NVOCAB (sizeof vocabulary / sizeof vocabulary[0])
 
@@ -803,6 +806,13 @@ static const char *const valid_lines[] = {
 	"counter_reset ipv4_lpm 0",
 	"table_dump acl",
 	"table_clear ipv4_lpm",
+	"table_add police police 00:11:22:33:44:55 => 7",
+	"table_add by_colour mark 1 => 10",
+	"set_clock_hz 250000000",
+	"meter_set_rates policers 7 125000:10000 250000:20000",
+	"meter_set_rates policers 63 1000:10 0:30 srtcm color-aware packets",
+	"meter_get_rates policers 7",
+	"meter_reset policers 63",
 };
 #define NVALID (sizeof valid_lines / sizeof valid_lines[0])
 
@@ -840,24 +850,25 @@ static void random_line(struct rng *r, char *line, size_t cap)
 		line[rng_below(r, (uint32_t)len)] = (char)(1 + rng_below(r, 255));
 }
 
-void test_ctl_fuzz_lines_and_batches(void)
+/* Random lines and batches on a session for `seconds`; then every table of `tables` holds
+ * what the driver says it does, and every meter of `meters` reads back. */
+static void fuzz(struct session *s, double seconds, const char *const *tables,
+		 unsigned ntables, const char *meters)
 {
-	struct session s;
-	CHECK(session_open(&s));
 	FILE *null = fopen("/dev/null", "w");
-	ctl_init(&s.c, s.dev, null);
+	ctl_init(&s->c, s->dev, null);
 	struct rng r = rng_for_test();
 	char line[600];
 	unsigned long lines = 0, ok = 0, batches = 0;
-	clock_t end = clock() + (clock_t)(FUZZ_SECONDS * CLOCKS_PER_SEC);
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	while (clock() < end) {
 		random_line(&r, line, sizeof line);
-		int rc = ctl_execute(&s.c, line);
+		int rc = ctl_execute(&s->c, line);
 		lines++;
 		ok += rc == 0;
 		CHECK_MSG(rc <= 0, "\"%s\" returned %d", line, rc);
-		CHECK_MSG(rc == 0 || s.c.error[0], "\"%s\" failed without a message", line);
-		s.c.quit = false;
+		CHECK_MSG(rc == 0 || s->c.error[0], "\"%s\" failed without a message", line);
+		s->c.quit = false;
 		if (lines % 64)
 			continue;
 		/* A batch of random lines with NULs and CRs, through ctl_batch. */
@@ -871,27 +882,49 @@ void test_ctl_fuzz_lines_and_batches(void)
 		if (len && rng_below(&r, 4) == 0)
 			text[rng_below(&r, (uint32_t)len)] = '\0';
 		FILE *in = fmemopen(text, len ? len : 1, "r");
-		rc = ctl_batch(&s.c, in, "fuzz");
+		rc = ctl_batch(&s->c, in, "fuzz");
 		fclose(in);
 		batches++;
-		CHECK_MSG(rc == 0 || strstr(s.c.error, "fuzz:"), "batch error without its line: %s",
-			  s.c.error);
-		s.c.quit = false;
+		CHECK_MSG(rc == 0 || strstr(s->c.error, "fuzz:"), "batch error without its line: %s",
+			  s->c.error);
+		s->c.quit = false;
 	}
 	/* What was added is what the hardware holds. */
-	static const char *const tables[] = { "l2_fwd", "ipv4_lpm", "acl" };
-	unsigned long entries = 0;
-	for (unsigned t = 0; t < 3; t++) {
+	unsigned long entries = 0, configured = 0;
+	for (unsigned t = 0; t < ntables; t++) {
 		uint32_t h = 0;
-		for (; matcha_entry_next(s.dev, tables[t], h, &h) == 0; h++, entries++) {
+		for (; matcha_entry_next(s->dev, tables[t], h, &h) == 0; h++, entries++) {
 			struct matcha_entry_view v;
-			CHECK_OK(s.dev, matcha_entry_read(s.dev, tables[t], h, &v));
+			CHECK_OK(s->dev, matcha_entry_read(s->dev, tables[t], h, &v));
 		}
 	}
-	printf("  %lu lines (%lu ran), %lu batches, %lu entries at the end\n", lines, ok, batches,
-	       entries);
+	/* A meter is configured or not; a configured one reads back (with any clock set). */
+	unsigned array;
+	struct matcha_table_info in;
+	if (meters && matcha_meter_by_name(s->dev, meters, &array) == 0 && s->c.clock_hz &&
+	    matcha_table_info(s->dev, array, &in) == 0)
+		for (uint32_t i = 0; i < in.size; i++) {
+			int rc = matcha_meter_get(s->dev, array, i, NULL, NULL, NULL);
+			CHECK_MSG(rc == 0 || rc == MATCHA_ENOENT, "meter %u: %s", (unsigned)i,
+				  matcha_last_error(s->dev));
+			configured += rc == 0;
+		}
+	printf("  %lu lines (%lu ran), %lu batches, %lu entries and %lu meters at the end\n",
+	       lines, ok, batches, entries, configured);
 	fclose(null);
-	s.c.out = s.stream;
+	s->c.out = s->stream;
+}
+
+void test_ctl_fuzz_lines_and_batches(void)
+{
+	static const char *const l2l3[] = { "l2_fwd", "ipv4_lpm", "acl" };
+	static const char *const policer[] = { "police", "by_colour" };
+	struct session s;
+	CHECK(session_open(&s));
+	fuzz(&s, FUZZ_SECONDS / 2, l2l3, 3, NULL);
+	session_close(&s);
+	CHECK(policer_session_open(&s));
+	fuzz(&s, FUZZ_SECONDS / 2, policer, 2, "policers");
 	session_close(&s);
 }
 
