@@ -989,8 +989,9 @@ int ctl_set_clock_hz(struct ctl *c, const char *hz)
 	int rc;
 	if ((rc = parse_u64(c, cmd, "clock frequency", hz, &x)))
 		return rc;
+	/* The library's message names set_clock_hz already. */
 	if ((rc = matcha_set_clock_hz(c->dev, x)))
-		return lib_fail(c, cmd, rc);
+		return fail(c, rc, "%s", matcha_last_error(c->dev));
 	c->clock_hz = x;
 	return 0;
 }

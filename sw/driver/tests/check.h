@@ -91,6 +91,7 @@
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_program_meters)                                                              \
 	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_second_program)
 
