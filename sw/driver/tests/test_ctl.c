@@ -927,13 +927,13 @@ void test_ctl_fuzz_lines_and_batches(void)
 	session_close(&s);
 }
 
-void test_layout_fuzz(void)
+/* Mutations of layout `path` loaded on `cfg` for `seconds`: accepted or refused with a message. */
+static void fuzz_layout(const struct fake_cfg *cfg, const char *path, double seconds)
 {
-	struct fake_cfg cfg = fake_l2l3_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
+	struct fake_dev *fd = fake_new(cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	FILE *f = fopen(MATCHA_LAYOUT, "rb");
+	FILE *f = fopen(path, "rb");
 	CHECK(f);
 	static char text[1 << 16], copy[1 << 16];
 	size_t len = fread(text, 1, sizeof text, f);
@@ -941,7 +941,7 @@ void test_layout_fuzz(void)
 	struct rng r = rng_for_test();
 	unsigned long runs = 0, loaded = 0;
 	static const char specials[] = "{}[]\":,\\0123456789-+.eE \ntfn";
-	clock_t end = clock() + (clock_t)(FUZZ_SECONDS / 2 * CLOCKS_PER_SEC);
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	while (clock() < end) {
 		size_t n = len;
 		memcpy(copy, text, len);
@@ -962,9 +962,17 @@ void test_layout_fuzz(void)
 		CHECK_MSG(rc == 0 || (rc == MATCHA_ELAYOUT && matcha_last_error(dev)[0]),
 			  "returned %d: %s", rc, matcha_last_error(dev));
 	}
-	printf("  %lu mutated layouts, %lu still accepted\n", runs, loaded);
+	printf("  %lu mutated layouts of %s, %lu still accepted\n", runs, strrchr(path, '/') + 1,
+	       loaded);
 	matcha_close(dev);
 	fake_free(fd);
+}
+
+void test_layout_fuzz(void)
+{
+	struct fake_cfg l2l3 = fake_l2l3_cfg(), policer = fake_policer_cfg();
+	fuzz_layout(&l2l3, MATCHA_LAYOUT, FUZZ_SECONDS / 4);
+	fuzz_layout(&policer, MATCHA_POLICER_LAYOUT, FUZZ_SECONDS / 4);
 }
 
 /* ------------------------------------------------------------- the program itself */
