@@ -359,9 +359,6 @@ static int read_table(struct loader *ld, const struct json *jt, size_t position)
 	if (t->pub.name)
 		return LFAIL(ld, "layout %s, line %u: two tables have index %u", ld->name, jt->line,
 			     index);
-	if (l->meters[index].name)
-		return LFAIL(ld, "layout %s, line %u: %s and meter array %s both have index %u",
-			     ld->name, jt->line, what, l->meters[index].name, index);
 	if ((rc = member_string(ld, jt, "name", what, &name)))
 		return rc;
 	t->pub.name = name;
@@ -414,6 +411,7 @@ static int read_meter(struct loader *ld, const struct json *jm, size_t position)
 	if (index >= l->ntables)
 		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u "
 			     "descriptors", ld->name, jm->line, what, index, l->ntables);
+	/* The tables are read first: a clash with one is found here. */
 	if (l->tables[index].pub.name)
 		return LFAIL(ld, "layout %s, line %u: %s and table %u (%s) both have index %u",
 			     ld->name, jm->line, what, index, l->tables[index].pub.name, index);
