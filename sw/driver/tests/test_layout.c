@@ -399,6 +399,17 @@ void test_layout_meter_descriptors_covered_once(void)
 	cfg.ntables = 2;
 	CHECK(policer_fails(&cfg, "x", "x", "the program has 2 tables and 1 meter arrays, the "
 			    "hardware 2 descriptors"));
+	/* A second meter array in the hardware: the layout's two on one descriptor, or with
+	 * one name. */
+	cfg = fake_policer_cfg();
+	cfg.ntables = 4;
+	cfg.table[3] = cfg.table[2];
+	CHECK(policer_fails(&cfg, "\"meters\": [",
+			    "\"meters\": [{\"name\": \"extra\", \"index\": 2, \"size\": 64, "
+			    "\"latency\": 6}, ", "two meter arrays have index 2"));
+	CHECK(policer_fails(&cfg, "\"meters\": [",
+			    "\"meters\": [{\"name\": \"policers\", \"index\": 3, \"size\": 64, "
+			    "\"latency\": 6}, ", "meter arrays 3 and 2 are both called policers"));
 	cfg = fake_policer_cfg();
 	CHECK(policer_fails(&cfg, "\"index\": 2, \"size\"", "\"index\": 3, \"size\"",
 			    "meter array #0 has index 3, the hardware has 3 descriptors"));
