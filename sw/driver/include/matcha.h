@@ -441,11 +441,28 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 
 /* The program's name, or NULL without a layout. */
 const char *matcha_layout_program(const matcha_dev *dev);
-/* A table's names, or NULL without a layout or for a table it does not describe. Valid
- * until the layout is replaced or the handle closed. */
+/* A table's names, or NULL without a layout or for a descriptor that is no table of it
+ * (meter arrays: matcha_layout_meter). Valid until the layout is replaced or the handle
+ * closed. */
 const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table);
 /* The descriptor index of the table called `name` (MATCHA_ENOTABLE if none). */
 int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table);
+/*
+ * Meter arrays: the program's "meters" list names them (docs/pipeline.md). Every descriptor
+ * is described exactly once, by a table or by a meter array; a meter array is checked
+ * against its descriptor (kind meter, size, latency). A layout without "meters" describes
+ * a bitstream without meter arrays.
+ */
+struct matcha_meter_layout {
+	const char *name;
+	unsigned table; /* descriptor index */
+	unsigned size;  /* meters */
+};
+/* A meter array's names, or NULL without a layout or for a descriptor that is no meter
+ * array of it. Valid until the layout is replaced or the handle closed. */
+const struct matcha_meter_layout *matcha_layout_meter(const matcha_dev *dev, unsigned table);
+/* The descriptor index of the meter array called `name` (MATCHA_ENOTABLE if none). */
+int matcha_meter_by_name(matcha_dev *dev, const char *name, unsigned *table);
 /* The action of a table called `name`, or NULL. */
 const struct matcha_action_info *matcha_action_by_name(const struct matcha_table_layout *tl,
 						       const char *name);

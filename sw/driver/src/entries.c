@@ -795,7 +795,8 @@ static bool shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_k
 
 int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 {
-	if (!dev->layout || table >= dev->layout->ntables)
+	/* A meter array keeps no entries. */
+	if (!matcha_layout_table(dev, table))
 		return 0;
 	struct matcha_table *t = &dev->tables[table];
 	struct named n = { .lt = &dev->layout->tables[table], .info = t->info,

@@ -55,6 +55,29 @@ struct fake_cfg fake_l2l3_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_policer_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = POLICER_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 48,
+					      .size = 64, .data_bits = 6, .ways_or_levels = 4,
+					      .latency = 3, .counters = true,
+					      .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 2, .size = 8,
+					      .data_bits = 6, .ways_or_levels = 2, .latency = 3,
+					      .counters = true, .default_action = true };
+	/* Descriptor word 5: rateWidth | levelWidth << 8 | timeWidth << 16. */
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 6,
+					      .size = 64, .data_bits = 384,
+					      .ways_or_levels = 32 | 40 << 8 | 32 << 16,
+					      .latency = 6, .extra = 1 };
+	return c;
+}
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);

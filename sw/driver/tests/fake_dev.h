@@ -88,6 +88,14 @@ struct fake_cfg fake_standard_cfg(void);
 #define L2L3_BUILD_ID 1535772805u
 struct fake_cfg fake_l2l3_cfg(void);
 
+/* The policer program (matcha_policer, docs/pipeline.md) as the w64 build has it: 0 police
+ * (exact, 48-bit keys, 64 entries, 4 ways, 6-bit data), 1 by_colour (exact, 2-bit keys, 8
+ * entries, 2 ways, 6-bit data), both with counters and a default action; 2 policers, 64
+ * meters with the generated geometry (32-bit rates, 40-bit levels, 32-bit time, one clock
+ * per tick). BUILD_ID is that of tests/data/policer_w64.layout.json. */
+#define POLICER_BUILD_ID 1896247507u
+struct fake_cfg fake_policer_cfg(void);
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
 void fake_free(struct fake_dev *fd);
 extern const struct matcha_regs_ops fake_ops;
