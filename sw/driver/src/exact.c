@@ -125,6 +125,22 @@ static int64_t find(const struct matcha_table *t, const uint8_t *canon, uint64_t
 	return -1;
 }
 
+/* The slot of a key the call needs in the table; `op` names the call. */
+static int present_slot(matcha_dev *dev, struct matcha_table *t, const char *op,
+			const uint8_t *key, unsigned key_bits, uint32_t *slot)
+{
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	int rc = canonical_key(dev, t, key, key_bits, canon);
+	if (rc)
+		return rc;
+	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "%s: the key is not in table %u", op,
+				   t->index);
+	*slot = (uint32_t)at;
+	return 0;
+}
+
 /* Writes an entry into `slot` of the hardware, then records it in the shadow. */
 static int write_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
 		      const uint8_t *canon, uint64_t hash, uint8_t action_id,
@@ -291,75 +307,52 @@ int matcha_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS], slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_modify", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)))
+					t->info.data_bits, data_words)) ||
+	    (rc = present_slot(dev, t, "exact_modify", key, key_bits, &slot)))
 		return rc;
-	uint64_t hash = matcha_crc64_xz(canon, t->key_bytes);
-	int64_t at = find(t, canon, hash);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_modify: the key is not in table %u",
-				   table);
 	/* One WRITE of the same key in the same slot: its counts stay with it. */
-	return write_slot(dev, t, (uint32_t)at, canon, hash, action_id, data_words);
+	return write_slot(dev, t, slot, key_at(t, slot), t->exact->hash[slot], action_id,
+			  data_words);
 }
 
 int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_delete", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)))
+	    (rc = present_slot(dev, t, "exact_delete", key, key_bits, &slot)))
 		return rc;
-	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_delete: the key is not in table %u",
-				   table);
-	return invalidate_slot(dev, t, (uint32_t)at);
+	return invalidate_slot(dev, t, slot);
 }
 
 int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
 			   unsigned key_bits, uint32_t *index)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_lookup_sw", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)))
-		return rc;
-	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_lookup_sw: the key is not in table %u",
-				   table);
-	*index = (uint32_t)at;
-	return 0;
+	int rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_lookup_sw", &t);
+	return rc ? rc : present_slot(dev, t, "exact_lookup_sw", key, key_bits, index);
 }
 
 int matcha_exact_counters(matcha_dev *dev, unsigned table, const uint8_t *key,
 			  unsigned key_bits, uint64_t *packets, uint64_t *bytes, unsigned flags)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "exact_counters")) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)))
+	    (rc = present_slot(dev, t, "exact_counters", key, key_bits, &slot)))
 		return rc;
-	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_counters: the key is not in table %u",
-				   table);
-	return matcha_counter_entry(dev, t, (uint32_t)at, packets, bytes, flags);
+	return matcha_counter_entry(dev, t, slot, packets, bytes, flags);
 }
 
 int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,

@@ -385,6 +385,21 @@ static int canonical_prefix(matcha_dev *dev, struct matcha_table *t, const char 
 	return 0;
 }
 
+/* The result of a prefix the call needs in the table, the prefix in canonical form in
+ * `canon`; `op` names the call. */
+static int present_result(matcha_dev *dev, struct matcha_table *t, const char *op,
+			  const uint8_t *prefix, unsigned len, uint8_t *canon, uint32_t *r)
+{
+	int rc = canonical_prefix(dev, t, op, prefix, len, canon);
+	if (rc)
+		return rc;
+	*r = prefix_find(t, canon, len);
+	if (*r == NO_RESULT)
+		return matcha_fail(dev, MATCHA_ENOENT, "%s: the /%u prefix is not in table %u", op,
+				   len, t->index);
+	return 0;
+}
+
 int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		   unsigned prefix_len, uint8_t action_id, const uint8_t *data,
 		   unsigned data_bits)
@@ -458,16 +473,13 @@ int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES], shorter[MATCHA_MAX_KEY_BYTES];
+	uint32_t r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_delete", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_delete", prefix, prefix_len, canon)))
+	    (rc = present_result(dev, t, "lpm_delete", prefix, prefix_len, canon, &r)))
 		return rc;
 	struct lpm_trie *trie = t->lpm;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_delete: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 
 	unsigned k = level_of(trie, prefix_len), depth;
 	uint32_t node[MATCHA_MAX_KEY_BITS];
@@ -518,16 +530,13 @@ int matcha_lpm_counters(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "lpm_counters")) ||
-	    (rc = canonical_prefix(dev, t, "lpm_counters", prefix, prefix_len, canon)))
+	    (rc = present_result(dev, t, "lpm_counters", prefix, prefix_len, canon, &r)))
 		return rc;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_counters: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 	return matcha_counter_entry(dev, t, r, packets, bytes, flags);
 }
 
@@ -537,18 +546,14 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS], r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_modify", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_modify", prefix, prefix_len, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)))
+					t->info.data_bits, data_words)) ||
+	    (rc = present_result(dev, t, "lpm_modify", prefix, prefix_len, canon, &r)))
 		return rc;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_modify: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 	/* One WRITE of the result: the trie entries pointing at it stay as they are. */
 	return write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
 }
@@ -558,15 +563,12 @@ int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_read", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_read", prefix, prefix_len, canon)))
+	    (rc = present_result(dev, t, "lpm_read", prefix, prefix_len, canon, &r)))
 		return rc;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_read: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 	if (result)
 		*result = r;
 	if ((rc = matcha_window_read(dev, t, lpm_index(t->lpm->levels, r), entry)))

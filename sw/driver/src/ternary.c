@@ -159,6 +159,23 @@ static int64_t find(const struct matcha_table *t, const uint32_t *value, const u
 	return -1;
 }
 
+/* The index of a rule the call needs in the table; `op` names the call. */
+static int present_index(matcha_dev *dev, struct matcha_table *t, const char *op,
+			 const uint8_t *value, const uint8_t *mask, unsigned key_bits,
+			 uint32_t priority, uint32_t *index)
+{
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	int rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words);
+	if (rc)
+		return rc;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "%s: no such entry in table %u (priority "
+				   "%u)", op, t->index, (unsigned)priority);
+	*index = (uint32_t)at;
+	return 0;
+}
+
 int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
 		       const uint8_t *mask, unsigned key_bits, uint32_t priority,
 		       uint8_t action_id, const uint8_t *data, unsigned data_bits)
@@ -200,22 +217,18 @@ int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 			  const uint8_t *mask, unsigned key_bits, uint32_t priority)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_delete", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+	    (rc = present_index(dev, t, "ternary_delete", value, mask, key_bits, priority, &at)))
 		return rc;
 	struct ternary_shadow *s = t->ternary;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_delete: no such entry in table %u "
-				   "(priority %u)", table, (unsigned)priority);
 	/* With counters the entry goes first, so that its index is free for the next one;
 	 * the last move then leaves the last index invalid. */
-	if (t->carried && (rc = invalidate_index(dev, t, (uint32_t)at)))
+	if (t->carried && (rc = invalidate_index(dev, t, at)))
 		return rc;
-	for (uint32_t i = (uint32_t)at; i + 1 < s->used; i++)
+	for (uint32_t i = at; i + 1 < s->used; i++)
 		if ((rc = move_index(dev, t, i + 1, i)))
 			return rc;
 	if (!t->carried && (rc = invalidate_index(dev, t, s->used - 1)))
@@ -229,21 +242,16 @@ int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
 			  uint8_t action_id, const uint8_t *data, unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS], at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_modify", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)))
+					t->info.data_bits, data_words)) ||
+	    (rc = present_index(dev, t, "ternary_modify", value, mask, key_bits, priority, &at)))
 		return rc;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_modify: no such entry in table %u "
-				   "(priority %u)", table, (unsigned)priority);
 	/* One WRITE of the same rule at its index: no shift, the counts stay. */
-	return write_index(dev, t, (uint32_t)at, value_words, mask_words, priority, action_id,
+	return write_index(dev, t, at, value_at(t, at), mask_at(t, at), priority, action_id,
 			   data_words);
 }
 
@@ -252,18 +260,9 @@ int matcha_ternary_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *val
 			     uint32_t *index)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
-		return rc;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_lookup_sw: no such entry in table "
-				   "%u (priority %u)", table, (unsigned)priority);
-	*index = (uint32_t)at;
-	return 0;
+	int rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t);
+	return rc ? rc : present_index(dev, t, "ternary_lookup_sw", value, mask, key_bits,
+				       priority, index);
 }
 
 int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *value,
@@ -271,18 +270,15 @@ int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *valu
 			    uint64_t *packets, uint64_t *bytes, unsigned flags)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "ternary_counters")) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+	    (rc = present_index(dev, t, "ternary_counters", value, mask, key_bits, priority,
+				&at)))
 		return rc;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_counters: no such entry in table %u "
-				   "(priority %u)", table, (unsigned)priority);
-	return matcha_counter_entry(dev, t, (uint32_t)at, packets, bytes, flags);
+	return matcha_counter_entry(dev, t, at, packets, bytes, flags);
 }
 
 int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
