@@ -575,22 +575,24 @@ static int parse_rate_pair(struct ctl *c, const char *cmd, const char *which, co
 	return parse_u64(c, cmd, what, right, burst);
 }
 
-static const struct matcha_action_info *need_action(struct ctl *c, const char *cmd,
-						    const struct matcha_table_layout *tl,
-						    const char *name)
+/* The table named by a->w[1] and its action named by a->w[2], or a failure saying why. */
+static int need_table_action(struct ctl *c, const char *cmd, const struct words *a,
+			     const struct matcha_table_layout **tl,
+			     const struct matcha_action_info **ac)
 {
-	const struct matcha_action_info *ac = matcha_action_by_name(tl, name);
-	if (!ac) {
-		char names[300] = "";
-		for (unsigned i = 0; i < tl->nactions; i++) {
-			size_t at = strlen(names);
-			snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
-				 tl->actions[i].name);
-		}
-		fail(c, MATCHA_EINVAL, "%s: table %s has no action \"%s\" (actions: %s)", cmd,
-		     tl->name, name, names);
+	int rc = need_table(c, cmd, a->w[1], tl);
+	if (rc)
+		return rc;
+	if ((*ac = matcha_action_by_name(*tl, a->w[2])))
+		return 0;
+	char names[300] = "";
+	for (unsigned i = 0; i < (*tl)->nactions; i++) {
+		size_t at = strlen(names);
+		snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+			 (*tl)->actions[i].name);
 	}
-	return ac;
+	return fail(c, MATCHA_EINVAL, "%s: table %s has no action \"%s\" (actions: %s)", cmd,
+		    (*tl)->name, a->w[2], names);
 }
 
 /* ----------------------------------------------------------------------- commands */
@@ -607,10 +609,8 @@ static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
 	int rc, to = arrow(a, 3);
 	if (a->n < 3 || to < 0)
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+	if ((rc = need_table_action(c, cmd, a, &tl, &ac)))
 		return rc;
-	if (!(ac = need_action(c, cmd, tl, a->w[2])))
-		return MATCHA_EINVAL;
 	int nmatch = to - 3, nafter = a->n - to - 1;
 	if (nmatch != (int)tl->nfields) {
 		char names[400] = "";
@@ -676,11 +676,8 @@ static int cmd_table_modify(struct ctl *c, const struct ctl_command *command,
 	int rc;
 	if (a->n < 5 || strcmp(a->w[4], "=>"))
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)))
-		return rc;
-	if (!(ac = need_action(c, cmd, tl, a->w[2])))
-		return MATCHA_EINVAL;
-	if ((rc = parse_u32(c, cmd, "handle", a->w[3], &handle)) ||
+	if ((rc = need_table_action(c, cmd, a, &tl, &ac)) ||
+	    (rc = parse_u32(c, cmd, "handle", a->w[3], &handle)) ||
 	    (rc = parse_params(c, cmd, ac, a, 5, a->n - 5, params)))
 		return rc;
 	if ((rc = matcha_entry_modify(c->dev, tl->name, handle, ac->name, params,
@@ -700,10 +697,8 @@ static int cmd_table_set_default(struct ctl *c, const struct ctl_command *comman
 	int rc;
 	if (a->n < 3)
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+	if ((rc = need_table_action(c, cmd, a, &tl, &ac)))
 		return rc;
-	if (!(ac = need_action(c, cmd, tl, a->w[2])))
-		return MATCHA_EINVAL;
 	int from = a->n > 3 && !strcmp(a->w[3], "=>") ? 4 : 3;
 	if ((rc = parse_params(c, cmd, ac, a, from, a->n - from, params)))
 		return rc;
