@@ -99,6 +99,24 @@ static const char *run(struct session *s, const char *line, int *rc)
 			  line, (s)->c.error, message);                                      \
 	} while (0)
 
+/* On `cfg` with no layout loaded, `line` fails with MATCHA_ELAYOUT and `message`;
+ * table_info, which needs no names, still shows the hardware. */
+static void fails_without_layout(const struct fake_cfg *cfg, const char *line,
+				 const char *message)
+{
+	struct fake_dev *fd = fake_new(cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	FILE *null = fopen("/dev/null", "w");
+	ctl_init(&c, dev, null);
+	CHECK_MSG(ctl_execute(&c, line) == MATCHA_ELAYOUT && strstr(c.error, message),
+		  "\"%s\": message \"%s\", expected \"%s\"", line, c.error, message);
+	CHECK(ctl_execute(&c, "table_info") == 0);
+	fclose(null);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
 void test_ctl_values(void)
 {
 	static const struct {
@@ -418,20 +436,10 @@ void test_ctl_command_errors(void)
 	free(longline);
 	session_close(&s);
 
-	/* Without a layout, names mean nothing; table_info still shows the hardware. */
+	/* Without a layout, names mean nothing. */
 	struct fake_cfg cfg = fake_l2l3_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
-	matcha_dev *dev = fake_open(fd);
-	struct ctl c;
-	FILE *null = fopen("/dev/null", "w");
-	ctl_init(&c, dev, null);
-	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ELAYOUT &&
-	      strstr(c.error, "table_dump: tables have names only with a layout: start "
-			     "matcha-ctl with --layout FILE"));
-	CHECK(ctl_execute(&c, "table_info") == 0);
-	fclose(null);
-	matcha_close(dev);
-	fake_free(fd);
+	fails_without_layout(&cfg, "table_dump l2_fwd", "table_dump: tables have names only "
+			     "with a layout: start matcha-ctl with --layout FILE");
 }
 
 /* ------------------------------------------------------------------------- meters */
@@ -632,18 +640,8 @@ void test_ctl_meter_command_errors(void)
 
 	/* Without a layout, meter arrays have no names. */
 	struct fake_cfg cfg = fake_policer_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
-	matcha_dev *dev = fake_open(fd);
-	struct ctl c;
-	FILE *null = fopen("/dev/null", "w");
-	ctl_init(&c, dev, null);
-	CHECK(ctl_execute(&c, "meter_reset policers 0") == MATCHA_ELAYOUT &&
-	      strstr(c.error, "meter_reset: meter arrays have names only with a layout: start "
-			     "matcha-ctl with --layout FILE"));
-	CHECK(ctl_execute(&c, "table_info") == 0);
-	fclose(null);
-	matcha_close(dev);
-	fake_free(fd);
+	fails_without_layout(&cfg, "meter_reset policers 0", "meter_reset: meter arrays have "
+			     "names only with a layout: start matcha-ctl with --layout FILE");
 }
 
 /* ------------------------------------------------------------------------- batches */
