@@ -975,8 +975,10 @@ void test_layout_fuzz(void)
 
 /* ------------------------------------------------------------- the program itself */
 
-/* Runs matcha-ctl with `args` against a socket server; its exit status, output in *out. */
-static int run_program(const char *const *args, const char *batch, char *out, size_t cap)
+/* Runs matcha-ctl on the device `uri` with the options `args` (NULL-terminated) and `batch`
+ * as its -f file; its exit status, its output in *out. */
+static int run_program_at(const char *uri, const char *const *args, const char *batch,
+			  char *out, size_t cap)
 {
 	char batch_path[64], out_path[64], cmd[1024];
 	snprintf(batch_path, sizeof batch_path, "/tmp/matcha-ctl-%d.batch", (int)getpid());
@@ -984,7 +986,7 @@ static int run_program(const char *const *args, const char *batch, char *out, si
 	FILE *f = fopen(batch_path, "w");
 	fputs(batch, f);
 	fclose(f);
-	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s", MATCHA_CTL_BIN);
+	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s '%s'", MATCHA_CTL_BIN, uri);
 	for (const char *const *a = args; *a; a++)
 		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " '%s'", *a);
 	snprintf(cmd + len, sizeof cmd - len, " -f %s > %s 2>&1", batch_path, out_path);
@@ -999,20 +1001,29 @@ static int run_program(const char *const *args, const char *batch, char *out, si
 	return status;
 }
 
+/* run_program_at on `fd`, served on a fresh socket for the one run. */
+static int run_program(struct fake_dev *fd, const char *const *args, const char *batch,
+		       char *out, size_t cap)
+{
+	struct sim_server s;
+	char uri[128];
+	if (sim_server_start(&s, fd))
+		return -1;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	int status = run_program_at(uri, args, batch, out, cap);
+	sim_server_stop(&s);
+	return status;
+}
+
 void test_ctl_program_over_sim_socket(void)
 {
 	struct fake_cfg cfg = fake_l2l3_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
-	struct sim_server s;
-	char uri[128], out[4096];
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	const char *args[] = { uri, "--layout", MATCHA_LAYOUT, NULL };
-	int status = run_program(args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
-					"table_add acl deny 0&&&0 0&&&0 17 0&&&0 5000->5001 => 3\n",
+	char out[4096];
+	const char *args[] = { "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(fd, args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
+					    "table_add acl deny 0&&&0 0&&&0 17 0&&&0 5000->5001 => 3\n",
 				 out, sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(status == 0 && strstr(out, "Entry added to l2_fwd with handle 0\n") &&
 		  strstr(out, ": 2 entries loaded\n"), "status %d, output: %s", status, out);
 	/* The server's fake holds the entry. */
@@ -1027,12 +1038,8 @@ void test_ctl_program_over_sim_socket(void)
 	      fd->table[2].entries[0].key[0] == 5000 && fd->table[2].entries[0].mask[0] == 0xFFFE);
 
 	/* A bad line: exit status 1, the line and the reason on standard error. */
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(args, "table_info\ntable_add l2_fwd forward 1 => 99\n", out,
+	status = run_program(fd, args, "table_info\ntable_add l2_fwd forward 1 => 99\n", out,
 			     sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
 		  strstr(out, "matcha-ctl: ") && strstr(out, ".batch:2: table_add: parameter port "
 		  "of action forward takes 0..15 (4 bits): 99 (0x63) is out of range (0 entries "
@@ -1042,16 +1049,12 @@ void test_ctl_program_over_sim_socket(void)
 	/* A layout of another bitstream is refused before any command runs. */
 	cfg.build_id = 1;
 	struct fake_dev *other = fake_new(&cfg);
-	if (sim_server_start(&s, other))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(args, "table_info\n", out, sizeof out);
-	sim_server_stop(&s);
+	status = run_program(other, args, "table_info\n", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "the hardware's BUILD_ID is 1 "
 		  "(0x00000001): the layout belongs to another bitstream"), "%s", out);
 	fake_free(other);
-	const char *bad_uri[] = { "sim:/nonexistent/sock", NULL };
-	status = run_program(bad_uri, "", out, sizeof out);
+	const char *no_options[] = { NULL };
+	status = run_program_at("sim:/nonexistent/sock", no_options, "", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
 		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
 	fake_free(fd);
@@ -1062,26 +1065,17 @@ void test_ctl_program_meters(void)
 {
 	struct fake_cfg cfg = fake_policer_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
-	struct sim_server s;
-	char uri[128], out[4096];
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	const char *args[] = { uri, "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "250000000",
-			       NULL };
-	int status = run_program(args, "meter_set_rates policers 9 125000:10000 250000:20000\n"
-					"table_add police police 02:00:00:00:00:09 => 9\n",
+	char out[4096];
+	const char *args[] = { "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "250000000", NULL };
+	int status = run_program(fd, args, "meter_set_rates policers 9 125000:10000 "
+					    "250000:20000\n"
+					    "table_add police police 02:00:00:00:00:09 => 9\n",
 				 out, sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(status == 0 && strstr(out, "Meter policers[9] set\n") &&
 		  strstr(out, ": 1 entry loaded\n"), "status %d, output: %s", status, out);
 	CHECK(fd->table[2].entries[9].flags == 1);
 
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(args, "meter_get_rates policers 9\n", out, sizeof out);
-	sim_server_stop(&s);
+	status = run_program(fd, args, "meter_get_rates policers 9\n", out, sizeof out);
 	/* The rate as the hardware holds it, within matcha_meter_set's 0.1 %. */
 	const char *at = strstr(out, "policers[9]: trtcm (RFC 2698), color-blind, bytes\n"
 				"  committed: rate ");
@@ -1093,22 +1087,13 @@ void test_ctl_program_meters(void)
 
 	/* Without --clock-hz the rate commands say what is missing; a bad value stops the
 	 * program before any command runs. */
-	const char *no_clock[] = { uri, "--layout", MATCHA_POLICER_LAYOUT, NULL };
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(no_clock, "meter_get_rates policers 9\n", out, sizeof out);
-	sim_server_stop(&s);
+	const char *no_clock[] = { "--layout", MATCHA_POLICER_LAYOUT, NULL };
+	status = run_program(fd, no_clock, "meter_get_rates policers 9\n", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, ".batch:1: meter_get_rates: the "
 		  "pipeline's clock frequency is not known: start matcha-ctl with --clock-hz HZ"),
 		  "status %d, output: %s", status, out);
-	const char *bad_clock[] = { uri, "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "0",
-				    NULL };
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(bad_clock, "meter_reset policers 9\n", out, sizeof out);
-	sim_server_stop(&s);
+	const char *bad_clock[] = { "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "0", NULL };
+	status = run_program(fd, bad_clock, "meter_reset policers 9\n", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "matcha-ctl: --clock-hz: set_clock_hz: "
 		  "the clock frequency is 0") && fd->table[2].entries[9].flags == 1,
 		  "status %d, output: %s", status, out);
@@ -1124,13 +1109,9 @@ void test_ctl_second_run_adopts_the_first(void)
 {
 	struct fake_cfg cfg = fake_l2l3_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
-	struct sim_server s;
-	char uri[128], out[8192];
-	const char *args[] = { uri, "--layout", MATCHA_LAYOUT, NULL };
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	int status = run_program(args,
+	char out[8192];
+	const char *args[] = { "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(fd, args,
 		"table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
 		"table_add ipv4_lpm route 10.0.0.0/8 => 1 02:00:00:00:00:01 02:00:00:00:00:02\n"
 		"table_add ipv4_lpm route 11.0.0.0/8 => 2 02:00:00:00:00:01 02:00:00:00:00:02\n"
@@ -1138,19 +1119,14 @@ void test_ctl_second_run_adopts_the_first(void)
 		"table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 0&&&0 => 10\n"
 		"table_add acl to_host 0&&&0 192.168.0.0/16 17 53 0&&&0 => 20\n"
 		"table_add acl deny 0&&&0 0&&&0 17 0&&&0 0&&&0 => 10\n", out, sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(status == 0 && strstr(out, ": 7 entries loaded\n"), "first run: %s", out);
 
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(args,
+	status = run_program(fd, args,
 		"table_dump l2_fwd\ntable_dump ipv4_lpm\ntable_dump acl\n"
 		"table_delete ipv4_lpm 0\ntable_delete ipv4_lpm 1\n"
 		"table_add ipv4_lpm route 10.1.0.0/16 => 4 02:00:00:00:00:01 02:00:00:00:00:02\n"
 		"table_add acl deny 0&&&0 0&&&0 6 0&&&0 0&&&0 => 10\n"
 		"table_add l2_fwd forward 02:00:00:00:00:07 => 8\n", out, sizeof out);
-	sim_server_stop(&s);
 	/* Handles follow the hardware's order: l2_fwd by slot, LPM by result (given out lowest
 	 * first), the ACL by index (priority order, ties in the order they were added). */
 	CHECK_MSG(strstr(out, "  0    02:00:00:00:00:07 => forward(port=7)\n"), "%s", out);
