@@ -116,12 +116,6 @@ void test_adopt_exact_moved_entries(void)
 
 /* --------------------------------------------------------------------------- LPM */
 
-static const uint8_t *ipv4(unsigned a, unsigned b, unsigned c, unsigned d, uint8_t *p)
-{
-	p[0] = (uint8_t)a, p[1] = (uint8_t)b, p[2] = (uint8_t)c, p[3] = (uint8_t)d;
-	return p;
-}
-
 /* The action data of the hardware's answer to a key (the fake's trie walked), or -1. */
 static long lpm_answer(struct fake_dev *fd, unsigned a, unsigned b, unsigned c, unsigned d)
 {
@@ -129,25 +123,10 @@ static long lpm_answer(struct fake_dev *fd, unsigned a, unsigned b, unsigned c, 
 	uint8_t key[4];
 	uint32_t result;
 	fake_lpm_view(fd, LPM32, &v);
-	if (matcha_lpm_walk_image(&v.img, ipv4(a, b, c, d, key), &result))
+	if (matcha_lpm_walk_image(&v.img, ipv4(key, a, b, c, d), &result))
 		return -1;
 	const struct fake_entry *e = &fd->table[LPM32].entries[result];
 	return e->flags & 1 ? (long)e->data[0] : -1;
-}
-
-static int lpm_add(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d,
-		   unsigned len, uint32_t id)
-{
-	uint8_t p[4], data[4] = { (uint8_t)(id >> 24), (uint8_t)(id >> 16), (uint8_t)(id >> 8),
-				  (uint8_t)id };
-	return matcha_lpm_add(dev, LPM32, ipv4(a, b, c, d, p), len, 0, data, 32);
-}
-
-static int lpm_delete(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d,
-		      unsigned len)
-{
-	uint8_t p[4];
-	return matcha_lpm_delete(dev, LPM32, ipv4(a, b, c, d, p), len);
 }
 
 /* Whether a handle's shadow trie is the fake's image, word for word. */
@@ -172,18 +151,18 @@ void test_adopt_lpm_hidden_prefixes(void)
 	matcha_dev *first = fake_open(fd);
 	CHECK(first);
 	/* 10.0.0.0/7 is hidden: 10/8 and 11/8 cover both of its level-0 entries. */
-	CHECK_OK(first, lpm_add(first, 10, 0, 0, 0, 7, 1));
-	CHECK_OK(first, lpm_add(first, 10, 0, 0, 0, 8, 2));
-	CHECK_OK(first, lpm_add(first, 11, 0, 0, 0, 8, 3));
-	CHECK_OK(first, lpm_add(first, 10, 1, 0, 0, 16, 4));
-	CHECK_OK(first, lpm_add(first, 10, 1, 2, 0, 24, 5));
-	CHECK_OK(first, lpm_add(first, 10, 1, 2, 128, 25, 6));
-	CHECK_OK(first, lpm_add(first, 0, 0, 0, 0, 0, 7));
-	CHECK_OK(first, lpm_add(first, 192, 168, 1, 7, 32, 8));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 7, 1));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 8, 2));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 11, 0, 0, 0, 8, 3));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 1, 0, 0, 16, 4));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 1, 2, 0, 24, 5));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 1, 2, 128, 25, 6));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 0, 0, 0, 0, 0, 7));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 192, 168, 1, 7, 32, 8));
 	/* A delete before the second handle comes: node numbers are no longer in add order. */
-	CHECK_OK(first, lpm_add(first, 172, 16, 0, 0, 12, 9));
-	CHECK_OK(first, lpm_add(first, 172, 16, 5, 0, 24, 10));
-	CHECK_OK(first, lpm_delete(first, 10, 1, 0, 0, 16));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 172, 16, 0, 0, 12, 9));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 172, 16, 5, 0, 24, 10));
+	CHECK_OK(first, ipv4_route_delete(first, LPM32, 10, 1, 0, 0, 16));
 	CHECK(lpm_answer(fd, 10, 9, 9, 9) == 2 && lpm_answer(fd, 11, 9, 9, 9) == 3);
 
 	matcha_dev *second = adopted_open(fd);
@@ -192,22 +171,22 @@ void test_adopt_lpm_hidden_prefixes(void)
 	uint8_t p[4];
 	struct matcha_entry e;
 	uint32_t result;
-	CHECK_OK(second, matcha_lpm_read(second, LPM32, ipv4(10, 0, 0, 0, p), 7, &result, &e));
+	CHECK_OK(second, matcha_lpm_read(second, LPM32, ipv4(p, 10, 0, 0, 0), 7, &result, &e));
 	CHECK(e.valid && e.data[3] == 1);
-	CHECK_RC(second, lpm_add(second, 10, 0, 0, 0, 7, 11), MATCHA_EEXIST);
-	CHECK_RC(second, lpm_add(second, 10, 1, 0, 0, 16, 11), 0);
+	CHECK_RC(second, ipv4_route_add(second, LPM32, 10, 0, 0, 0, 7, 11), MATCHA_EEXIST);
+	CHECK_RC(second, ipv4_route_add(second, LPM32, 10, 1, 0, 0, 16, 11), 0);
 	CHECK(lpm_answer(fd, 10, 1, 9, 9) == 11 && lpm_answer(fd, 10, 1, 2, 3) == 5);
 
 	/* The hidden prefix comes back when the second handle deletes what covered it. */
-	CHECK_OK(second, lpm_delete(second, 10, 0, 0, 0, 8));
-	CHECK_OK(second, lpm_delete(second, 11, 0, 0, 0, 8));
+	CHECK_OK(second, ipv4_route_delete(second, LPM32, 10, 0, 0, 0, 8));
+	CHECK_OK(second, ipv4_route_delete(second, LPM32, 11, 0, 0, 0, 8));
 	CHECK(lpm_answer(fd, 10, 9, 9, 9) == 1 && lpm_answer(fd, 11, 9, 9, 9) == 1);
 	CHECK(lpm_answer(fd, 10, 1, 2, 200) == 6 && lpm_answer(fd, 12, 0, 0, 1) == 7);
 	CHECK(lpm_answer(fd, 172, 16, 5, 1) == 10 && lpm_answer(fd, 172, 17, 0, 1) == 9);
 	CHECK(lpm_answer(fd, 192, 168, 1, 7) == 8 && lpm_answer(fd, 192, 168, 1, 8) == 7);
-	CHECK_OK(second, lpm_delete(second, 10, 0, 0, 0, 7));
+	CHECK_OK(second, ipv4_route_delete(second, LPM32, 10, 0, 0, 0, 7));
 	CHECK(lpm_answer(fd, 10, 9, 9, 9) == 7);
-	CHECK_OK(second, lpm_delete(second, 172, 16, 5, 0, 24));
+	CHECK_OK(second, ipv4_route_delete(second, LPM32, 172, 16, 5, 0, 24));
 	CHECK(lpm_answer(fd, 172, 16, 5, 1) == 9);
 	/* Deletes freed what the first handle's nodes held: the image is its own again. */
 	CHECK(same_image(second, fd));
@@ -317,7 +296,7 @@ void test_adopt_refuses_inconsistent_tables(void)
 	uint8_t key[6] = { 0, 0, 0, 0, 0x12, 0x34 }, data[5] = { 0 };
 	CHECK_OK(first, matcha_exact_add(first, EXACT, key, EXACT_KEY_BITS, 1, data,
 					 EXACT_DATA_BITS));
-	CHECK_OK(first, lpm_add(first, 10, 0, 0, 0, 8, 1));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 8, 1));
 	CHECK_OK(first, rule(first, true, 1, 3));
 
 	/* The key copied into its slot of another way: a duplicate. */
@@ -334,7 +313,7 @@ void test_adopt_refuses_inconsistent_tables(void)
 	CHECK(strstr(matcha_last_error(second), "matcha_table_clear() starts it over"));
 	uint8_t p[4];
 	struct matcha_entry e;
-	CHECK_OK(second, matcha_lpm_read(second, LPM32, ipv4(10, 0, 0, 0, p), 8, NULL, &e));
+	CHECK_OK(second, matcha_lpm_read(second, LPM32, ipv4(p, 10, 0, 0, 0), 8, NULL, &e));
 	CHECK_OK(second, matcha_table_clear(second, EXACT));
 	CHECK_OK(second, matcha_exact_add(second, EXACT, key, EXACT_KEY_BITS, 1, data,
 					  EXACT_DATA_BITS));
@@ -379,7 +358,7 @@ void test_adopt_refuses_inconsistent_tables(void)
 	CHECK(refused(second, matcha_tables_adopt(second), "LPM table 1: level 0 entry 0xa "
 		      "(keys 0x0a000000/8) holds 0x00000000, the prefix store gives 0x0000"));
 	CHECK(strstr(matcha_last_error(second), "the trie does not match its prefixes"));
-	CHECK_RC(second, matcha_lpm_read(second, LPM32, ipv4(10, 0, 0, 0, p), 8, NULL, &e),
+	CHECK_RC(second, matcha_lpm_read(second, LPM32, ipv4(p, 10, 0, 0, 0), 8, NULL, &e),
 		 MATCHA_EHW);
 	matcha_close(second);
 	*word = saved;
@@ -399,13 +378,13 @@ void test_adopt_refuses_inconsistent_tables(void)
 	fd = fake_new(&cfg);
 	first = fake_open(fd);
 	CHECK(first);
-	CHECK_OK(first, lpm_add(first, 10, 0, 0, 0, 8, 1));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 8, 1));
 	second = fake_open(fd);
 	CHECK(second);
 	CHECK(refused(second, matcha_tables_adopt(second), "LPM table 1: result 0 is in use "
 		      "but the hardware keeps no prefix store"));
 	matcha_close(second);
-	CHECK_OK(first, lpm_delete(first, 10, 0, 0, 0, 8));
+	CHECK_OK(first, ipv4_route_delete(first, LPM32, 10, 0, 0, 0, 8));
 	second = adopted_open(fd);
 	CHECK(second);
 	matcha_close(second);
