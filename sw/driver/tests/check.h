@@ -61,6 +61,7 @@
 	X(adopt_lpm_hidden_prefixes)                                                       \
 	X(adopt_ternary_priorities_and_ties)                                               \
 	X(adopt_refuses_inconsistent_tables)                                               \
+	X(adopt_refuses_corrupt_tries_and_rules)                                           \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_short_mapping)                                                              \

@@ -287,6 +287,15 @@ static bool refused(matcha_dev *dev, int rc, const char *want)
 	return false;
 }
 
+/* Adoption of `fd` on a new handle must be refused (see refused()). */
+static void expect_refused(struct fake_dev *fd, const char *want)
+{
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	refused(dev, matcha_tables_adopt(dev), want);
+	matcha_close(dev);
+}
+
 void test_adopt_refuses_inconsistent_tables(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
@@ -325,28 +334,17 @@ void test_adopt_refuses_inconsistent_tables(void)
 	uint32_t wrong = ((uint32_t)at + 1) % 256;
 	fd->table[EXACT].entries[wrong] = fd->table[EXACT].entries[at];
 	memset(&fd->table[EXACT].entries[at], 0, sizeof fd->table[EXACT].entries[at]);
-	second = fake_open(fd);
-	CHECK(second);
-	CHECK(refused(second, matcha_tables_adopt(second), "whose hash puts it in slot"));
-	matcha_close(second);
+	expect_refused(fd, "whose hash puts it in slot");
 	memset(&fd->table[EXACT].entries[wrong], 0, sizeof fd->table[EXACT].entries[wrong]);
 
 	/* A ternary gap, then a priority that rises. */
 	fd->table[TERNARY].entries[2] = fd->table[TERNARY].entries[0];
 	fd->table[TERNARY].entries[2].key[0] = 2;
-	second = fake_open(fd);
-	CHECK(second);
-	CHECK(refused(second, matcha_tables_adopt(second),
-		      "ternary table 3: entry 2 is valid but entry 1 before it is not"));
-	matcha_close(second);
+	expect_refused(fd, "ternary table 3: entry 2 is valid but entry 1 before it is not");
 	fd->table[TERNARY].entries[1] = fd->table[TERNARY].entries[2];
 	fd->table[TERNARY].entries[1].priority = 4;
 	memset(&fd->table[TERNARY].entries[2], 0, sizeof fd->table[TERNARY].entries[2]);
-	second = fake_open(fd);
-	CHECK(second);
-	CHECK(refused(second, matcha_tables_adopt(second),
-		      "ternary table 3: entry 1 has priority 4, above the 3 of entry 0"));
-	matcha_close(second);
+	expect_refused(fd, "ternary table 3: entry 1 has priority 4, above the 3 of entry 0");
 	memset(&fd->table[TERNARY].entries[1], 0, sizeof fd->table[TERNARY].entries[1]);
 
 	/* A trie that does not match its prefix store: a level-0 entry that lost its result. */
@@ -366,10 +364,7 @@ void test_adopt_refuses_inconsistent_tables(void)
 	for (unsigned r = 0; r < fd->table[LPM32].nentries; r++)
 		if (fd->table[LPM32].entries[r].flags & 1)
 			fd->table[LPM32].entries[r].key[0] = 0x0B000000;
-	second = fake_open(fd);
-	CHECK(second);
-	CHECK(refused(second, matcha_tables_adopt(second), "the trie does not match"));
-	matcha_close(second);
+	expect_refused(fd, "the trie does not match");
 	matcha_close(first);
 	fake_free(fd);
 
@@ -379,14 +374,90 @@ void test_adopt_refuses_inconsistent_tables(void)
 	first = fake_open(fd);
 	CHECK(first);
 	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 8, 1));
-	second = fake_open(fd);
-	CHECK(second);
-	CHECK(refused(second, matcha_tables_adopt(second), "LPM table 1: result 0 is in use "
-		      "but the hardware keeps no prefix store"));
-	matcha_close(second);
+	expect_refused(fd, "LPM table 1: result 0 is in use but the hardware keeps no prefix "
+		       "store");
 	CHECK_OK(first, ipv4_route_delete(first, LPM32, 10, 0, 0, 0, 8));
 	second = adopted_open(fd);
 	CHECK(second);
+	matcha_close(second);
+	matcha_close(first);
+	fake_free(fd);
+}
+
+/* The result of an IPv4 prefix in a handle's table, in *r. */
+static bool result_of(matcha_dev *dev, unsigned a, unsigned b, unsigned len, uint32_t *r)
+{
+	uint8_t p[4];
+	struct matcha_entry e;
+	if (!matcha_lpm_read(dev, LPM32, ipv4(p, a, b, 0, 0), len, r, &e))
+		return true;
+	check_fail(__FILE__, __LINE__, "lpm_read %u.%u/%u: %s", a, b, len, matcha_last_error(dev));
+	return false;
+}
+
+void test_adopt_refuses_corrupt_tries_and_rules(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *first = fake_open(fd);
+	CHECK(first);
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 8, 1));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 1, 0, 0, 16, 2));
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 11, 1, 0, 0, 16, 3));
+	CHECK_OK(first, rule(first, true, 1, 3));
+	CHECK_OK(first, rule(first, true, 2, 3));
+	uint32_t r8, r10_16, r11_16;
+	CHECK(result_of(first, 10, 0, 8, &r8) && result_of(first, 10, 1, 16, &r10_16) &&
+	      result_of(first, 11, 1, 16, &r11_16));
+	struct fake_table *lpm = &fd->table[LPM32], *ternary = &fd->table[TERNARY];
+	const uint32_t child_field = 0x7FFFu << 16;
+
+	/* Level-0 entries 10 and 11 both lead to 10/8's node of level 1. */
+	uint32_t *w10 = &lpm->level[0][10], *w11 = &lpm->level[0][11];
+	uint32_t saved10 = *w10, saved11 = *w11;
+	*w11 = (*w11 & ~child_field) | (*w10 & child_field);
+	expect_refused(fd, "of level 1 is reached twice (again from level 0 entry 0xb)");
+	*w11 = saved11;
+	/* A child pointer past the level's 128 nodes. */
+	*w10 = (*w10 & ~child_field) | 200u << 16;
+	expect_refused(fd, "LPM table 1: level 0 entry 0xa (keys 0x0a000000/8) points at node "
+		       "200 of level 1, which is beyond the level's nodes");
+	*w10 = saved10;
+
+	/* Prefix store entries no add writes: too long, bits past the length, one prefix twice. */
+	char want[160];
+	lpm->entries[r8].priority = 33;
+	snprintf(want, sizeof want, "LPM table 1: result %u has the prefix length 33, longer than "
+		 "the key", (unsigned)r8);
+	expect_refused(fd, want);
+	lpm->entries[r8].priority = 8;
+	lpm->entries[r8].key[0] |= 1;
+	snprintf(want, sizeof want, "LPM table 1: result %u has the prefix length 8, but bits set "
+		 "beyond it", (unsigned)r8);
+	expect_refused(fd, want);
+	lpm->entries[r8].key[0] &= ~1u;
+	uint32_t saved_key = lpm->entries[r11_16].key[0];
+	lpm->entries[r11_16].key[0] = lpm->entries[r10_16].key[0];
+	snprintf(want, sizeof want, "LPM table 1: results %u and %u hold the same /16 prefix",
+		 (unsigned)(r10_16 < r11_16 ? r10_16 : r11_16),
+		 (unsigned)(r10_16 < r11_16 ? r11_16 : r10_16));
+	expect_refused(fd, want);
+	lpm->entries[r11_16].key[0] = saved_key;
+
+	/* A ternary value bit where its mask is 0, then one rule at two indexes. */
+	ternary->entries[0].key[1] = 1;
+	expect_refused(fd, "ternary table 3: entry 0 has value bits outside its mask (word 1: "
+		       "value 0x00000001, mask 0x00000000)");
+	ternary->entries[0].key[1] = 0;
+	struct fake_entry saved_rule = ternary->entries[1];
+	ternary->entries[1] = ternary->entries[0];
+	expect_refused(fd, "ternary table 3: entries 0 and 1 hold the same value, mask and "
+		       "priority");
+	ternary->entries[1] = saved_rule;
+
+	/* Restored, the same memory is adopted. */
+	matcha_dev *second = adopted_open(fd);
+	CHECK(second && same_image(second, fd));
 	matcha_close(second);
 	matcha_close(first);
 	fake_free(fd);
