@@ -238,6 +238,17 @@ void test_layout_malformed_json(void)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		CHECK_MSG(load_fails(&cfg, cases[i].text, NULL, NULL, MATCHA_ELAYOUT,
 				     cases[i].message), "case %zu", i);
+	/* The nesting limit the README gives, 64: that deep parses (and is no layout), one
+	 * more is refused. */
+	char deep[2 * 65 + 1];
+	for (unsigned depth = 64; depth <= 65; depth++) {
+		memset(deep, '[', depth);
+		memset(deep + depth, ']', depth);
+		deep[2 * depth] = '\0';
+		CHECK_MSG(load_fails(&cfg, deep, NULL, NULL, MATCHA_ELAYOUT, depth == 64 ?
+				     "the top level is an array" : "nested too deeply"),
+			  "%u nested arrays", depth);
+	}
 }
 
 void test_layout_schema_errors(void)
