@@ -554,8 +554,6 @@ int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_mat
 	}
 	memcpy(e->match, norm, nmatch * sizeof *norm);
 	e->nmatch = nmatch;
-	e->action = ac;
-	memcpy(e->data, data, sizeof data);
 	e->has_priority = ternary;
 	e->priority = ternary ? (uint32_t)priority : 0;
 	if ((rc = build_keys(dev, &n, norm, &e->hw, &e->nhw)))
@@ -604,8 +602,6 @@ int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
 	for (unsigned i = 0; i < e->nhw; i++)
 		if ((rc = hw_modify(dev, &n, &e->hw[i], e->priority, ac->id, data)))
 			return wrap(dev, rc, &n);
-	e->action = ac;
-	memcpy(e->data, data, sizeof data);
 	return 0;
 }
 
@@ -806,6 +802,7 @@ int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 	for (uint32_t i = 0; i < t->info.size; i++) {
 		struct shadow_key k;
 		struct matcha_entry hw;
+		const struct matcha_action_info *ac;
 		uint32_t index, handle;
 		int rc;
 		if (!shadow_key(t, i, &k))
@@ -825,8 +822,9 @@ int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 		memcpy(e->hw[0].value, k.value, sizeof k.value);
 		memcpy(e->hw[0].mask, k.mask, sizeof k.mask);
 		e->hw[0].prefix_len = k.prefix_len;
+		/* Its action must be one the layout names (reads go to the hardware). */
 		if ((rc = hw_read(dev, &n, &e->hw[0], e->priority, &index, &hw)) ||
-		    (rc = action_of_id(dev, &n, hw.action_id, &e->action)) ||
+		    (rc = action_of_id(dev, &n, hw.action_id, &ac)) ||
 		    (rc = store_entry(dev, n.lt, e, &handle))) {
 			char msg[sizeof dev->error];
 			memcpy(msg, dev->error, sizeof msg);
@@ -834,7 +832,6 @@ int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 			return rc == MATCHA_EHW ? matcha_fail(dev, rc, "%s (adopting entry %u)", msg,
 							     (unsigned)i) : rc;
 		}
-		memcpy(e->data, hw.data, n.data_bytes);
 	}
 	return 0;
 }

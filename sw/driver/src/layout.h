@@ -14,8 +14,6 @@ struct hw_key {
 struct named_entry {
 	unsigned nmatch;
 	struct matcha_match *match;
-	const struct matcha_action_info *action;
-	uint8_t data[MATCHA_MAX_DATA_BYTES]; /* packed action data, ceil(data_bits/8) bytes */
 	bool has_priority;
 	uint32_t priority;
 	unsigned nhw;
