@@ -123,15 +123,18 @@ struct named {
 static int named_table(matcha_dev *dev, const char *name, const char *op, struct named *n)
 {
 	unsigned table;
+	struct matcha_table *t;
 	int rc;
 	if (!dev->layout)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "%s: no layout loaded: tables, actions and "
 				   "parameters have names only with a layout file", op);
 	if (!name)
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: no table name", op);
+	/* matcha_table_get: a table whose adoption was refused answers with the refusal. */
 	if ((rc = matcha_table_by_name(dev, name, &table)) ||
-	    (rc = matcha_table_info(dev, table, &n->info)))
+	    (rc = matcha_table_get(dev, table, 0, op, &t)))
 		return rc;
+	n->info = t->info;
 	n->lt = &dev->layout->tables[table];
 	n->key_bytes = div_ceil(n->info.key_bits, 8);
 	n->data_bytes = div_ceil(n->info.data_bits, 8);

@@ -81,6 +81,7 @@
 	X(entries_lpm)                                                                     \
 	X(entries_ternary_ranges)                                                          \
 	X(entries_without_layout)                                                          \
+	X(entries_adopted)                                                                 \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \
 	X(ctl_commands)                                                                    \
