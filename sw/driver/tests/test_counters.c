@@ -116,6 +116,7 @@ void test_counters_unsupported(void)
 	CHECK_RC(dev, matcha_counters_read(dev, EXACT, 0, &p, &b), MATCHA_ENOTSUP);
 	CHECK(strstr(matcha_last_error(dev), "counters_read: table 0 has no per-entry counters"));
 	CHECK_RC(dev, matcha_counters_zero(dev, TERNARY, 0), MATCHA_ENOTSUP);
+	CHECK(fd->reads == reads && fd->writes == writes);
 	CHECK_OK(dev, matcha_exact_add(dev, EXACT, key, 44, 1, NULL, 0));
 	reads = fd->reads, writes = fd->writes;
 	CHECK_RC(dev, matcha_exact_counters(dev, EXACT, key, 44, &p, &b, 0), MATCHA_ENOTSUP);
