@@ -411,6 +411,7 @@ void test_adopt_refuses_corrupt_tries_and_rules(void)
 	      result_of(first, 11, 1, 16, &r11_16));
 	struct fake_table *lpm = &fd->table[LPM32], *ternary = &fd->table[TERNARY];
 	const uint32_t child_field = 0x7FFFu << 16;
+	char want[160];
 
 	/* Level-0 entries 10 and 11 both lead to 10/8's node of level 1. */
 	uint32_t *w10 = &lpm->level[0][10], *w11 = &lpm->level[0][11];
@@ -423,9 +424,25 @@ void test_adopt_refuses_corrupt_tries_and_rules(void)
 	expect_refused(fd, "LPM table 1: level 0 entry 0xa (keys 0x0a000000/8) points at node "
 		       "200 of level 1, which is beyond the level's nodes");
 	*w10 = saved10;
+	/* A child below the last level (bit 31 hasChild, docs/tables.md), which no prefix can
+	 * call for: 10.1.0.1/32 sits in a level-3 entry, found by following the child pointers
+	 * from the root. */
+	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 1, 0, 1, 32, 4));
+	uint32_t node = 0;
+	static const uint8_t path[4] = { 10, 1, 0, 1 };
+	for (unsigned l = 0; l < 3; l++)
+		node = lpm->level[l][node << 8 | path[l]] >> 16 & 0x7FFF;
+	uint32_t *w32 = &lpm->level[3][node << 8 | 1];
+	uint32_t saved32 = *w32;
+	*w32 |= 0x80000000u;
+	snprintf(want, sizeof want, "LPM table 1: level 3 entry 0x%x (keys 0x0a010001/32) holds "
+		 "0x%08x, the prefix store gives 0x%08x: the trie does not match its prefixes",
+		 (unsigned)(node << 8 | 1), (unsigned)*w32, (unsigned)saved32);
+	expect_refused(fd, want);
+	*w32 = saved32;
+	CHECK_OK(first, ipv4_route_delete(first, LPM32, 10, 1, 0, 1, 32));
 
 	/* Prefix store entries no add writes: too long, bits past the length, one prefix twice. */
-	char want[160];
 	lpm->entries[r8].priority = 33;
 	snprintf(want, sizeof want, "LPM table 1: result %u has the prefix length 33, longer than "
 		 "the key", (unsigned)r8);
