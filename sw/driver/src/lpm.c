@@ -754,14 +754,16 @@ static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *
 		lv->used[node] += word != 0;
 		if (!(word & LPM_HAS_CHILD))
 			continue;
+		/* The word is the expected one, and no prefix is longer than the key: an entry of
+		 * the last level has no child. */
 		uint32_t child = word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK;
-		describe_entry(t, bits, end, where, sizeof where);
-		if (i + 1 == trie->levels || child >= trie->level[i + 1].nodes)
+		if (child >= trie->level[i + 1].nodes) {
+			describe_entry(t, bits, end, where, sizeof where);
 			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: level %u entry 0x%x (keys "
-					   "%s) points at node %u of level %u, which %s", t->index, i,
-					   (unsigned)a, where, (unsigned)child, i + 1,
-					   i + 1 == trie->levels ? "does not exist (last level)" :
-					   "is beyond the level's nodes");
+					   "%s) points at node %u of level %u, which is beyond the "
+					   "level's nodes", t->index, i, (unsigned)a, where,
+					   (unsigned)child, i + 1);
+		}
 		uint8_t *seen = &ad->seen[(size_t)(i + 1) * MAX_NODES + child];
 		if (*seen)
 			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: node %u of level %u is "
