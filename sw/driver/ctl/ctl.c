@@ -1,7 +1,7 @@
 /*
  * matcha-ctl commands. The command table below is the whole language: each entry names a
- * command, its arguments, a line of help and the function that runs it; a new command
- * (session_*) is one more entry and one more function.
+ * command, its arguments, a line of help and the function that runs it; a new command is
+ * one more entry and one more function.
  */
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "ctl.h"
