@@ -886,7 +886,8 @@ static void fuzz(struct session *s, double seconds, const char *const *tables,
 			  s->c.error);
 		s->c.quit = false;
 	}
-	/* What was added is what the hardware holds. */
+	/* Every entry added is in the hardware: matcha_entry_read finds it valid, with the key
+	 * it was written with and an action the layout names. */
 	unsigned long entries = 0, configured = 0;
 	for (unsigned t = 0; t < ntables; t++) {
 		uint32_t h = 0;
