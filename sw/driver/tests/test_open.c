@@ -101,7 +101,11 @@ void test_open_pci_resource_file(void)
 	CHECK_OK(dev, matcha_reg_read(dev, 0x1FFFC, &back));
 	CHECK(back == 0x600DF00D);
 
-	/* Beyond the mapping: a bus error with a message, not a SIGBUS. */
+	/* The last word of the mapping is in it; beyond: a bus error with a message, not a
+	 * SIGBUS. */
+	CHECK_OK(dev, matcha_reg_write(dev, 0x2FFFC, 0x0BADCAFE));
+	CHECK_OK(dev, matcha_reg_read(dev, 0x2FFFC, &back));
+	CHECK(back == 0x0BADCAFE);
 	CHECK_RC(dev, matcha_reg_read(dev, 0x30000, &back), MATCHA_EIO);
 	CHECK(strstr(matcha_last_error(dev), "read of register 0x030000 failed: the address is "
 		     "outside the 0x30000-byte mapping"));
