@@ -718,9 +718,10 @@ static int cmd_table_dump(struct ctl *c, const struct ctl_command *command,
 	int rc;
 	if (a->n != 2)
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
-	    (rc = matcha_table_info(c->dev, tl->table, &in)))
-		return rc ? rc : lib_fail(c, cmd, rc);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+		return rc;
+	if ((rc = matcha_table_info(c->dev, tl->table, &in)))
+		return lib_fail(c, cmd, rc);
 	fprintf(c->out, "table %s (%s, %u %s)\n  handle", tl->name, kind_name(tl->kind),
 		in.size, tl->kind == MATCHA_KIND_LPM ? "prefixes" : "entries");
 	for (unsigned f = 0; f < tl->nfields; f++)
