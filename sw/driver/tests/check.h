@@ -95,6 +95,7 @@
 	X(ctl_program_over_sim_socket)                                                     \
 	X(ctl_program_meters)                                                              \
 	X(ctl_second_run_adopts_the_first)                                                 \
+	X(ctl_refused_table_cleared)                                                       \
 	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);

@@ -1164,6 +1164,51 @@ void test_ctl_second_run_adopts_the_first(void)
 	fake_free(fd);
 }
 
+/*
+ * A table whose content the driver could not have written (one key in two ways of l2_fwd):
+ * matcha-ctl warns, the other tables work, the refused one answers with the refusal until
+ * table_clear starts it over.
+ */
+void test_ctl_refused_table_cleared(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	char out[8192];
+	const char *args[] = { "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(fd, args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n",
+				 out, sizeof out);
+	CHECK_MSG(status == 0, "status %d: %s", status, out);
+	/* l2_fwd: 4 ways of 16 slots (docs/pipeline.md); the copy goes to its slot in way 1. */
+	const uint8_t key[6] = { 0x02, 0, 0, 0, 0, 0x07 };
+	long at = fake_exact_find(fd, 0, key, 48);
+	uint32_t dup = 16 + matcha_exact_index(key, 48, 1, 16);
+	CHECK(at >= 0 && at < 16);
+	fd->table[0].entries[dup] = fd->table[0].entries[at];
+
+	status = run_program(fd, args, "table_add ipv4_lpm route 10.0.0.0/8 => 1 "
+					"02:00:00:00:00:01 02:00:00:00:00:02\ntable_dump l2_fwd\n",
+			     out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: warning: ") &&
+		  strstr(out, "hold the same key; table_clear starts that table over") &&
+		  strstr(out, "Entry added to ipv4_lpm with handle 0") &&
+		  strstr(out, ".batch:2: table_dump: entry_next: ") &&
+		  strstr(out, "matcha_table_clear() starts it over (1 entry loaded before it)"),
+		  "status %d: %s", status, out);
+
+	status = run_program(fd, args, "table_clear l2_fwd\n"
+					"table_add l2_fwd forward 02:00:00:00:00:07 => 8\n"
+					"table_dump l2_fwd\n", out, sizeof out);
+	CHECK_MSG(status == 0 && strstr(out, "Table l2_fwd cleared") &&
+		  strstr(out, "  0    02:00:00:00:00:07 => forward(port=8)\n"),
+		  "status %d: %s", status, out);
+	/* One valid copy of the key is left, the new one. */
+	unsigned valid = 0;
+	for (unsigned i = 0; i < 64; i++)
+		valid += fd->table[0].entries[i].flags & 1;
+	CHECK(valid == 1 && fd->table[0].entries[fake_exact_find(fd, 0, key, 48)].data[0] == 8);
+	fake_free(fd);
+}
+
 /* A second program on fake_standard_cfg's tables: an IPv6 route table among them. */
 static const char standard_layout[] =
 	"{\"buildId\": 3237998081, \"program\": {\"name\": \"std\", \"tables\": [\n"
