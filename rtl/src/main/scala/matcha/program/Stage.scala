@@ -87,6 +87,10 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
       (t.result, w, c.size)
   }
 
+  /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
+  def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =
+    (result.hit ? result.actionId | window.defaultAction.get, result.hit ? result.actionData | window.defaultData.get)
+
   val counters = spec.counters generate new Area {
     val unit = new EntryCounters(entries, frameLen.getWidth, drain = latency + 2)
     unit.events.valid := result.valid && result.hit
@@ -144,8 +148,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
   class MeterStage(t: StageTable, result: Flow[LookupResult], val spec: MeterSpec) extends Area {
     val unit = new MeterTable(spec.config)
     val phv = new PhvAccess(waited.payload, layout)
-    val actionId = result.hit ? result.actionId | t.window.defaultAction.get
-    val data = result.hit ? result.actionData | t.window.defaultData.get
+    val (actionId, data) = t.chosenAction(result)
     val metered = t.spec.actions.zipWithIndex.collect { case (a, id) if a.ops.exists(_.isInstanceOf[Op.Meter]) => (a, id) }
     unit.request.valid := result.valid && metered.map { case (_, id) => actionId === id }.reduce(_ || _)
     unit.request.index := 0
@@ -178,9 +181,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
     val in = new PhvAccess(before, layout)
     val after = Bits(layout.width bits)
     after := before
-    val hit = result.hit
-    val actionId = hit ? result.actionId | t.window.defaultAction.get
-    val data = hit ? result.actionData | t.window.defaultData.get
+    val (actionId, data) = t.chosenAction(result)
     when(result.valid) {
       for ((action, id) <- spec.actions.zipWithIndex) when(actionId === id) {
         // Ops apply in order: each sees the fields as the ops before it left them.
