@@ -156,6 +156,9 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
       when(actionId === id) { unit.request.index := data(a.offsets(param), spec.indexWidth bits).asUInt }
     unit.request.bytes := phv.u("meta.frameLen").resized
     unit.request.colour := phv("meta.color").asUInt
+
+    /** Adds the array's window to `bus`, after every table's (the program's descriptor order). */
+    def attach(bus: ControlBus): Unit = unit.attach(unit.addWindow(bus).setCompositeName(this, "window"))
   }
   /** The PHV and the lookup results once the colour has come. */
   val metered = new Area {
