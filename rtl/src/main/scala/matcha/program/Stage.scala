@@ -138,10 +138,11 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
 
-  /** The stage's meter array, if a table's actions execute one (at most one per stage, the
-    * program checks): a request for every packet whose action (of a hit or the default)
-    * has the `meter` op, with the index from its parameter, meta.frameLen bytes and
-    * meta.color as the colour in; the PHV and the results wait for the colour. */
+  /** The stage's meter array, if a table's actions execute one (at most one per stage: such
+    * a table reads the colour an earlier one writes, so it starts a stage of its own): a
+    * request for every packet whose action (of a hit or the default) has the `meter` op,
+    * with the index from its parameter, meta.frameLen bytes and meta.color as the colour
+    * in; the PHV and the results wait for the colour. */
   private val meteredTable = specs.indexWhere(_.meters.nonEmpty)
   val metering = (meteredTable >= 0) generate new MeterStage(tables(meteredTable), results(meteredTable),
     meterSpecs.find(m => specs(meteredTable).meters.contains(m.name)).get)
