@@ -117,35 +117,26 @@ class LpmTable(c: LpmTableConfig) extends Area {
     val port = Reg(UInt(log2Up(deepest) bits)) init 0
     val reading = cmd.valid && cmd.op === TableOp.read
     val writing = cmd.valid && cmd.op === TableOp.write
+    /** A RAM's bus port: its word at `address` for a READ or WRITE of `level`; CLEAR zeroes
+      * its `words` words. */
+    def busPort[T <: Data](ram: Mem[T], words: Int, level: Int, word: T): T = ram.readWriteSync(
+      address = (clearing ? port | address).resized,
+      data = clearing ? word.getZero | word,
+      enable = (clearing && port.resize(port.getWidth + 1) < words) || ((reading || writing) && levelOf === level),
+      write = clearing || writing
+    )
     val trieWord = TrieEntry()
     trieWord.assignFromBits(cmd.entry.data.resize(32))
-    val trieRead = trie.zipWithIndex.map { case (m, i) =>
-      m.readWriteSync(
-        address = (clearing ? port | address).resized,
-        data = clearing ? TrieEntry().getZero | trieWord,
-        enable = (clearing && port.resize(port.getWidth + 1) < c.entries(i)) || ((reading || writing) && levelOf === i),
-        write = clearing || writing
-      )
-    }
+    val trieRead = trie.zipWithIndex.map { case (m, i) => busPort(m, c.entries(i), i, trieWord) }
     val resultWord = LpmResult(c)
     resultWord.valid := cmd.entry.valid
     resultWord.actionId := cmd.entry.actionId
     resultWord.data := cmd.entry.data
-    val resultRead = results.readWriteSync(
-      address = (clearing ? port | address).resized,
-      data = clearing ? LpmResult(c).getZero | resultWord,
-      enable = (clearing && port.resize(port.getWidth + 1) < c.results) || ((reading || writing) && levelOf === c.levels),
-      write = clearing || writing
-    )
+    val resultRead = busPort(results, c.results, c.levels, resultWord)
     val prefixWord = LpmPrefix(c)
     prefixWord.prefix := cmd.entry.key
     prefixWord.length := cmd.entry.priority.asUInt.resized
-    val prefixRead = prefixes.readWriteSync(
-      address = (clearing ? port | address).resized,
-      data = clearing ? LpmPrefix(c).getZero | prefixWord,
-      enable = (clearing && port.resize(port.getWidth + 1) < c.results) || ((reading || writing) && levelOf === c.levels),
-      write = clearing || writing
-    )
+    val prefixRead = busPort(prefixes, c.results, c.levels, prefixWord)
     val readPending = RegNext(reading) init False
     val readLevel = RegNext(levelOf)
     window.done := False
