@@ -60,28 +60,25 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  private def addWindow(kind: Int, size: Int, geometry: Int, extra: Int = 0, indexValid: Option[UInt => Bool] = None) =
-    bus.addTable(kind, keyWidth, size, spec.dataWidth, geometry, latency, extra, indexValid, features)
-
   val (result, window, entries) = spec.kind match {
     case MatchKind.Exact =>
       val c = spec.exactConfig(keyWidth)
       val t = new ExactTable(c)
-      val w = addWindow(TableKind.Exact, c.size, c.ways)
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
     case MatchKind.Lpm =>
       val c = spec.lpmConfig(keyWidth)
       val t = new LpmTable(c)
-      val w = addWindow(TableKind.Lpm, c.results, c.levels, c.nodes, Some(t.indexValid))
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.results)
     case MatchKind.Ternary =>
       val c = spec.ternaryConfig(keyWidth)
       val t = new TernaryTable(c)
-      val w = addWindow(TableKind.Ternary, c.size, 0)
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)

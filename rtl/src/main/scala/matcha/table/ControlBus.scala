@@ -77,9 +77,9 @@ class ExactTableUnit(c: ExactTableConfig) extends Component {
   AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency)
-  bus.build()
   val table = new ExactTable(c)
+  val window = table.addWindow(bus)
+  bus.build()
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result

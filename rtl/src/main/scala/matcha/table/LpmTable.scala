@@ -106,6 +106,10 @@ class LpmTable(c: LpmTableConfig) extends Area {
     (inTrie :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
   }
 
+  /** The table's descriptor (kind 2, prefix store flag) and control window on `bus`. */
+  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
+
   /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA, and its
     * prefix in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. */
   def attach(window: TableWindow): Unit = new Area {
@@ -181,8 +185,7 @@ class LpmTableUnit(c: LpmTableConfig) extends Component {
   io.ctrl.setName("s_axil")
   val table = new LpmTable(c)
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, extra = c.nodes,
-    indexValid = Some(table.indexValid))
+  val window = table.addWindow(bus)
   bus.build()
   table.attach(window)
   table.lookup << io.lookup
