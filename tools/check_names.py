@@ -129,16 +129,17 @@ def corundum_ports():
 
 
 def check_corundum(cdir):
-    """Problems of a Corundum build directory, or None if it is not one."""
+    """Returns (problems, summary line) of a Corundum build directory."""
+    summary = f"mqnic_app_block: {len(corundum_ports())} Corundum ports"
     path = os.path.join(cdir, "mqnic_app_block.v")
     if not os.path.isfile(path):
-        return None
+        return [f"{path} does not exist"], summary
     with open(path, errors="replace") as f:
         mods = parse_verilog(f.read())
     problems = []
     shell = mods.get("mqnic_app_block")
     if shell is None:
-        return [f"{path}: no module mqnic_app_block"]
+        return [f"{path}: no module mqnic_app_block"], summary
     for pname, pdir in corundum_ports().items():
         got = shell["ports"].get(pname)
         if got is None:
@@ -153,7 +154,7 @@ def check_corundum(cdir):
     core = mods.get("matcha_corundum_app")
     if core is None or core["instances"].get("pipeline") is None:
         problems.append("matcha_corundum_app: no submodule instance named pipeline")
-    return problems
+    return problems, summary
 
 
 def expected_ports(w):
@@ -326,14 +327,16 @@ def main():
                     help="largest allowed fraction of wires/regs named _zz_<number> (default 0.2)")
     args = ap.parse_args()
 
+    builds = [(c, lambda d: check_config(d, args.max_anon)) for c in args.configs.split(",") if c]
+    builds += [(c, check_corundum) for c in args.corundum.split(",") if c]
     failed = False
-    for cfg in [c for c in args.configs.split(",") if c]:
+    for cfg, check in builds:
         cdir = os.path.join(args.rtl_dir, cfg)
         if not os.path.isdir(cdir):
             print(f"check_names: {cfg}: FAIL: {cdir} does not exist")
             failed = True
             continue
-        problems, summary = check_config(cdir, args.max_anon)
+        problems, summary = check(cdir)
         if problems:
             failed = True
             print(f"check_names: {cfg}: FAIL ({summary})")
@@ -341,19 +344,6 @@ def main():
                 print(f"  - {p}")
         else:
             print(f"check_names: {cfg}: ok ({summary})")
-    for cfg in [c for c in args.corundum.split(",") if c]:
-        cdir = os.path.join(args.rtl_dir, cfg)
-        problems = check_corundum(cdir)
-        if problems is None:
-            print(f"check_names: {cfg}: FAIL: {cdir}/mqnic_app_block.v does not exist")
-            failed = True
-        elif problems:
-            failed = True
-            print(f"check_names: {cfg}: FAIL")
-            for p in problems:
-                print(f"  - {p}")
-        else:
-            print(f"check_names: {cfg}: ok (mqnic_app_block: {len(corundum_ports())} Corundum ports)")
     return 1 if failed else 0
 
 

@@ -117,9 +117,7 @@ ${fields.mkString(",\n")}
       for ((p, file) <- (program -> "layout.json") +: extraPrograms.map(p => p -> s"layout-${p.name}.json")) {
         val (text, buildId) = layout(cfg, p)
         spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), buildId))())
-        val w = new PrintWriter(s"$dir/$file")
-        w.write(text)
-        w.close()
+        write(s"$dir/$file", text)
       }
     }
     corundumConfigs.foreach(corundum(out, _))

@@ -1,7 +1,7 @@
 package matcha
 
 import matcha.program.{MatchStage, Program}
-import matcha.table.{ControlBus, TableKind}
+import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba4.axilite.{AxiLite4, AxiLite4SpecRenamer}
@@ -47,11 +47,8 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   val stages = for (p <- program.toSeq; bus <- control.toSeq; tables <- p.stages)
     yield new MatchStage(tables, cfg.layout, bus, p.meters)
   // Meter arrays' windows follow the tables', in the program's order (docs/pipeline.md).
-  for (p <- program; bus <- control; m <- p.meters; stage <- stages if stage.metering != null && stage.metering.spec == m) {
-    val c = m.config
-    stage.metering.unit.attach(bus.addTable(TableKind.Meter, c.indexWidth, c.meters, c.dataWidth, c.geometry, c.latency,
-      extra = c.tickClocks))
-  }
+  for (p <- program; bus <- control; m <- p.meters; stage <- stages if stage.metering != null && stage.metering.spec == m)
+    stage.metering.attach(bus)
   control.foreach(_.build())
   val staged = stages.foldLeft(parser.io.phv) { (phv, stage) => stage.input << phv; stage.output }
   phvFifo.io.push << staged.toStream

@@ -43,13 +43,24 @@ class ProgramSpec extends AnyFunSuite {
     def metered(name: String, param: Param, array: String = "m") =
       TableSpec(name, MatchKind.Exact, Seq(KeyField("hdr.eth.dst")), size = 16,
         actions = Seq(Action("a", Seq(param), Seq(Op.Meter(array, param.name)))), default = "a")
+    def refused(reason: String)(p: => Any): Unit = {
+      val e = intercept[IllegalArgumentException](p)
+      assert(e.getMessage.contains(reason), e.getMessage)
+    }
     val ok = metered("t", Param("i", 4))
     assert(Program("p", Seq(ok), arrays).stages.size == 1)
-    intercept[IllegalArgumentException](Program("p", Seq(metered("t", Param("i", 4), "nope")), arrays))
-    intercept[IllegalArgumentException](Program("p", Seq(metered("t", Param("i", 5))), arrays)) // index width
-    intercept[IllegalArgumentException](Program("p", Seq(ok, metered("u", Param("i", 4))), arrays)) // one array, two tables
-    intercept[IllegalArgumentException](Program("p", Seq(table("a", "hdr.eth.dst")), arrays)) // array unused
-    intercept[IllegalArgumentException](MeterSpec("m", 12))
+    refused("no meter array nope")(Program("p", Seq(metered("t", Param("i", 4), "nope")), arrays))
+    refused("meter index i must be 4 bits")(Program("p", Seq(metered("t", Param("i", 5))), arrays))
+    // A second metered table reads the colour the first sets: it starts a stage of its own,
+    // so a stage meters at most once and an array on two tables is in two stages.
+    val two = Program("p", Seq(ok, metered("u", Param("i", 4), "n")), arrays :+ MeterSpec("n", 16))
+    assert(two.stages.map(_.map(_.name)) == Seq(Seq("t"), Seq("u")))
+    refused("meter array m must be used by exactly one stage")(Program("p", Seq(ok, metered("u", Param("i", 4))), arrays))
+    refused("meter array m must be used by exactly one stage")(Program("p", Seq(table("a", "hdr.eth.dst")), arrays)) // unused
+    refused("its meter ops all execute one meter array")(TableSpec("t", MatchKind.Exact, Seq(KeyField("hdr.eth.dst")), 16,
+      Seq(Action("a", Seq(Param("i", 4)), Seq(Op.Meter("m", "i"))), Action("b", Seq(Param("i", 4)), Seq(Op.Meter("n", "i")))),
+      default = "a"))
+    refused("a power of two")(MeterSpec("m", 12))
   }
 
   test("action parameters are packed first parameter most significant") {

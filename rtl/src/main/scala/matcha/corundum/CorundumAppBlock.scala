@@ -6,7 +6,6 @@ import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba4.axilite._
-import spinal.lib.bus.misc.AllMapping
 
 /** Generator parameters of the Corundum application core (ip/corundum/README.md).
   *
@@ -329,13 +328,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       r := r + incs.map(i => U(i._2).resize(32)).reduce(_ + _)
     }
     val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control) ++ Regs.counters
-    def mapped(address: UInt): Bool = mappedAddrs.map(a => address === RegBase + a).reduce(_ || _)
-    factory.onReadPrimitive(AllMapping, haltSensitive = false, null) {
-      when(!mapped(factory.readAddress(AllMapping))) { factory.readError() }
-    }
-    factory.onWritePrimitive(AllMapping, haltSensitive = false, null) {
-      when(!mapped(factory.writeAddress(AllMapping))) { factory.writeError() }
-    }
+    ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))
   }
 
   def ingressPort(side: Sideband): UInt =

@@ -14,11 +14,8 @@ case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] 
     require(a.params.find(_.name == p).get.width == array.get.indexWidth,
       s"table ${t.name}, action ${a.name}: meter index $p must be ${array.get.indexWidth} bits, one per meter of $m")
   }
-  for (s <- stages) {
-    val metered = s.filter(_.meters.nonEmpty)
-    require(metered.size <= 1 && metered.forall(_.meters.size == 1),
-      s"program $name: one table with meter ops, all on one array, per stage (tables ${metered.map(_.name).mkString(", ")})")
-  }
+  // A table with meter ops reads meta.color (TableSpec.reads), so it starts a new stage after
+  // any table that meters: a stage holds at most one, as MatchStage needs.
   for (m <- meters)
     require(stages.count(_.exists(_.meters.contains(m.name))) == 1, s"program $name: meter array ${m.name} must be used by exactly one stage")
 
@@ -97,6 +94,7 @@ case class TableSpec(
   require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
   require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
   require(actions.exists(_.name == default), s"table $name: default action $default is not one of its actions")
+  require(meters.size <= 1, s"table $name: its meter ops all execute one meter array")
   for (a <- actions; op <- a.ops) op match {
     case Op.SetField(f, p) => require(a.params.exists(_.name == p), s"table $name, action ${a.name}: no parameter $p for $f")
     case Op.Drop(r) => require(r >= 0x10 && r < 256, s"table $name: reasons are 0x10..0xff (parse errors own 1..15)")

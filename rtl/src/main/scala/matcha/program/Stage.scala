@@ -60,32 +60,33 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  private def addWindow(kind: Int, size: Int, geometry: Int, extra: Int = 0, indexValid: Option[UInt => Bool] = None) =
-    bus.addTable(kind, keyWidth, size, spec.dataWidth, geometry, latency, extra, indexValid, features)
-
   val (result, window, entries) = spec.kind match {
     case MatchKind.Exact =>
       val c = spec.exactConfig(keyWidth)
       val t = new ExactTable(c)
-      val w = addWindow(TableKind.Exact, c.size, c.ways)
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
     case MatchKind.Lpm =>
       val c = spec.lpmConfig(keyWidth)
       val t = new LpmTable(c)
-      val w = addWindow(TableKind.Lpm, c.results, c.levels, c.nodes, Some(t.indexValid))
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.results)
     case MatchKind.Ternary =>
       val c = spec.ternaryConfig(keyWidth)
       val t = new TernaryTable(c)
-      val w = addWindow(TableKind.Ternary, c.size, 0)
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
   }
+
+  /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
+  def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =
+    (result.hit ? result.actionId | window.defaultAction.get, result.hit ? result.actionData | window.defaultData.get)
 
   val counters = spec.counters generate new Area {
     val unit = new EntryCounters(entries, frameLen.getWidth, drain = latency + 2)
@@ -134,18 +135,18 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
 
-  /** The stage's meter array, if a table's actions execute one (at most one per stage, the
-    * program checks): a request for every packet whose action (of a hit or the default)
-    * has the `meter` op, with the index from its parameter, meta.frameLen bytes and
-    * meta.color as the colour in; the PHV and the results wait for the colour. */
+  /** The stage's meter array, if a table's actions execute one (at most one per stage: such
+    * a table reads the colour an earlier one writes, so it starts a stage of its own): a
+    * request for every packet whose action (of a hit or the default) has the `meter` op,
+    * with the index from its parameter, meta.frameLen bytes and meta.color as the colour
+    * in; the PHV and the results wait for the colour. */
   private val meteredTable = specs.indexWhere(_.meters.nonEmpty)
   val metering = (meteredTable >= 0) generate new MeterStage(tables(meteredTable), results(meteredTable),
     meterSpecs.find(m => specs(meteredTable).meters.contains(m.name)).get)
   class MeterStage(t: StageTable, result: Flow[LookupResult], val spec: MeterSpec) extends Area {
     val unit = new MeterTable(spec.config)
     val phv = new PhvAccess(waited.payload, layout)
-    val actionId = result.hit ? result.actionId | t.window.defaultAction.get
-    val data = result.hit ? result.actionData | t.window.defaultData.get
+    val (actionId, data) = t.chosenAction(result)
     val metered = t.spec.actions.zipWithIndex.collect { case (a, id) if a.ops.exists(_.isInstanceOf[Op.Meter]) => (a, id) }
     unit.request.valid := result.valid && metered.map { case (_, id) => actionId === id }.reduce(_ || _)
     unit.request.index := 0
@@ -153,6 +154,9 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
       when(actionId === id) { unit.request.index := data(a.offsets(param), spec.indexWidth bits).asUInt }
     unit.request.bytes := phv.u("meta.frameLen").resized
     unit.request.colour := phv("meta.color").asUInt
+
+    /** Adds the array's window to `bus`, after every table's (the program's descriptor order). */
+    def attach(bus: ControlBus): Unit = unit.attach(unit.addWindow(bus).setCompositeName(this, "window"))
   }
   /** The PHV and the lookup results once the colour has come. */
   val metered = new Area {
@@ -178,9 +182,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
     val in = new PhvAccess(before, layout)
     val after = Bits(layout.width bits)
     after := before
-    val hit = result.hit
-    val actionId = hit ? result.actionId | t.window.defaultAction.get
-    val data = hit ? result.actionData | t.window.defaultData.get
+    val (actionId, data) = t.chosenAction(result)
     when(result.valid) {
       for ((action, id) <- spec.actions.zipWithIndex) when(actionId === id) {
         // Ops apply in order: each sees the fields as the ops before it left them.

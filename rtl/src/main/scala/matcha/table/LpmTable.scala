@@ -106,6 +106,10 @@ class LpmTable(c: LpmTableConfig) extends Area {
     (inTrie :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
   }
 
+  /** The table's descriptor (kind 2, prefix store flag) and control window on `bus`. */
+  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
+
   /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA, and its
     * prefix in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. */
   def attach(window: TableWindow): Unit = new Area {
@@ -117,35 +121,26 @@ class LpmTable(c: LpmTableConfig) extends Area {
     val port = Reg(UInt(log2Up(deepest) bits)) init 0
     val reading = cmd.valid && cmd.op === TableOp.read
     val writing = cmd.valid && cmd.op === TableOp.write
+    /** A RAM's bus port: its word at `address` for a READ or WRITE of `level`; CLEAR zeroes
+      * its `words` words. */
+    def busPort[T <: Data](ram: Mem[T], words: Int, level: Int, word: T): T = ram.readWriteSync(
+      address = (clearing ? port | address).resized,
+      data = clearing ? word.getZero | word,
+      enable = (clearing && port.resize(port.getWidth + 1) < words) || ((reading || writing) && levelOf === level),
+      write = clearing || writing
+    )
     val trieWord = TrieEntry()
     trieWord.assignFromBits(cmd.entry.data.resize(32))
-    val trieRead = trie.zipWithIndex.map { case (m, i) =>
-      m.readWriteSync(
-        address = (clearing ? port | address).resized,
-        data = clearing ? TrieEntry().getZero | trieWord,
-        enable = (clearing && port.resize(port.getWidth + 1) < c.entries(i)) || ((reading || writing) && levelOf === i),
-        write = clearing || writing
-      )
-    }
+    val trieRead = trie.zipWithIndex.map { case (m, i) => busPort(m, c.entries(i), i, trieWord) }
     val resultWord = LpmResult(c)
     resultWord.valid := cmd.entry.valid
     resultWord.actionId := cmd.entry.actionId
     resultWord.data := cmd.entry.data
-    val resultRead = results.readWriteSync(
-      address = (clearing ? port | address).resized,
-      data = clearing ? LpmResult(c).getZero | resultWord,
-      enable = (clearing && port.resize(port.getWidth + 1) < c.results) || ((reading || writing) && levelOf === c.levels),
-      write = clearing || writing
-    )
+    val resultRead = busPort(results, c.results, c.levels, resultWord)
     val prefixWord = LpmPrefix(c)
     prefixWord.prefix := cmd.entry.key
     prefixWord.length := cmd.entry.priority.asUInt.resized
-    val prefixRead = prefixes.readWriteSync(
-      address = (clearing ? port | address).resized,
-      data = clearing ? LpmPrefix(c).getZero | prefixWord,
-      enable = (clearing && port.resize(port.getWidth + 1) < c.results) || ((reading || writing) && levelOf === c.levels),
-      write = clearing || writing
-    )
+    val prefixRead = busPort(prefixes, c.results, c.levels, prefixWord)
     val readPending = RegNext(reading) init False
     val readLevel = RegNext(levelOf)
     window.done := False
@@ -190,8 +185,7 @@ class LpmTableUnit(c: LpmTableConfig) extends Component {
   io.ctrl.setName("s_axil")
   val table = new LpmTable(c)
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, extra = c.nodes,
-    indexValid = Some(table.indexValid))
+  val window = table.addWindow(bus)
   bus.build()
   table.attach(window)
   table.lookup << io.lookup

@@ -386,6 +386,10 @@ class MeterTable(c: MeterTableConfig) extends Area {
   busDone.levels := wb.levels
   busDone.time := wb.now
 
+  /** The meters' descriptor (kind 4) and control window on `bus`. */
+  def addWindow(bus: ControlBus): TableWindow =
+    bus.addTable(TableKind.Meter, c.indexWidth, c.meters, c.dataWidth, c.geometry, c.latency, extra = c.tickClocks)
+
   /** Connects the meters to their control window (docs/tables.md, "Meters"): WRITE sets a
     * meter from FLAGS.valid and DATA (buckets full), READ gives back its configuration and
     * its levels refilled to the time of the READ, CLEAR writes every meter unconfigured.
@@ -512,10 +516,9 @@ class MeterTableUnit(c: MeterTableConfig, name: String = "matcha_meter_table") e
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Meter, c.indexWidth, c.meters, c.dataWidth, c.geometry, c.latency,
-    extra = c.tickClocks)
-  bus.build()
   val meters = new MeterTable(c)
+  val window = meters.addWindow(bus)
+  bus.build()
   meters.attach(window)
   meters.request << io.request
   io.result << meters.result

@@ -8,12 +8,16 @@ class MeterTableSpec extends AnyFunSuite {
     SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(c)
 
   test("configurations the control window cannot describe are refused") {
-    intercept[IllegalArgumentException](MeterTableConfig(meters = 100))
-    intercept[IllegalArgumentException](MeterTableConfig(meters = 256, rateWidth = 33))
-    intercept[IllegalArgumentException](MeterTableConfig(meters = 256, levelWidth = 61))
+    def refused(reason: String)(c: => MeterTableConfig): Unit = {
+      val e = intercept[IllegalArgumentException](c)
+      assert(e.getMessage.contains(reason), e.getMessage)
+    }
+    refused("a power of two")(MeterTableConfig(meters = 100))
+    refused("a rate is one 32-bit register")(MeterTableConfig(meters = 256, rateWidth = 33))
+    refused("bursts and levels are two 32-bit registers")(MeterTableConfig(meters = 256, levelWidth = 61))
     // The time base must outlast a sweep of every meter.
-    intercept[IllegalArgumentException](MeterTableConfig(meters = 256, timestampWidth = 9))
-    intercept[IllegalArgumentException](MeterTableConfig(meters = 16, tickClocks = 0))
+    refused("outlast a sweep of every meter")(MeterTableConfig(meters = 256, timestampWidth = 9))
+    refused("clocks per tick")(MeterTableConfig(meters = 16, tickClocks = 0))
   }
 
   test("the descriptor's geometry word holds the three widths") {
