@@ -32,6 +32,7 @@ from scapy.layers.l2 import ARP, Ether
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.common.axis import check_beats, wait_for
 from tb.model import deparse, parse
 from tb.model.program import Program
@@ -96,7 +97,7 @@ class Tally:
             c["to_wire"] += 1
 
 
-class CorundumTb:
+class CorundumTb(AxiLiteRegisters):
     def __init__(self, dut, rng):
         self.dut = dut
         self.rng = rng
@@ -144,15 +145,6 @@ class CorundumTb:
         await drv.replay(self.ctl.open_writes, self.write32, self.read32, skip_reads=True)
 
     # ------------------------------------------------------------------ the app BAR
-
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
 
     async def add(self, table, *entry, action, data=0):
         """Adds a table entry through the driver; False if the driver has no room for it."""
