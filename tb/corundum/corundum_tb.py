@@ -305,6 +305,8 @@ class CorundumTb(AxiLiteRegisters):
 
     def _compare(self, where, want, got, tuser_of):
         errors = []
+        if len(got) != len(want):
+            errors.append(f"{where}: {len(got)} frames, expected {len(want)}")
         for k, (f, (data, tuser, problems)) in enumerate(zip(want, got)):
             want_tuser = tuser_of(f)
             if f.bad and not f.via_pipeline:
