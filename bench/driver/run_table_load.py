@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bench.packet_path.run_bench import git_commit  # noqa: E402
+from bench.provenance import git_commit  # noqa: E402
 from tb.common import driver as drv  # noqa: E402
 from tb.common import sim  # noqa: E402
 from tb.model.program import Program  # noqa: E402

@@ -14,7 +14,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from tb.common import cocotb_util
-from tb.meter.meter_tb import CMD_CLEAR, CMD_READ, CMD_WRITE, MeterTb
+from tb.meter.meter_tb import CMD_CLEAR, CMD_READ, MeterTb
 from tb.model.meter import GREEN, HwMeter, RED, YELLOW
 
 

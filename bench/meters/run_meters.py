@@ -24,21 +24,11 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.provenance import git_commit  # noqa: E402
 from tb.common import sim  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "MULT18X18D", "CCU2C")
 COMMAND = "bash bench/meters/run.sh"
-
-
-def git_commit():
-    try:
-        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "rtl"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + (" (rtl/ modified)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def problems(r):

@@ -14,7 +14,6 @@ usage: python bench/sim/run_speed.py [--configs w64,w512] [--sizes 64,512,1518]
 """
 
 import argparse
-import importlib.util
 import ipaddress
 import json
 import os
@@ -35,21 +34,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.provenance import git_commit  # noqa: E402
 from tb.common import driver as drv  # noqa: E402
 from tb.common import sim  # noqa: E402
 from tb.common.sim_socket import SocketBus  # noqa: E402
 from tb.model.program import Program  # noqa: E402
 
 ROUTE = (int(ipaddress.IPv4Address("10.0.0.0")), 8)
-
-
-def _git_commit():
-    """The packet-path benchmark's commit description (short hash, rtl/ modified)."""
-    spec = importlib.util.spec_from_file_location(
-        "packet_path_bench", REPO / "bench" / "packet_path" / "run_bench.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.git_commit()
 
 
 def build(config):
@@ -168,7 +159,7 @@ def main():
         "",
         table(results),
         "",
-        f"Produced by `{cmd}` on commit {_git_commit()}, "
+        f"Produced by `{cmd}` on commit {git_commit()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on {os.cpu_count()} cores "
         f"shared with other jobs (load average {load:.1f} at the end, niceness "
         f"{os.nice(0)}).",

@@ -33,10 +33,11 @@ import random
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.model.hashing import exact_index
 
 KEYS = int(os.environ.get("MATCHA_BENCH_KEYS", "2000"))
@@ -48,7 +49,7 @@ def words(bits):
     return (bits + 31) // 32
 
 
-class Unit:
+class Unit(AxiLiteRegisters):
     """The DUT's control window and lookup ports."""
 
     def __init__(self, dut):
@@ -88,15 +89,6 @@ class Unit:
                                      int(dut.result_payload_actionData.value),
                                      int(dut.result_payload_entryIndex.value)))
 
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
     async def write_wide(self, offset, value, bits):
         for w in range(words(bits)):
             await self.write32(self.base + offset + 4 * w, (value >> (32 * w)) & 0xFFFFFFFF)
@@ -110,12 +102,8 @@ class Unit:
             await self.write_wide(drv.WIN_MASK, mask, d.key_bits)
         await self.write_wide(drv.WIN_DATA, data, d.data_bits)
         await self.write32(self.base + drv.WIN_FLAGS, action << 8 | int(valid))
-        await self.write32(self.base + drv.WIN_INDEX, index)
-        await self.write32(self.base + drv.WIN_CMD, drv.CMD_WRITE)
-        while (status := await self.read32(self.base + drv.WIN_STATUS)) & 1:
-            pass
-        assert (status >> 8) & 0xFF == drv.ERR_NONE, \
-            f"WRITE of entry {index:#x}: STATUS error {(status >> 8) & 0xFF}"
+        error = await self.window_command(self.base, drv.CMD_WRITE, index)
+        assert error == drv.ERR_NONE, f"WRITE of entry {index:#x}: STATUS error {error}"
 
 
 # ------------------------------------------------------------------ table contents

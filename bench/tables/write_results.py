@@ -11,7 +11,6 @@ usage: python bench/tables/write_results.py --units-json J --sweep-json J --swee
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,21 +18,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
 
+from bench.provenance import git_commit  # noqa: E402
 from run_lookups import lat, table  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
-
-
-def git_commit():
-    try:
-        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "rtl"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + (" (rtl/ modified)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def load(path):

@@ -20,6 +20,7 @@ host; anything else from the MAC goes to the host and anything else from the hos
 MAC. Timestamps and tags must come out unchanged, per frame.
 """
 
+import copy
 from dataclasses import dataclass, field
 
 import cocotb
@@ -32,6 +33,7 @@ from scapy.layers.l2 import ARP, Ether
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.common.axis import check_beats, wait_for
 from tb.model import deparse, parse
 from tb.model.program import Program
@@ -96,7 +98,7 @@ class Tally:
             c["to_wire"] += 1
 
 
-class CorundumTb:
+class CorundumTb(AxiLiteRegisters):
     def __init__(self, dut, rng):
         self.dut = dut
         self.rng = rng
@@ -145,15 +147,6 @@ class CorundumTb:
 
     # ------------------------------------------------------------------ the app BAR
 
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
     async def add(self, table, *entry, action, data=0):
         """Adds a table entry through the driver; False if the driver has no room for it."""
         update = self.ctl.add(table, *entry, action=action, data=data)
@@ -186,7 +179,7 @@ class CorundumTb:
     def expect(self, f):
         """Fills in what the model says becomes of frame `f`."""
         if f.from_tx and not f.via_pipeline:
-            f.out = f.data
+            f.out, f.punt, f.reason = f.data, False, 0
             return
         data = f.data
         if f.from_tx and len(data) < MIN_TX_BYTES:
@@ -215,7 +208,6 @@ class CorundumTb:
         f = Frame(name, bytes(data), False, bad, ts=ts)
         self.expect(f)
         self.sent.append(f)
-        self.tally.add(f)
         tuser = self._beats_tuser(len(data), ts << 1 | int(bad), ts << 1)
         await self.rx_src.send(AxiStreamFrame(f.data, tuser=tuser))
         return f
@@ -227,7 +219,6 @@ class CorundumTb:
         f = Frame(name, bytes(data), True, bad, tag=tag, via_pipeline=self.tx_via_pipeline)
         self.expect(f)
         self.sent.append(f)
-        self.tally.add(f)
         tuser = self._beats_tuser(len(data), tag << 1 | int(bad), tag << 1)
         await self.tx_src.send(AxiStreamFrame(f.data, tuser=tuser))
         return f
@@ -294,25 +285,79 @@ class CorundumTb:
             errors.append(f"{len(self.host_frames)} frames to the host, expected {len(to_host)}")
         if len(self.wire_frames) != len(to_wire):
             errors.append(f"{len(self.wire_frames)} frames to the MAC, expected {len(to_wire)}")
-        # The host sees the wire's frames (timestamp nonzero) and punted host frames
-        # (timestamp 0), each in the order sent.
+        errors += self._host_errors(to_host)
+        errors += self._compare("MAC", to_wire, self.wire_frames, lambda f: f.tag << 1)
+        errors += self._check_completions(from_host, to_wire)
+        self.fail_on(errors)
+        self.retire()
+        await self.check_counters()
+
+    def _host_errors(self, to_host):
+        """The host sees the wire's frames (timestamp nonzero) and punted host frames
+        (timestamp 0), each in the order sent."""
         got_rx = [g for g in self.host_frames if g[1] is not None and g[1] >> 1]
         got_punted = [g for g in self.host_frames if not (g[1] is not None and g[1] >> 1)]
         want_rx = [f for f in to_host if not f.from_tx]
         want_punted = [f for f in to_host if f.from_tx]
-        errors += self._compare("host (from the MAC)", want_rx, got_rx, lambda f: f.ts << 1)
-        errors += self._compare("host (punted host frame)", want_punted, got_punted, lambda f: 0)
-        errors += self._compare("MAC", to_wire, self.wire_frames, lambda f: f.tag << 1)
-        errors += self._check_completions(from_host, to_wire)
+        return (self._compare("host (from the MAC)", want_rx, got_rx, lambda f: f.ts << 1)
+                + self._compare("host (punted host frame)", want_punted, got_punted,
+                                lambda f: 0))
+
+    def fail_on(self, errors):
         for e in errors[:20]:
             self.dut._log.error("%s", e)
         assert not errors, f"{len(errors)} mismatches; first: {errors[0]}"
+
+    def retire(self):
+        """The sent frames are accounted for: into the counters' tally, out of the lists."""
+        for f in self.sent:
+            self.tally.add(f)
         for done in (self.sent, self.host_frames, self.wire_frames, self.completions):
             done.clear()
-        await self.check_counters()
+
+    async def settle(self, quiet=2000):
+        """Waits until no frame has come out for `quiet` clocks."""
+        seen = None
+        while seen != (len(self.host_frames), len(self.wire_frames)):
+            seen = (len(self.host_frames), len(self.wire_frames))
+            await ClockCycles(self.dut.clk, quiet)
+
+    def switch_errors(self, counters):
+        """What check() compares, for host frames on both paths (no frames from the MAC):
+        frames of the two paths may leave in a different order around a switch
+        (ip/corundum/README.md), so the MAC's frames are matched by tag and compared in
+        order per path."""
+        to_host = [f for f in self.sent if f.out is not None and f.punt]
+        to_wire = [f for f in self.sent if f.out is not None and not f.punt]
+        errors = self._host_errors(to_host)
+        by_tag = {}
+        for got in self.wire_frames:
+            by_tag.setdefault((got[1] or 0) >> 1, []).append(got)
+        for path in (True, False):
+            want = [f for f in to_wire if f.via_pipeline == path]
+            got = [g for f in want for g in by_tag.pop(f.tag, [])]
+            errors += self._compare(f"MAC ({'pipeline' if path else 'bypass'})", want, got,
+                                    lambda f: f.tag << 1)
+            order = [f.tag for f in want]
+            arrived = [t for t in ((g[1] or 0) >> 1 for g in self.wire_frames) if t in order]
+            if arrived != order:
+                errors.append(f"MAC ({'pipeline' if path else 'bypass'}): tags in the order "
+                              f"{arrived}, sent {order}")
+        if by_tag:
+            errors.append(f"frames to the MAC with tags of no frame that goes there: "
+                          f"{sorted(by_tag)}")
+        errors += self._check_completions(self.sent, to_wire)
+        tally = copy.deepcopy(self.tally)
+        for f in self.sent:
+            tally.add(f)
+        if counters != tally.counts:
+            errors.append(f"counters {counters}, expected {tally.counts}")
+        return errors
 
     def _compare(self, where, want, got, tuser_of):
         errors = []
+        if len(got) != len(want):
+            errors.append(f"{where}: {len(got)} frames, expected {len(want)}")
         for k, (f, (data, tuser, problems)) in enumerate(zip(want, got)):
             want_tuser = tuser_of(f)
             if f.bad and not f.via_pipeline:
@@ -352,8 +397,11 @@ class CorundumTb:
             errors.append(f"completions for tags never sent: {sorted(extra)[:10]}")
         return errors
 
+    async def read_counters(self):
+        return {k: await self.read32(APP_REGS + a) for k, a in COUNTERS.items()}
+
     async def check_counters(self):
-        got = {k: await self.read32(APP_REGS + a) for k, a in COUNTERS.items()}
+        got = await self.read_counters()
         assert got == self.tally.counts, f"counters {got}, expected {self.tally.counts}"
 
 
@@ -509,16 +557,50 @@ async def test_tx_pipeline(dut):
 
 @cocotb.test()
 async def test_tx_switch_under_traffic(dut):
-    """CONTROL bit 0 flipped while host frames flow: each frame takes one path, chosen at
-    its first beat, and every frame gets exactly one completion."""
+    """CONTROL bit 0 flipped while host frames flow, some already taken and the rest
+    waiting in the host's queue: each frame takes one path, chosen at its first beat, so
+    the frames up to some point take the old path and the rest the new one, that point
+    being the frame whose first beat the host was presenting when the write landed. Every
+    frame comes out (or not) as the model has it on its path, in order on each path, and
+    gets exactly one completion; the counters count each frame on its path."""
     tb = await setup(dut, "tx_switch_under_traffic")
     await fixed_tables(tb)
-    tb.random_gaps()
     for rnd in range(6):
-        await tb.tx_through_pipeline(rnd % 2 == 1)
-        for name, frame, _ in fates(tb):
-            await tb.send_tx(f"r{rnd} {name}", frame)
-        await tb.check()
+        tb.random_gaps()
+        new_path = rnd % 2 == 0   # bypass at reset: the first flip is to the pipeline
+        for _ in range(3):
+            for name, frame, _ in fates(tb):
+                await tb.send_tx(f"r{rnd} {name}", frame)
+        sent = list(tb.sent)
+        n = len(sent)
+        assert len({f.tag for f in sent}) == n
+        await wait_for(lambda: tb.tx_src.queue_occupancy_frames <= 2 * n // 3, dut.clk,
+                       100_000, "a third of the host frames taken")
+        # Frames the host has not started are all after the switch point; of the ones it
+        # had started, only the last can still have its first beat waiting for tready.
+        started = n - tb.tx_src.queue_occupancy_frames
+        await tb.tx_through_pipeline(new_path)
+        queued = tb.tx_src.queue_occupancy_frames
+        assert queued, "the host had sent every frame before the switch: send more"
+        await wait_for(lambda: len(tb.completions) >= n, dut.clk, 4000 * n,
+                       f"{n} completions ({len(tb.completions)} so far)")
+        await tb.settle()
+        counters = await tb.read_counters()
+        tried = []
+        for point in range(max(started - 1, 0), n - queued + 1):
+            for i, f in enumerate(sent):
+                f.via_pipeline = new_path if i >= point else not new_path
+                tb.expect(f)
+            errors = tb.switch_errors(counters)
+            if not errors:
+                break
+            tried.append(f"switch before frame {point}: {len(errors)} mismatches, "
+                         f"first {errors[0]}")
+        else:
+            tb.fail_on(tried)
+        dut._log.info("round %d: frames 0..%d on the old path, %d..%d on the new", rnd,
+                      point - 1, point, n - 1)
+        tb.retire()
 
 
 @cocotb.test()

@@ -18,10 +18,11 @@ import os
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 
 TABLE = 0
 TIMEOUT_MS = 200
@@ -79,7 +80,7 @@ def truncate(value, length, kw):
     return value >> (kw - length) << (kw - length) if length < kw else value
 
 
-class LpmTableTb:
+class LpmTableTb(AxiLiteRegisters):
     def __init__(self, dut):
         self.dut = dut
         self.name = os.environ.get("COCOTB_TOPLEVEL", dut._name)
@@ -111,15 +112,6 @@ class LpmTableTb:
         self.dev = drv.Device(self.bus)
         self.open_writes = self.bus.take()
         await self.replay(self.open_writes, skip_reads=not replay_probes)
-
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
 
     async def replay(self, writes, skip_reads=False):
         return await drv.replay(writes, self.write32, self.read32, skip_reads=skip_reads)
@@ -269,15 +261,8 @@ class LpmTableTb:
 
     async def command(self, cmd, index):
         """One window command on the DUT, polled until done; STATUS must report no error."""
-        base = self.desc.base
-        await self.write32(base + drv.WIN_INDEX, index)
-        await self.write32(base + drv.WIN_CMD, cmd)
-        for _ in range(1000):
-            status = await self.read32(base + drv.WIN_STATUS)
-            if not status & 1:
-                assert status >> 8 & 0xFF == 0, f"command {cmd} on 0x{index:x}: {status:#x}"
-                return
-        raise AssertionError(f"command {cmd} on 0x{index:x} still busy")
+        error = await self.window_command(self.desc.base, cmd, index, max_polls=1000)
+        assert error == 0, f"command {cmd} on 0x{index:x}: STATUS error {error}"
 
     async def read_results(self):
         """READ of every result: {r: (valid, action id, data, prefix, length)}, the prefix

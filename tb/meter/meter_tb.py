@@ -20,6 +20,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.model.meter import GREEN, NAMES, RED, YELLOW, HwMeter, MeterBank
 
 BASE = 0x10000
@@ -45,7 +46,7 @@ EXPECTED = {
 TRANSITIONS = {(a, b) for a in (GREEN, YELLOW, RED) for b in (GREEN, YELLOW, RED)}
 
 
-class MeterTb:
+class MeterTb(AxiLiteRegisters):
     """A unit of EXPECTED is checked against its expected descriptor; any other unit (the
     benchmark's) is described by its own self-describing block, read in start()."""
 
@@ -72,7 +73,7 @@ class MeterTb:
     async def start(self):
         await cocotb_util.start(self.dut, inputs_low=("request_valid",))
         if self.dut._name not in EXPECTED:
-            tables = drv.descriptors(await drv.read_info_block(self.axil.read_dword))
+            tables = drv.descriptors(await drv.read_info_block(self.read32))
             assert len(tables) == 1 and tables[0].code == drv.KIND_METER, tables
             self._describe(tables[0])
         cocotb.start_soon(self._monitor())
@@ -95,19 +96,9 @@ class MeterTb:
 
     # ------------------------------------------------------------------- control window
 
-    async def write32(self, offset, value):
-        await self.axil.write_dword(BASE + offset, value)
-
-    async def read32(self, offset):
-        return await self.axil.read_dword(BASE + offset)
-
     async def command(self, op, index=None):
-        if index is not None:
-            await self.write32(INDEX, index)
-        await self.write32(CMD, op)
-        while (status := await self.read32(CMD)) & 1:
-            pass
-        return (status >> 8) & 0xFF
+        """A command on the meter's window; returns STATUS's error field."""
+        return await self.window_command(BASE, op, index)
 
     async def stage_meter(self, index, hw):
         """The staging registers of a WRITE of `hw` (an HwMeter, or None: unconfigured)."""
@@ -115,9 +106,9 @@ class MeterTb:
         words = [h.mode_word(), h.cir, h.pir, h.cbs & 0xFFFFFFFF, h.cbs >> 32,
                  h.pbs & 0xFFFFFFFF, h.pbs >> 32]
         for i, w in enumerate(words):
-            await self.write32(DATA + 4 * i, w)
-        await self.write32(FLAGS, int(hw is not None))
-        await self.write32(INDEX, index)
+            await self.write32(BASE + DATA + 4 * i, w)
+        await self.write32(BASE + FLAGS, int(hw is not None))
+        await self.write32(BASE + INDEX, index)
 
     async def write_meter(self, index, hw, model=True):
         """Sets meter `index` to `hw` (an HwMeter), or unconfigures it (None)."""
@@ -131,8 +122,8 @@ class MeterTb:
     async def read_meter(self, index):
         """(configured, HwMeter or None, committed level, peak level, unwrapped tick)."""
         assert await self.command(CMD_READ, index) == 0
-        flags = await self.read32(FLAGS)
-        w = [await self.read32(DATA + 4 * i) for i in range(12)]
+        flags = await self.read32(BASE + FLAGS)
+        w = [await self.read32(BASE + DATA + 4 * i) for i in range(12)]
         hw = HwMeter.from_mode(w[0], w[1], w[2], w[3] | w[4] << 32, w[5] | w[6] << 32) \
             if flags & 1 else None
         # The READ happened a few hundred clocks ago at most.
@@ -247,9 +238,9 @@ async def test_registers(dut):
     tb = MeterTb(dut)
     await tb.start()
     d = tb.desc
-    assert await tb.axil.read_dword(0x0) == 0x4D544348
-    assert await tb.axil.read_dword(0xC) == 1
-    desc = [await tb.axil.read_dword(0x40 + 4 * j) for j in range(8)]
+    assert await tb.read32(0x0) == 0x4D544348
+    assert await tb.read32(0xC) == 1
+    desc = [await tb.read32(0x40 + 4 * j) for j in range(8)]
     assert desc == [d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry, d.latency,
                     d.extra], desc
     for _ in range(8):
@@ -268,7 +259,8 @@ async def test_registers(dut):
     await tb.write_meter(index, None)
     on, _, lc, lp, _ = await tb.read_meter(index)
     assert not on and (lc, lp) == (0, 0)
-    assert await tb.command(CMD_WRITE, tb.meters) == 1, "index out of range not reported"
+    assert await tb.command(CMD_WRITE, tb.meters) == 1, \
+        "index out of range not reported"
     assert await tb.command(CMD_READ, tb.meters + 5) == 1
     assert await tb.command(CMD_ZERO, 0) == 2, "ZERO on a meter not refused"
     assert await tb.command(CMD_DEFAULT) == 2
@@ -285,8 +277,8 @@ async def test_registers(dut):
     reqs = random_traffic(rng, 40, [on_meter, off_meter])
     await tb.run(reqs)
     hits = sum(1 for r in reqs if r[1] == on_meter)
-    assert await tb.read32(HITS) == hits and await tb.read32(HITS + 4) == 0
-    assert await tb.read32(MISSES) == len(reqs) - hits
+    assert await tb.read32(BASE + HITS) == hits and await tb.read32(BASE + HITS + 4) == 0
+    assert await tb.read32(BASE + MISSES) == len(reqs) - hits
 
 
 async def transitions(dut, two_rate):
@@ -582,12 +574,12 @@ async def long_run(dut, name, flags, cir, cburst, pir, pburst, offered):
     tb = MeterTb(dut)
     await tb.start()
     meter = rng.randrange(tb.meters)
-    snapshot = await drv.read_info_block(tb.axil.read_dword)
+    snapshot = await drv.read_info_block(tb.read32)
     bus = drv.RecordingBus(snapshot)
     with drv.Device(bus) as dev:
         dev.set_clock_hz(CLOCK_HZ)
         dev.meter_set(TABLE, meter, flags, cir, cburst, pir, pburst)
-    await drv.replay(bus.take(), tb.axil.write_dword, tb.axil.read_dword)
+    await drv.replay(bus.take(), tb.write32, tb.read32)
     on, hw, lc, lp, _ = await tb.read_meter(meter)
     assert on and (lc, lp) == (hw.cbs, hw.pbs)
     dut._log.info("set %s: %s", name, hw)
@@ -595,7 +587,7 @@ async def long_run(dut, name, flags, cir, cburst, pir, pburst, offered):
     # The driver decodes the unit's READ (FLAGS and DATA as the unit left them) back into
     # what was asked: rates within the 0.1 % it promises, bursts exact, both buckets full.
     for off in [FLAGS] + [DATA + 4 * i for i in range(12)]:
-        bus.staging[BASE + off] = await tb.read32(off)
+        bus.staging[BASE + off] = await tb.read32(BASE + off)
     with drv.Device(bus) as dev:
         dev.set_clock_hz(CLOCK_HZ)
         got, committed, peak = dev.meter_get(TABLE, meter)

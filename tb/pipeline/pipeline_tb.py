@@ -29,6 +29,7 @@ from scapy.layers.l2 import Ether
 
 from tb.common import cocotb_util, packets
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
 from tb.model import NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import Program
@@ -50,8 +51,8 @@ class LiveBus:
     the thread until the AXI4-Lite transaction is done; SLVERR raises BusError."""
 
     def __init__(self, tb):
-        self._read = resume(tb.bus_read)
-        self._write = resume(tb.bus_write)
+        self._read = resume(tb.read32)
+        self._write = resume(tb.write32)
 
     def read32(self, addr):
         return self._read(addr)
@@ -60,7 +61,7 @@ class LiveBus:
         self._write(addr, value)
 
 
-class PipelineTb:
+class PipelineTb(AxiLiteRegisters):
     def __init__(self, dut, rng):
         self.dut = dut
         self.rng = rng
@@ -105,26 +106,6 @@ class PipelineTb:
         assert len(got) == len(want), f"{len(got)} descriptors, the program has {len(want)}"
         for index, d in want:
             assert got[index] == d, f"descriptor {index}: {got[index]}, want {d}"
-
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
-    async def bus_read(self, addr):
-        r = await self.axil.read(addr, 4)
-        if r.resp != AxiResp.OKAY:
-            raise drv.BusError(f"read of 0x{addr:06x}: {r.resp!r}")
-        return int.from_bytes(r.data, "little")
-
-    async def bus_write(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        if r.resp != AxiResp.OKAY:
-            raise drv.BusError(f"write of 0x{value:08x} to 0x{addr:06x}: {r.resp!r}")
 
     async def read64(self, addr):
         lo = await self.read32(addr)    # reading the low word latches the high word
@@ -308,11 +289,8 @@ class PipelineTb:
         base = (t.index + 1) * 0x10000
         if t.kind == "lpm":
             index |= t.geometry["levels"] << drv.LPM_LEVEL_SHIFT
-        await self.write32(base + drv.WIN_INDEX, index)
-        await self.write32(base + drv.WIN_CMD, drv.CMD_READ)
-        while (status := await self.read32(base + drv.WIN_STATUS)) & 1:
-            pass
-        assert (status >> 8) & 0xFF == 0, f"READ of {table} index {index}: STATUS {status:#x}"
+        error = await self.window_command(base, drv.CMD_READ, index)
+        assert error == 0, f"READ of {table} index {index}: STATUS error {error}"
         return await self.read64(base + drv.WIN_PACKETS), await self.read64(base + drv.WIN_BYTES)
 
 

@@ -74,11 +74,13 @@ async def test_police_by_source(dut):
     entry (never metered), frames of 300 to 900 bytes from the four in turn, with random
     gaps on both sides: every frame's output is the model's; each meter's first frame
     passes, and its frames are passed, marked and dropped (15 and 30 frames are more than
-    the buckets hold); the unmetered source's frames all pass."""
+    the buckets hold); the unmetered source's frames all pass, though meter 0 (the one a
+    miss's action data, 0, would name) colours every frame red."""
     sources = {0x02000000000A: 5, 0x02000000000B: 9, 0x02000000000C: 5, 0x02000000000D: None}
     tb = await police_setup(dut, "police_by_source", sources)
     await meter_set(tb, 5, flags=drv.METER_TWO_RATE, cir=0, cburst=3000, pir=0, pburst=6000)
     await meter_set(tb, 9, cir=0, cburst=2000, pburst=1500)
+    await meter_set(tb, 0, flags=drv.METER_TWO_RATE, cir=0, cburst=1, pir=0, pburst=1)
     tb.random_gaps()
     for i in range(60):
         src = list(sources)[i % 4]

@@ -239,6 +239,18 @@ def test_drops_while_output_waits(config, work, matcha_seed):
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
+    if config == "w512":
+        # The case this test is for came up: a drop decided before the first beat of a
+        # frame sent earlier (a punted one, whose clocks punt.csv gives) had left.
+        order = {(s.port, s.packet): i for i, s in enumerate(sent)}
+
+        def sent_index(row):
+            return order[int(row["ingress_port"]), int(row["ingress_packet"])]
+
+        assert any(sent_index(d) > sent_index(p)
+                   and int(d["drop_clock"]) < int(p["first_out_clock"])
+                   for p in got.punt_rows for d in got.drop_rows), \
+            "no drop was decided while an earlier frame waited at the output"
 
 
 def test_backpressure_seed_repeats(work, matcha_seed):

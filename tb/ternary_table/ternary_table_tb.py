@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 
 TABLE = 0
 TIMEOUT_MS = 400
@@ -103,7 +104,7 @@ class Oracle:
         return o
 
 
-class TernaryTableTb:
+class TernaryTableTb(AxiLiteRegisters):
     def __init__(self, dut):
         self.dut = dut
         self.name = os.environ.get("COCOTB_TOPLEVEL", dut._name)
@@ -136,15 +137,6 @@ class TernaryTableTb:
         self.dev = drv.Device(self.bus)
         await self.replay(self.bus.take())
 
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
     async def replay(self, writes):
         return await drv.replay(writes, self.write32, self.read32)
 
@@ -155,12 +147,8 @@ class TernaryTableTb:
         return v
 
     async def command(self, op, index):
-        """A command straight on the window; returns the STATUS error field."""
-        await self.write32(self.base + drv.WIN_INDEX, index)
-        await self.write32(self.base + drv.WIN_CMD, op)
-        while (status := await self.read32(self.base + drv.WIN_STATUS)) & 1:
-            pass
-        return (status >> 8) & 0xFF
+        """A command straight on the window; returns STATUS's error field."""
+        return await self.window_command(self.base, op, index)
 
     async def read_entry(self, index):
         """READ of entry `index`: (valid, action, priority, value, mask, data)."""
