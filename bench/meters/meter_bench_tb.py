@@ -11,7 +11,7 @@ import json
 import os
 
 import cocotb
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles
 
 from tb.common import cocotb_util
 from tb.meter.meter_tb import CMD_CLEAR, CMD_READ, MeterTb
@@ -20,26 +20,6 @@ from tb.model.meter import GREEN, HwMeter, RED, YELLOW
 
 # Clocks to wait after the last request for its result: more than any unit's latency.
 SETTLE = 64
-
-
-class BusyMonitor:
-    """Clocks during which the control window reports a command busy, per command."""
-
-    def __init__(self, dut):
-        self.dut = dut
-        self.spans = []
-        cocotb.start_soon(self._run())
-
-    async def _run(self):
-        busy = 0
-        while True:
-            await RisingEdge(self.dut.clk)
-            await ReadOnly()
-            if int(self.dut.window_tablePending.value):
-                busy += 1
-            elif busy:
-                self.spans.append(busy)
-                busy = 0
 
 
 def stream_numbers(sent, got):
@@ -54,7 +34,7 @@ async def meter_bench(dut):
     rng, seed = cocotb_util.test_rng(dut, "meter_bench")
     tb = MeterTb(dut)
     await tb.start()
-    busy = BusyMonitor(dut)
+    busy = cocotb_util.BusyMonitor(dut)
     n = int(os.environ.get("MATCHA_BENCH_REQUESTS", "4000"))
     meter = tb.meters - 1
     out = {"unit": dut._name, "meters": tb.meters, "latency_declared": tb.desc.latency,

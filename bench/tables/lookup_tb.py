@@ -22,6 +22,9 @@ when the unit takes a key every clock), the latency of every key (result clock -
 clock), and the answers that differ from the loaded entries (hit, action id, action data,
 entryIndex; a miss's action is not checked).
 
+Then, on the idle unit, a WRITE, a READ and a CLEAR command, each timed in clocks its
+table command keeps STATUS busy (the window's pending flag, sampled every clock).
+
 Results go to the JSON file named by MATCHA_BENCH_OUT, written before the checks. The
 test fails if a phase has fewer results than keys, results per clock below 1, a latency
 that varies or differs from the descriptor's, or a wrong answer.
@@ -360,6 +363,23 @@ async def run_phase(unit, table, keys, with_writes):
     }
 
 
+async def command_clocks(unit, table):
+    """Clocks each command keeps the table's part of STATUS busy on an idle unit: a WRITE
+    (a spare entry again), a READ of index 0, then a CLEAR. 0 for a command done in the
+    clock it is taken (STATUS never busy), None where one command showed several spans."""
+    busy = cocotb_util.BusyMonitor(unit.dut)
+    commands = (("write", table.spares[0]),
+                ("read", lambda: unit.window_command(unit.base, drv.CMD_READ, 0)),
+                ("clear", lambda: unit.window_command(unit.base, drv.CMD_CLEAR)))
+    out = {}
+    for name, command in commands:
+        busy.spans.clear()
+        await command()
+        await ClockCycles(unit.dut.clk, 2)
+        out[name] = busy.spans[0] if len(busy.spans) == 1 else None if busy.spans else 0
+    return out
+
+
 def failures(res):
     """What is wrong with one unit's result, [] if nothing."""
     out = []
@@ -377,6 +397,8 @@ def failures(res):
             out.append(f"{name}: {p['wrong']} wrong answers, first {p['wrong_first']}")
         if name == "writes" and not p["writes"]:
             out.append(f"{name}: no WRITE command completed during the stream")
+    out += [f"{name.upper()}: several busy spans for one command"
+            for name, clocks in res["commands"].items() if clocks is None]
     return out
 
 
@@ -406,6 +428,8 @@ async def bench_lookups(dut):
         res["phases"][name] = await run_phase(unit, table, keys, with_writes)
         dut._log.info("%s: %s", name, res["phases"][name])
         await ClockCycles(dut.clk, 10)
+    res["commands"] = await command_clocks(unit, table)
+    dut._log.info("commands: %s", res["commands"])
     res["failures"] = failures(res)
     with open(os.environ["MATCHA_BENCH_OUT"], "w") as f:
         json.dump(res, f, indent=1)

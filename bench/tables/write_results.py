@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
 from bench.provenance import git_commit  # noqa: E402
-from run_lookups import lat, table  # noqa: E402
+from run_lookups import commands, lat, table  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
 
@@ -42,8 +42,9 @@ def sweep_table(sweep_dir, synth_dir, lookups):
                 generated[name] = int(latency)
     lines = [
         "| unit | lookups/clock | lookups/clock during WRITEs | latency measured "
-        "| latency declared | " + " | ".join(RESOURCES) + " |",
-        "| --- | ---: | ---: | ---: | ---: | " + " | ".join(["---:"] * len(RESOURCES)) + " |",
+        "| latency declared | WRITE / READ / CLEAR clocks | " + " | ".join(RESOURCES) + " |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join(["---:"] * len(RESOURCES))
+        + " |",
     ]
     problems = [] if generated else [f"no sweep units ({tsv} not found or empty)"]
     for name in generated:  # the generator's order
@@ -65,6 +66,7 @@ def sweep_table(sweep_dir, synth_dir, lookups):
                                 f"generator {generated[name]}")
         if r is None:
             rates += " | no result"
+        declared += " | " + ("no result" if r is None else commands(r))
         res = synth_dir / name / "resources.txt"
         counts = dict(ln.split() for ln in res.read_text().splitlines() if ln.strip()) \
             if res.exists() else {}
@@ -105,7 +107,9 @@ def main():
         "key clock, the same for every key; *declared* is the latency word of the unit's "
         "descriptor (docs/tables.md). The stream is run twice: idle, and with WRITE "
         "commands back to back on the control window from its first quarter to its third "
-        "(entries no key of the stream matches, so every answer stays checkable);",
+        "(entries no key of the stream matches, so every answer stays checkable); then, on "
+        "the idle unit, *WRITE / READ / CLEAR clocks*: how long one command of each keeps "
+        "the table's part of STATUS busy;",
         "- resources, by Yosys `synth_ecp5` of the unit alone.",
         "",
         "## Units of the pipeline build (`build/rtl/tables`)",
