@@ -54,6 +54,7 @@ const char *matcha_kind_name(unsigned kind)
 	case MATCHA_KIND_EXACT: return "exact";
 	case MATCHA_KIND_LPM: return "LPM";
 	case MATCHA_KIND_TERNARY: return "ternary";
+	case MATCHA_KIND_SESSION: return "session";
 	default: return "unknown";
 	}
 }
@@ -84,7 +85,7 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 	const struct matcha_table_info *in = &t->info;
 	unsigned i = t->index;
 
-	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_TERNARY)
+	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_SESSION)
 		return matcha_fail(dev, MATCHA_ENODEV, "descriptor %u has unknown kind %u", i,
 				   in->kind);
 	if (in->key_bits == 0 || in->key_bits > MATCHA_MAX_KEY_BITS)
@@ -120,7 +121,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	in->size = w[2];
 	in->data_bits = w[3];
 	in->base = w[4];
-	in->ways = in->kind == MATCHA_KIND_EXACT ? w[5] : 0;
+	in->ways = in->kind == MATCHA_KIND_EXACT || in->kind == MATCHA_KIND_SESSION ? w[5] : 0;
 	in->levels = in->kind == MATCHA_KIND_LPM ? w[5] : 0;
 	in->latency = w[6];
 	t->key_bytes = div_ceil(in->key_bits, 8);
@@ -134,6 +135,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	switch (in->kind) {
 	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
 	case MATCHA_KIND_LPM: return matcha_lpm_init(dev, t);
+	case MATCHA_KIND_SESSION: return matcha_session_init(dev, t);
 	default: return matcha_ternary_init(dev, t);
 	}
 }
@@ -372,7 +374,7 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 	return 0;
 }
 
-static int read_counter(matcha_dev *dev, uint32_t addr, uint64_t *val)
+int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val)
 {
 	uint32_t lo, hi;
 	int rc;
@@ -387,9 +389,9 @@ int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint6
 {
 	struct matcha_table *t;
 	int rc = matcha_table_get(dev, table, 0, "table_counters", &t);
-	if (rc || (rc = read_counter(dev, t->info.base + WIN_HITS, hits)))
+	if (rc || (rc = matcha_read_u64(dev, t->info.base + WIN_HITS, hits)))
 		return rc;
-	return read_counter(dev, t->info.base + WIN_MISSES, misses);
+	return matcha_read_u64(dev, t->info.base + WIN_MISSES, misses);
 }
 
 /* ----------------------------------------------------------------- value conversion */

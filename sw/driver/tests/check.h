@@ -50,7 +50,13 @@
 	X(ternary_random_make_before_break)                                                \
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
-	X(ternary_port_range)
+	X(ternary_port_range)                                                              \
+	X(session_key_ipv4)                                                                \
+	X(session_discovery)                                                               \
+	X(session_read_find_delete)                                                        \
+	X(session_delete_is_compare_and_delete)                                            \
+	X(session_settings_and_stats)                                                      \
+	X(session_flush)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)

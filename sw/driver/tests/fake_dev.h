@@ -59,6 +59,12 @@ struct fake_table {
 	 * on counts that were not zero: the driver did not ZERO before reusing the index. */
 	unsigned long stale_writes;
 	struct fake_entry default_entry; /* the miss action (cfg.default_action) */
+	/* Session tables (kind 4): the registers beyond the common window
+	 * (docs/sessions.md); WRITE removes entry INDEX if it holds the staged key. */
+	uint32_t control, tick, now, timeout[8];
+	uint64_t learned, insert_failed, aged;
+	uint32_t session_hi_latch[3];
+	unsigned long deletes; /* WRITEs that removed a session */
 };
 
 struct fake_dev {
@@ -84,6 +90,12 @@ matcha_dev *fake_open(struct fake_dev *fd);
 
 /* A lookup that hit counter `index` (entry or LPM result) with a frame of `bytes` bytes. */
 void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned bytes);
+
+/* Puts a session at `index` of session table `table`, as the data path would learn it:
+ * canonical key (big-endian, 16 bytes), state, initiator bit, age in ticks and counts. */
+void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
+		      const uint8_t key[16], unsigned state, bool initiator_high, unsigned age,
+		      uint64_t packets, uint64_t bytes);
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {
