@@ -17,7 +17,6 @@ from tb.model import session as model
 from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP, Packet
 
 SIZE, WAYS = 64, 4
-SLOTS = SIZE // WAYS
 LATENCY = 4
 TABLE = 0
 
@@ -48,23 +47,25 @@ class SessionTb:
         self.dut = dut
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         cocotb_util.quiet_cocotbext(dut, ("s_axil",))
-        self.model = model.SessionModel(SIZE, WAYS)
+        self.model = None  # once the driver has read the table's size
         self.cycles = cocotb_util.CycleCounter(dut)
         self.queue = []      # packets to send, None for an idle clock
         self.sent = []       # (cycle, packet) in send order
         self.results = []    # (cycle, result) in order
         self.dev = None
 
-    async def start(self):
+    async def start(self, size=SIZE):
+        """Reset, then open the driver on the table; `size` is the table's expected size."""
         await cocotb_util.start(self.dut, inputs_low=("packet_valid",))
         cocotb.start_soon(self._drive())
         cocotb.start_soon(self._monitor())
-        # After reset the table clears itself, one slot per clock.
-        await ClockCycles(self.dut.clk, SLOTS + 8)
         self.dev = await bridge(lambda: driver.Device(LiveBus(self.axil)))()
         info = self.dev.tables[TABLE]
         assert (info.kind, info.size, info.ways, info.key_bits, info.latency) == \
-            (driver.KIND_SESSION, SIZE, WAYS, 128, LATENCY), info
+            (driver.KIND_SESSION, size, WAYS, 128, LATENCY), info
+        self.model = model.SessionModel(info.size, info.ways)
+        # After reset the table clears itself, one slot per clock.
+        await ClockCycles(self.dut.clk, info.size // info.ways + 8)
 
     async def call(self, fn, *args):
         """A driver call (a Device method and its arguments) against the live DUT."""
@@ -133,7 +134,7 @@ class SessionTb:
     async def dump(self):
         """Every valid entry as the driver reads it: index -> Session."""
         out = {}
-        for i in range(SIZE):
+        for i in range(self.model.size):
             s = await self.call(self.dev.session_read, TABLE, i)
             if s.valid:
                 out[i] = (s.key_int(), s.state, s.initiator_high, s.age, s.packets, s.bytes)
