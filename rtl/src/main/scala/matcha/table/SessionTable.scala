@@ -413,3 +413,18 @@ class SessionTableUnit(c: SessionTableConfig) extends Component {
   table.packet << io.packet
   io.result << table.result
 }
+
+/** Session table units for the session benchmark (bench/sessions), one per directory under
+  * `--out DIR`. */
+object SessionSweep {
+  val configs = Seq(SessionTableConfig(size = 1024), SessionTableConfig(size = 4096))
+
+  def main(args: Array[String]): Unit = {
+    val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/session-sweep/rtl")
+    for (c <- configs) {
+      val dir = s"$out/session_n${c.size}"
+      new java.io.File(dir).mkdirs()
+      matcha.Generate.spinal(dir).generateVerilog(matcha.Generate.top(new SessionTableUnit(c))())
+    }
+  }
+}
