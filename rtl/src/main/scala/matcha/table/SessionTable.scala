@@ -167,6 +167,8 @@ class SessionTable(c: SessionTableConfig) extends Area {
     val flushing = Reg(Bool()) init True
     val flushSlot = Reg(UInt(c.slotBits bits)) init 0
     val busPending = Reg(Bool()) init False
+    /** The flush running is a bus CLEAR (not the one after reset), which it answers. */
+    val busFlush = Reg(Bool()) init False
     val busKind = Reg(SessionOpKind())
     val busIndex = Reg(UInt(c.indexWidth bits))
     val busKey = Reg(Bits(c.keyWidth bits))
@@ -315,7 +317,10 @@ class SessionTable(c: SessionTableConfig) extends Area {
     }
     val agedOut = read.valid && op.kind === SessionOpKind.scan && aged
     val flushed = read.valid && op.kind === SessionOpKind.flush && op.last
-    when(flushed) { maintenance.initialized := True }
+    when(flushed) {
+      maintenance.initialized := True
+      maintenance.busFlush := False
+    }
 
     val occupancy = Reg(UInt(log2Up(c.size + 1) bits)) init 0
     occupancy := occupancy + learn.asUInt.resized - CountOne(removed).resized
@@ -356,6 +361,7 @@ class SessionTable(c: SessionTableConfig) extends Area {
       }
       when(cmd.op === TableOp.clear) {
         maintenance.flushing := True
+        maintenance.busFlush := True
         maintenance.flushSlot := 0
       } otherwise {
         maintenance.busPending := True
@@ -364,7 +370,8 @@ class SessionTable(c: SessionTableConfig) extends Area {
       maintenance.busKey := cmd.entry.key
     }
     val op = decide.op
-    val finished = read.valid && (op.kind === SessionOpKind.read || op.kind === SessionOpKind.delete) || decide.flushed
+    val finished = read.valid && (op.kind === SessionOpKind.read || op.kind === SessionOpKind.delete) ||
+      decide.flushed && maintenance.busFlush
     window.done := finished
     val target = decide.target
     window.readBack.valid := read.valid && op.kind === SessionOpKind.read
