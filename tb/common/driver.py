@@ -66,7 +66,7 @@ ERRORS = {code: "MATCHA_" + name for name, code in dict(
     EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
     ETIMEDOUT=ETIMEDOUT, EHW=EHW, ENOTSUP=ENOTSUP).items()}
 
-KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_SESSION = 1, 2, 3, 4
+KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER, KIND_SESSION = 1, 2, 3, 4, 5
 SESSION_PUNT, SESSION_DROP = 0, 1  # enum matcha_session_policy
 KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
@@ -154,6 +154,37 @@ class SessionStats(ctypes.Structure):
 
     def as_dict(self):
         return {n: getattr(self, n) for n, _ in self._fields_}
+class _Entry(ctypes.Structure):
+    """struct matcha_entry"""
+    _fields_ = [("valid", ctypes.c_bool), ("action_id", ctypes.c_uint8),
+                ("priority", ctypes.c_uint32), ("key_bits", ctypes.c_uint),
+                ("key", ctypes.c_uint8 * (MAX_BITS // 8)), ("mask", ctypes.c_uint8 * (MAX_BITS // 8)),
+                ("data_bits", ctypes.c_uint), ("data", ctypes.c_uint8 * (MAX_BITS // 8))]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry as the hardware holds it (matcha_exact_read, matcha_ternary_read); key,
+    mask and data as ints, mask 0 and priority 0 on exact tables."""
+    valid: bool
+    action_id: int
+    key: int
+    mask: int
+    priority: int
+    data: int
+
+
+def _be_int(array, bits):
+    return int.from_bytes(bytes(array)[:(bits + 7) // 8], "big")
+
+
+class MeterConfig(ctypes.Structure):
+    """struct matcha_meter_config"""
+    _fields_ = [("flags", ctypes.c_uint)] + \
+        [(n, ctypes.c_uint64) for n in ("cir", "cburst", "pir", "pburst")]
+
+
+METER_TWO_RATE, METER_COLOR_AWARE, METER_PACKETS = 0x1, 0x2, 0x4  # MATCHA_METER_*
 
 
 class _Prefix(ctypes.Structure):
@@ -210,6 +241,11 @@ def library():
         "matcha_session_now": (I, [P, U, ctypes.POINTER(U32)]),
         "matcha_session_set_policy": (I, [P, U, I]),
         "matcha_session_get_policy": (I, [P, U, ctypes.POINTER(I)]),
+        "matcha_exact_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
+        "matcha_ternary_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
+        "matcha_set_clock_hz": (I, [P, ctypes.c_uint64]),
+        "matcha_meter_set": (I, [P, U, U32, ctypes.POINTER(MeterConfig)]),
+        "matcha_meter_get": (I, [P, U, U32, ctypes.POINTER(MeterConfig), U64P, U64P]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -406,6 +442,21 @@ class Device:
         self._call("matcha_ternary_delete", table, to_be(value, kb), to_be(mask, kb), kb,
                    priority)
 
+    def _read_entry(self, name, table, index, masked):
+        e = _Entry()
+        self._call(name, table, index, ctypes.byref(e))
+        return Entry(e.valid, e.action_id, _be_int(e.key, e.key_bits),
+                     _be_int(e.mask, e.key_bits) if masked else 0,
+                     e.priority if masked else 0, _be_int(e.data, e.data_bits))
+
+    def exact_read(self, table, index):
+        """Entry `index` (way * slots + slot) read back from the hardware."""
+        return self._read_entry("matcha_exact_read", table, index, masked=False)
+
+    def ternary_read(self, table, index):
+        """Entry `index` read back from the hardware."""
+        return self._read_entry("matcha_ternary_read", table, index, masked=True)
+
     # Per-entry counters: each returns (packets, bytes).
 
     def counters_read(self, table, index):
@@ -507,6 +558,23 @@ class Device:
         v = ctypes.c_int()
         self._call("matcha_session_get_policy", table, ctypes.byref(v))
         return v.value
+    # Meters.
+
+    def set_clock_hz(self, hz):
+        self._call("matcha_set_clock_hz", hz)
+
+    def meter_set(self, table, index, flags=0, cir=0, cburst=0, pir=0, pburst=0, off=False):
+        """Sets a meter in P4Runtime terms (rates per second, bursts in bytes or packets);
+        `off` unconfigures it."""
+        cfg = MeterConfig(flags, cir, cburst, pir, pburst)
+        self._call("matcha_meter_set", table, index, None if off else ctypes.byref(cfg))
+
+    def meter_get(self, table, index):
+        """(MeterConfig, committed tokens, peak tokens); MatchaError ENOENT if unconfigured."""
+        cfg, c, p = MeterConfig(), ctypes.c_uint64(), ctypes.c_uint64()
+        self._call("matcha_meter_get", table, index, ctypes.byref(cfg), ctypes.byref(c),
+                   ctypes.byref(p))
+        return cfg, c.value, p.value
 
     def __enter__(self):
         return self
@@ -524,13 +592,13 @@ class Descriptor:
     size: int
     data_bits: int
     base: int
-    geometry: int  # ways (exact), levels (LPM), 0
+    geometry: int  # ways (exact), levels (LPM), rate | level << 8 | time << 16 bits (meter), 0
     latency: int
-    extra: int     # nodes per level below the first (LPM), 0
+    extra: int     # nodes per level below the first (LPM), clocks per tick (meter), 0
 
     @property
     def code(self):
-        """The kind without its flags: KIND_EXACT, KIND_LPM or KIND_TERNARY."""
+        """The kind without its flags: KIND_EXACT, KIND_LPM, KIND_TERNARY or KIND_METER."""
         return self.kind & 0xFF
 
     @property

@@ -97,7 +97,7 @@ PORT_WIDTH = 4
 
 META_FIELDS = [
     ("ingressPort", PORT_WIDTH), ("egressPort", PORT_WIDTH), ("drop", 1), ("punt", 1),
-    ("reason", 8), ("parseError", 8), ("frameLen", 16), ("payloadOffset", 8),
+    ("reason", 8), ("parseError", 8), ("frameLen", 16), ("payloadOffset", 8), ("color", 2),
 ]
 
 

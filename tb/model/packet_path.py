@@ -169,6 +169,7 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
     phv["meta.punt"] = int(error != NO_ERROR and error not in DROP_CODES)
     phv["meta.frameLen"] = frame_len & 0xFFFF
     phv["meta.payloadOffset"] = end_of_last
+    phv["meta.color"] = 0  # green until a meter says otherwise
     return phv
 
 

@@ -25,8 +25,13 @@ Semantics (docs/pipeline.md "Semantics"):
   hits and misses are counted per table, hits also per entry (packets, meta.frameLen
   bytes) when the table has counters;
 - ops: set (from an action-data parameter), setConst, decrement (modulo 2^width), drop
-  (meta.drop, meta.reason), punt (meta.punt, meta.reason), applied in order; values are
-  cut to the field's width.
+  (meta.drop, meta.reason), punt (meta.punt, meta.reason), meter (meter `param` of a
+  meter array colours the frame: meta.color becomes its colour, with meta.frameLen bytes
+  and meta.color as the colour in), applied in order; values are cut to the field's width.
+
+Meter arrays (the "meters" of the description) are tb/model/meter.py's MeterBank, set with
+`Program.meters[name].configure(index, HwMeter, tick)`; `apply(phv, tick=t)` meters at
+tick t (tests that cannot know a frame's tick use meters whose rates are 0).
 
 Match kinds (docs/tables.md): exact (key -> action), LPM (the longest prefix covering the
 key), ternary ((key & mask) == value; the highest priority wins, equal priorities go to
@@ -39,9 +44,10 @@ from dataclasses import dataclass, field as dc_field
 from pathlib import Path
 
 from .headers import all_field_names
+from .meter import MeterBank
 
 KINDS = ("exact", "lpm", "ternary")
-OPS = ("set", "setConst", "decrement", "drop", "punt")
+OPS = ("set", "setConst", "decrement", "drop", "punt", "meter")
 # Table punt and drop reasons are at least 0x10; parse errors own 1..15.
 MIN_TABLE_REASON = 0x10
 
@@ -107,6 +113,7 @@ class Op:
     param: str = None
     value: int = None
     reason: int = None
+    meter: str = None
 
 
 @dataclass
@@ -140,8 +147,9 @@ class Action:
             d |= v << p.offset
         return d
 
-    def apply(self, phv, data):
-        """Applies the ops in order to `phv` (a dict, changed in place)."""
+    def apply(self, phv, data, meters=None, tick=0):
+        """Applies the ops in order to `phv` (a dict, changed in place); `meters`: the
+        program's meter arrays by name, metering at `tick`."""
         for op in self.ops:
             if op.op == "set":
                 width = field_width(op.field)
@@ -157,6 +165,10 @@ class Action:
             elif op.op == "punt":
                 phv["meta.punt"] = 1
                 phv["meta.reason"] = op.reason & 0xFF
+            elif op.op == "meter":
+                phv["meta.color"] = meters[op.meter].packet(
+                    self.param(op.param).value(data), tick, phv.get("meta.frameLen", 0),
+                    phv.get("meta.color", 0))
             else:  # checked when loading
                 raise ProgramError(f"unknown op {op.op!r}")
 
@@ -172,7 +184,8 @@ def _action(desc, table):
                                    f"{o.get('op')!r}")
             ops.append(Op(o["op"], o.get("field"), o.get("param"),
                           None if o.get("value") is None else int(o["value"]),
-                          None if o.get("reason") is None else int(o["reason"])))
+                          None if o.get("reason") is None else int(o["reason"]),
+                          o.get("meter")))
         return Action(desc["name"], int(desc["id"]), params, ops)
     except KeyError as e:
         raise ProgramError(f"table {table}: action without {e}") from None
@@ -353,9 +366,9 @@ class Table:
         """(hit, action id, data, entry identity) of a key."""
         raise NotImplementedError
 
-    def apply(self, phv, count=True):
-        """Looks the PHV up and applies the action (phv changed in place); returns a
-        Lookup describing what happened."""
+    def apply(self, phv, count=True, meters=None, tick=0):
+        """Looks the PHV up and applies the action (phv changed in place; `meters` and
+        `tick` as Action.apply takes them); returns a Lookup describing what happened."""
         if self.apply_if is not None and not phv.get(self.apply_if, 0):
             return Lookup(self.name, False)
         key = self.key_of(phv)
@@ -365,7 +378,7 @@ class Table:
         if count:
             self.count(hit, entry, phv.get("meta.frameLen", 0))
         act = self.actions[action_id]
-        act.apply(phv, data)
+        act.apply(phv, data, meters, tick)
         return Lookup(self.name, True, key, hit, entry, act.name, data)
 
     def __len__(self):
@@ -580,6 +593,8 @@ class Program:
         self.by_name = {t.name: t for t in self.tables}
         if len(self.by_name) != len(self.tables):
             raise ProgramError("two tables with one name")
+        self.meter_arrays = desc.get("meters", [])
+        self.meters = {m["name"]: MeterBank(int(m["size"])) for m in self.meter_arrays}
         self.problems = self.check()
         if self.problems and strict:
             raise ProgramError("; ".join(self.problems))
@@ -637,6 +652,17 @@ class Program:
                                            f"{op.param} ({a.param(op.param).width} bits)")
                         if op.op == "setConst" and (op.value is None or op.value >> fw):
                             out.append(f"{at}: setConst {op.field} value {op.value}")
+                    elif op.op == "meter":
+                        size = next((int(m["size"]) for m in self.meter_arrays
+                                     if m["name"] == op.meter), None)
+                        if size is None:
+                            out.append(f"{at}: meter op on unknown array {op.meter!r}")
+                        elif op.param not in names:
+                            out.append(f"{at}: meter index from unknown parameter "
+                                       f"{op.param!r}")
+                        elif 1 << a.param(op.param).width != size:
+                            out.append(f"{at}: meter index {op.param} is "
+                                       f"{a.param(op.param).width} bits for {size} meters")
                     else:
                         if op.reason is None or not MIN_TABLE_REASON <= op.reason <= 0xFF:
                             out.append(f"{at}: {op.op} reason {op.reason} (tables own "
@@ -649,16 +675,18 @@ class Program:
 
     # ----------------------------------------------------------------- applying
 
-    def apply(self, phv, count=True, trace=None):
+    def apply(self, phv, count=True, trace=None, tick=0):
         """The PHV after the tables (a new dict; `phv` is not changed). With `count`,
-        the counters are updated; `trace`, a list, receives a Lookup per table."""
+        the counters and the meters are updated; `trace`, a list, receives a Lookup per
+        table; meters meter at `tick`."""
         out = dict(phv)
         if out.get("meta.parseError", 0) != 0:
             if trace is not None:
                 trace.extend(Lookup(t.name, False) for t in self.tables)
             return out
+        meters = self.meters if count else copy.deepcopy(self.meters)
         for t in self.tables:
-            r = t.apply(out, count)
+            r = t.apply(out, count, meters, tick)
             if trace is not None:
                 trace.append(r)
         return out
@@ -689,6 +717,8 @@ class Program:
             t.clear()
             t.hits = t.misses = 0
             t.default = t.reset_default
+        for bank in self.meters.values():
+            bank.clear()
 
 
 def load(source, strict=True):

@@ -34,7 +34,7 @@ from tb.model import NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import Program
 from tb.pipeline import traffic
 from tb.pipeline.control import (
-    Control, descriptor_of, entry_args, range_pairs,
+    Control, descriptors_for, entry_args, range_pairs,
 )
 from tb.pipeline.l2l3 import (
     ACL_DENY, ACL_TO_HOST, L2_DROP, L3_DROP, NO_ROUTE, acl_rule,
@@ -100,13 +100,11 @@ class PipelineTb:
         build_id = self.lay.raw.get("buildId")
         assert s[drv.BUILD_ID] == build_id, \
             f"BUILD_ID {s[drv.BUILD_ID]:#x}, layout.json buildId {build_id!r}"
-        tables = self.lay.raw["program"]["tables"]
+        want = descriptors_for(self.lay.raw["program"])
         got = drv.descriptors(s)
-        assert len(got) == len(tables), f"{len(got)} descriptors, {len(tables)} tables"
-        for t in tables:
-            want = descriptor_of(t)
-            assert got[t["index"]] == want, \
-                f"descriptor {t['index']} ({t['name']}): {got[t['index']]}, want {want}"
+        assert len(got) == len(want), f"{len(got)} descriptors, the program has {len(want)}"
+        for index, d in want:
+            assert got[index] == d, f"descriptor {index}: {got[index]}, want {d}"
 
     async def write32(self, addr, value):
         r = await self.axil.write(addr, value.to_bytes(4, "little"))
@@ -216,9 +214,13 @@ class PipelineTb:
         return a
 
     async def send(self, name, frame, port=0, bad=False):
-        """Queues a frame; the model counts it with the tables of now."""
+        """Queues a frame; the model counts it with the tables of now. With meters, a
+        frame's answer depends on the frames before it, so it is taken now, for the
+        tables of now."""
         s = Sent(name, bytes(frame), port, bad, len(self.states) - 1)
-        self.model.apply(self.parse(frame, port, bad), count=True)
+        after = self.model.apply(self.parse(frame, port, bad), count=True)
+        if self.model.meters:
+            s.answers[s.state] = deparse(s.frame, after)
         self.sent.append(s)
         await self.src.send(AxiStreamFrame(s.frame, tuser=in_tuser_bytes(
             len(frame), self.lanes, port, bad)))

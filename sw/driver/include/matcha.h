@@ -61,6 +61,8 @@ enum matcha_error {
 	MATCHA_EHW = -13,       /* a table command reported an error in STATUS */
 	MATCHA_ENOTSUP = -14,   /* the table was built without what the call needs (per-entry
 				   counters, a default action) */
+	MATCHA_ELAYOUT = -15,   /* the layout file is malformed or belongs to another bitstream,
+				   or a by-name call was made without one */
 };
 
 /* A fixed description of an error code ("table full", ...); never NULL. */
@@ -88,6 +90,27 @@ typedef struct matcha_dev matcha_dev;
  * has no tables. Close it with matcha_close() in every case.
  */
 int matcha_open_ops(const struct matcha_regs_ops *ops, void *ctx, matcha_dev **devp);
+
+/*
+ * Opens a device by URI, with one of the built-in backends, then as matcha_open_ops():
+ *
+ *   mqnic:/dev/mqnic0   a Corundum NIC's character device: the application region
+ *                       (region 1, found with the region-info ioctl, mapped at its mmap
+ *                       offset 1 << 40, of the size the ioctl reports)
+ *   pci:0000:01:00.0    the PCI device's BAR 2, /sys/bus/pci/devices/<BDF>/resource2, mapped
+ *                       at offset 0 (BB:DD.F means domain 0000); pci:/path/resourceN maps
+ *                       that file instead
+ *   sim:PATH            a running simulator's control socket (docs/sim-socket.md); a
+ *                       response other than OKAY fails with MATCHA_EIO naming the address
+ *                       and the response
+ *
+ * Mapped windows are bounds-checked: an access beyond the mapping fails with MATCHA_EIO,
+ * and a table window beyond it fails the open. An unknown scheme or a malformed argument
+ * is MATCHA_EINVAL, a device that cannot be opened or mapped MATCHA_ENODEV. As with
+ * matcha_open_ops(), *devp receives a handle in every case but MATCHA_ENOMEM; matcha_close()
+ * releases the backend too.
+ */
+int matcha_open(const char *uri, matcha_dev **devp);
 void matcha_close(matcha_dev *dev);
 
 /* What went wrong in the last failing call on this handle ("" if nothing failed yet). */
@@ -102,7 +125,8 @@ enum matcha_table_kind {
 	MATCHA_KIND_EXACT = 1,
 	MATCHA_KIND_LPM = 2,
 	MATCHA_KIND_TERNARY = 3,
-	MATCHA_KIND_SESSION = 4,
+	MATCHA_KIND_METER = 4, /* an array of meters (matcha_meter_set) */
+	MATCHA_KIND_SESSION = 5, /* a session table (matcha_session_*) */
 };
 
 struct matcha_table_info {
@@ -225,6 +249,10 @@ int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsign
 		     uint8_t action_id, const uint8_t *data, unsigned data_bits);
 int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits);
+/* Gives a present key a new action and data: one WRITE of its slot, counts kept. */
+int matcha_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
+			unsigned key_bits, uint8_t action_id, const uint8_t *data,
+			unsigned data_bits);
 
 /* Where the key sits, from the shadow: *index = way * (size/ways) + slot. */
 int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
@@ -249,6 +277,16 @@ int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 /* Removes a prefix, in the reverse order of matcha_lpm_add. */
 int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		      unsigned prefix_len);
+
+/* Gives a present prefix a new action and data: one WRITE of its result, counts kept. */
+int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		      unsigned prefix_len, uint8_t action_id, const uint8_t *data,
+		      unsigned data_bits);
+/* Reads a prefix's result back from the hardware (READ command): valid bit, action id and
+ * data; entry->key is the prefix (a result holds no key). *result (unless NULL) is its
+ * result index. MATCHA_ENOENT if the prefix is not in the table. */
+int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		    unsigned prefix_len, uint32_t *result, struct matcha_entry *entry);
 
 /* Stride (key bits consumed) and node capacity of one trie level. */
 int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level, unsigned *stride_bits,
@@ -294,6 +332,15 @@ int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
 		       uint8_t action_id, const uint8_t *data, unsigned data_bits);
 int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 			  const uint8_t *mask, unsigned key_bits, uint32_t priority);
+
+/* Gives a present rule a new action and data: one WRITE at its index, counts kept. */
+int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			  uint8_t action_id, const uint8_t *data, unsigned data_bits);
+/* Where a rule sits, from the shadow (its entry index). */
+int matcha_ternary_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *value,
+			     const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			     uint32_t *index);
 
 /* Reads entry `index` back from the hardware (READ command). */
 int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
@@ -404,6 +451,202 @@ int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks);
 int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick);
 int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy p);
 int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy *p);
+/* ------------------------------------------------------------------ the layout file */
+
+/*
+ * The generator's layout.json names what the self-describing block only numbers: tables,
+ * key fields, actions and action parameters (docs/pipeline.md, "layout.json program").
+ * matcha_layout_load() reads it and refuses it, with MATCHA_ELAYOUT and a message saying
+ * what differs, when its buildId is not the hardware's BUILD_ID or when its tables
+ * disagree with the descriptors (count, kind, widths, size, ways, levels and nodes,
+ * latency, counters, default action). A handle has at most one layout; loading another
+ * replaces it (and forgets the entry handles below).
+ */
+
+/* Limits of a layout the driver takes. */
+#define MATCHA_MAX_FIELDS 16 /* key fields of a table */
+#define MATCHA_MAX_PARAMS 32 /* parameters of an action */
+
+struct matcha_param_info {
+	const char *name;
+	unsigned width;
+	unsigned offset; /* lowest bit in the action data */
+};
+
+struct matcha_action_info {
+	const char *name;
+	uint8_t id;
+	unsigned nparams;
+	const struct matcha_param_info *params; /* first parameter in the most significant bits */
+};
+
+struct matcha_field_info {
+	const char *name; /* the PHV field; a firstValid list as "hdr.tcp.srcPort|hdr.udp.srcPort" */
+	unsigned width;
+	unsigned offset;  /* lowest bit in the key */
+};
+
+struct matcha_table_layout {
+	const char *name;
+	unsigned table; /* descriptor index */
+	unsigned kind;  /* enum matcha_table_kind */
+	unsigned key_bits, data_bits, size;
+	unsigned nfields;
+	const struct matcha_field_info *fields; /* first field in the most significant bits */
+	unsigned nactions;
+	const struct matcha_action_info *actions;
+	const struct matcha_action_info *default_action; /* the reset miss action, or NULL */
+};
+
+int matcha_layout_load(matcha_dev *dev, const char *path);
+/* The same from text in memory; `name` stands for the file in messages. */
+int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const char *name);
+
+/* The program's name, or NULL without a layout. */
+const char *matcha_layout_program(const matcha_dev *dev);
+/* A table's names, or NULL without a layout or for a table it does not describe. Valid
+ * until the layout is replaced or the handle closed. */
+const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table);
+/* The descriptor index of the table called `name` (MATCHA_ENOTABLE if none). */
+int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table);
+/* The action of a table called `name`, or NULL. */
+const struct matcha_action_info *matcha_action_by_name(const struct matcha_table_layout *tl,
+						       const char *name);
+
+/* ------------------------------------------------------------- entries by name */
+
+/*
+ * Entries named as in the layout and as simple_switch_CLI writes them: a match per key
+ * field, an action by name and a value per action parameter, which the driver packs into
+ * the action data by the parameters' offsets. Each added entry gets a handle (per table,
+ * counting from 0, not reused until the table is cleared); the handle is what modify,
+ * delete, read and the counters take.
+ *
+ * Values are unsigned numbers of up to 512 bits (struct matcha_value, big-endian); a value
+ * that does not fit its field or parameter fails with MATCHA_E2BIG, naming both.
+ *
+ * Match kinds by table kind:
+ *  - exact tables: EXACT on every field;
+ *  - LPM tables: EXACT or LPM (value/prefix_len) fields that together form one prefix of
+ *    the key: the fields after a partial prefix must be /0;
+ *  - ternary tables: EXACT, LPM, TERNARY (value, mask; value bits outside the mask must be
+ *    0) and RANGE (value..high inclusive, fields of at most 32 bits), and a priority
+ *    (higher wins). A RANGE is expanded to prefixes by matcha_range_to_prefixes(), several
+ *    ranged fields to the cross product: one handle, several hardware entries (added all
+ *    or none; a modify rewrites each with one WRITE).
+ * Entries written through the index-based calls above have no handle.
+ */
+#define MATCHA_VALUE_BYTES 64
+struct matcha_value {
+	uint8_t be[MATCHA_VALUE_BYTES]; /* big-endian: be[63] holds bits 7..0 */
+};
+
+enum matcha_match_kind {
+	MATCHA_MATCH_EXACT = 1,
+	MATCHA_MATCH_LPM,
+	MATCHA_MATCH_TERNARY,
+	MATCHA_MATCH_RANGE,
+};
+
+struct matcha_match {
+	unsigned kind;            /* enum matcha_match_kind */
+	struct matcha_value value; /* RANGE: the low end */
+	struct matcha_value mask;  /* TERNARY */
+	struct matcha_value high;  /* RANGE: the high end */
+	unsigned prefix_len;      /* LPM */
+};
+
+/* No priority (exact and LPM tables). */
+#define MATCHA_NO_PRIORITY (-1)
+
+int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_match *match,
+		     unsigned nmatch, const char *action, const struct matcha_value *params,
+		     unsigned nparams, int64_t priority, uint32_t *handle);
+/* A new action and parameters for an entry; its match, priority and counts stay. */
+int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
+			const char *action, const struct matcha_value *params, unsigned nparams);
+int matcha_entry_delete(matcha_dev *dev, const char *table, uint32_t handle);
+
+/* An entry as read back from the hardware (matcha_entry_read). */
+struct matcha_entry_view {
+	uint32_t handle;
+	unsigned nmatch;
+	const struct matcha_match *match; /* as added; valid until the entry changes */
+	const struct matcha_action_info *action;
+	unsigned nparams;
+	struct matcha_value params[MATCHA_MAX_PARAMS];
+	bool has_priority;
+	uint32_t priority;
+	unsigned hw_entries; /* hardware entries it takes (ternary ranges: more than 1) */
+	uint32_t index;      /* exact: slot; LPM: result; ternary: the first entry's index */
+};
+
+/*
+ * Reads an entry back with READ commands and decodes its action and parameters from what
+ * the hardware holds; MATCHA_EHW if the hardware does not hold what was written (key,
+ * mask, priority or valid bit), or an action id the layout does not name.
+ */
+int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
+		      struct matcha_entry_view *view);
+/* The lowest handle >= from in use, for walking a table; MATCHA_ENOENT past the last. */
+int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_t *handle);
+/* An entry's packet and byte counts, summed over its hardware entries; flags as in
+ * matcha_exact_counters. */
+int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
+			  uint64_t *packets, uint64_t *bytes, unsigned flags);
+
+/* The miss action by name (matcha_table_set_default, matcha_table_get_default). */
+int matcha_default_set(matcha_dev *dev, const char *table, const char *action,
+		       const struct matcha_value *params, unsigned nparams);
+int matcha_default_get(matcha_dev *dev, const char *table,
+		       const struct matcha_action_info **action, struct matcha_value *params);
+
+/* --------------------------------------------------------------------------- meters */
+
+/*
+ * Meter arrays (MATCHA_KIND_METER): `size` meters, each an RFC 2697 single-rate or RFC 2698
+ * two-rate three-colour marker, set in P4Runtime MeterConfig terms. The hardware counts
+ * tokens per clock tick; the driver converts rates with the clock frequency of the
+ * pipeline, which the handle must be told first (matcha_set_clock_hz). docs/tables.md
+ * ("Meters") has the hardware's units and resolution.
+ */
+
+/* The pipeline's clock in Hz (e.g. 250000000), needed by the meter calls; 0 is refused. */
+int matcha_set_clock_hz(matcha_dev *dev, uint64_t hz);
+
+#define MATCHA_METER_TWO_RATE 0x1u    /* RFC 2698 trTCM; without it RFC 2697 srTCM */
+#define MATCHA_METER_COLOR_AWARE 0x2u /* honour the packet's colour so far */
+#define MATCHA_METER_PACKETS 0x4u     /* rates and bursts count packets, not bytes */
+
+struct matcha_meter_config {
+	unsigned flags;  /* MATCHA_METER_* */
+	uint64_t cir;    /* committed rate, bytes (or packets) per second */
+	uint64_t cburst; /* CBS, bytes (or packets) */
+	uint64_t pir;    /* two-rate: PIR, at least cir; single-rate: must be 0 */
+	uint64_t pburst; /* two-rate: PBS; single-rate: EBS */
+};
+
+/*
+ * Sets meter `index` (0 .. size-1) and fills both its buckets; cfg NULL unconfigures it
+ * (an unconfigured meter, as after reset or matcha_table_clear, marks every packet green).
+ * The RFCs' rules are enforced: two-rate needs pir >= cir and both bursts > 0, single-rate
+ * pir == 0 and cburst + pburst > 0 (MATCHA_EINVAL otherwise). MATCHA_E2BIG if a burst or rate
+ * is beyond what the hardware holds; MATCHA_EINVAL if a non-zero rate cannot be represented
+ * within 0.1 % (rates far below the burst: the bucket would take longer to fill than the
+ * hardware's resolution allows). matcha_last_error() says which value and the limit.
+ */
+int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
+		     const struct matcha_meter_config *cfg);
+
+/*
+ * Reads meter `index` back: its configuration (rates as the hardware holds them, rounded
+ * to the nearest unit per second) and, unless NULL, the tokens now in its two buckets
+ * (committed; peak or excess), rounded down to whole bytes or packets. MATCHA_ENOENT for an
+ * unconfigured meter (cfg and tokens are then zeroed).
+ */
+int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
+		     struct matcha_meter_config *cfg, uint64_t *committed_tokens,
+		     uint64_t *peak_tokens);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@ const char *matcha_strerror(int err)
 	case MATCHA_ETIMEDOUT: return "table command timed out";
 	case MATCHA_EHW: return "table command failed";
 	case MATCHA_ENOTSUP: return "the table lacks that feature";
+	case MATCHA_ELAYOUT: return "layout file unusable or missing";
 	default: return "unknown error";
 	}
 }
@@ -54,6 +55,7 @@ const char *matcha_kind_name(unsigned kind)
 	case MATCHA_KIND_EXACT: return "exact";
 	case MATCHA_KIND_LPM: return "LPM";
 	case MATCHA_KIND_TERNARY: return "ternary";
+	case MATCHA_KIND_METER: return "meter";
 	case MATCHA_KIND_SESSION: return "session";
 	default: return "unknown";
 	}
@@ -62,6 +64,9 @@ const char *matcha_kind_name(unsigned kind)
 int matcha_reg_read(matcha_dev *dev, uint32_t addr, uint32_t *val)
 {
 	int rc = dev->ops.read32(dev->ctx, addr, val);
+	if (rc && dev->backend.describe)
+		return matcha_fail(dev, MATCHA_EIO, "read of register 0x%06x failed: %s",
+				   (unsigned)addr, dev->backend.describe(dev->ctx, rc));
 	if (rc)
 		return matcha_fail(dev, MATCHA_EIO, "read of register 0x%06x failed (backend error %d)",
 				   (unsigned)addr, rc);
@@ -71,6 +76,9 @@ int matcha_reg_read(matcha_dev *dev, uint32_t addr, uint32_t *val)
 int matcha_reg_write(matcha_dev *dev, uint32_t addr, uint32_t val)
 {
 	int rc = dev->ops.write32(dev->ctx, addr, val);
+	if (rc && dev->backend.describe)
+		return matcha_fail(dev, MATCHA_EIO, "write of 0x%08x to register 0x%06x failed: %s",
+				   (unsigned)val, (unsigned)addr, dev->backend.describe(dev->ctx, rc));
 	if (rc)
 		return matcha_fail(dev, MATCHA_EIO,
 				   "write of 0x%08x to register 0x%06x failed (backend error %d)",
@@ -100,6 +108,11 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 		return matcha_fail(dev, MATCHA_ENODEV,
 				   "table %u: window base 0x%x is not a 64 KiB window after the "
 				   "info block", i, (unsigned)in->base);
+	uint64_t mapped = dev->backend.window_bytes;
+	if (mapped && (uint64_t)in->base + 0x10000 > mapped)
+		return matcha_fail(dev, MATCHA_ENODEV, "table %u: its window 0x%x..0x%x lies beyond "
+				   "the 0x%llx bytes mapped", i, (unsigned)in->base,
+				   (unsigned)in->base + 0xFFFF, (unsigned long long)mapped);
 	return 0;
 }
 
@@ -135,6 +148,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	switch (in->kind) {
 	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
 	case MATCHA_KIND_LPM: return matcha_lpm_init(dev, t);
+	case MATCHA_KIND_METER: return matcha_meter_init(dev, t, w[5], w[7]);
 	case MATCHA_KIND_SESSION: return matcha_session_init(dev, t);
 	default: return matcha_ternary_init(dev, t);
 	}
@@ -192,12 +206,22 @@ static int discover(matcha_dev *dev)
 	return 0;
 }
 
+matcha_dev *matcha_dev_new(void)
+{
+	return calloc(1, sizeof(matcha_dev));
+}
+
 int matcha_open_ops(const struct matcha_regs_ops *ops, void *ctx, matcha_dev **devp)
 {
-	matcha_dev *dev = calloc(1, sizeof *dev);
+	matcha_dev *dev = matcha_dev_new();
 	*devp = dev;
 	if (!dev)
 		return MATCHA_ENOMEM;
+	return matcha_dev_attach(dev, ops, ctx);
+}
+
+int matcha_dev_attach(matcha_dev *dev, const struct matcha_regs_ops *ops, void *ctx)
+{
 	if (!ops || !ops->read32 || !ops->write32)
 		return matcha_fail(dev, MATCHA_EINVAL, "register access ops lack read32 or write32");
 	dev->ops = *ops;
@@ -214,7 +238,10 @@ void matcha_close(matcha_dev *dev)
 {
 	if (!dev)
 		return;
+	matcha_layout_free(dev);
 	free_tables(dev);
+	if (dev->backend.release)
+		dev->backend.release(dev->ctx);
 	free(dev);
 }
 
@@ -367,6 +394,7 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 		return rc;
 	if ((rc = matcha_window_command(dev, t, CMD_CLEAR, 0)))
 		return rc;
+	matcha_layout_table_cleared(dev, table);
 	matcha_exact_reset(t);
 	matcha_lpm_reset(t);
 	matcha_ternary_reset(t);

@@ -286,6 +286,29 @@ int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsign
 	return add_slot(dev, t, path[0], canon, hash, action_id, data_words);
 }
 
+int matcha_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
+			unsigned key_bits, uint8_t action_id, const uint8_t *data,
+			unsigned data_bits)
+{
+	struct matcha_table *t;
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t data_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_modify", &t)) ||
+	    (rc = canonical_key(dev, t, key, key_bits, canon)) ||
+	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+					t->info.data_bits, data_words)))
+		return rc;
+	uint64_t hash = matcha_crc64_xz(canon, t->key_bytes);
+	int64_t at = find(t, canon, hash);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "exact_modify: the key is not in table %u",
+				   table);
+	/* One WRITE of the same key in the same slot: its counts stay with it. */
+	return write_slot(dev, t, (uint32_t)at, canon, hash, action_id, data_words);
+}
+
 int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits)
 {

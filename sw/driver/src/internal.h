@@ -92,17 +92,41 @@ struct matcha_table {
 	 * Its count is carried[i] + the hardware count of i.
 	 */
 	struct matcha_counts *carried;
+	/* Meters: from descriptor words 5 and 7. */
+	unsigned meter_rate_bits, meter_level_bits, meter_time_bits, meter_tick_clocks;
 };
+
+/* What matcha_open() adds to a register backend it set up itself. */
+struct matcha_backend {
+	void (*release)(void *ctx); /* frees ctx (unmaps, closes) in matcha_close() */
+	/* Says in words why an access failed, from the callback's return code; may be NULL. */
+	const char *(*describe)(void *ctx, int rc);
+	uint64_t window_bytes;      /* bytes the backend can address, 0 if unknown */
+};
+
+struct matcha_layout;
 
 struct matcha_dev {
 	struct matcha_regs_ops ops;
 	void *ctx;
+	struct matcha_backend backend;
+	struct matcha_layout *layout; /* matcha_layout_load(), or NULL */
 	uint32_t version;
 	uint32_t build_id;
 	unsigned ntables;
 	struct matcha_table *tables;
-	char error[256];
+	uint64_t clock_hz; /* matcha_set_clock_hz, 0 until set */
+	char error[512];
 };
+
+/* A handle with no backend and no tables (NULL when out of memory). */
+matcha_dev *matcha_dev_new(void);
+/* Reads the self-describing block through `ops` (the second half of matcha_open_ops). */
+int matcha_dev_attach(matcha_dev *dev, const struct matcha_regs_ops *ops, void *ctx);
+
+/* The sim: backend (sim.c): connects to a simulator's control socket and sets dev->ops,
+ * dev->ctx and dev->backend. */
+int matcha_sim_connect(matcha_dev *dev, const char *path);
 
 /* Records the message of a failure and returns `err`. */
 int matcha_fail(matcha_dev *dev, int err, const char *fmt, ...)
@@ -173,6 +197,22 @@ int matcha_counters_check(matcha_dev *dev, struct matcha_table *t, const char *o
 int matcha_counters_init(matcha_dev *dev, struct matcha_table *t);
 void matcha_counters_reset(struct matcha_table *t);
 void matcha_counters_free(struct matcha_table *t);
+
+/* The layout's entry handles of a table are gone after CLEAR (layout.c). */
+void matcha_layout_table_cleared(matcha_dev *dev, unsigned table);
+void matcha_layout_free(matcha_dev *dev);
+
+/* Meter window DATA words (docs/tables.md, "Meters"). */
+#define METER_MODE_TWO_RATE 0x1u
+#define METER_MODE_AWARE 0x2u
+#define METER_MODE_PACKETS 0x4u
+#define METER_MODE_SHIFT(m) (((m) >> 8) & 0x3Fu)
+#define METER_WORDS 12 /* mode, CIR, PIR, CBS (2), PBS/EBS (2), levels (2 + 2), time */
+#define METER_WRITE_WORDS 7
+
+/* Checks a meter descriptor's geometry and keeps it in t. */
+int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,
+		      uint32_t tick_clocks);
 
 /* Per-kind shadow setup, reset (after CLEAR) and teardown. */
 int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);

@@ -518,6 +518,51 @@ int matcha_lpm_counters(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	return matcha_counter_entry(dev, t, r, packets, bytes, flags);
 }
 
+int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		      unsigned prefix_len, uint8_t action_id, const uint8_t *data,
+		      unsigned data_bits)
+{
+	struct matcha_table *t;
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t data_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_modify", &t)) ||
+	    (rc = canonical_prefix(dev, t, "lpm_modify", prefix, prefix_len, canon)) ||
+	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+					t->info.data_bits, data_words)))
+		return rc;
+	uint32_t r = prefix_find(t, canon, prefix_len);
+	if (r == NO_RESULT)
+		return matcha_fail(dev, MATCHA_ENOENT, "lpm_modify: the /%u prefix is not in "
+				   "table %u", prefix_len, table);
+	/* One WRITE of the result: the trie entries pointing at it stay as they are. */
+	return write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
+}
+
+int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		    unsigned prefix_len, uint32_t *result, struct matcha_entry *entry)
+{
+	struct matcha_table *t;
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_read", &t)) ||
+	    (rc = canonical_prefix(dev, t, "lpm_read", prefix, prefix_len, canon)))
+		return rc;
+	uint32_t r = prefix_find(t, canon, prefix_len);
+	if (r == NO_RESULT)
+		return matcha_fail(dev, MATCHA_ENOENT, "lpm_read: the /%u prefix is not in "
+				   "table %u", prefix_len, table);
+	if (result)
+		*result = r;
+	if ((rc = matcha_window_read(dev, t, lpm_index(t->lpm->levels, r), entry)))
+		return rc;
+	/* A result holds no key: the prefix is the shadow's. */
+	memcpy(entry->key, canon, t->key_bytes);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ walks, queries */
 
 int matcha_lpm_walk_image(const struct matcha_lpm_image *img, const uint8_t *key,

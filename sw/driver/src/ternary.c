@@ -224,6 +224,48 @@ int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 	return 0;
 }
 
+int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			  uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	struct matcha_table *t;
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_modify", &t)) ||
+	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)) ||
+	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+					t->info.data_bits, data_words)))
+		return rc;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "ternary_modify: no such entry in table %u "
+				   "(priority %u)", table, (unsigned)priority);
+	/* One WRITE of the same rule at its index: no shift, the counts stay. */
+	return write_index(dev, t, (uint32_t)at, value_words, mask_words, priority, action_id,
+			   data_words);
+}
+
+int matcha_ternary_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *value,
+			     const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			     uint32_t *index)
+{
+	struct matcha_table *t;
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	int rc;
+
+	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t)) ||
+	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+		return rc;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "ternary_lookup_sw: no such entry in table "
+				   "%u (priority %u)", table, (unsigned)priority);
+	*index = (uint32_t)at;
+	return 0;
+}
+
 int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *value,
 			    const uint8_t *mask, unsigned key_bits, uint32_t priority,
 			    uint64_t *packets, uint64_t *bytes, unsigned flags)

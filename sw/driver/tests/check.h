@@ -56,7 +56,38 @@
 	X(session_read_find_delete)                                                        \
 	X(session_delete_is_compare_and_delete)                                            \
 	X(session_settings_and_stats)                                                      \
-	X(session_flush)
+	X(session_flush)                                                                   \
+	X(meter_discovery)                                                                 \
+	X(meter_units)                                                                     \
+	X(meter_get)                                                                       \
+	X(meter_range)                                                                     \
+	X(meter_errors)                                                                    \
+	X(open_uri_errors)                                                                 \
+	X(open_pci_resource_file)                                                          \
+	X(open_short_mapping)                                                              \
+	X(open_sim_socket)                                                                 \
+	X(open_sim_bus_errors)                                                             \
+	X(open_sim_closes_mid_transaction)                                                 \
+	X(layout_good)                                                                     \
+	X(layout_build_id_mismatch)                                                        \
+	X(layout_disagrees_with_hardware)                                                  \
+	X(layout_malformed_json)                                                           \
+	X(layout_schema_errors)                                                            \
+	X(layout_copy_current)                                                             \
+	X(entries_exact)                                                                   \
+	X(entries_lpm)                                                                     \
+	X(entries_ternary_ranges)                                                          \
+	X(entries_without_layout)                                                          \
+	X(ctl_values)                                                                      \
+	X(ctl_matches)                                                                     \
+	X(ctl_commands)                                                                    \
+	X(ctl_command_errors)                                                              \
+	X(ctl_batch_checked_by_readback)                                                   \
+	X(ctl_batch_stops_at_first_error)                                                  \
+	X(ctl_fuzz_lines_and_batches)                                                      \
+	X(layout_fuzz)                                                                     \
+	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);
 MATCHA_TESTS(DECLARE_TEST)

@@ -32,6 +32,27 @@ struct fake_cfg fake_standard_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_l2l3_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = L2L3_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 48, .size = 64,
+					      .data_bits = 4, .ways_or_levels = 4, .latency = 3,
+					      .counters = true, .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 64,
+					      .data_bits = 100, .ways_or_levels = 4, .latency = 6,
+					      .level_nodes = { 1, 16, 16, 16 }, .counters = true,
+					      .default_action = true };
+	c.table[2] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 64,
+					      .data_bits = 1, .latency = 7, .counters = true,
+					      .default_action = true };
+	return c;
+}
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);
@@ -142,6 +163,12 @@ static void command(struct fake_table *t, uint32_t cmd)
 		else {
 			check_fresh_counts(t, c, e, &t->staging);
 			*e = t->staging;
+			if (t->cfg.kind == MATCHA_KIND_METER) {
+				bool on = e->flags & 1;
+				for (unsigned w = 0; w < 4; w++)
+					e->data[7 + w] = on ? e->data[3 + w] : 0;
+				e->data[11] = 0;
+			}
 		}
 		break;
 	case 2: /* READ */
@@ -303,7 +330,7 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 					(tc->default_action ? 1u << 9 : 0) | tc->kind_extra;
 			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
 					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
-					  tc->latency, 0 };
+					  tc->latency, tc->extra };
 			*val = w[(addr - 0x40) % 32 / 4];
 		} else
 			return 1;

@@ -6,6 +6,8 @@
  * action, DEFAULT and READ_DEFAULT. Unmapped addresses fail like SLVERR, and so do the
  * counter registers of a table without counters. A hook can run after every register
  * write, to inspect the table memory between writes (and to count hits with fake_hit).
+ * A meter (kind 4) WRITE fills the levels (DATA words 7..10) from the bursts, as the
+ * hardware fills both buckets; a test may change them in `entries` before a READ.
  */
 #include <stdbool.h>
 #ifndef FAKE_DEV_H
@@ -24,6 +26,7 @@ struct fake_table_cfg {
 	unsigned latency;
 	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level */
 	bool counters, default_action;         /* descriptor kind bits 8 and 9 */
+	uint32_t extra;                        /* descriptor word 7 (meters: tick clocks) */
 	uint32_t kind_extra;                   /* other bits of descriptor word 0 */
 };
 
@@ -59,7 +62,7 @@ struct fake_table {
 	 * on counts that were not zero: the driver did not ZERO before reusing the index. */
 	unsigned long stale_writes;
 	struct fake_entry default_entry; /* the miss action (cfg.default_action) */
-	/* Session tables (kind 4): the registers beyond the common window
+	/* Session tables (kind 5): the registers beyond the common window
 	 * (docs/sessions.md); WRITE removes entry INDEX if it holds the staged key. */
 	uint32_t control, tick, now, timeout[8];
 	uint64_t learned, insert_failed, aged;
@@ -80,6 +83,14 @@ struct fake_dev {
  * action), 1 LPM 32-bit (4 levels, counters and a default action), 2 LPM 128-bit
  * (16 levels), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
+
+/* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
+ * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 4 levels of 16
+ * nodes, 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit
+ * data); all with counters and a default action. BUILD_ID is that of
+ * tests/data/l2l3_w64.layout.json. */
+#define L2L3_BUILD_ID 1535772805u
+struct fake_cfg fake_l2l3_cfg(void);
 
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
 void fake_free(struct fake_dev *fd);

@@ -31,6 +31,27 @@ class ProgramSpec extends AnyFunSuite {
     assert(Stage.keyWidth(p.tables(2), layout) == 32 + 32 + 8 + 16 + 16)
   }
 
+  test("a meter op takes its stage's colour and adds the meter's latency; a table on the colour follows") {
+    val p = Programs.policer
+    assert(p.stages.map(_.map(_.name)) == Seq(Seq("police"), Seq("by_colour")))
+    val lookups = p.tables.map(Stage.tableLatency(_, layout))
+    assert(p.latency(layout) == (lookups(0) + 6 + 2) + (lookups(1) + 2))
+  }
+
+  test("meter ops that cannot work are refused") {
+    val arrays = Seq(MeterSpec("m", 16))
+    def metered(name: String, param: Param, array: String = "m") =
+      TableSpec(name, MatchKind.Exact, Seq(KeyField("hdr.eth.dst")), size = 16,
+        actions = Seq(Action("a", Seq(param), Seq(Op.Meter(array, param.name)))), default = "a")
+    val ok = metered("t", Param("i", 4))
+    assert(Program("p", Seq(ok), arrays).stages.size == 1)
+    intercept[IllegalArgumentException](Program("p", Seq(metered("t", Param("i", 4), "nope")), arrays))
+    intercept[IllegalArgumentException](Program("p", Seq(metered("t", Param("i", 5))), arrays)) // index width
+    intercept[IllegalArgumentException](Program("p", Seq(ok, metered("u", Param("i", 4))), arrays)) // one array, two tables
+    intercept[IllegalArgumentException](Program("p", Seq(table("a", "hdr.eth.dst")), arrays)) // array unused
+    intercept[IllegalArgumentException](MeterSpec("m", 12))
+  }
+
   test("action parameters are packed first parameter most significant") {
     val route = Programs.l2l3.tables(1).actions.head
     assert(route.offsets == Map("port" -> 96, "dmac" -> 48, "smac" -> 0))

@@ -3,9 +3,24 @@ package matcha.program
 import matcha.PhvLayout
 import matcha.table.{ExactTableConfig, LpmTableConfig, TernaryTableConfig}
 
-/** A pipeline program as data (docs/pipeline.md): tables in the order they apply. */
-case class Program(name: String, tables: Seq[TableSpec]) {
+/** A pipeline program as data (docs/pipeline.md): tables in the order they apply, and the
+  * meter arrays their actions' `meter` ops execute. */
+case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] = Nil) {
   require(tables.map(_.name).distinct.size == tables.size, s"program $name: table names must be unique")
+  require(meters.map(_.name).distinct.size == meters.size, s"program $name: meter array names must be unique")
+  for (t <- tables; a <- t.actions; Op.Meter(m, p) <- a.ops) {
+    val array = meters.find(_.name == m)
+    require(array.isDefined, s"table ${t.name}, action ${a.name}: no meter array $m")
+    require(a.params.find(_.name == p).get.width == array.get.indexWidth,
+      s"table ${t.name}, action ${a.name}: meter index $p must be ${array.get.indexWidth} bits, one per meter of $m")
+  }
+  for (s <- stages) {
+    val metered = s.filter(_.meters.nonEmpty)
+    require(metered.size <= 1 && metered.forall(_.meters.size == 1),
+      s"program $name: one table with meter ops, all on one array, per stage (tables ${metered.map(_.name).mkString(", ")})")
+  }
+  for (m <- meters)
+    require(stages.count(_.exists(_.meters.contains(m.name))) == 1, s"program $name: meter array ${m.name} must be used by exactly one stage")
 
   /** Tables grouped into stages: a table starts a new stage when its key or applyIf reads a
     * field that an earlier table of the current stage writes. */
@@ -18,6 +33,13 @@ case class Program(name: String, tables: Seq[TableSpec]) {
 
   /** Clocks from the parser's PHV to the last stage's. */
   def latency(layout: PhvLayout): Int = stages.map(Stage.latency(_, layout)).sum
+}
+
+/** An array of `size` meters (a power of two), RFC 2697 / 2698 (docs/tables.md, "Meters"). */
+case class MeterSpec(name: String, size: Int) {
+  require(size >= 2 && (size & (size - 1)) == 0, s"meter array $name: 2 or more meters, a power of two")
+  def indexWidth: Int = Integer.numberOfTrailingZeros(size)
+  def config = matcha.table.MeterTableConfig(meters = size)
 }
 
 sealed trait MatchKind { def label: String }
@@ -46,6 +68,9 @@ object Op {
   case class Decrement(field: String) extends Op { def writes = Seq(field) }
   case class Drop(reason: Int) extends Op { def writes = Seq("meta.drop", "meta.reason") }
   case class Punt(reason: Int) extends Op { def writes = Seq("meta.punt", "meta.reason") }
+  /** Meter `param` of array `meter` colours the packet: meta.color (colour-aware meters
+    * take the colour it had) becomes the meter's colour. */
+  case class Meter(meter: String, param: String) extends Op { def writes = Seq("meta.color") }
 }
 
 case class Action(name: String, params: Seq[Param] = Nil, ops: Seq[Op] = Nil) {
@@ -76,14 +101,20 @@ case class TableSpec(
     case Op.SetField(f, p) => require(a.params.exists(_.name == p), s"table $name, action ${a.name}: no parameter $p for $f")
     case Op.Drop(r) => require(r >= 0x10 && r < 256, s"table $name: reasons are 0x10..0xff (parse errors own 1..15)")
     case Op.Punt(r) => require(r >= 0x10 && r < 256, s"table $name: reasons are 0x10..0xff (parse errors own 1..15)")
+    case Op.Meter(m, p) =>
+      require(a.params.exists(_.name == p), s"table $name, action ${a.name}: no parameter $p for meter $m")
+      require(a.ops.count(_.isInstanceOf[Op.Meter]) == 1, s"table $name, action ${a.name}: one meter op per action")
     case _ =>
   }
   def dataWidth: Int = actions.map(_.dataWidth).max max 1
   def actionId(action: String): Int = actions.indexWhere(_.name == action)
   def writes: Set[String] = actions.flatMap(_.ops.flatMap(_.writes)).toSet
-  /** Every PHV field the key and the condition read, valid bits included. */
+  /** The meter arrays the actions execute. */
+  def meters: Set[String] = actions.flatMap(_.ops.collect { case Op.Meter(m, _) => m }).toSet
+  /** Every PHV field the key and the condition read, valid bits included; a meter reads
+    * the colour so far. */
   def reads: Set[String] = {
-    val fields = key.flatMap(_.fields) ++ applyIf
+    val fields = key.flatMap(_.fields) ++ applyIf ++ (if (meters.nonEmpty) Seq("meta.color") else Nil)
     (fields ++ fields.map(Stage.validOf)).toSet
   }
   def exactConfig(keyWidth: Int) = ExactTableConfig(keyWidth, dataWidth, size, ways)
@@ -123,7 +154,23 @@ object Programs {
       default = "permit")
   ))
 
-  val all = Seq(l2l3)
+  /** Per-source policing (docs/pipeline.md, "The policer program"): a meter per source
+    * MAC, then the colour's action: pass, mark (DSCP) or drop. */
+  val policer = Program("policer", Seq(
+    TableSpec("police", MatchKind.Exact, Seq(KeyField("hdr.eth.src")), size = 64,
+      actions = Seq(
+        Action("no_op"),
+        Action("police", Seq(Param("meter", 6)), Seq(Op.Meter("policers", "meter")))),
+      default = "no_op"),
+    TableSpec("by_colour", MatchKind.Exact, Seq(KeyField("meta.color")), size = 8, ways = 2,
+      actions = Seq(
+        Action("pass"),
+        Action("mark", Seq(Param("dscp", 6)), Seq(Op.SetField("hdr.ipv4.dscp", "dscp"))),
+        Action("drop", ops = Seq(Op.Drop(0x25)))),
+      default = "pass")
+  ), meters = Seq(MeterSpec("policers", 64)))
+
+  val all = Seq(l2l3, policer)
 }
 
 /** The "program" section of layout.json (docs/pipeline.md). */
@@ -136,6 +183,7 @@ object ProgramJson {
     case Op.Decrement(f) => s"""{"op": "decrement", "field": ${q(f)}}"""
     case Op.Drop(r) => s"""{"op": "drop", "reason": $r}"""
     case Op.Punt(r) => s"""{"op": "punt", "reason": $r}"""
+    case Op.Meter(m, p) => s"""{"op": "meter", "meter": ${q(m)}, "param": ${q(p)}}"""
   }
 
   private def table(t: TableSpec, index: Int, layout: PhvLayout): String = {
@@ -164,13 +212,18 @@ ${actions.mkString(",\n")}
   def apply(p: Program, layout: PhvLayout): String = {
     val index = p.stages.flatten.zipWithIndex.map { case (t, i) => t.name -> i }.toMap
     val stages = p.stages.map(s => s.map(t => index(t.name)).mkString("[", ", ", "]"))
+    // Meter arrays' windows follow the tables'.
+    val meters = p.meters.zipWithIndex.map { case (m, i) =>
+      s"""      {"name": ${q(m.name)}, "index": ${p.tables.size + i}, "size": ${m.size}, "latency": ${m.config.latency}}"""
+    }
     s"""{
     "name": ${q(p.name)},
     "latency": ${p.latency(layout)},
     "stages": [${stages.mkString(", ")}],
     "tables": [
 ${p.tables.map(t => table(t, index(t.name), layout)).mkString(",\n")}
-    ]
+    ],
+    "meters": [${if (meters.isEmpty) "" else meters.mkString("\n", ",\n", "\n    ")}]
   }"""
   }
 }

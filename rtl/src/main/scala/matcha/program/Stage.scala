@@ -24,8 +24,15 @@ object Stage {
     case MatchKind.Ternary => t.ternaryConfig(keyWidth(t, layout)).latency
   }
 
-  /** A clock to form the keys, the slowest lookup, a clock to apply the actions. */
-  def latency(tables: Seq[TableSpec], layout: PhvLayout): Int = tables.map(tableLatency(_, layout)).max + 2
+  /** Clocks a stage's meter adds: its request leaves with the lookup results, its colour
+    * meets the PHV before the actions apply. */
+  def meterLatency(tables: Seq[TableSpec]): Int =
+    if (tables.exists(_.meters.nonEmpty)) MeterTableConfig(meters = 2).latency else 0
+
+  /** A clock to form the keys, the slowest lookup, the meter if any, a clock to apply the
+    * actions. */
+  def latency(tables: Seq[TableSpec], layout: PhvLayout): Int =
+    tables.map(tableLatency(_, layout)).max + meterLatency(tables) + 2
 }
 
 /** `input` `latency` clocks later, the PHV in a small RAM (distributed RAM on an FPGA)
@@ -93,11 +100,13 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
 /** A stage of the pipeline: every table's lookup starts in the same clock from the stage's
   * input PHV, the PHV waits for the slowest lookup, then each table's action (its hit's, or
   * the default on a miss) is applied in table order (docs/pipeline.md). */
-class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) extends Area {
+class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, meterSpecs: Seq[MeterSpec] = Nil)
+    extends Area {
   val input = Flow(Bits(layout.width bits))
   val tables = specs.map(s => new StageTable(s, layout, bus))
   val lookupLatency = tables.map(_.latency).max
-  def latency: Int = lookupLatency + 2
+  val meterLatency = Stage.meterLatency(specs)
+  def latency: Int = lookupLatency + meterLatency + 2
 
   /** Clock 0: the keys. */
   val keys = new Area {
@@ -126,11 +135,41 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) exte
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
 
+  /** The stage's meter array, if a table's actions execute one (at most one per stage, the
+    * program checks): a request for every packet whose action (of a hit or the default)
+    * has the `meter` op, with the index from its parameter, meta.frameLen bytes and
+    * meta.color as the colour in; the PHV and the results wait for the colour. */
+  private val meteredTable = specs.indexWhere(_.meters.nonEmpty)
+  val metering = (meteredTable >= 0) generate new MeterStage(tables(meteredTable), results(meteredTable),
+    meterSpecs.find(m => specs(meteredTable).meters.contains(m.name)).get)
+  class MeterStage(t: StageTable, result: Flow[LookupResult], val spec: MeterSpec) extends Area {
+    val unit = new MeterTable(spec.config)
+    val phv = new PhvAccess(waited.payload, layout)
+    val actionId = result.hit ? result.actionId | t.window.defaultAction.get
+    val data = result.hit ? result.actionData | t.window.defaultData.get
+    val metered = t.spec.actions.zipWithIndex.collect { case (a, id) if a.ops.exists(_.isInstanceOf[Op.Meter]) => (a, id) }
+    unit.request.valid := result.valid && metered.map { case (_, id) => actionId === id }.reduce(_ || _)
+    unit.request.index := 0
+    for ((a, id) <- metered; param <- a.ops.collectFirst { case Op.Meter(_, p) => p })
+      when(actionId === id) { unit.request.index := data(a.offsets(param), spec.indexWidth bits).asUInt }
+    unit.request.bytes := phv.u("meta.frameLen").resized
+    unit.request.colour := phv("meta.color").asUInt
+  }
+  /** The PHV and the lookup results once the colour has come. */
+  val metered = new Area {
+    val phv = if (meterLatency == 0) waited else {
+      val line = new DelayLine(layout.width, meterLatency)
+      line.input << waited
+      line.output
+    }
+    val results = MatchStage.this.results.map(r => (0 until meterLatency).foldLeft(r)((x, _) => x.stage()))
+  }
+
   /** The last clock: the actions. */
   val applied = new Area {
-    val phv = tables.zip(results).foldLeft(waited.payload)((before, tr) => apply(tr._1, tr._2, before))
+    val phv = tables.zip(metered.results).foldLeft(metered.phv.payload)((before, tr) => apply(tr._1, tr._2, before))
     val out = Flow(Bits(layout.width bits))
-    out.valid := RegNext(waited.valid) init False
+    out.valid := RegNext(metered.phv.valid) init False
     out.payload := RegNext(phv)
   }
   val output: Flow[Bits] = applied.out
@@ -156,6 +195,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) exte
           case Op.Decrement(f) => set(f, (value(f).asUInt - 1).asBits)
           case Op.Drop(r) => set("meta.drop", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
           case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
+          case Op.Meter(_, _) => set("meta.color", metering.unit.result.colour.asBits)
         }
         for ((f, v) <- written) after(layout(f).offset, layout(f).width bits) := v
       }

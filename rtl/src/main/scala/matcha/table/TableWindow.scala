@@ -9,7 +9,8 @@ object TableKind {
   val Exact = 1
   val Lpm = 2
   val Ternary = 3
-  val Session = 4
+  val Meter = 4
+  val Session = 5
 }
 
 /** What every match unit hands its stage. */

@@ -1,0 +1,908 @@
+/*
+ * matcha-ctl commands. The command table below is the whole language: each entry names a
+ * command, its arguments, a line of help and the function that runs it; a new command
+ * (meter_set_rates, session_*) is one more entry and one more function.
+ */
+#define _POSIX_C_SOURCE 200809L /* getline */
+#include "ctl.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct words {
+	int n;
+	char *w[CTL_MAX_WORDS];
+};
+
+struct ctl_command;
+typedef int (*ctl_fn)(struct ctl *c, const struct ctl_command *command, const struct words *a);
+
+struct ctl_command {
+	const char *name;
+	const char *args;
+	const char *help;
+	ctl_fn run;
+};
+
+static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_delete(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_modify(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_dump(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_clear(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_set_default(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_counter_read(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_counter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_help(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_quit(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+
+static const struct ctl_command commands[] = {
+	{ "table_add", "<table> <action> <match fields> => <action params> [priority]",
+	  "add an entry; prints its handle (ternary tables need a priority, higher wins)",
+	  cmd_table_add },
+	{ "table_delete", "<table> <handle>", "delete an entry", cmd_table_delete },
+	{ "table_modify", "<table> <action> <handle> => <action params>",
+	  "give an entry a new action and parameters", cmd_table_modify },
+	{ "table_dump", "<table>", "list a table's entries as the hardware holds them",
+	  cmd_table_dump },
+	{ "table_clear", "<table>", "delete every entry and zero the counters", cmd_table_clear },
+	{ "table_set_default", "<table> <action> [=>] <action params>",
+	  "set the action of lookups that miss", cmd_table_set_default },
+	{ "counter_read", "<table> <handle>", "an entry's packet and byte counts",
+	  cmd_counter_read },
+	{ "counter_reset", "<table> <handle>", "read an entry's counts and restart them from 0",
+	  cmd_counter_reset },
+	{ "table_info", "[<table>]", "tables, key fields, actions and parameters",
+	  cmd_table_info },
+	{ "help", "[<command>]", "the commands, or one command in detail", cmd_help },
+	{ "quit", "", "leave (end of input does the same)", cmd_quit },
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const char match_help[] =
+	"match fields, one per key field in key order:\n"
+	"  exact     00:11:22:33:44:55   10.0.0.1   6   0x0800\n"
+	"  prefix    10.0.0.0/8          (LPM tables; ternary tables as a mask)\n"
+	"  ternary   0x0a000001&&&0xff000000   10.0.0.0&&&255.0.0.0\n"
+	"  range     80->90              (ternary tables; expanded to prefixes)\n"
+	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1)\n";
+
+void ctl_init(struct ctl *c, matcha_dev *dev, FILE *out)
+{
+	memset(c, 0, sizeof *c);
+	c->dev = dev;
+	c->out = out;
+}
+
+static int fail(struct ctl *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct ctl *c, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->error, sizeof c->error, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A failed library call: its message, after the command's name. */
+static int lib_fail(struct ctl *c, const char *cmd, int rc)
+{
+	return fail(c, rc, "%s: %s", cmd, matcha_last_error(c->dev));
+}
+
+/* ----------------------------------------------------------------------- values */
+
+static int perr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int perr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return MATCHA_EINVAL;
+}
+
+static int hex_digit(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch = (char)tolower((unsigned char)ch);
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+/* v = v * mul + add; false if it no longer fits in 512 bits. */
+static bool mul_add(struct matcha_value *v, unsigned mul, unsigned add)
+{
+	unsigned carry = add;
+	for (int i = MATCHA_VALUE_BYTES - 1; i >= 0; i--) {
+		unsigned x = v->be[i] * mul + carry;
+		v->be[i] = (uint8_t)x;
+		carry = x >> 8;
+	}
+	return carry == 0;
+}
+
+/* aa:bb:cc:dd:ee:ff, one or two hex digits a byte. */
+static bool parse_mac(const char *text, struct matcha_value *v)
+{
+	const char *p = text;
+	memset(v, 0, sizeof *v);
+	for (unsigned n = 0; n < 6; n++) {
+		int hi = hex_digit(p[0]), lo = hi < 0 ? -1 : hex_digit(p[1]);
+		if (hi < 0)
+			return false;
+		mul_add(v, 256, lo < 0 ? (unsigned)hi : (unsigned)(hi << 4 | lo));
+		p += lo < 0 ? 1 : 2;
+		if (n < 5 && *p++ != ':')
+			return false;
+	}
+	return *p == '\0';
+}
+
+/* RFC 4291 text form: eight groups of 1..4 hex digits, or fewer around one "::". */
+static bool parse_ipv6(const char *text, struct matcha_value *v)
+{
+	unsigned group[2][8], n[2] = { 0, 0 };
+	bool gap = false;
+	const char *p = text;
+	memset(v, 0, sizeof *v);
+	if (p[0] == ':') {
+		if (p[1] != ':')
+			return false;
+		gap = true;
+		p += 2;
+	}
+	while (*p) {
+		unsigned x = 0, k = 0;
+		for (; k < 4 && hex_digit(*p) >= 0; k++, p++)
+			x = x << 4 | (unsigned)hex_digit(*p);
+		if (k == 0 || n[gap] == 8)
+			return false;
+		group[gap][n[gap]++] = x;
+		if (!*p)
+			break;
+		if (*p++ != ':')
+			return false;
+		if (*p == ':') {
+			if (gap)
+				return false;
+			gap = true;
+			p++;
+		} else if (!*p)
+			return false; /* a trailing single ':' */
+	}
+	if (gap ? n[0] + n[1] > 7 : n[0] != 8)
+		return false;
+	uint8_t *b = v->be + MATCHA_VALUE_BYTES - 16;
+	for (unsigned i = 0; i < n[0]; i++) {
+		b[2 * i] = (uint8_t)(group[0][i] >> 8);
+		b[2 * i + 1] = (uint8_t)group[0][i];
+	}
+	for (unsigned i = 0; i < n[1]; i++) {
+		unsigned g = 8 - n[1] + i;
+		b[2 * g] = (uint8_t)(group[1][i] >> 8);
+		b[2 * g + 1] = (uint8_t)group[1][i];
+	}
+	return true;
+}
+
+/* A decimal number of at most `max`, all of text. */
+static bool small_decimal(const char *text, unsigned long max, unsigned long *out)
+{
+	if (!isdigit((unsigned char)text[0]) || strlen(text) > 10)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(text, &end, 10);
+	if (*end || errno || x > max)
+		return false;
+	*out = x;
+	return true;
+}
+
+int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t errlen)
+{
+	memset(v, 0, sizeof *v);
+	if (!*text)
+		return perr(err, errlen, "empty value");
+	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+		if (!text[2])
+			return perr(err, errlen, "\"%s\": no hex digits after 0x", text);
+		for (const char *p = text + 2; *p; p++) {
+			int d = hex_digit(*p);
+			if (d < 0)
+				return perr(err, errlen, "\"%s\" is not a hex number", text);
+			if (!mul_add(v, 16, (unsigned)d))
+				return perr(err, errlen, "\"%s\" is wider than 512 bits", text);
+		}
+		return 0;
+	}
+	if (strchr(text, ':')) {
+		if (parse_mac(text, v) || parse_ipv6(text, v))
+			return 0;
+		return perr(err, errlen, "\"%s\" is not a MAC address (six hex bytes separated by "
+			    "':') nor an IPv6 address", text);
+	}
+	if (strchr(text, '.')) {
+		unsigned n = 0;
+		char part[8];
+		const char *p = text;
+		for (; n < 4; n++) {
+			size_t k = strspn(p, "0123456789");
+			unsigned long x;
+			if (k == 0 || k > 3)
+				break;
+			memcpy(part, p, k);
+			part[k] = '\0';
+			if (!small_decimal(part, 255, &x))
+				break;
+			mul_add(v, 256, (unsigned)x);
+			p += k;
+			if (n < 3 && *p++ != '.')
+				break;
+		}
+		if (n != 4 || *p)
+			return perr(err, errlen, "\"%s\" is not an IPv4 address (four numbers 0..255 "
+				    "separated by '.')", text);
+		return 0;
+	}
+	for (const char *p = text; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return perr(err, errlen, "\"%s\" is not a number (decimal, 0x hex, an IPv4 "
+				    "or a MAC address)", text);
+		if (!mul_add(v, 10, (unsigned)(*p - '0')))
+			return perr(err, errlen, "\"%s\" is wider than 512 bits", text);
+	}
+	return 0;
+}
+
+/* text split at the first `sep` into two values; false if sep is not in it. */
+static bool split(const char *text, const char *sep, char *left, char *right, size_t len)
+{
+	const char *at = strstr(text, sep);
+	if (!at || (size_t)(at - text) >= len || strlen(at + strlen(sep)) >= len)
+		return false;
+	memcpy(left, text, (size_t)(at - text));
+	left[at - text] = '\0';
+	strcpy(right, at + strlen(sep));
+	return true;
+}
+
+int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen)
+{
+	char left[CTL_MAX_LINE], right[CTL_MAX_LINE];
+	int rc;
+	memset(m, 0, sizeof *m);
+	if (split(text, "&&&", left, right, sizeof left)) {
+		m->kind = MATCHA_MATCH_TERNARY;
+		if ((rc = ctl_parse_value(left, &m->value, err, errlen)) ||
+		    (rc = ctl_parse_value(right, &m->mask, err, errlen)))
+			return rc;
+		return 0;
+	}
+	if (split(text, "->", left, right, sizeof left)) {
+		m->kind = MATCHA_MATCH_RANGE;
+		if ((rc = ctl_parse_value(left, &m->value, err, errlen)) ||
+		    (rc = ctl_parse_value(right, &m->high, err, errlen)))
+			return rc;
+		return 0;
+	}
+	if (split(text, "/", left, right, sizeof left)) {
+		unsigned long len;
+		m->kind = MATCHA_MATCH_LPM;
+		if ((rc = ctl_parse_value(left, &m->value, err, errlen)))
+			return rc;
+		if (!small_decimal(right, 512, &len))
+			return perr(err, errlen, "\"%s\": the prefix length after '/' must be a "
+				    "number 0..512", text);
+		m->prefix_len = (unsigned)len;
+		return 0;
+	}
+	m->kind = MATCHA_MATCH_EXACT;
+	return ctl_parse_value(text, &m->value, err, errlen);
+}
+
+/* ---------------------------------------------------------------- printing values */
+
+static const char *kind_name(unsigned kind)
+{
+	switch (kind) {
+	case MATCHA_KIND_EXACT: return "exact";
+	case MATCHA_KIND_LPM: return "lpm";
+	case MATCHA_KIND_TERNARY: return "ternary";
+	default: return "unknown kind";
+	}
+}
+
+static uint64_t low64(const struct matcha_value *v)
+{
+	uint64_t x = 0;
+	for (unsigned i = MATCHA_VALUE_BYTES - 8; i < MATCHA_VALUE_BYTES; i++)
+		x = x << 8 | v->be[i];
+	return x;
+}
+
+static bool high_zero(const struct matcha_value *v, unsigned bytes)
+{
+	for (unsigned i = 0; i < MATCHA_VALUE_BYTES - bytes; i++)
+		if (v->be[i])
+			return false;
+	return true;
+}
+
+/* RFC 5952: lower case, the longest run of two or more zero groups as "::". */
+static void format_ipv6(const uint8_t *b, char *buf, size_t len)
+{
+	unsigned g[8], best = 8, best_len = 1;
+	for (unsigned i = 0; i < 8; i++)
+		g[i] = (unsigned)b[2 * i] << 8 | b[2 * i + 1];
+	for (unsigned i = 0; i < 8;) {
+		unsigned k = i;
+		while (k < 8 && g[k] == 0)
+			k++;
+		if (k - i > best_len) {
+			best = i;
+			best_len = k - i;
+		}
+		i = k > i ? k : i + 1;
+	}
+	size_t o = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < 8 && o < len; i++) {
+		if (i == best) {
+			o += (size_t)snprintf(buf + o, len - o, "::");
+			i += best_len - 1;
+			continue;
+		}
+		bool after_gap = best < 8 && i == best + best_len;
+		o += (size_t)snprintf(buf + o, len - o, "%s%x", i && !after_gap ? ":" : "", g[i]);
+	}
+}
+
+/* A value as people write it for a field of `width` bits called `name`. */
+static void format_value(const struct matcha_value *v, unsigned width, const char *name,
+			 char *buf, size_t len)
+{
+	const uint8_t *b = v->be + MATCHA_VALUE_BYTES;
+	if (width == 128 && strstr(name, "ipv6")) {
+		format_ipv6(b - 16, buf, len);
+		return;
+	}
+	if (width == 48 && high_zero(v, 6))
+		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", b[-6], b[-5], b[-4], b[-3],
+			 b[-2], b[-1]);
+	else if (width == 32 && high_zero(v, 4) && (strstr(name, "ipv4") || strstr(name, "ip")))
+		snprintf(buf, len, "%u.%u.%u.%u", b[-4], b[-3], b[-2], b[-1]);
+	else if (high_zero(v, 8) && width <= 64)
+		snprintf(buf, len, "%llu", (unsigned long long)low64(v));
+	else {
+		size_t o = (size_t)snprintf(buf, len, "0x");
+		unsigned i = 0;
+		while (i < MATCHA_VALUE_BYTES - 1 && !v->be[i])
+			i++;
+		for (; i < MATCHA_VALUE_BYTES && o + 3 < len; i++)
+			o += (size_t)snprintf(buf + o, len - o, "%02x", v->be[i]);
+	}
+}
+
+static void format_match(const struct matcha_match *m, const struct matcha_field_info *f,
+			 char *buf, size_t len)
+{
+	char a[140], b[140];
+	format_value(&m->value, f->width, f->name, a, sizeof a);
+	switch (m->kind) {
+	case MATCHA_MATCH_LPM: snprintf(buf, len, "%s/%u", a, m->prefix_len); break;
+	case MATCHA_MATCH_TERNARY:
+		format_value(&m->mask, f->width, f->name, b, sizeof b);
+		snprintf(buf, len, "%s&&&%s", a, b);
+		break;
+	case MATCHA_MATCH_RANGE:
+		format_value(&m->high, f->width, f->name, b, sizeof b);
+		snprintf(buf, len, "%s->%s", a, b);
+		break;
+	default: snprintf(buf, len, "%s", a);
+	}
+}
+
+static void print_action(struct ctl *c, const struct matcha_action_info *ac,
+			 const struct matcha_value *params)
+{
+	char text[200];
+	fprintf(c->out, "%s(", ac->name);
+	for (unsigned p = 0; p < ac->nparams; p++) {
+		format_value(&params[p], ac->params[p].width, ac->params[p].name, text, sizeof text);
+		fprintf(c->out, "%s%s=%s", p ? ", " : "", ac->params[p].name, text);
+	}
+	fprintf(c->out, ")");
+}
+
+/* ---------------------------------------------------------------------- arguments */
+
+static int usage(struct ctl *c, const struct ctl_command *command)
+{
+	return fail(c, MATCHA_EINVAL, "%s: usage: %s %s", command->name, command->name,
+		    command->args);
+}
+
+static int parse_u32(struct ctl *c, const char *cmd, const char *what, const char *text,
+		     uint32_t *out)
+{
+	unsigned long x;
+	if (!small_decimal(text, UINT32_MAX, &x))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is not a number 0..%u", cmd, what, text,
+			    UINT32_MAX);
+	*out = (uint32_t)x;
+	return 0;
+}
+
+/* The table's layout by name, or a failure saying why there is none. */
+static int need_table(struct ctl *c, const char *cmd, const char *name,
+		      const struct matcha_table_layout **tl)
+{
+	unsigned t;
+	int rc = matcha_table_by_name(c->dev, name, &t);
+	if (rc == MATCHA_ELAYOUT)
+		return fail(c, rc, "%s: tables have names only with a layout: start matcha-ctl with "
+			    "--layout FILE (the generator's layout.json)", cmd);
+	if (rc)
+		return lib_fail(c, cmd, rc);
+	*tl = matcha_layout_table(c->dev, t);
+	return 0;
+}
+
+/* Parses action parameters a->w[from .. from+n). */
+static int parse_params(struct ctl *c, const char *cmd, const struct matcha_action_info *ac,
+			const struct words *a, int from, int n, struct matcha_value *params)
+{
+	char err[300];
+	if (n > MATCHA_MAX_PARAMS)
+		return fail(c, MATCHA_EINVAL, "%s: %d action parameters, at most %d", cmd, n,
+			    MATCHA_MAX_PARAMS);
+	for (int p = 0; p < n; p++)
+		if (ctl_parse_value(a->w[from + p], &params[p], err, sizeof err))
+			return fail(c, MATCHA_EINVAL, "%s: parameter %s: %s", cmd,
+				    p < (int)ac->nparams ? ac->params[p].name : "(extra)", err);
+	return 0;
+}
+
+/* The position of "=>" at or after `from`, or -1. */
+static int arrow(const struct words *a, int from)
+{
+	for (int i = from; i < a->n; i++)
+		if (!strcmp(a->w[i], "=>"))
+			return i;
+	return -1;
+}
+
+static const struct matcha_action_info *need_action(struct ctl *c, const char *cmd,
+						    const struct matcha_table_layout *tl,
+						    const char *name)
+{
+	const struct matcha_action_info *ac = matcha_action_by_name(tl, name);
+	if (!ac) {
+		char names[300] = "";
+		for (unsigned i = 0; i < tl->nactions; i++) {
+			size_t at = strlen(names);
+			snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+				 tl->actions[i].name);
+		}
+		fail(c, MATCHA_EINVAL, "%s: table %s has no action \"%s\" (actions: %s)", cmd,
+		     tl->name, name, names);
+	}
+	return ac;
+}
+
+/* ----------------------------------------------------------------------- commands */
+
+static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	const struct matcha_action_info *ac;
+	struct matcha_match match[MATCHA_MAX_FIELDS];
+	struct matcha_value params[MATCHA_MAX_PARAMS];
+	char err[300];
+	int rc, to = arrow(a, 3);
+	if (a->n < 3 || to < 0)
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+		return rc;
+	if (!(ac = need_action(c, cmd, tl, a->w[2])))
+		return MATCHA_EINVAL;
+	int nmatch = to - 3, nafter = a->n - to - 1;
+	if (nmatch != (int)tl->nfields) {
+		char names[400] = "";
+		for (unsigned f = 0; f < tl->nfields; f++) {
+			size_t at = strlen(names);
+			snprintf(names + at, sizeof names - at, "%s%s", f ? " " : "",
+				 tl->fields[f].name);
+		}
+		return fail(c, MATCHA_EINVAL, "%s: table %s takes %u match field%s (%s), %d given",
+			    cmd, tl->name, tl->nfields, tl->nfields == 1 ? "" : "s", names, nmatch);
+	}
+	for (int f = 0; f < nmatch; f++)
+		if (ctl_parse_match(a->w[3 + f], &match[f], err, sizeof err))
+			return fail(c, MATCHA_EINVAL, "%s: match field %s: %s", cmd,
+				    tl->fields[f].name, err);
+	/* One word more than the action's parameters is the priority. */
+	int64_t priority = MATCHA_NO_PRIORITY;
+	int nparams = nafter;
+	if (nafter == (int)ac->nparams + 1) {
+		uint32_t p = 0;
+		if ((rc = parse_u32(c, cmd, "priority", a->w[a->n - 1], &p)))
+			return rc;
+		priority = p;
+		nparams--;
+	}
+	if ((rc = parse_params(c, cmd, ac, a, to + 1, nparams, params)))
+		return rc;
+	uint32_t handle = 0;
+	if ((rc = matcha_entry_add(c->dev, tl->name, match, (unsigned)nmatch, ac->name, params,
+				   (unsigned)nparams, priority, &handle)))
+		return lib_fail(c, cmd, rc);
+	c->loaded++;
+	fprintf(c->out, "Entry added to %s with handle %u\n", tl->name, (unsigned)handle);
+	return 0;
+}
+
+static int cmd_table_delete(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	uint32_t handle = 0;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
+	    (rc = parse_u32(c, cmd, "handle", a->w[2], &handle)))
+		return rc;
+	if ((rc = matcha_entry_delete(c->dev, tl->name, handle)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Entry %u deleted from %s\n", (unsigned)handle, tl->name);
+	return 0;
+}
+
+static int cmd_table_modify(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	const struct matcha_action_info *ac;
+	struct matcha_value params[MATCHA_MAX_PARAMS];
+	uint32_t handle = 0;
+	int rc;
+	if (a->n < 5 || strcmp(a->w[4], "=>"))
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+		return rc;
+	if (!(ac = need_action(c, cmd, tl, a->w[2])))
+		return MATCHA_EINVAL;
+	if ((rc = parse_u32(c, cmd, "handle", a->w[3], &handle)) ||
+	    (rc = parse_params(c, cmd, ac, a, 5, a->n - 5, params)))
+		return rc;
+	if ((rc = matcha_entry_modify(c->dev, tl->name, handle, ac->name, params,
+				      (unsigned)(a->n - 5))))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Entry %u of %s modified\n", (unsigned)handle, tl->name);
+	return 0;
+}
+
+static int cmd_table_set_default(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	const struct matcha_action_info *ac;
+	struct matcha_value params[MATCHA_MAX_PARAMS];
+	int rc;
+	if (a->n < 3)
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+		return rc;
+	if (!(ac = need_action(c, cmd, tl, a->w[2])))
+		return MATCHA_EINVAL;
+	int from = a->n > 3 && !strcmp(a->w[3], "=>") ? 4 : 3;
+	if ((rc = parse_params(c, cmd, ac, a, from, a->n - from, params)))
+		return rc;
+	if ((rc = matcha_default_set(c->dev, tl->name, ac->name, params,
+				     (unsigned)(a->n - from))))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Default action of %s set to %s\n", tl->name, ac->name);
+	return 0;
+}
+
+static int cmd_table_dump(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	struct matcha_table_info in;
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
+	    (rc = matcha_table_info(c->dev, tl->table, &in)))
+		return rc ? rc : lib_fail(c, cmd, rc);
+	fprintf(c->out, "table %s (%s, %u %s)\n  handle", tl->name, kind_name(tl->kind),
+		in.size, tl->kind == MATCHA_KIND_LPM ? "prefixes" : "entries");
+	for (unsigned f = 0; f < tl->nfields; f++)
+		fprintf(c->out, " %s", tl->fields[f].name);
+	fprintf(c->out, " => action\n");
+	unsigned count = 0;
+	uint32_t h = 0;
+	for (; (rc = matcha_entry_next(c->dev, tl->name, h, &h)) == 0; h++) {
+		struct matcha_entry_view v;
+		char text[400];
+		if ((rc = matcha_entry_read(c->dev, tl->name, h, &v)))
+			return lib_fail(c, cmd, rc);
+		fprintf(c->out, "  %-4u", (unsigned)h);
+		for (unsigned f = 0; f < v.nmatch; f++) {
+			format_match(&v.match[f], &tl->fields[f], text, sizeof text);
+			fprintf(c->out, " %s", text);
+		}
+		fprintf(c->out, " => ");
+		print_action(c, v.action, v.params);
+		if (v.has_priority)
+			fprintf(c->out, " priority %u", (unsigned)v.priority);
+		if (v.hw_entries > 1)
+			fprintf(c->out, " [%u hardware entries]", v.hw_entries);
+		fprintf(c->out, "\n");
+		count++;
+	}
+	if (rc != MATCHA_ENOENT)
+		return lib_fail(c, cmd, rc);
+	if (in.default_action) {
+		const struct matcha_action_info *ac;
+		struct matcha_value params[MATCHA_MAX_PARAMS];
+		rc = matcha_default_get(c->dev, tl->name, &ac, params);
+		/* An action id the layout does not name is shown, not fatal to the listing. */
+		if (rc && rc != MATCHA_EHW)
+			return lib_fail(c, cmd, rc);
+		fprintf(c->out, "  default => ");
+		if (rc)
+			fprintf(c->out, "? (%s)", matcha_last_error(c->dev));
+		else
+			print_action(c, ac, params);
+		fprintf(c->out, "\n");
+	}
+	fprintf(c->out, "%u entr%s\n", count, count == 1 ? "y" : "ies");
+	return 0;
+}
+
+static int cmd_table_clear(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+		return rc;
+	if ((rc = matcha_table_clear(c->dev, tl->table)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Table %s cleared\n", tl->name);
+	return 0;
+}
+
+static int counters(struct ctl *c, const struct ctl_command *command, const struct words *a,
+		    unsigned flags)
+{
+	const char *cmd = command->name;
+	const struct matcha_table_layout *tl;
+	uint32_t handle = 0;
+	uint64_t packets, bytes;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
+	    (rc = parse_u32(c, cmd, "handle", a->w[2], &handle)))
+		return rc;
+	if ((rc = matcha_entry_counters(c->dev, tl->name, handle, &packets, &bytes, flags)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "%s[%u]: packets=%llu bytes=%llu%s\n", tl->name, (unsigned)handle,
+		(unsigned long long)packets, (unsigned long long)bytes,
+		flags & MATCHA_COUNTERS_RESET ? " (now reset)" : "");
+	return 0;
+}
+
+static int cmd_counter_read(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	return counters(c, command, a, 0);
+}
+
+static int cmd_counter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	return counters(c, command, a, MATCHA_COUNTERS_RESET);
+}
+
+static void info_table(struct ctl *c, unsigned t)
+{
+	struct matcha_table_info in;
+	const struct matcha_table_layout *tl = matcha_layout_table(c->dev, t);
+	if (matcha_table_info(c->dev, t, &in))
+		return;
+	fprintf(c->out, "%u %s: %s, %u %s, %u-bit key, %u-bit action data%s%s\n", t,
+		tl ? tl->name : "(no layout)", kind_name(in.kind), in.size,
+		in.kind == MATCHA_KIND_LPM ? "prefixes" : "entries", in.key_bits, in.data_bits,
+		in.counters ? ", counters" : "", in.default_action ? ", default action" : "");
+	if (!tl)
+		return;
+	fprintf(c->out, "  key:");
+	for (unsigned f = 0; f < tl->nfields; f++)
+		fprintf(c->out, " %s[%u]", tl->fields[f].name, tl->fields[f].width);
+	fprintf(c->out, "\n");
+	for (unsigned i = 0; i < tl->nactions; i++) {
+		const struct matcha_action_info *ac = &tl->actions[i];
+		fprintf(c->out, "  action %s(", ac->name);
+		for (unsigned p = 0; p < ac->nparams; p++)
+			fprintf(c->out, "%s%s[%u]", p ? ", " : "", ac->params[p].name,
+				ac->params[p].width);
+		fprintf(c->out, ")%s\n", tl->default_action == ac ? " (initial default)" : "");
+	}
+}
+
+static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	if (a->n > 2)
+		return usage(c, command);
+	if (a->n == 2) {
+		const struct matcha_table_layout *tl;
+		int rc = need_table(c, cmd, a->w[1], &tl);
+		if (rc)
+			return rc;
+		info_table(c, tl->table);
+		return 0;
+	}
+	const char *program = matcha_layout_program(c->dev);
+	unsigned n = matcha_table_count(c->dev);
+	fprintf(c->out, "build id 0x%08x, %u table%s%s%s\n", (unsigned)matcha_build_id(c->dev), n,
+		n == 1 ? "" : "s", program ? ", program " : " (no layout)", program ? program : "");
+	for (unsigned t = 0; t < matcha_table_count(c->dev); t++)
+		info_table(c, t);
+	return 0;
+}
+
+static int cmd_help(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	if (a->n > 2)
+		return usage(c, command);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (a->n == 2 && strcmp(a->w[1], commands[i].name))
+			continue;
+		fprintf(c->out, "%-18s %s\n%-18s   %s\n", commands[i].name, commands[i].args, "",
+			commands[i].help);
+		if (a->n == 2) {
+			if (!strcmp(commands[i].name, "table_add"))
+				fputs(match_help, c->out);
+			return 0;
+		}
+	}
+	if (a->n == 2)
+		return fail(c, MATCHA_EINVAL, "help: no command \"%s\"", a->w[1]);
+	fputs(match_help, c->out);
+	return 0;
+}
+
+static int cmd_quit(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	if (a->n != 1)
+		return usage(c, command);
+	c->quit = true;
+	return 0;
+}
+
+/* ------------------------------------------------------------------- lines, batches */
+
+/* Splits a line into words at white space; "=>" is a word of its own even when glued. */
+static int split_words(struct ctl *c, char *buf, struct words *a)
+{
+	a->n = 0;
+	for (char *p = buf;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			return 0;
+		if (a->n == CTL_MAX_WORDS)
+			return fail(c, MATCHA_EINVAL, "more than %d words on one line", CTL_MAX_WORDS);
+		a->w[a->n++] = p;
+		char *arrow_at = strstr(p, "=>");
+		char *end = p;
+		while (*end && !isspace((unsigned char)*end))
+			end++;
+		if (arrow_at && arrow_at < end) {
+			if (arrow_at == p)
+				end = p + 2; /* "=>" itself */
+			else
+				end = arrow_at; /* a word glued to the arrow ends there */
+		}
+		if (!*end)
+			return 0;
+		if (isspace((unsigned char)*end)) {
+			*end = '\0';
+			p = end + 1;
+		} else {
+			/* Glued: make room for the terminator by moving the rest right by one. */
+			memmove(end + 1, end, strlen(end) + 1);
+			*end = '\0';
+			p = end + 1;
+		}
+	}
+}
+
+int ctl_execute(struct ctl *c, const char *line)
+{
+	char buf[2 * CTL_MAX_LINE + 2];
+	struct words a;
+	size_t len = strlen(line);
+	c->error[0] = '\0';
+	if (len > CTL_MAX_LINE)
+		return fail(c, MATCHA_EINVAL, "line longer than %d characters", CTL_MAX_LINE);
+	for (size_t i = 0; i < len; i++)
+		if (line[i] != '\t' && line[i] != '\r' && line[i] != '\n' &&
+		    (unsigned char)line[i] < 0x20)
+			return fail(c, MATCHA_EINVAL, "control character 0x%02x in the line",
+				    (unsigned char)line[i]);
+	/* Each glued "=>" can add one byte: buf has room for all of them. */
+	memcpy(buf, line, len + 1);
+	int rc = split_words(c, buf, &a);
+	if (rc)
+		return rc;
+	if (a.n == 0 || a.w[0][0] == '#')
+		return 0;
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, a.w[0]))
+			return commands[i].run(c, &commands[i], &a);
+	return fail(c, MATCHA_EINVAL, "unknown command \"%s\" (help lists the commands)", a.w[0]);
+}
+
+int ctl_batch(struct ctl *c, FILE *in, const char *name)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned long lineno = 0;
+	int rc = 0;
+	c->loaded = 0;
+	while (!c->quit && (len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		if ((size_t)len != strlen(line))
+			rc = fail(c, MATCHA_EINVAL, "NUL byte in the line");
+		else
+			rc = ctl_execute(c, line);
+		if (rc) {
+			char msg[sizeof c->error];
+			memcpy(msg, c->error, sizeof msg);
+			fail(c, rc, "%s:%lu: %s (%lu entr%s loaded before it)", name, lineno, msg,
+			     c->loaded, c->loaded == 1 ? "y" : "ies");
+			break;
+		}
+	}
+	free(line);
+	if (!rc)
+		fprintf(c->out, "%s: %lu entr%s loaded\n", name, c->loaded,
+			c->loaded == 1 ? "y" : "ies");
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * matcha-ctl's command interpreter: simple_switch_CLI-style commands on a matcha_dev with
+ * a layout, one line at a time, interactively or as a batch. main.c is only the program
+ * around it; the tests drive these functions directly.
+ */
+#ifndef MATCHA_CTL_H
+#define MATCHA_CTL_H
+
+#include <stdio.h>
+
+#include "matcha.h"
+
+/* The longest command line, and the most words in one. */
+#define CTL_MAX_LINE 4096
+#define CTL_MAX_WORDS 160
+
+struct ctl {
+	matcha_dev *dev;
+	FILE *out;            /* what commands print */
+	char error[600];      /* the last failure: "command: what is wrong" */
+	unsigned long loaded; /* entries added by table_add since the batch began */
+	bool quit;            /* a quit command was read */
+};
+
+void ctl_init(struct ctl *c, matcha_dev *dev, FILE *out);
+
+/*
+ * Runs one command line (blank lines and lines starting with '#' do nothing). Returns 0,
+ * or a negative MATCHA_E* code (MATCHA_EINVAL for a line that does not parse) with the
+ * message in c->error.
+ */
+int ctl_execute(struct ctl *c, const char *line);
+
+/*
+ * Runs every line of `in`, stopping at the first error, which c->error reports as
+ * "NAME:LINE: message (N entries loaded before it)". On success prints
+ * "NAME: N entries loaded" to c->out (N counts table_add). Returns 0 or the error code.
+ */
+int ctl_batch(struct ctl *c, FILE *in, const char *name);
+
+/* Value forms: decimal, 0x hex, a.b.c.d (32 bits), aa:bb:cc:dd:ee:ff (48 bits), IPv6 text
+ * (128 bits). */
+int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t errlen);
+/* Match forms: a value; value/length; value&&&mask; low->high. */
+int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,520 @@
+/*
+ * layout.json (docs/pipeline.md): read with json.c, checked against the self-describing
+ * block, kept as names for tables, key fields, actions and parameters.
+ */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "layout.h"
+
+/* The longest layout file read; the generator's are a few tens of KiB. */
+#define MAX_LAYOUT_BYTES (16u << 20)
+
+struct loader {
+	matcha_dev *dev;
+	const char *name; /* the file, in messages */
+	struct matcha_layout *layout;
+};
+
+#define LFAIL(ld, ...) matcha_fail((ld)->dev, MATCHA_ELAYOUT, __VA_ARGS__)
+
+void matcha_named_entry_free(struct named_entry *e)
+{
+	if (!e)
+		return;
+	free(e->match);
+	free(e->hw);
+	free(e);
+}
+
+static void free_layout(struct matcha_layout *l)
+{
+	if (!l)
+		return;
+	for (unsigned i = 0; i < l->ntables; i++) {
+		struct layout_table *t = &l->tables[i];
+		free((char *)t->pub.name);
+		for (unsigned f = 0; f < t->pub.nfields; f++)
+			free((char *)t->fields[f].name);
+		free(t->fields);
+		for (unsigned a = 0; a < t->pub.nactions; a++) {
+			struct matcha_action_info *ac = &t->actions[a];
+			for (unsigned p = 0; p < ac->nparams; p++)
+				free((char *)ac->params[p].name);
+			free((void *)ac->params);
+			free((char *)ac->name);
+		}
+		free(t->actions);
+		for (uint32_t h = 0; h < t->nhandles; h++)
+			matcha_named_entry_free(t->entries[h]);
+		free(t->entries);
+	}
+	free(l->tables);
+	free(l->program);
+	free(l);
+}
+
+void matcha_layout_free(matcha_dev *dev)
+{
+	free_layout(dev->layout);
+	dev->layout = NULL;
+}
+
+void matcha_layout_table_cleared(matcha_dev *dev, unsigned table)
+{
+	if (!dev->layout || table >= dev->layout->ntables)
+		return;
+	struct layout_table *t = &dev->layout->tables[table];
+	for (uint32_t h = 0; h < t->nhandles; h++)
+		matcha_named_entry_free(t->entries[h]);
+	t->nhandles = 0;
+}
+
+/* ----------------------------------------------------------------- member access */
+
+/* `what` names the object in messages ("table 1 (ipv4_lpm)", "program"). */
+static const struct json *member(struct loader *ld, const struct json *obj, const char *key,
+				 enum json_type type, const char *what, int *rc)
+{
+	const struct json *v = json_get(obj, key);
+	if (!v) {
+		*rc = LFAIL(ld, "layout %s: %s has no \"%s\"", ld->name, what, key);
+		return NULL;
+	}
+	if (v->type != type) {
+		*rc = LFAIL(ld, "layout %s, line %u: \"%s\" of %s is %s, not %s", ld->name, v->line,
+			    key, what, json_type_name(v->type), json_type_name(type));
+		return NULL;
+	}
+	return v;
+}
+
+static int member_uint(struct loader *ld, const struct json *obj, const char *key,
+		       const char *what, uint64_t max, unsigned *out)
+{
+	int rc = 0;
+	uint64_t x;
+	const struct json *v = member(ld, obj, key, JSON_NUMBER, what, &rc);
+	if (!v)
+		return rc;
+	if (!json_u64(v, &x) || x > max)
+		return LFAIL(ld, "layout %s, line %u: \"%s\" of %s is %s, not an integer in 0..%llu",
+			     ld->name, v->line, key, what, v->text, (unsigned long long)max);
+	*out = (unsigned)x;
+	return 0;
+}
+
+static int member_string(struct loader *ld, const struct json *obj, const char *key,
+			 const char *what, char **out)
+{
+	int rc = 0;
+	const struct json *v = member(ld, obj, key, JSON_STRING, what, &rc);
+	if (!v)
+		return rc;
+	if (!v->text[0])
+		return LFAIL(ld, "layout %s, line %u: \"%s\" of %s is empty", ld->name, v->line,
+			     key, what);
+	if (!(*out = strdup(v->text)))
+		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- one table */
+
+static int read_fields(struct loader *ld, const struct json *jt, struct layout_table *t,
+		       const char *what)
+{
+	int rc = 0;
+	const struct json *key = member(ld, jt, "key", JSON_ARRAY, what, &rc);
+	if (!key)
+		return rc;
+	if (key->n == 0 || key->n > MATCHA_MAX_FIELDS)
+		return LFAIL(ld, "layout %s, line %u: %s has %zu key fields, the driver takes "
+			     "1..%d", ld->name, key->line, what, key->n, MATCHA_MAX_FIELDS);
+	t->fields = calloc(key->n, sizeof *t->fields);
+	if (!t->fields)
+		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
+	unsigned total = 0;
+	for (size_t f = 0; f < key->n; f++) {
+		const struct json *jf = &key->items[f];
+		struct matcha_field_info *fi = &t->fields[f];
+		const struct json *names = member(ld, jf, "fields", JSON_ARRAY, what, &rc);
+		t->pub.nfields = (unsigned)f + 1;
+		if (!names)
+			return rc;
+		if ((rc = member_uint(ld, jf, "width", what, MATCHA_MAX_KEY_BITS, &fi->width)))
+			return rc;
+		if (fi->width == 0)
+			return LFAIL(ld, "layout %s, line %u: a key field of %s is 0 bits wide",
+				     ld->name, jf->line, what);
+		size_t len = 0;
+		for (size_t k = 0; k < names->n; k++) {
+			if (names->items[k].type != JSON_STRING || !names->items[k].text[0])
+				return LFAIL(ld, "layout %s, line %u: a key field name of %s is not a "
+					     "non-empty string", ld->name, names->items[k].line, what);
+			len += strlen(names->items[k].text) + 1;
+		}
+		if (names->n == 0)
+			return LFAIL(ld, "layout %s, line %u: a key field of %s names no PHV field",
+				     ld->name, names->line, what);
+		char *name = calloc(len, 1);
+		if (!name)
+			return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
+		for (size_t k = 0; k < names->n; k++) {
+			if (k)
+				strcat(name, "|");
+			strcat(name, names->items[k].text);
+		}
+		fi->name = name;
+		total += fi->width;
+	}
+	if (total != t->pub.key_bits)
+		return LFAIL(ld, "layout %s: the key fields of %s add up to %u bits, its keyWidth is "
+			     "%u", ld->name, what, total, t->pub.key_bits);
+	/* First field in the most significant bits. */
+	unsigned below = total;
+	for (unsigned f = 0; f < t->pub.nfields; f++) {
+		below -= t->fields[f].width;
+		t->fields[f].offset = below;
+	}
+	return 0;
+}
+
+static int read_action(struct loader *ld, const struct json *ja, struct layout_table *t,
+		       struct matcha_action_info *ac, const char *what)
+{
+	int rc;
+	unsigned id;
+	char *name = NULL;
+	if ((rc = member_string(ld, ja, "name", what, &name)))
+		return rc;
+	ac->name = name;
+	if ((rc = member_uint(ld, ja, "id", what, 255, &id)))
+		return rc;
+	ac->id = (uint8_t)id;
+	const struct json *params = member(ld, ja, "params", JSON_ARRAY, what, &rc);
+	if (!params)
+		return rc;
+	if (params->n > MATCHA_MAX_PARAMS)
+		return LFAIL(ld, "layout %s, line %u: action %s of %s has %zu parameters, the "
+			     "driver takes at most %d", ld->name, params->line, name, what,
+			     params->n, MATCHA_MAX_PARAMS);
+	struct matcha_param_info *pi = calloc(params->n ? params->n : 1, sizeof *pi);
+	if (!pi)
+		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
+	ac->params = pi;
+	for (size_t p = 0; p < params->n; p++) {
+		char *pname = NULL;
+		const struct json *jp = &params->items[p];
+		if ((rc = member_string(ld, jp, "name", what, &pname)))
+			return rc;
+		pi[p].name = pname;
+		ac->nparams = (unsigned)p + 1;
+		if ((rc = member_uint(ld, jp, "width", what, MATCHA_MAX_DATA_BITS, &pi[p].width)) ||
+		    (rc = member_uint(ld, jp, "offset", what, MATCHA_MAX_DATA_BITS, &pi[p].offset)))
+			return rc;
+		if (pi[p].width == 0 || pi[p].offset + pi[p].width > t->pub.data_bits)
+			return LFAIL(ld, "layout %s, line %u: parameter %s of action %s (%s) takes "
+				     "bits %u..%u, outside the %u-bit action data", ld->name,
+				     jp->line, pname, name, what, pi[p].offset,
+				     pi[p].offset + pi[p].width - 1, t->pub.data_bits);
+		for (size_t q = 0; q < p; q++)
+			if (!strcmp(pi[q].name, pname))
+				return LFAIL(ld, "layout %s, line %u: action %s of %s has two "
+					     "parameters called %s", ld->name, jp->line, name, what,
+					     pname);
+	}
+	for (const struct matcha_action_info *o = t->actions; o < ac; o++) {
+		if (!strcmp(o->name, name))
+			return LFAIL(ld, "layout %s, line %u: %s has two actions called %s",
+				     ld->name, ja->line, what, name);
+		if (o->id == ac->id)
+			return LFAIL(ld, "layout %s, line %u: actions %s and %s of %s share id %u",
+				     ld->name, ja->line, o->name, name, what, id);
+	}
+	return 0;
+}
+
+static int read_actions(struct loader *ld, const struct json *jt, struct layout_table *t,
+			const char *what)
+{
+	int rc = 0;
+	const struct json *actions = member(ld, jt, "actions", JSON_ARRAY, what, &rc);
+	if (!actions)
+		return rc;
+	if (actions->n == 0 || actions->n > 256)
+		return LFAIL(ld, "layout %s, line %u: %s has %zu actions (1..256)", ld->name,
+			     actions->line, what, actions->n);
+	t->actions = calloc(actions->n, sizeof *t->actions);
+	if (!t->actions)
+		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
+	for (size_t a = 0; a < actions->n; a++) {
+		t->pub.nactions = (unsigned)a + 1;
+		if ((rc = read_action(ld, &actions->items[a], t, &t->actions[a], what)))
+			return rc;
+	}
+	const struct json *def = json_get(jt, "default");
+	if (!def || def->type == JSON_NULL)
+		return 0;
+	const struct json *name = member(ld, def, "action", JSON_STRING, what, &rc);
+	if (!name)
+		return rc;
+	for (unsigned a = 0; a < t->pub.nactions; a++)
+		if (!strcmp(t->actions[a].name, name->text))
+			t->pub.default_action = &t->actions[a];
+	if (!t->pub.default_action)
+		return LFAIL(ld, "layout %s, line %u: the default action %s of %s is not one of "
+			     "its actions", ld->name, name->line, name->text, what);
+	return 0;
+}
+
+static unsigned kind_code(const char *kind)
+{
+	if (!strcmp(kind, "exact"))
+		return MATCHA_KIND_EXACT;
+	if (!strcmp(kind, "lpm"))
+		return MATCHA_KIND_LPM;
+	if (!strcmp(kind, "ternary"))
+		return MATCHA_KIND_TERNARY;
+	return 0;
+}
+
+/* A layout value against the hardware's, with the message of a difference. */
+static int agree(struct loader *ld, const char *what, const char *key, unsigned layout,
+		 unsigned hw)
+{
+	if (layout == hw)
+		return 0;
+	return LFAIL(ld, "layout %s: %s has %s %u, the hardware %u: the layout does not "
+		     "describe this bitstream", ld->name, what, key, layout, hw);
+}
+
+/* The table's layout against its descriptor. */
+static int check_table(struct loader *ld, const struct json *jt, struct layout_table *t,
+		       const char *what, unsigned latency, bool counters)
+{
+	matcha_dev *dev = ld->dev;
+	struct matcha_table_info in;
+	int rc;
+	if ((rc = matcha_table_info(dev, t->pub.table, &in)))
+		return rc;
+	if (t->pub.kind != in.kind)
+		return LFAIL(ld, "layout %s: %s is %s in the layout, %s in the hardware: the "
+			     "layout does not describe this bitstream", ld->name, what,
+			     matcha_kind_name(t->pub.kind), matcha_kind_name(in.kind));
+	if ((rc = agree(ld, what, "keyWidth", t->pub.key_bits, in.key_bits)) ||
+	    (rc = agree(ld, what, "size", t->pub.size, in.size)) ||
+	    (rc = agree(ld, what, "dataWidth", t->pub.data_bits, in.data_bits)) ||
+	    (rc = agree(ld, what, "latency", latency, in.latency)) ||
+	    (rc = agree(ld, what, "counters", counters, in.counters)) ||
+	    (rc = agree(ld, what, "a default action (1 yes, 0 no)", t->pub.default_action != NULL,
+			in.default_action)))
+		return rc;
+	if (in.kind == MATCHA_KIND_EXACT) {
+		unsigned ways;
+		return (rc = member_uint(ld, jt, "ways", what, 64, &ways)) ? rc :
+		       agree(ld, what, "ways", ways, in.ways);
+	}
+	if (in.kind == MATCHA_KIND_LPM) {
+		unsigned levels, nodes, stride, hw_nodes;
+		const struct json *lpm = member(ld, jt, "lpm", JSON_OBJECT, what, &rc);
+		if (!lpm || (rc = member_uint(ld, lpm, "levels", what, 512, &levels)) ||
+		    (rc = member_uint(ld, lpm, "nodes", what, 1u << 20, &nodes)) ||
+		    (rc = agree(ld, what, "lpm.levels", levels, in.levels)))
+			return rc;
+		/* Every level below the first has `nodes` nodes (the driver probed them). */
+		if (levels > 1 && !(rc = matcha_lpm_level(dev, t->pub.table, 1, &stride, &hw_nodes)))
+			rc = agree(ld, what, "lpm.nodes", nodes, hw_nodes);
+		return rc;
+	}
+	return 0;
+}
+
+static int read_table(struct loader *ld, const struct json *jt, size_t position)
+{
+	struct matcha_layout *l = ld->layout;
+	unsigned index, latency;
+	char what[160], *kind = NULL, *name = NULL;
+	int rc;
+	bool counters = false;
+
+	snprintf(what, sizeof what, "table #%zu", position);
+	if (jt->type != JSON_OBJECT)
+		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, jt->line,
+			     what, json_type_name(jt->type));
+	if ((rc = member_uint(ld, jt, "index", what, UINT32_MAX, &index)))
+		return rc;
+	if (index >= l->ntables)
+		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u tables",
+			     ld->name, jt->line, what, index, l->ntables);
+	struct layout_table *t = &l->tables[index];
+	if (t->pub.name)
+		return LFAIL(ld, "layout %s, line %u: two tables have index %u", ld->name, jt->line,
+			     index);
+	if ((rc = member_string(ld, jt, "name", what, &name)))
+		return rc;
+	t->pub.name = name;
+	t->pub.table = index;
+	snprintf(what, sizeof what, "table %u (%s)", index, name);
+	for (unsigned o = 0; o < l->ntables; o++)
+		if (o != index && l->tables[o].pub.name && !strcmp(l->tables[o].pub.name, name))
+			return LFAIL(ld, "layout %s: tables %u and %u are both called %s", ld->name,
+				     o, index, name);
+	if ((rc = member_string(ld, jt, "kind", what, &kind)))
+		return rc;
+	t->pub.kind = kind_code(kind);
+	if (!t->pub.kind) {
+		rc = LFAIL(ld, "layout %s: %s has kind \"%s\" (exact, lpm or ternary)", ld->name,
+			   what, kind);
+		free(kind);
+		return rc;
+	}
+	free(kind);
+	const struct json *jc = member(ld, jt, "counters", JSON_BOOL, what, &rc);
+	if (!jc)
+		return rc;
+	counters = jc->boolean;
+	if ((rc = member_uint(ld, jt, "keyWidth", what, MATCHA_MAX_KEY_BITS, &t->pub.key_bits)) ||
+	    (rc = member_uint(ld, jt, "dataWidth", what, MATCHA_MAX_DATA_BITS, &t->pub.data_bits)) ||
+	    (rc = member_uint(ld, jt, "size", what, UINT32_MAX, &t->pub.size)) ||
+	    (rc = member_uint(ld, jt, "latency", what, UINT32_MAX, &latency)) ||
+	    (rc = read_fields(ld, jt, t, what)) || (rc = read_actions(ld, jt, t, what)))
+		return rc;
+	t->pub.fields = t->fields;
+	t->pub.actions = t->actions;
+	return check_table(ld, jt, t, what, latency, counters);
+}
+
+static int load(struct loader *ld, const struct json *root)
+{
+	matcha_dev *dev = ld->dev;
+	int rc = 0;
+	uint64_t build_id;
+	if (root->type != JSON_OBJECT)
+		return LFAIL(ld, "layout %s: the top level is %s, not an object", ld->name,
+			     json_type_name(root->type));
+	const struct json *jid = member(ld, root, "buildId", JSON_NUMBER, "the layout", &rc);
+	if (!jid)
+		return rc;
+	if (!json_u64(jid, &build_id) || build_id > UINT32_MAX)
+		return LFAIL(ld, "layout %s, line %u: buildId %s is not a 32-bit number", ld->name,
+			     jid->line, jid->text);
+	if (build_id != matcha_build_id(dev))
+		return LFAIL(ld, "layout %s: buildId is %llu (0x%08llx), the hardware's BUILD_ID is "
+			     "%u (0x%08x): the layout belongs to another bitstream", ld->name,
+			     (unsigned long long)build_id, (unsigned long long)build_id,
+			     (unsigned)matcha_build_id(dev), (unsigned)matcha_build_id(dev));
+	const struct json *prog = member(ld, root, "program", JSON_OBJECT, "the layout", &rc);
+	if (!prog)
+		return rc;
+	if ((rc = member_string(ld, prog, "name", "the program", &ld->layout->program)))
+		return rc;
+	const struct json *tables = member(ld, prog, "tables", JSON_ARRAY, "the program", &rc);
+	if (!tables)
+		return rc;
+	if (tables->n != matcha_table_count(dev))
+		return LFAIL(ld, "layout %s: the program has %zu tables, the hardware %u: the "
+			     "layout does not describe this bitstream", ld->name, tables->n,
+			     matcha_table_count(dev));
+	for (size_t i = 0; i < tables->n; i++)
+		if ((rc = read_table(ld, &tables->items[i], i)))
+			return rc;
+	return 0;
+}
+
+int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const char *name)
+{
+	char err[160];
+	struct loader ld = { dev, name ? name : "(text)", NULL };
+	struct json *root = json_parse(text, len, err, sizeof err);
+	if (!root)
+		return LFAIL(&ld, "layout %s is not valid JSON: %s", ld.name, err);
+	ld.layout = calloc(1, sizeof *ld.layout);
+	unsigned n = matcha_table_count(dev);
+	if (ld.layout)
+		ld.layout->tables = calloc(n ? n : 1, sizeof *ld.layout->tables);
+	int rc;
+	if (!ld.layout || !ld.layout->tables) {
+		free(ld.layout);
+		json_free(root);
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the layout");
+	}
+	ld.layout->ntables = n;
+	rc = load(&ld, root);
+	json_free(root);
+	if (rc) {
+		free_layout(ld.layout);
+		return rc;
+	}
+	matcha_layout_free(dev);
+	dev->layout = ld.layout;
+	return 0;
+}
+
+int matcha_layout_load(matcha_dev *dev, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "cannot open layout %s: %s", path,
+				   strerror(errno));
+	char *text = malloc(MAX_LAYOUT_BYTES + 1);
+	size_t len = text ? fread(text, 1, MAX_LAYOUT_BYTES + 1, f) : 0;
+	int err = ferror(f);
+	fclose(f);
+	int rc;
+	if (!text)
+		rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory to read layout %s", path);
+	else if (err)
+		rc = matcha_fail(dev, MATCHA_ELAYOUT, "cannot read layout %s", path);
+	else if (len > MAX_LAYOUT_BYTES)
+		rc = matcha_fail(dev, MATCHA_ELAYOUT, "layout %s is larger than %u bytes", path,
+				 MAX_LAYOUT_BYTES);
+	else
+		rc = matcha_layout_load_text(dev, text, len, path);
+	free(text);
+	return rc;
+}
+
+const char *matcha_layout_program(const matcha_dev *dev)
+{
+	return dev->layout ? dev->layout->program : NULL;
+}
+
+const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table)
+{
+	if (!dev->layout || table >= dev->layout->ntables)
+		return NULL;
+	return &dev->layout->tables[table].pub;
+}
+
+int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table)
+{
+	if (!dev->layout)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "tables have names only with a layout "
+				   "file (matcha_layout_load)");
+	for (unsigned i = 0; i < dev->layout->ntables; i++)
+		if (!strcmp(dev->layout->tables[i].pub.name, name)) {
+			*table = i;
+			return 0;
+		}
+	char names[200] = "";
+	for (unsigned i = 0; i < dev->layout->ntables; i++) {
+		size_t at = strlen(names);
+		snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+			 dev->layout->tables[i].pub.name);
+	}
+	return matcha_fail(dev, MATCHA_ENOTABLE, "unknown table \"%s\" (tables: %s)", name, names);
+}
+
+const struct matcha_action_info *matcha_action_by_name(const struct matcha_table_layout *tl,
+						       const char *name)
+{
+	for (unsigned a = 0; a < tl->nactions; a++)
+		if (!strcmp(tl->actions[a].name, name))
+			return &tl->actions[a];
+	return NULL;
+}

@@ -1,0 +1,42 @@
+/* The loaded layout and the by-name entries (layout.c, entries.c); not installed. */
+#ifndef MATCHA_LAYOUT_H
+#define MATCHA_LAYOUT_H
+
+#include "internal.h"
+
+/* One hardware entry of a by-name entry: exact key, LPM prefix, or ternary value/mask. */
+struct hw_key {
+	uint8_t value[MATCHA_MAX_KEY_BYTES];
+	uint8_t mask[MATCHA_MAX_KEY_BYTES];
+	unsigned prefix_len;
+};
+
+struct named_entry {
+	unsigned nmatch;
+	struct matcha_match *match;
+	const struct matcha_action_info *action;
+	uint8_t data[MATCHA_MAX_DATA_BYTES]; /* packed action data, ceil(data_bits/8) bytes */
+	bool has_priority;
+	uint32_t priority;
+	unsigned nhw;
+	struct hw_key *hw;
+};
+
+struct layout_table {
+	struct matcha_table_layout pub;
+	struct matcha_field_info *fields;
+	struct matcha_action_info *actions;
+	struct named_entry **entries; /* by handle; NULL where deleted */
+	uint32_t nhandles;            /* handles given out since the last clear */
+	uint32_t cap;
+};
+
+struct matcha_layout {
+	char *program;
+	unsigned ntables;
+	struct layout_table *tables; /* by descriptor index */
+};
+
+void matcha_named_entry_free(struct named_entry *e);
+
+#endif

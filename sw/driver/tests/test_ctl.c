@@ -1,0 +1,871 @@
+/*
+ * matcha-ctl's interpreter (ctl/ctl.c) on the fake device with the built-in program's
+ * layout: value and match syntax, every command and its errors, batches checked entry by
+ * entry through the library's read-back, and a time-bounded fuzz of lines and batches.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream, fmemopen */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "ctl.h"
+#include "fake_dev.h"
+#include "sim_server.h"
+#include "util.h"
+
+struct session {
+	struct fake_dev *fd;
+	matcha_dev *dev;
+	struct ctl c;
+	char *out;
+	size_t outlen;
+	FILE *stream;
+};
+
+static bool session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	memset(s, 0, sizeof *s);
+	s->fd = fake_new(&cfg);
+	s->dev = fake_open(s->fd);
+	if (!s->dev || matcha_layout_load(s->dev, MATCHA_LAYOUT))
+		return false;
+	s->stream = open_memstream(&s->out, &s->outlen);
+	ctl_init(&s->c, s->dev, s->stream);
+	return true;
+}
+
+static void session_close(struct session *s)
+{
+	if (s->stream)
+		fclose(s->stream);
+	free(s->out);
+	matcha_close(s->dev);
+	fake_free(s->fd);
+}
+
+/* Runs a line; returns what it printed (valid until the next run). */
+static const char *run(struct session *s, const char *line, int *rc)
+{
+	fflush(s->stream);
+	size_t start = s->outlen;
+	*rc = ctl_execute(&s->c, line);
+	fflush(s->stream);
+	return s->out ? s->out + start : "";
+}
+
+#define RUN_OK(s, line, expect)                                                              \
+	do {                                                                                 \
+		int rc_;                                                                     \
+		const char *out_ = run(s, line, &rc_);                                       \
+		CHECK_MSG(rc_ == 0, "\"%s\" failed: %s", line, (s)->c.error);               \
+		CHECK_MSG(strstr(out_, expect), "\"%s\" printed \"%s\", expected \"%s\"", line, \
+			  out_, expect);                                                     \
+	} while (0)
+
+/* A line that runs and prints nothing. */
+#define RUN_SILENT(s, line)                                                                  \
+	do {                                                                                 \
+		int rc_;                                                                     \
+		const char *out_ = run(s, line, &rc_);                                       \
+		CHECK_MSG(rc_ == 0 && !*out_, "\"%s\": %d, %s", line, rc_, (s)->c.error);    \
+	} while (0)
+
+#define RUN_FAILS(s, line, code, message)                                                    \
+	do {                                                                                 \
+		int rc_;                                                                     \
+		run(s, line, &rc_);                                                          \
+		CHECK_MSG(rc_ == (code), "\"%s\" returned %d, expected %d (%s)", line, rc_,  \
+			  (int)(code), (s)->c.error);                                        \
+		CHECK_MSG(strstr((s)->c.error, message), "\"%s\": message \"%s\", expected \"%s\"", \
+			  line, (s)->c.error, message);                                      \
+	} while (0)
+
+void test_ctl_values(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t want;
+	} good[] = {
+		{ "0", 0 }, { "4294967296", 1ull << 32 }, { "0x0A000001", 0x0A000001 },
+		{ "0X1f", 0x1F }, { "10.0.0.1", 0x0A000001 }, { "255.255.255.255", 0xFFFFFFFF },
+		{ "00:11:22:33:44:55", 0x001122334455ull }, { "0:1:2:3:4:5", 0x000102030405ull },
+		{ "aa:BB:cc:DD:ee:FF", 0xAABBCCDDEEFFull },
+		{ "18446744073709551615", UINT64_MAX },
+	};
+	char err[300];
+	struct matcha_value v;
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		struct matcha_value want = val_u64(good[i].want);
+		CHECK_MSG(ctl_parse_value(good[i].text, &v, err, sizeof err) == 0, "%s: %s",
+			  good[i].text, err);
+		CHECK_MSG(!memcmp(&v, &want, sizeof v), "%s", good[i].text);
+	}
+	/* IPv6, RFC 4291 section 2.2 forms */
+	static const struct {
+		const char *text;
+		uint8_t want[16];
+	} v6[] = {
+		{ "2001:db8::1", { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 } },
+		{ "::", { 0 } },
+		{ "::1", { [15] = 1 } },
+		{ "fe80::", { 0xfe, 0x80 } },
+		{ "1:2:3:4:5:6:7:8", { 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8 } },
+		{ "00::22:33:44:55", { [8] = 0, 0x22, 0, 0x33, 0, 0x44, 0, 0x55 } },
+	};
+	for (size_t i = 0; i < sizeof v6 / sizeof v6[0]; i++) {
+		CHECK_MSG(ctl_parse_value(v6[i].text, &v, err, sizeof err) == 0, "%s: %s", v6[i].text,
+			  err);
+		CHECK_MSG(!memcmp(v.be + MATCHA_VALUE_BYTES - 16, v6[i].want, 16) && v.be[47] == 0,
+			  "%s", v6[i].text);
+	}
+	/* 2^64 and a 512-bit maximum */
+	CHECK(ctl_parse_value("18446744073709551616", &v, err, sizeof err) == 0);
+	CHECK(v.be[MATCHA_VALUE_BYTES - 9] == 1 && v.be[MATCHA_VALUE_BYTES - 1] == 0);
+	char hex[140] = "0x";
+	memset(hex + 2, 'f', 128);
+	hex[130] = '\0';
+	CHECK(ctl_parse_value(hex, &v, err, sizeof err) == 0 && v.be[0] == 0xFF);
+	strcat(hex, "f");
+
+	const struct {
+		const char *text, *message;
+	} bad[] = {
+		{ "", "empty value" },
+		{ "0x", "\"0x\": no hex digits after 0x" },
+		{ "0xfg", "\"0xfg\" is not a hex number" },
+		{ "12a", "\"12a\" is not a number (decimal, 0x hex, an IPv4 or a MAC address)" },
+		{ "-1", "is not a number" },
+		{ "1.2.3", "\"1.2.3\" is not an IPv4 address (four numbers 0..255 separated by '.')" },
+		{ "256.1.1.1", "is not an IPv4 address" },
+		{ "1.2.3.4.5", "is not an IPv4 address" },
+		{ "1..2.3", "is not an IPv4 address" },
+		{ "0001.2.3.4", "is not an IPv4 address" },
+		{ "00:11:22:33:44", "\"00:11:22:33:44\" is not a MAC address (six hex bytes "
+				    "separated by ':')" },
+		{ "00:11:22:33:44:55:66", "is not a MAC address" },
+		{ "00:11:22:33:44:555", "is not a MAC address" },
+		{ "00:11:22:33:44:55:66:77:88", "nor an IPv6 address" },
+		{ "1::2::3", "is not a MAC address (six hex bytes separated by ':') nor an IPv6 "
+			     "address" },
+		{ "12345::", "nor an IPv6 address" },
+		{ ":1", "nor an IPv6 address" },
+		{ "1:", "nor an IPv6 address" },
+		{ "1:2:3:4:5:6:7", "nor an IPv6 address" },
+		{ "1:2:3:4::5:6:7:8", "nor an IPv6 address" },
+		{ hex, "is wider than 512 bits" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_MSG(ctl_parse_value(bad[i].text, &v, err, sizeof err) == MATCHA_EINVAL, "%s",
+			  bad[i].text);
+		CHECK_MSG(strstr(err, bad[i].message), "%s: \"%s\"", bad[i].text, err);
+	}
+	char dec[200];
+	memset(dec, '9', 160); /* 10^160 > 2^512 */
+	dec[160] = '\0';
+	CHECK(ctl_parse_value(dec, &v, err, sizeof err) == MATCHA_EINVAL &&
+	      strstr(err, "is wider than 512 bits"));
+}
+
+void test_ctl_matches(void)
+{
+	char err[300];
+	struct matcha_match m;
+	struct matcha_value a = val_u64(0x0A000000), b = val_u64(0xFF000000);
+	CHECK(ctl_parse_match("10.0.0.0/8", &m, err, sizeof err) == 0);
+	CHECK(m.kind == MATCHA_MATCH_LPM && m.prefix_len == 8 && !memcmp(&m.value, &a, sizeof a));
+	CHECK(ctl_parse_match("0x0a000000&&&255.0.0.0", &m, err, sizeof err) == 0);
+	CHECK(m.kind == MATCHA_MATCH_TERNARY && !memcmp(&m.value, &a, sizeof a) &&
+	      !memcmp(&m.mask, &b, sizeof b));
+	CHECK(ctl_parse_match("80->90", &m, err, sizeof err) == 0);
+	a = val_u64(80);
+	b = val_u64(90);
+	CHECK(m.kind == MATCHA_MATCH_RANGE && !memcmp(&m.value, &a, sizeof a) &&
+	      !memcmp(&m.high, &b, sizeof b));
+	CHECK(ctl_parse_match("00:11:22:33:44:55", &m, err, sizeof err) == 0);
+	a = val_u64(0x001122334455ull);
+	CHECK(m.kind == MATCHA_MATCH_EXACT && !memcmp(&m.value, &a, sizeof a));
+
+	static const struct {
+		const char *text, *message;
+	} bad[] = {
+		{ "10.0.0.0/", "\"10.0.0.0/\": the prefix length after '/' must be a number "
+			       "0..512" },
+		{ "10.0.0.0/513", "must be a number 0..512" },
+		{ "10.0.0.0/8/8", "must be a number" },
+		{ "10.0.0.0/x", "must be a number" },
+		{ "/8", "empty value" },
+		{ "1&&&", "empty value" },
+		{ "&&&1", "empty value" },
+		{ "1&&&2&&&3", "is not a number" },
+		{ "->5", "empty value" },
+		{ "5->", "empty value" },
+		{ "1->2->3", "is not a number" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_MSG(ctl_parse_match(bad[i].text, &m, err, sizeof err) == MATCHA_EINVAL, "%s",
+			  bad[i].text);
+		CHECK_MSG(strstr(err, bad[i].message), "%s: \"%s\"", bad[i].text, err);
+	}
+}
+
+void test_ctl_commands(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	const uint8_t mac[6] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	struct matcha_entry e;
+	uint32_t index;
+
+	RUN_OK(&s, "table_add l2_fwd forward 00:11:22:33:44:55 => 5",
+	       "Entry added to l2_fwd with handle 0\n");
+	CHECK_OK(s.dev, matcha_exact_lookup_sw(s.dev, 0, mac, 48, &index));
+	CHECK_OK(s.dev, matcha_exact_read(s.dev, 0, index, &e));
+	CHECK(e.valid && e.action_id == 1 && e.data[0] == 5);
+	RUN_OK(&s, "table_modify l2_fwd drop 0 =>", "Entry 0 of l2_fwd modified");
+	CHECK_OK(s.dev, matcha_exact_read(s.dev, 0, index, &e));
+	CHECK(e.valid && e.action_id == 2);
+	RUN_OK(&s, "  table_add   ipv4_lpm route 10.0.0.0/8=>1 02:00:00:00:00:01 0x020000000002",
+	       "Entry added to ipv4_lpm with handle 0");
+	uint8_t prefix[4] = { 10, 0, 0, 0 }, want[13] = { 1, 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2 };
+	CHECK_OK(s.dev, matcha_lpm_read(s.dev, 1, prefix, 8, NULL, &e));
+	CHECK(e.valid && e.action_id == 0 && !memcmp(e.data, want, 13));
+	RUN_OK(&s, "table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 80->90 => 10",
+	       "Entry added to acl with handle 0");
+	RUN_OK(&s, "table_add acl to_host 0&&&0 192.168.0.0/16 17 53 0&&&0 => 20",
+	       "with handle 1");
+	CHECK_OK(s.dev, matcha_ternary_read(s.dev, 2, 0, &e));
+	CHECK(e.valid && e.priority == 20 && e.action_id == 2); /* the higher priority first */
+
+	RUN_OK(&s, "table_dump acl",
+	       "table acl (ternary, 64 entries)\n"
+	       "  handle hdr.ipv4.src hdr.ipv4.dst hdr.ipv4.protocol hdr.tcp.srcPort|hdr.udp.srcPort "
+	       "hdr.tcp.dstPort|hdr.udp.dstPort => action\n"
+	       "  0    10.0.0.0&&&255.0.0.0 0.0.0.0&&&0.0.0.0 6 0&&&0 80->90 => deny() priority 10 "
+	       "[3 hardware entries]\n"
+	       "  1    0.0.0.0&&&0.0.0.0 192.168.0.0/16 17 53 0&&&0 => to_host() priority 20\n"
+	       "  default => permit()\n"
+	       "2 entries\n");
+	RUN_OK(&s, "table_set_default ipv4_lpm no_route", "set to no_route");
+	RUN_OK(&s, "table_dump ipv4_lpm",
+	       "  0    10.0.0.0/8 => route(port=1, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+	       "  default => no_route()\n1 entry\n");
+	RUN_OK(&s, "table_set_default l2_fwd forward => 3", "Default action of l2_fwd set to forward");
+	uint8_t id, data[1];
+	CHECK_OK(s.dev, matcha_table_get_default(s.dev, 0, &id, data, 4));
+	CHECK(id == 1 && data[0] == 3);
+	RUN_OK(&s, "table_set_default l2_fwd no_op", "set to no_op");
+	RUN_OK(&s, "table_dump l2_fwd", "  0    00:11:22:33:44:55 => drop()\n  default => no_op()\n");
+
+	fake_hit(s.fd, 2, 0, 100); /* to_host (handle 1) sits first, priority 20 */
+	fake_hit(s.fd, 2, 2, 60);  /* deny's second expansion */
+	RUN_OK(&s, "counter_read acl 0", "acl[0]: packets=1 bytes=60\n");
+	RUN_OK(&s, "counter_reset acl 1", "acl[1]: packets=1 bytes=100 (now reset)\n");
+	RUN_OK(&s, "counter_read acl 1", "acl[1]: packets=0 bytes=0\n");
+	RUN_OK(&s, "table_delete acl 0", "Entry 0 deleted from acl");
+	CHECK_OK(s.dev, matcha_ternary_read(s.dev, 2, 1, &e));
+	CHECK(!e.valid);
+	RUN_OK(&s, "table_clear l2_fwd", "Table l2_fwd cleared");
+	CHECK_RC(s.dev, matcha_exact_lookup_sw(s.dev, 0, mac, 48, &index), MATCHA_ENOENT);
+	RUN_OK(&s, "table_info", "build id 0x5b8a0885, 3 tables, program l2l3\n"
+	       "0 l2_fwd: exact, 64 entries, 48-bit key, 4-bit action data, counters, default "
+	       "action\n  key: hdr.eth.dst[48]\n  action no_op() (initial default)\n"
+	       "  action forward(port[4])\n");
+	RUN_OK(&s, "table_info ipv4_lpm", "  action route(port[4], dmac[48], smac[48])\n");
+	RUN_OK(&s, "help", "table_add          <table> <action> <match fields> => <action params> "
+	       "[priority]\n");
+	RUN_OK(&s, "help table_add", "  range     80->90");
+	RUN_SILENT(&s, "# a comment");
+	RUN_SILENT(&s, "   ");
+	CHECK(!s.c.quit);
+	RUN_SILENT(&s, "quit");
+	CHECK(s.c.quit);
+	session_close(&s);
+}
+
+void test_ctl_command_errors(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	RUN_OK(&s, "table_add l2_fwd forward 00:11:22:33:44:55 => 5", "handle 0");
+	RUN_OK(&s, "table_add acl deny 1 2 3 4 5 => 1", "handle 0");
+	static const struct {
+		const char *line;
+		int code;
+		const char *message;
+	} cases[] = {
+		{ "table_ad l2_fwd", MATCHA_EINVAL, "unknown command \"table_ad\" (help lists the "
+						    "commands)" },
+		{ "table_add l2_fwd forward 00:11:22:33:44:66 5", MATCHA_EINVAL,
+		  "table_add: usage: table_add <table> <action> <match fields> => <action params> "
+		  "[priority]" },
+		{ "table_add l3 forward 1 => 5", MATCHA_ENOTABLE,
+		  "table_add: unknown table \"l3\" (tables: l2_fwd, ipv4_lpm, acl)" },
+		{ "table_add l2_fwd fwd 1 => 5", MATCHA_EINVAL,
+		  "table_add: table l2_fwd has no action \"fwd\" (actions: no_op, forward, drop)" },
+		{ "table_add l2_fwd forward 1 2 => 5", MATCHA_EINVAL,
+		  "table_add: table l2_fwd takes 1 match field (hdr.eth.dst), 2 given" },
+		{ "table_add acl deny 1 2 3 4 => 1", MATCHA_EINVAL,
+		  "takes 5 match fields (hdr.ipv4.src hdr.ipv4.dst hdr.ipv4.protocol "
+		  "hdr.tcp.srcPort|hdr.udp.srcPort hdr.tcp.dstPort|hdr.udp.dstPort), 4 given" },
+		{ "table_add l2_fwd forward 00:11:22:33:44:5g => 5", MATCHA_EINVAL,
+		  "table_add: match field hdr.eth.dst: \"00:11:22:33:44:5g\" is not a MAC address" },
+		{ "table_add l2_fwd forward 1&&&1 => 5", MATCHA_EINVAL,
+		  "table_add: table l2_fwd is an exact table: key field hdr.eth.dst takes a plain "
+		  "value, not a ternary mask (value&&&mask)" },
+		{ "table_add l2_fwd forward 1/48 => 5", MATCHA_EINVAL, "not a prefix (value/length)" },
+		{ "table_add l2_fwd forward 1->5 => 5", MATCHA_EINVAL, "not a range (low->high)" },
+		{ "table_add l2_fwd forward 0x1000000000000 => 5", MATCHA_E2BIG,
+		  "table_add: key field hdr.eth.dst is 48 bits: 0x1000000000000 does not fit" },
+		{ "table_add l2_fwd forward 00:11:22:33:44:55 => 6", MATCHA_EEXIST,
+		  "table_add: table l2_fwd: duplicate entry: handle 0 has the same key" },
+		{ "table_add l2_fwd forward 1 => 16", MATCHA_E2BIG,
+		  "table_add: parameter port of action forward takes 0..15 (4 bits): 16 (0x10) is out of range" },
+		{ "table_add l2_fwd forward 1 => 0x1z", MATCHA_EINVAL,
+		  "table_add: parameter port: \"0x1z\" is not a hex number" },
+		{ "table_add l2_fwd forward 1 =>", MATCHA_EINVAL,
+		  "table_add: action forward of table l2_fwd takes 1 parameter (port), 0 given" },
+		{ "table_add l2_fwd forward 1 => 1 2 3", MATCHA_EINVAL,
+		  "action forward of table l2_fwd takes 1 parameter (port), 3 given" },
+		{ "table_add l2_fwd forward 1 => 1 7", MATCHA_EINVAL,
+		  "table l2_fwd is an exact table: its entries have no priority" },
+		{ "table_add acl deny 1 2 3 4 5 =>", MATCHA_EINVAL,
+		  "table_add: table acl is a ternary table: an entry needs a priority in "
+		  "0..4294967295 (higher wins)" },
+		{ "table_add acl deny 1 2 3 4 5 => 4294967296", MATCHA_EINVAL,
+		  "table_add: priority \"4294967296\" is not a number 0..4294967295" },
+		{ "table_add acl deny 1 2 3 4 5 => 1", MATCHA_EEXIST,
+		  "duplicate entry: handle 0 has the same match and priority" },
+		{ "table_add acl deny 1&&&0 2 3 4 5 => 1", MATCHA_EINVAL,
+		  "key field hdr.ipv4.src: value 0x1 has bits set outside mask 0x0" },
+		{ "table_add acl deny 1 2 300 4 5 => 1", MATCHA_E2BIG,
+		  "key field hdr.ipv4.protocol is 8 bits: 0x12c does not fit" },
+		{ "table_add acl deny 1 2 3 4 90->80 => 1", MATCHA_EINVAL, "range 90->80 is empty" },
+		{ "table_add ipv4_lpm drop 10.0.0.0/33 =>", MATCHA_E2BIG,
+		  "key field hdr.ipv4.dst is 32 bits: a /33 prefix is longer" },
+		{ "table_add ipv4_lpm drop 10.0.0.1/8 =>", MATCHA_EINVAL,
+		  "0xa000001 has bits set beyond its /8 prefix" },
+		{ "table_add ipv4_lpm drop 10.0.0.0&&&255.0.0.0 =>", MATCHA_EINVAL,
+		  "table ipv4_lpm is an LPM table" },
+		{ "table_delete l2_fwd", MATCHA_EINVAL, "table_delete: usage: table_delete <table> "
+							"<handle>" },
+		{ "table_delete l2_fwd x", MATCHA_EINVAL,
+		  "table_delete: handle \"x\" is not a number 0..4294967295" },
+		{ "table_delete l2_fwd 9", MATCHA_ENOENT,
+		  "table_delete: table l2_fwd has no entry with handle 9" },
+		{ "table_delete l2 0", MATCHA_ENOTABLE, "table_delete: unknown table \"l2\"" },
+		{ "table_modify l2_fwd drop 0", MATCHA_EINVAL, "table_modify: usage" },
+		{ "table_modify l2_fwd drop 3 =>", MATCHA_ENOENT, "no entry with handle 3" },
+		{ "table_modify l2_fwd dropp 0 =>", MATCHA_EINVAL, "has no action \"dropp\"" },
+		{ "table_modify l2_fwd forward 0 => 99", MATCHA_E2BIG,
+		  "takes 0..15 (4 bits): 99 (0x63) is out of range" },
+		{ "table_dump", MATCHA_EINVAL, "table_dump: usage: table_dump <table>" },
+		{ "table_dump x", MATCHA_ENOTABLE, "table_dump: unknown table \"x\"" },
+		{ "table_clear", MATCHA_EINVAL, "table_clear: usage" },
+		{ "table_set_default l2_fwd", MATCHA_EINVAL, "table_set_default: usage" },
+		{ "table_set_default l2_fwd forward", MATCHA_EINVAL,
+		  "action forward of table l2_fwd takes 1 parameter (port), 0 given" },
+		{ "table_set_default l2_fwd route => 1", MATCHA_EINVAL, "has no action \"route\"" },
+		{ "counter_read l2_fwd", MATCHA_EINVAL, "counter_read: usage" },
+		{ "counter_read l2_fwd 5", MATCHA_ENOENT,
+		  "counter_read: table l2_fwd has no entry with handle 5" },
+		{ "counter_reset acl -1", MATCHA_EINVAL, "handle \"-1\" is not a number" },
+		{ "table_info a b", MATCHA_EINVAL, "table_info: usage" },
+		{ "table_info x", MATCHA_ENOTABLE, "table_info: unknown table \"x\"" },
+		{ "help table_ad", MATCHA_EINVAL, "help: no command \"table_ad\"" },
+		{ "help a b", MATCHA_EINVAL, "help: usage" },
+		{ "quit now", MATCHA_EINVAL, "quit: usage" },
+		{ "table_add l2_fwd\x01 x", MATCHA_EINVAL, "control character 0x01 in the line" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		RUN_FAILS(&s, cases[i].line, cases[i].code, cases[i].message);
+
+	/* Table full, with the driver's reason. */
+	char line[200];
+	int rc = 0;
+	for (unsigned i = 1; rc == 0 && i < 100; i++) {
+		snprintf(line, sizeof line, "table_add acl permit %u 0 0 0 0 => 1", i);
+		run(&s, line, &rc);
+	}
+	CHECK(rc == MATCHA_ENOSPC && strstr(s.c.error, "table_add: table acl: ternary_add: table "
+					    "2 is full (64 entries)"));
+	char words[2 * CTL_MAX_WORDS + 10] = "";
+	for (unsigned i = 0; i <= CTL_MAX_WORDS; i++)
+		strcat(words, "x ");
+	RUN_FAILS(&s, words, MATCHA_EINVAL, "more than 160 words on one line");
+	char *longline = malloc(CTL_MAX_LINE + 2);
+	memset(longline, 'a', CTL_MAX_LINE + 1);
+	longline[CTL_MAX_LINE + 1] = '\0';
+	RUN_FAILS(&s, longline, MATCHA_EINVAL, "line longer than 4096 characters");
+	free(longline);
+	session_close(&s);
+
+	/* Without a layout, names mean nothing; table_info still shows the hardware. */
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	FILE *null = fopen("/dev/null", "w");
+	ctl_init(&c, dev, null);
+	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ELAYOUT &&
+	      strstr(c.error, "table_dump: tables have names only with a layout: start "
+			     "matcha-ctl with --layout FILE"));
+	CHECK(ctl_execute(&c, "table_info") == 0);
+	fclose(null);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* ------------------------------------------------------------------------- batches */
+
+struct batch_route {
+	uint8_t prefix[4];
+	unsigned len, port;
+};
+
+static int run_batch(struct session *s, const char *text, const char *name)
+{
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+	int rc = ctl_batch(&s->c, in, name);
+	fclose(in);
+	fflush(s->stream);
+	return rc;
+}
+
+void test_ctl_batch_checked_by_readback(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	struct rng r = rng_for_test();
+	size_t cap = 1 << 16, len = 0;
+	char *text = malloc(cap);
+	uint8_t macs[40][6];
+	unsigned ports[40];
+	struct batch_route routes[30];
+	text[0] = '\0';
+#define EMIT(...) (len += (size_t)snprintf(text + len, cap - len, __VA_ARGS__))
+	EMIT("# the built-in program's tables\n\n");
+	for (unsigned i = 0; i < 40; i++) {
+		rng_bytes(&r, macs[i], 6);
+		macs[i][0] = (uint8_t)(i << 1); /* distinct */
+		ports[i] = rng_below(&r, 16);
+		EMIT("table_add l2_fwd forward %02x:%02x:%02x:%02x:%02x:%02x => %u\n", macs[i][0],
+		     macs[i][1], macs[i][2], macs[i][3], macs[i][4], macs[i][5], ports[i]);
+	}
+	for (unsigned i = 0; i < 30; i++) {
+		struct batch_route *rt = &routes[i];
+		/* /13 to /16 in four /8s (four trie nodes of the 16 at level 1); the top five
+		 * bits of the second octet keep them apart */
+		rt->len = 13 + i % 4;
+		uint32_t a = (10u + i % 4) << 24 | (i * 8) << 16 | rng_below(&r, 1u << 19);
+		a &= ~0u << (32 - rt->len);
+		for (unsigned b = 0; b < 4; b++)
+			rt->prefix[b] = (uint8_t)(a >> (24 - 8 * b));
+		rt->port = rng_below(&r, 16);
+		EMIT("table_add ipv4_lpm route %u.%u.%u.%u/%u => %u 0x02%010x %02x:00:00:00:00:%02x\n",
+		     rt->prefix[0], rt->prefix[1], rt->prefix[2], rt->prefix[3], rt->len, rt->port,
+		     i, 2, i);
+	}
+	EMIT("table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 1000->1999 => 5\n");
+	EMIT("table_add acl to_host 0&&&0 192.168.7.0/24 17 0&&&0 53 => 9\n");
+	EMIT("table_set_default ipv4_lpm drop\n");
+#undef EMIT
+	int rc = run_batch(&s, text, "load.txt");
+	CHECK_MSG(rc == 0, "%s", s.c.error);
+	CHECK(strstr(s.out, "load.txt: 72 entries loaded\n"));
+
+	/* Every entry, through the library's read-back, against what the batch said. */
+	struct matcha_entry e;
+	uint32_t index;
+	for (unsigned i = 0; i < 40; i++) {
+		CHECK_OK(s.dev, matcha_exact_lookup_sw(s.dev, 0, macs[i], 48, &index));
+		CHECK_OK(s.dev, matcha_exact_read(s.dev, 0, index, &e));
+		CHECK_MSG(e.valid && e.action_id == 1 && !memcmp(e.key, macs[i], 6) &&
+			  e.data[0] == ports[i], "MAC %u", i);
+	}
+	for (unsigned i = 0; i < 30; i++) {
+		uint8_t want[13] = { (uint8_t)routes[i].port, 0x02, 0, 0, 0, 0, (uint8_t)i, 2,
+				     0, 0, 0, 0, (uint8_t)i };
+		CHECK_OK(s.dev, matcha_lpm_read(s.dev, 1, routes[i].prefix, routes[i].len, NULL, &e));
+		CHECK_MSG(e.valid && e.action_id == 0 && !memcmp(e.data, want, 13), "route %u", i);
+	}
+	/* 1000..1999: 1000/3 bits ... as matcha_range_to_prefixes gives them. */
+	struct matcha_prefix p[MATCHA_RANGE_MAX_PREFIXES];
+	int n = matcha_range_to_prefixes(1000, 1999, 16, p, MATCHA_RANGE_MAX_PREFIXES);
+	CHECK(n > 1);
+	for (int i = 0; i < n; i++) {
+		uint8_t v[13] = { 10, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, (uint8_t)(p[i].value >> 8),
+				  (uint8_t)p[i].value };
+		uint8_t m[13] = { 0xFF, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0, 0, (uint8_t)(p[i].mask >> 8),
+				  (uint8_t)p[i].mask };
+		CHECK_OK(s.dev, matcha_ternary_lookup_sw(s.dev, 2, v, m, 104, 5, &index));
+		CHECK_OK(s.dev, matcha_ternary_read(s.dev, 2, index, &e));
+		CHECK(e.valid && e.action_id == 1 && !memcmp(e.key, v, 13) && !memcmp(e.mask, m, 13));
+	}
+	uint8_t v[13] = { 0, 0, 0, 0, 192, 168, 7, 0, 17, 0, 0, 0, 53 };
+	uint8_t m[13] = { 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0, 0xFF, 0, 0, 0xFF, 0xFF };
+	CHECK_OK(s.dev, matcha_ternary_lookup_sw(s.dev, 2, v, m, 104, 9, &index));
+	CHECK(index == 0); /* priority 9 above 5 */
+	CHECK_OK(s.dev, matcha_ternary_read(s.dev, 2, index, &e));
+	CHECK(e.valid && e.action_id == 2);
+	uint8_t id;
+	CHECK_OK(s.dev, matcha_table_get_default(s.dev, 1, &id, NULL, 0));
+	CHECK(id == 1);
+	free(text);
+	session_close(&s);
+}
+
+void test_ctl_batch_stops_at_first_error(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	const char *text = "table_add l2_fwd forward 00:00:00:00:00:01 => 1\n"
+			   "\n"
+			   "table_add l2_fwd forward 00:00:00:00:00:02 => 2\n"
+			   "table_add l2_fwd forward 00:00:00:00:00:03 => 17\n"
+			   "table_add l2_fwd forward 00:00:00:00:00:04 => 4\n";
+	CHECK(run_batch(&s, text, "bad.txt") == MATCHA_E2BIG);
+	CHECK_MSG(!strcmp(s.c.error, "bad.txt:4: table_add: parameter port of action forward "
+			  "takes 0..15 (4 bits): 17 (0x11) is out of range (2 entries loaded "
+			  "before it)"), "%s", s.c.error);
+	uint8_t k3[6] = { 0, 0, 0, 0, 0, 3 }, k4[6] = { 0, 0, 0, 0, 0, 4 }, k2[6] = { 0, 0, 0, 0, 0, 2 };
+	uint32_t index;
+	CHECK_OK(s.dev, matcha_exact_lookup_sw(s.dev, 0, k2, 48, &index));
+	CHECK_RC(s.dev, matcha_exact_lookup_sw(s.dev, 0, k3, 48, &index), MATCHA_ENOENT);
+	CHECK_RC(s.dev, matcha_exact_lookup_sw(s.dev, 0, k4, 48, &index), MATCHA_ENOENT);
+
+	static const char nul[] = "table_info\ntable_\0info\n";
+	FILE *in = fmemopen((void *)nul, sizeof nul - 1, "r");
+	CHECK(ctl_batch(&s.c, in, "nul.txt") == MATCHA_EINVAL);
+	fclose(in);
+	CHECK(strstr(s.c.error, "nul.txt:2: NUL byte in the line"));
+	/* quit ends a batch early, successfully */
+	CHECK(run_batch(&s, "quit\ntable_add nonsense\n", "q.txt") == 0);
+	session_close(&s);
+}
+
+/* ---------------------------------------------------------------------------- fuzz */
+
+#define FUZZ_SECONDS 1.5
+
+static const char *const vocabulary[] = {
+	"table_add", "table_delete", "table_modify", "table_dump", "table_clear",
+	"table_set_default", "counter_read", "counter_reset", "table_info", "help", "=>",
+	"l2_fwd", "ipv4_lpm", "acl", "forward", "drop", "route", "deny", "permit", "to_host",
+	"no_op", "no_route", "0", "1", "5", "15", "16", "255", "65535", "4294967295",
+	"4294967296", "0x", "0xffffffffffff", "00:11:22:33:44:55", "10.0.0.0/8", "10.0.0.1",
+	"1.2.3.4/33", "0&&&0", "1&&&3", "80->90", "90->80", "->", "&&&", "/", "/0", "#", "x",
+	"18446744073709551616", "::::::", "1.2.3.4.5", "0/0", "\t", "=>=>", "a=>b",
+};
+#define NVOCAB (sizeof vocabulary / sizeof vocabulary[0])
+
+/* Lines that run, for the fuzz to start from. */
+static const char *const valid_lines[] = {
+	"table_add l2_fwd forward 00:11:22:33:44:55 => 5",
+	"table_add ipv4_lpm route 10.0.0.0/8 => 1 02:00:00:00:00:01 0x020000000002",
+	"table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 80->90 => 10",
+	"table_add acl to_host 0&&&0 192.168.0.0/16 17 53 0&&&0 => 20",
+	"table_modify l2_fwd drop 0 =>",
+	"table_set_default l2_fwd forward => 3",
+	"table_delete acl 0",
+	"counter_read acl 1",
+	"counter_reset ipv4_lpm 0",
+	"table_dump acl",
+	"table_clear ipv4_lpm",
+};
+#define NVALID (sizeof valid_lines / sizeof valid_lines[0])
+
+/*
+ * A valid line with words replaced, dropped or repeated, or a line of vocabulary words;
+ * then maybe a few random bytes changed.
+ */
+static void random_line(struct rng *r, char *line, size_t cap)
+{
+	size_t len = 0;
+	line[0] = '\0';
+	if (rng_below(r, 2)) {
+		char base[200], *save, *w[32];
+		unsigned n = 0;
+		snprintf(base, sizeof base, "%s", valid_lines[rng_below(r, NVALID)]);
+		for (char *t = strtok_r(base, " ", &save); t && n < 32; t = strtok_r(NULL, " ", &save))
+			w[n++] = t;
+		for (unsigned i = 0; i < n && len + 64 < cap; i++) {
+			unsigned what = rng_below(r, 10);
+			const char *word = what == 0 ? vocabulary[rng_below(r, NVOCAB)] : w[i];
+			if (what == 1)
+				continue; /* dropped */
+			len += (size_t)snprintf(line + len, cap - len, "%s%s", i ? " " : "", word);
+			if (what == 2)
+				len += (size_t)snprintf(line + len, cap - len, " %s", word);
+		}
+	} else {
+		unsigned words = rng_below(r, 12);
+		for (unsigned i = 0; i < words && len + 64 < cap; i++)
+			len += (size_t)snprintf(line + len, cap - len, "%s%s", i ? " " : "",
+						vocabulary[rng_below(r, NVOCAB)]);
+	}
+	unsigned flips = rng_below(r, 3) ? 0 : 1 + rng_below(r, 3);
+	for (unsigned i = 0; i < flips && len; i++)
+		line[rng_below(r, (uint32_t)len)] = (char)(1 + rng_below(r, 255));
+}
+
+void test_ctl_fuzz_lines_and_batches(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	FILE *null = fopen("/dev/null", "w");
+	ctl_init(&s.c, s.dev, null);
+	struct rng r = rng_for_test();
+	char line[600];
+	unsigned long lines = 0, ok = 0, batches = 0;
+	clock_t end = clock() + (clock_t)(FUZZ_SECONDS * CLOCKS_PER_SEC);
+	while (clock() < end) {
+		random_line(&r, line, sizeof line);
+		int rc = ctl_execute(&s.c, line);
+		lines++;
+		ok += rc == 0;
+		CHECK_MSG(rc <= 0, "\"%s\" returned %d", line, rc);
+		CHECK_MSG(rc == 0 || s.c.error[0], "\"%s\" failed without a message", line);
+		s.c.quit = false;
+		if (lines % 64)
+			continue;
+		/* A batch of random lines with NULs and CRs, through ctl_batch. */
+		char text[4096];
+		size_t len = 0;
+		for (unsigned i = rng_below(&r, 8); i-- > 0 && len + 700 < sizeof text;) {
+			random_line(&r, line, sizeof line);
+			len += (size_t)snprintf(text + len, sizeof text - len, "%s%s", line,
+						rng_below(&r, 4) ? "\n" : "\r\n");
+		}
+		if (len && rng_below(&r, 4) == 0)
+			text[rng_below(&r, (uint32_t)len)] = '\0';
+		FILE *in = fmemopen(text, len ? len : 1, "r");
+		rc = ctl_batch(&s.c, in, "fuzz");
+		fclose(in);
+		batches++;
+		CHECK_MSG(rc == 0 || strstr(s.c.error, "fuzz:"), "batch error without its line: %s",
+			  s.c.error);
+		s.c.quit = false;
+	}
+	/* What was added is what the hardware holds. */
+	static const char *const tables[] = { "l2_fwd", "ipv4_lpm", "acl" };
+	unsigned long entries = 0;
+	for (unsigned t = 0; t < 3; t++) {
+		uint32_t h = 0;
+		for (; matcha_entry_next(s.dev, tables[t], h, &h) == 0; h++, entries++) {
+			struct matcha_entry_view v;
+			CHECK_OK(s.dev, matcha_entry_read(s.dev, tables[t], h, &v));
+		}
+	}
+	printf("  %lu lines (%lu ran), %lu batches, %lu entries at the end\n", lines, ok, batches,
+	       entries);
+	fclose(null);
+	s.c.out = s.stream;
+	session_close(&s);
+}
+
+void test_layout_fuzz(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	FILE *f = fopen(MATCHA_LAYOUT, "rb");
+	CHECK(f);
+	static char text[1 << 16], copy[1 << 16];
+	size_t len = fread(text, 1, sizeof text, f);
+	fclose(f);
+	struct rng r = rng_for_test();
+	unsigned long runs = 0, loaded = 0;
+	static const char specials[] = "{}[]\":,\\0123456789-+.eE \ntfn";
+	clock_t end = clock() + (clock_t)(FUZZ_SECONDS / 2 * CLOCKS_PER_SEC);
+	while (clock() < end) {
+		size_t n = len;
+		memcpy(copy, text, len);
+		unsigned edits = 1 + rng_below(&r, 4);
+		for (unsigned i = 0; i < edits; i++) {
+			size_t at = rng_below(&r, (uint32_t)n);
+			switch (rng_below(&r, 3)) {
+			case 0: copy[at] = specials[rng_below(&r, sizeof specials - 1)]; break;
+			case 1: copy[at] = (char)rng_below(&r, 256); break;
+			default: n = at; /* truncated */
+			}
+			if (n == 0)
+				break;
+		}
+		int rc = matcha_layout_load_text(dev, copy, n, "fuzz.json");
+		runs++;
+		loaded += rc == 0;
+		CHECK_MSG(rc == 0 || (rc == MATCHA_ELAYOUT && matcha_last_error(dev)[0]),
+			  "returned %d: %s", rc, matcha_last_error(dev));
+	}
+	printf("  %lu mutated layouts, %lu still accepted\n", runs, loaded);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* ------------------------------------------------------------- the program itself */
+
+/* Runs matcha-ctl with `args` against a socket server; its exit status, output in *out. */
+static int run_program(const char *const *args, const char *batch, char *out, size_t cap)
+{
+	char batch_path[64], out_path[64], cmd[1024];
+	snprintf(batch_path, sizeof batch_path, "/tmp/matcha-ctl-%d.batch", (int)getpid());
+	snprintf(out_path, sizeof out_path, "/tmp/matcha-ctl-%d.out", (int)getpid());
+	FILE *f = fopen(batch_path, "w");
+	fputs(batch, f);
+	fclose(f);
+	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s", MATCHA_CTL_BIN);
+	for (const char *const *a = args; *a; a++)
+		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " '%s'", *a);
+	snprintf(cmd + len, sizeof cmd - len, " -f %s > %s 2>&1", batch_path, out_path);
+	int status = system(cmd);
+	f = fopen(out_path, "r");
+	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	unlink(batch_path);
+	unlink(out_path);
+	return status;
+}
+
+void test_ctl_program_over_sim_socket(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server s;
+	char uri[128], out[4096];
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	const char *args[] = { uri, "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
+					"table_add acl deny 0&&&0 0&&&0 17 0&&&0 5000->5001 => 3\n",
+				 out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(status == 0 && strstr(out, "Entry added to l2_fwd with handle 0\n") &&
+		  strstr(out, ": 2 entries loaded\n"), "status %d, output: %s", status, out);
+	/* The server's fake holds the entry. */
+	unsigned found = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		const struct fake_entry *e = &fd->table[0].entries[i];
+		found += e->flags == (1u | 1u << 8) && e->key[0] == 0x00000007 &&
+			 e->key[1] == 0x0200 && e->data[0] == 7;
+	}
+	CHECK(found == 1);
+	CHECK(fd->table[2].entries[0].flags == (1u | 1u << 8) &&
+	      fd->table[2].entries[0].key[0] == 5000 && fd->table[2].entries[0].mask[0] == 0xFFFE);
+
+	/* A bad line: exit status 1, the line and the reason on standard error. */
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(args, "table_info\ntable_add l2_fwd forward 1 => 99\n", out,
+			     sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+		  strstr(out, "matcha-ctl: ") && strstr(out, ".batch:2: table_add: parameter port "
+		  "of action forward takes 0..15 (4 bits): 99 (0x63) is out of range (0 entries "
+		  "loaded before it)"),
+		  "status %d, output: %s", status, out);
+
+	/* A layout of another bitstream is refused before any command runs. */
+	cfg.build_id = 1;
+	struct fake_dev *other = fake_new(&cfg);
+	if (sim_server_start(&s, other))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(args, "table_info\n", out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "the hardware's BUILD_ID is 1 "
+		  "(0x00000001): the layout belongs to another bitstream"), "%s", out);
+	fake_free(other);
+	const char *bad_uri[] = { "sim:/nonexistent/sock", NULL };
+	status = run_program(bad_uri, "", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
+		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
+	fake_free(fd);
+}
+
+/* A second program on fake_standard_cfg's tables: an IPv6 route table among them. */
+static const char standard_layout[] =
+	"{\"buildId\": 3237998081, \"program\": {\"name\": \"std\", \"tables\": [\n"
+	"{\"name\": \"tunnel\", \"index\": 0, \"kind\": \"exact\", \"size\": 1024, \"keyWidth\": 44,\n"
+	" \"dataWidth\": 40, \"latency\": 3, \"counters\": false, \"ways\": 4,\n"
+	" \"key\": [{\"fields\": [\"meta.vni\"], \"width\": 24},\n"
+	"          {\"fields\": [\"meta.x\"], \"width\": 20}],\n"
+	" \"actions\": [{\"name\": \"set\", \"id\": 3, \"params\": [{\"name\": \"v\", \"width\": 40,\n"
+	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"set\", \"data\": 0}},\n"
+	"{\"name\": \"v4\", \"index\": 1, \"kind\": \"lpm\", \"size\": 2048, \"keyWidth\": 32,\n"
+	" \"dataWidth\": 32, \"latency\": 6, \"counters\": true,\n"
+	" \"lpm\": {\"levels\": 4, \"nodes\": 128},\n"
+	" \"key\": [{\"fields\": [\"hdr.ipv4.dst\"], \"width\": 32}],\n"
+	" \"actions\": [{\"name\": \"nh\", \"id\": 0, \"params\": [{\"name\": \"ip\", \"width\": 32,\n"
+	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"nh\", \"data\": 0}},\n"
+	"{\"name\": \"v6\", \"index\": 2, \"kind\": \"lpm\", \"size\": 1024, \"keyWidth\": 128,\n"
+	" \"dataWidth\": 48, \"latency\": 18, \"counters\": false,\n"
+	" \"lpm\": {\"levels\": 16, \"nodes\": 192},\n"
+	" \"key\": [{\"fields\": [\"hdr.ipv6.dst\"], \"width\": 128}], \"default\": null,\n"
+	" \"actions\": [{\"name\": \"via\", \"id\": 1, \"params\": [{\"name\": \"smac\", \"width\": 48,\n"
+	"   \"offset\": 0}], \"ops\": []}]},\n"
+	"{\"name\": \"t\", \"index\": 3, \"kind\": \"ternary\", \"size\": 256, \"keyWidth\": 104,\n"
+	" \"dataWidth\": 32, \"latency\": 2, \"counters\": false,\n"
+	" \"key\": [{\"fields\": [\"k\"], \"width\": 104}],\n"
+	" \"actions\": [{\"name\": \"a\", \"id\": 0, \"params\": [], \"ops\": []}]}\n"
+	"]}}\n";
+
+void test_ctl_second_program(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_layout_load_text(dev, standard_layout, sizeof standard_layout - 1,
+					      "std.json"));
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *stream = open_memstream(&out, &outlen);
+	struct ctl c;
+	ctl_init(&c, dev, stream);
+	static const char *const lines[] = {
+		"table_add v6 via 2001:db8::/32 => 02:00:00:00:00:01",
+		"table_add v6 via 2001:db8:0:1::/64 => 02:00:00:00:00:02",
+		"table_add v6 via ::/0 => 02:00:00:00:00:03",
+		"table_add tunnel set 0xABCDEF 5 => 1099511627775",
+		"table_add v4 nh 10.1.0.0/16 => 192.168.1.1",
+		"table_dump v6",
+		"table_dump tunnel",
+		"table_dump v4",
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		CHECK_MSG(ctl_execute(&c, lines[i]) == 0, "%s: %s", lines[i], c.error);
+	fclose(stream);
+	CHECK_MSG(strstr(out, "  0    2001:db8::/32 => via(smac=02:00:00:00:00:01)\n"
+			 "  1    2001:db8:0:1::/64 => via(smac=02:00:00:00:00:02)\n"
+			 "  2    ::/0 => via(smac=02:00:00:00:00:03)\n3 entries\n"), "%s", out);
+	CHECK_MSG(strstr(out, "  handle meta.vni meta.x => action\n"
+			 "  0    11259375 5 => set(v=1099511627775)\n"
+			 "  default => ? (table tunnel holds action id 0, which the layout does not "
+			 "name)\n"), "%s", out);
+	CHECK_MSG(strstr(out, "  0    10.1.0.0/16 => nh(ip=192.168.1.1)\n"), "%s", out);
+	free(out);
+
+	/* Both key fields go into the 44-bit key: 0xABCDEF << 20 | 5. */
+	uint8_t key[6] = { 0x0A, 0xBC, 0xDE, 0xF0, 0x00, 0x05 };
+	uint32_t index;
+	struct matcha_entry e;
+	CHECK_OK(dev, matcha_exact_lookup_sw(dev, 0, key, 44, &index));
+	CHECK_OK(dev, matcha_exact_read(dev, 0, index, &e));
+	CHECK(e.valid && e.action_id == 3 && e.data[0] == 0xFF && e.data[4] == 0xFF);
+	/* A /64 IPv6 route reads back from the 128-bit trie. */
+	uint8_t prefix[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1 };
+	CHECK_OK(dev, matcha_lpm_read(dev, 2, prefix, 64, NULL, &e));
+	CHECK(e.valid && e.action_id == 1 && e.data[5] == 2);
+	matcha_close(dev);
+	fake_free(fd);
+}

@@ -1,0 +1,278 @@
+/*
+ * The layout reader against tests/data/l2l3_w64.layout.json, a copy of the generator's
+ * build/rtl/w64/layout.json: committed so that the C tests run without the JVM build;
+ * layout_copy_current checks it against a generated one whenever there is one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_dev.h"
+#include "json.h"
+
+static char *read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *text = malloc((size_t)n + 1);
+	*len = fread(text, 1, (size_t)n, f);
+	text[*len] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* The layout text with the first `from` replaced by `to` (which must occur). */
+static char *edited(const char *from, const char *to, size_t *len)
+{
+	size_t n;
+	char *text = read_text(MATCHA_LAYOUT, &n);
+	char *at = text ? strstr(text, from) : NULL;
+	if (!at) {
+		free(text);
+		return NULL;
+	}
+	char *out = malloc(n + strlen(to) + 1);
+	size_t head = (size_t)(at - text);
+	memcpy(out, text, head);
+	strcpy(out + head, to);
+	strcat(out, at + strlen(from));
+	*len = strlen(out);
+	free(text);
+	return out;
+}
+
+/* Loading text (or the layout edited from -> to) on `cfg` fails with `want` and `needle`. */
+static bool load_fails(const struct fake_cfg *cfg, const char *text, const char *from,
+		       const char *to, int want, const char *needle)
+{
+	struct fake_dev *fd = fake_new(cfg);
+	matcha_dev *dev = fake_open(fd);
+	size_t len = text ? strlen(text) : 0;
+	char *owned = text ? NULL : edited(from, to, &len);
+	bool ok = false;
+	if (dev && (text || owned)) {
+		int rc = matcha_layout_load_text(dev, text ? text : owned, len, "l2l3.json");
+		ok = rc == want && strstr(matcha_last_error(dev), needle) &&
+		     !matcha_layout_program(dev);
+		if (!ok)
+			check_fail(__FILE__, __LINE__, "returned %d, \"%s\"; expected %d and \"%s\"", rc,
+				   matcha_last_error(dev), want, needle);
+	} else
+		check_fail(__FILE__, __LINE__, "no device, or \"%s\" is not in the layout", from);
+	free(owned);
+	matcha_close(dev);
+	fake_free(fd);
+	return ok;
+}
+
+void test_layout_good(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK(matcha_layout_table(dev, 0) == NULL && matcha_layout_program(dev) == NULL);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_LAYOUT));
+	CHECK(!strcmp(matcha_layout_program(dev), "l2l3"));
+
+	/* docs/pipeline.md, "The built-in program". */
+	const struct matcha_table_layout *l2 = matcha_layout_table(dev, 0);
+	CHECK(l2 && !strcmp(l2->name, "l2_fwd") && l2->kind == MATCHA_KIND_EXACT &&
+	      l2->key_bits == 48 && l2->nfields == 1 && !strcmp(l2->fields[0].name, "hdr.eth.dst") &&
+	      l2->fields[0].offset == 0 && l2->nactions == 3);
+	CHECK(!strcmp(l2->actions[1].name, "forward") && l2->actions[1].id == 1 &&
+	      l2->actions[1].nparams == 1 && !strcmp(l2->actions[1].params[0].name, "port") &&
+	      l2->actions[1].params[0].width == 4 && l2->actions[1].params[0].offset == 0);
+	CHECK(!strcmp(l2->default_action->name, "no_op"));
+
+	const struct matcha_table_layout *lpm = matcha_layout_table(dev, 1);
+	CHECK(lpm && !strcmp(lpm->name, "ipv4_lpm") && lpm->kind == MATCHA_KIND_LPM &&
+	      lpm->data_bits == 100 && !strcmp(lpm->default_action->name, "no_route"));
+	const struct matcha_action_info *route = matcha_action_by_name(lpm, "route");
+	CHECK(route && route->id == 0 && route->nparams == 3);
+	CHECK(!strcmp(route->params[0].name, "port") && route->params[0].offset == 96 &&
+	      !strcmp(route->params[1].name, "dmac") && route->params[1].offset == 48 &&
+	      route->params[1].width == 48 && !strcmp(route->params[2].name, "smac") &&
+	      route->params[2].offset == 0);
+	CHECK(matcha_action_by_name(lpm, "forward") == NULL);
+
+	const struct matcha_table_layout *acl = matcha_layout_table(dev, 2);
+	unsigned offsets[] = { 72, 40, 32, 16, 0 };
+	CHECK(acl && acl->kind == MATCHA_KIND_TERNARY && acl->nfields == 5);
+	for (unsigned f = 0; f < 5; f++)
+		CHECK(acl->fields[f].offset == offsets[f]);
+	CHECK(!strcmp(acl->fields[3].name, "hdr.tcp.srcPort|hdr.udp.srcPort") &&
+	      acl->fields[3].width == 16);
+	CHECK(matcha_layout_table(dev, 3) == NULL);
+
+	unsigned t;
+	CHECK_OK(dev, matcha_table_by_name(dev, "acl", &t));
+	CHECK(t == 2);
+	CHECK_RC(dev, matcha_table_by_name(dev, "ACL", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown table \"ACL\" (tables: l2_fwd, ipv4_lpm, "
+		      "acl)"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_layout_build_id_mismatch(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	cfg.build_id = 0x0BADF00D;
+	CHECK(load_fails(&cfg, NULL, "\"buildId\"", "\"buildId\"", MATCHA_ELAYOUT,
+			 "layout l2l3.json: buildId is 1535772805 (0x5b8a0885), the hardware's "
+			 "BUILD_ID is 195948557 (0x0badf00d): the layout belongs to another "
+			 "bitstream"));
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_RC(dev, matcha_layout_load(dev, MATCHA_LAYOUT), MATCHA_ELAYOUT);
+	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 1535772805"));
+	CHECK_RC(dev, matcha_layout_load(dev, "/nonexistent/layout.json"), MATCHA_ELAYOUT);
+	CHECK(!strcmp(matcha_last_error(dev), "cannot open layout /nonexistent/layout.json: No "
+		      "such file or directory"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_layout_disagrees_with_hardware(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	cfg.table[0].size = 128;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 0 (l2_fwd) has size 64, the hardware 128: the layout does not "
+			 "describe this bitstream"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[1].data_bits = 96;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 1 (ipv4_lpm) has dataWidth 100, the hardware 96"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[1].level_nodes[1] = cfg.table[1].level_nodes[2] = 32;
+	cfg.table[1].level_nodes[3] = 32;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 1 (ipv4_lpm) has lpm.nodes 16, the hardware 32"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[2].counters = false;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 2 (acl) has counters 1, the hardware 0"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[0].default_action = false;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 0 (l2_fwd) has a default action (1 yes, 0 no) 1, the hardware 0"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[2].kind = 1;
+	cfg.table[2].key_bits = 48;
+	cfg.table[2].ways_or_levels = 4;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 2 (acl) is ternary in the layout, exact in the hardware"));
+	cfg = fake_l2l3_cfg();
+	cfg.ntables = 2;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "the program has 3 tables, the hardware 2"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[0].latency = 4;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 0 (l2_fwd) has latency 3, the hardware 4"));
+	cfg = fake_l2l3_cfg();
+	CHECK(load_fails(&cfg, NULL, "\"ways\": 4", "\"ways\": 2", MATCHA_ELAYOUT,
+			 "table 0 (l2_fwd) has ways 2, the hardware 4"));
+}
+
+void test_layout_malformed_json(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	static const struct {
+		const char *text, *message;
+	} cases[] = {
+		{ "", "not valid JSON: line 1, column 1: unexpected end of the text" },
+		{ "{\n  \"buildId\": 1,\n}", "line 3, column 1: expected a member name in double "
+					     "quotes" },
+		{ "{\"buildId\" 1}", "line 1, column 12: expected ':' after a member name" },
+		{ "{\"a\": [1 2]}", "line 1, column 10: expected ',' or ']' after an array element" },
+		{ "{\"a\": 1} x", "line 1, column 10: text after the end of the JSON value" },
+		{ "{\"a\": \"abc", "line 1, column 7: unterminated string" },
+		{ "{\"a\": \"a\tb\"}", "line 1, column 9: control character in a string" },
+		{ "{\"a\": \"\\q\"}", "line 1, column 8: unknown escape in a string" },
+		{ "{\"a\": \"\\u00zz\"}", "\\u needs four hex digits" },
+		{ "{\"a\": \"\\u0000\"}", "\\u0000 is not allowed in a string" },
+		{ "{\"a\": \"\\ud800x\"}", "a high surrogate \\u escape without its low half" },
+		{ "{\"a\": 1, \"a\": 2}", "line 1, column 10: duplicate member name" },
+		{ "{\"a\": -}", "a number needs a digit here" },
+		{ "{\"a\": 1.}", "a digit must follow the decimal point" },
+		{ "{\"a\": 1e}", "an exponent needs a digit" },
+		{ "{\"a\": tru}", "line 1, column 7: not a JSON value" },
+		{ "{\"a\": 01}", "expected ',' or '}' after an object member" },
+		{ "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]"
+		  "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", "nested too deeply" },
+		/* valid JSON, not a layout */
+		{ "[]", "layout l2l3.json: the top level is an array, not an object" },
+		{ "{}", "the layout has no \"buildId\"" },
+		{ "{\"buildId\": \"1\"}", "\"buildId\" of the layout is a string, not a number" },
+		{ "{\"buildId\": 4294967296}", "buildId 4294967296 is not a 32-bit number" },
+		{ "{\"buildId\": 1535772805}", "the layout has no \"program\"" },
+		{ "{\"buildId\": 1535772805, \"program\": {\"name\": \"x\", \"tables\": {}}}",
+		  "\"tables\" of the program is an object, not an array" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		CHECK_MSG(load_fails(&cfg, cases[i].text, NULL, NULL, MATCHA_ELAYOUT,
+				     cases[i].message), "case %zu", i);
+}
+
+void test_layout_schema_errors(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	static const struct {
+		const char *from, *to, *message;
+	} cases[] = {
+		{ "\"kind\": \"exact\"", "\"kind\": \"hash\"",
+		  "table 0 (l2_fwd) has kind \"hash\" (exact, lpm or ternary)" },
+		{ "\"index\": 1", "\"index\": 0", "two tables have index 0" },
+		{ "\"index\": 2", "\"index\": 7", "table #2 has index 7, the hardware has 3 tables" },
+		{ "\"name\": \"acl\"", "\"name\": \"l2_fwd\"", "tables 0 and 2 are both called l2_fwd" },
+		{ "\"width\": 48}]", "\"width\": 40}]",
+		  "the key fields of table 0 (l2_fwd) add up to 40 bits, its keyWidth is 48" },
+		{ "\"offset\": 96", "\"offset\": 97",
+		  "parameter port of action route (table 1 (ipv4_lpm)) takes bits 97..100, outside "
+		  "the 100-bit action data" },
+		{ "\"action\": \"no_route\"", "\"action\": \"route_all\"",
+		  "the default action route_all of table 1 (ipv4_lpm) is not one of its actions" },
+		{ "\"name\": \"drop\", \"id\": 2", "\"name\": \"drop\", \"id\": 1",
+		  "actions forward and drop of table 0 (l2_fwd) share id 1" },
+		{ "\"name\": \"deny\"", "\"name\": \"permit\"",
+		  "table 2 (acl) has two actions called permit" },
+		{ "\"counters\": true", "\"counters\": 1",
+		  "\"counters\" of table 0 (l2_fwd) is a number, not a boolean" },
+		{ "\"keyWidth\": 48", "\"keyWidth\": -48",
+		  "\"keyWidth\" of table 0 (l2_fwd) is -48, not an integer in 0..512" },
+		{ "\"program\": {", "\"programme\": {", "the layout has no \"program\"" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		CHECK_MSG(load_fails(&cfg, NULL, cases[i].from, cases[i].to, MATCHA_ELAYOUT,
+				     cases[i].message), "case %zu", i);
+}
+
+void test_layout_copy_current(void)
+{
+	size_t n1, n2;
+	char *built = read_text(MATCHA_BUILT_LAYOUT, &n1);
+	if (!built) {
+		printf("  no %s (make rtl): the committed copy is not compared\n",
+		       MATCHA_BUILT_LAYOUT);
+		return;
+	}
+	char *copy = read_text(MATCHA_LAYOUT, &n2), err[160];
+	struct json *a = json_parse(built, n1, err, sizeof err);
+	struct json *b = copy ? json_parse(copy, n2, err, sizeof err) : NULL;
+	bool same = a && b && json_equal(json_get(a, "program"), json_get(b, "program"));
+	json_free(a);
+	json_free(b);
+	free(built);
+	free(copy);
+	CHECK_MSG(same, "the program in %s differs from the generated one: cp %s %s",
+		  MATCHA_LAYOUT, MATCHA_BUILT_LAYOUT, MATCHA_LAYOUT);
+}
