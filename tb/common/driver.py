@@ -69,6 +69,7 @@ ERRORS = {code: "MATCHA_" + name for name, code in dict(
 KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER, KIND_SESSION = 1, 2, 3, 4, 5
 SESSION_PUNT, SESSION_DROP = 0, 1  # enum matcha_session_policy
 KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
+KIND_PREFIX_STORE = 1 << 10  # LPM: a result's WRITE keeps KEY (prefix) and PRIORITY (length)
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
 COUNTERS_RESET = 0x1  # MATCHA_COUNTERS_RESET
 RANGE_MAX_PREFIXES = 62  # MATCHA_RANGE_MAX_PREFIXES
@@ -130,7 +131,7 @@ class TableInfo(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint) for n in ("kind", "key_bits", "size", "data_bits")] + \
         [("base", ctypes.c_uint32)] + \
         [(n, ctypes.c_uint) for n in ("ways", "levels", "latency")] + \
-        [(n, ctypes.c_bool) for n in ("counters", "default_action")]
+        [(n, ctypes.c_bool) for n in ("counters", "default_action", "prefix_store")]
 
     def __repr__(self):
         return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
@@ -608,6 +609,10 @@ class Descriptor:
     @property
     def default_action(self):
         return bool(self.kind & KIND_DEFAULT_ACTION)
+
+    @property
+    def prefix_store(self):
+        return bool(self.kind & KIND_PREFIX_STORE)
 
     def counter_index(self, index):
         """The counter a window INDEX names (entry, or LPM result), None if none."""

@@ -48,7 +48,7 @@ class SwitchBus:
 
 def descriptor_of(table):
     """The descriptor docs/tables.md gives a table of a program description: kind (with
-    the counters and default bits), keyWidth, size, dataWidth, base, ways/levels, latency,
+    the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base, ways/levels, latency,
     nodes."""
     kind = KIND_CODES[table["kind"]] | drv.KIND_DEFAULT_ACTION
     if table.get("counters"):
@@ -57,6 +57,7 @@ def descriptor_of(table):
     if table["kind"] == "exact":
         geometry = table.get("ways", 4)
     elif table["kind"] == "lpm":
+        kind |= drv.KIND_PREFIX_STORE
         geometry = table["lpm"]["levels"]
         extra = table["lpm"]["nodes"]
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],

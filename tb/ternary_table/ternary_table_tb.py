@@ -355,10 +355,13 @@ class TernaryTableTb:
             at += w
         return mask
 
-    def rand_rule(self, rng, bases, priorities):
-        """A (value, mask, priority) not in the table, its value drawn around `bases`."""
+    def rand_rule(self, rng, bases, priorities, catch_all=True):
+        """A (value, mask, priority) not in the table, its value drawn around `bases`;
+        without `catch_all`, never the empty mask."""
         while True:
             mask = self.rand_mask(rng)
+            if not mask and not catch_all:
+                continue
             base = rng.choice(bases) if bases and rng.random() < 0.85 else rng.getrandbits(self.kw)
             ident = (base & mask, mask, rng.choice(priorities))
             if ident not in self.oracle.rules:
@@ -386,11 +389,11 @@ def sample(rng, keys, n):
     return keys if len(keys) <= n else rng.sample(keys, n)
 
 
-async def fill(tb, rng, count, bases, priorities):
+async def fill(tb, rng, count, bases, priorities, catch_all=True):
     """Adds `count` random rules; returns their idents."""
     added = []
     for _ in range(count):
-        ident = tb.rand_rule(rng, bases, priorities)
+        ident = tb.rand_rule(rng, bases, priorities, catch_all)
         await tb.add(*ident, rng=rng)
         added.append(ident)
     return added
@@ -676,13 +679,15 @@ async def test_random_rules(dut):
     kw = tb.kw
     bases = [rng.getrandbits(kw) for _ in range(4)]
     priorities = [0, 1, 1, 2, 10, 10, 100, TOP_PRIORITY]
-    await fill(tb, rng, tb.size // 2, bases, priorities)
+    # No catch-all rule here (test_equal_priority_overlap has it): it would leave no key to
+    # miss, and the misses are half of what this test checks.
+    await fill(tb, rng, tb.size // 2, bases, priorities, catch_all=False)
     await tb.lookups(tb.rule_keys(rng) + [rng.getrandbits(kw) for _ in range(30)])
     for rnd in range(8):
         for _ in range(rng.randint(2, 6)):
             present = sorted(tb.oracle.rules)
             if len(present) < tb.size and (not present or rng.random() < 0.55):
-                ident = tb.rand_rule(rng, bases, priorities)
+                ident = tb.rand_rule(rng, bases, priorities, catch_all=False)
                 if rng.random() < 0.3:
                     keys = tb.rule_keys(rng, per_rule=1) + tb.rule_keys(rng, [ident], 4)
                     before = tb.oracle.snapshot()

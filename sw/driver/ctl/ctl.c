@@ -1,7 +1,7 @@
 /*
  * matcha-ctl commands. The command table below is the whole language: each entry names a
  * command, its arguments, a line of help and the function that runs it; a new command
- * (meter_set_rates, session_*) is one more entry and one more function.
+ * (session_*) is one more entry and one more function.
  */
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "ctl.h"
@@ -45,6 +45,14 @@ static int cmd_counter_reset(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
 static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
+static int cmd_meter_set_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_meter_get_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_meter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_set_clock_hz(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
 static int cmd_help(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
 static int cmd_quit(struct ctl *c, const struct ctl_command *command,
@@ -68,6 +76,16 @@ static const struct ctl_command commands[] = {
 	  cmd_counter_reset },
 	{ "table_info", "[<table>]", "tables, key fields, actions and parameters",
 	  cmd_table_info },
+	{ "meter_set_rates",
+	  "<meter> <index> <cir>:<cburst> [<pir>:<pburst>] [srtcm|trtcm] [color-aware] [packets]",
+	  "configure a meter: rates in bytes (packets) per second, bursts in bytes (packets)",
+	  cmd_meter_set_rates },
+	{ "meter_get_rates", "<meter> <index>", "a meter's configuration and bucket levels",
+	  cmd_meter_get_rates },
+	{ "meter_reset", "<meter> <index>",
+	  "unconfigure a meter (it marks every packet green)", cmd_meter_reset },
+	{ "set_clock_hz", "<hz>", "the pipeline's clock frequency, which the meter rates need",
+	  cmd_set_clock_hz },
 	{ "help", "[<command>]", "the commands, or one command in detail", cmd_help },
 	{ "quit", "", "leave (end of input does the same)", cmd_quit },
 };
@@ -80,6 +98,18 @@ static const char match_help[] =
 	"  ternary   0x0a000001&&&0xff000000   10.0.0.0&&&255.0.0.0\n"
 	"  range     80->90              (ternary tables; expanded to prefixes)\n"
 	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1)\n";
+
+/* BMv2's simple_switch_CLI takes rates per microsecond; these are P4Runtime MeterConfig's
+ * units, those of matcha_meter_set. */
+static const char meter_help[] =
+	"units (P4Runtime MeterConfig, as the driver's matcha_meter_set): rates in bytes per\n"
+	"second, bursts in bytes; with 'packets', packets per second and packets.\n"
+	"  trtcm (RFC 2698, the default with two pairs): <cir>:<cbs> <pir>:<pbs>, PIR >= CIR\n"
+	"  srtcm (RFC 2697, the default with one pair):  <cir>:<cbs> [0:<ebs>], the excess\n"
+	"        bucket fills at CIR, so its rate is 0\n"
+	"  color-aware  honour the colour the packet already has (default: colour-blind)\n"
+	"the rates are converted with the pipeline's clock: matcha-ctl --clock-hz HZ or\n"
+	"set_clock_hz HZ first. Example: meter_set_rates policers 3 125000:10000 250000:20000\n";
 
 void ctl_init(struct ctl *c, matcha_dev *dev, FILE *out)
 {
@@ -324,6 +354,7 @@ static const char *kind_name(unsigned kind)
 	case MATCHA_KIND_EXACT: return "exact";
 	case MATCHA_KIND_LPM: return "lpm";
 	case MATCHA_KIND_TERNARY: return "ternary";
+	case MATCHA_KIND_METER: return "meter array";
 	default: return "unknown kind";
 	}
 }
@@ -486,6 +517,62 @@ static int arrow(const struct words *a, int from)
 		if (!strcmp(a->w[i], "=>"))
 			return i;
 	return -1;
+}
+
+/* The meter array's descriptor by name, or a failure saying why there is none. */
+static int need_meter(struct ctl *c, const char *cmd, const char *name, unsigned *table)
+{
+	int rc = matcha_meter_by_name(c->dev, name, table);
+	if (rc == MATCHA_ELAYOUT)
+		return fail(c, rc, "%s: meter arrays have names only with a layout: start "
+			    "matcha-ctl with --layout FILE (the generator's layout.json)", cmd);
+	return rc ? lib_fail(c, cmd, rc) : 0;
+}
+
+/* The meter commands' <meter> <index>, and the clock the rates need when `need_clock`. */
+static int meter_args(struct ctl *c, const char *cmd, const struct words *a, bool need_clock,
+		      unsigned *table, uint32_t *index)
+{
+	int rc;
+	if ((rc = need_meter(c, cmd, a->w[1], table)) ||
+	    (rc = parse_u32(c, cmd, "meter index", a->w[2], index)))
+		return rc;
+	if (need_clock && !c->clock_hz)
+		return fail(c, MATCHA_EINVAL, "%s: the pipeline's clock frequency is not known: "
+			    "start matcha-ctl with --clock-hz HZ or run set_clock_hz HZ first", cmd);
+	return 0;
+}
+
+/* A 64-bit count (decimal or 0x hex). */
+static int parse_u64(struct ctl *c, const char *cmd, const char *what, const char *text,
+		     uint64_t *out)
+{
+	struct matcha_value v;
+	char err[300];
+	if (strpbrk(text, ".:") || ctl_parse_value(text, &v, err, sizeof err))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is not a number (decimal or 0x hex)",
+			    cmd, what, text);
+	if (!high_zero(&v, 8))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is wider than 64 bits", cmd, what,
+			    text);
+	*out = low64(&v);
+	return 0;
+}
+
+/* <rate>:<burst>, the pair `which` ("committed", "peak"). */
+static int parse_rate_pair(struct ctl *c, const char *cmd, const char *which, const char *text,
+			   uint64_t *rate, uint64_t *burst)
+{
+	char left[CTL_MAX_LINE], right[CTL_MAX_LINE], what[40];
+	int rc;
+	if (!split(text, ":", left, right, sizeof left))
+		return fail(c, MATCHA_EINVAL, "%s: the %s pair \"%s\" is not <rate>:<burst>", cmd,
+			    which, text);
+	snprintf(what, sizeof what, "%s rate", which);
+	if ((rc = parse_u64(c, cmd, what, left, rate)))
+		return rc;
+	snprintf(what, sizeof what, "%s burst", which);
+	return parse_u64(c, cmd, what, right, burst);
 }
 
 static const struct matcha_action_info *need_action(struct ctl *c, const char *cmd,
@@ -740,6 +827,12 @@ static void info_table(struct ctl *c, unsigned t)
 	const struct matcha_table_layout *tl = matcha_layout_table(c->dev, t);
 	if (matcha_table_info(c->dev, t, &in))
 		return;
+	if (in.kind == MATCHA_KIND_METER) {
+		const struct matcha_meter_layout *ml = matcha_layout_meter(c->dev, t);
+		fprintf(c->out, "%u %s: meter array, %u meters\n", t, ml ? ml->name : "(no layout)",
+			in.size);
+		return;
+	}
 	fprintf(c->out, "%u %s: %s, %u %s, %u-bit key, %u-bit action data%s%s\n", t,
 		tl ? tl->name : "(no layout)", kind_name(in.kind), in.size,
 		in.kind == MATCHA_KIND_LPM ? "prefixes" : "entries", in.key_bits, in.data_bits,
@@ -783,6 +876,138 @@ static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
 	return 0;
 }
 
+static int cmd_meter_set_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_meter_config cfg = { 0 };
+	unsigned table;
+	uint32_t index;
+	int rc, model = 0; /* 1 srtcm, 2 trtcm, 0 by the number of pairs */
+	if (a->n < 4)
+		return usage(c, command);
+	if ((rc = meter_args(c, cmd, a, true, &table, &index)) ||
+	    (rc = parse_rate_pair(c, cmd, "committed", a->w[3], &cfg.cir, &cfg.cburst)))
+		return rc;
+	int next = 4;
+	bool second = next < a->n && strchr(a->w[next], ':');
+	if (second && (rc = parse_rate_pair(c, cmd, "peak", a->w[next++], &cfg.pir,
+					    &cfg.pburst)))
+		return rc;
+	for (; next < a->n; next++) {
+		const char *o = a->w[next];
+		unsigned flag = 0;
+		if (!strcmp(o, "srtcm") || !strcmp(o, "trtcm")) {
+			int m = !strcmp(o, "trtcm") ? 2 : 1;
+			if (model)
+				return fail(c, MATCHA_EINVAL, "%s: srtcm and trtcm: a meter is one or "
+					    "the other (given: %s, then %s)", cmd,
+					    model == 2 ? "trtcm" : "srtcm", o);
+			model = m;
+			continue;
+		}
+		if (!strcmp(o, "color-aware"))
+			flag = MATCHA_METER_COLOR_AWARE;
+		else if (!strcmp(o, "packets"))
+			flag = MATCHA_METER_PACKETS;
+		else
+			return fail(c, MATCHA_EINVAL, "%s: unknown option \"%s\" (srtcm, trtcm, "
+				    "color-aware, packets)", cmd, o);
+		if (cfg.flags & flag)
+			return fail(c, MATCHA_EINVAL, "%s: option %s given twice", cmd, o);
+		cfg.flags |= flag;
+	}
+	if (model == 2 || (model == 0 && second))
+		cfg.flags |= MATCHA_METER_TWO_RATE;
+	/* The RFCs' rules and the hardware's ranges are the library's to check. */
+	if ((rc = matcha_meter_set(c->dev, table, index, &cfg)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Meter %s[%u] set\n", a->w[1], (unsigned)index);
+	return 0;
+}
+
+static int cmd_meter_get_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_meter_config cfg;
+	uint64_t committed, peak;
+	unsigned table;
+	uint32_t index;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = meter_args(c, cmd, a, true, &table, &index)))
+		return rc;
+	rc = matcha_meter_get(c->dev, table, index, &cfg, &committed, &peak);
+	if (rc == MATCHA_ENOENT) {
+		fprintf(c->out, "%s[%u]: not configured (marks every packet green)\n", a->w[1],
+			(unsigned)index);
+		return 0;
+	}
+	if (rc)
+		return lib_fail(c, cmd, rc);
+	bool two = cfg.flags & MATCHA_METER_TWO_RATE;
+	const char *unit = cfg.flags & MATCHA_METER_PACKETS ? "packets" : "bytes";
+	fprintf(c->out, "%s[%u]: %s, %s, %s\n", a->w[1], (unsigned)index,
+		two ? "trtcm (RFC 2698)" : "srtcm (RFC 2697)",
+		cfg.flags & MATCHA_METER_COLOR_AWARE ? "color-aware" : "color-blind", unit);
+	fprintf(c->out, "  committed: rate %llu %s/s, burst %llu %s, %llu tokens\n",
+		(unsigned long long)cfg.cir, unit, (unsigned long long)cfg.cburst, unit,
+		(unsigned long long)committed);
+	if (two)
+		fprintf(c->out, "  peak:      rate %llu %s/s, burst %llu %s, %llu tokens\n",
+			(unsigned long long)cfg.pir, unit, (unsigned long long)cfg.pburst, unit,
+			(unsigned long long)peak);
+	else
+		fprintf(c->out, "  excess:    burst %llu %s (fills at the committed rate), %llu "
+			"tokens\n", (unsigned long long)cfg.pburst, unit, (unsigned long long)peak);
+	return 0;
+}
+
+static int cmd_meter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	unsigned table;
+	uint32_t index;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = meter_args(c, cmd, a, false, &table, &index)))
+		return rc;
+	if ((rc = matcha_meter_set(c->dev, table, index, NULL)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Meter %s[%u] reset\n", a->w[1], (unsigned)index);
+	return 0;
+}
+
+int ctl_set_clock_hz(struct ctl *c, const char *hz)
+{
+	const char *cmd = "set_clock_hz";
+	uint64_t x;
+	int rc;
+	if ((rc = parse_u64(c, cmd, "clock frequency", hz, &x)))
+		return rc;
+	/* The library's message names set_clock_hz already. */
+	if ((rc = matcha_set_clock_hz(c->dev, x)))
+		return fail(c, rc, "%s", matcha_last_error(c->dev));
+	c->clock_hz = x;
+	return 0;
+}
+
+static int cmd_set_clock_hz(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = ctl_set_clock_hz(c, a->w[1])))
+		return rc;
+	fprintf(c->out, "Clock set to %llu Hz\n", (unsigned long long)c->clock_hz);
+	return 0;
+}
+
 static int cmd_help(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a)
 {
@@ -796,12 +1021,15 @@ static int cmd_help(struct ctl *c, const struct ctl_command *command,
 		if (a->n == 2) {
 			if (!strcmp(commands[i].name, "table_add"))
 				fputs(match_help, c->out);
+			if (!strcmp(commands[i].name, "meter_set_rates"))
+				fputs(meter_help, c->out);
 			return 0;
 		}
 	}
 	if (a->n == 2)
 		return fail(c, MATCHA_EINVAL, "help: no command \"%s\"", a->w[1]);
 	fputs(match_help, c->out);
+	fputs(meter_help, c->out);
 	return 0;
 }
 

@@ -17,9 +17,11 @@
  *    significant byte first) of ceil(bits/8) bytes; a value narrower than its field is
  *    zero-extended at the most significant end, and bits above the stated width must be
  *    zero.
- *  - One handle owns the tables it writes: the shadow copies start empty, as the tables
- *    are after reset or matcha_table_clear(); entries already in the hardware are not
- *    read back.
+ *  - The tables are the hardware's: matcha_tables_adopt() rebuilds every shadow from what
+ *    the hardware holds, so that a handle continues the work of the handles before it
+ *    (matcha-ctl calls it after opening). Without it the shadow copies start empty, as
+ *    the tables are after reset or matcha_table_clear(). Two handles must not write one
+ *    device's tables at the same time.
  */
 #ifndef MATCHA_H
 #define MATCHA_H
@@ -140,6 +142,7 @@ struct matcha_table_info {
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
 	bool default_action; /* a settable miss action (descriptor kind bit 9) */
+	bool prefix_store;   /* LPM: each result's prefix is kept for read-back (bit 10) */
 };
 
 /* Number of descriptors; tables are numbered 0 .. count-1 in descriptor order. */
@@ -149,6 +152,25 @@ int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info 
 /* Removes every entry and zeroes every per-entry count (hardware CLEAR, then the shadow);
  * the default action stays. Lookups miss while it runs. */
 int matcha_table_clear(matcha_dev *dev, unsigned table);
+
+/*
+ * Rebuilds the shadow of every table from the hardware with READ commands, so that later
+ * adds, modifies, deletes and dumps behave as if this handle had made every change the
+ * tables hold: exact tables slot by slot (each key must sit in one of its hash slots, and
+ * only once); ternary tables entry by entry (valid entries packed from index 0, their
+ * priorities read back from PRIORITY and never increasing); LPM tables from the prefix
+ * store (each valid result's prefix and length), with the trie read from the root and
+ * checked against the image the prefixes give, entry by entry. With a layout loaded, every
+ * adopted hardware entry gets a handle (in index order; a ranged rule comes back as one
+ * handle per hardware entry). The hardware counts of an index become its entry's counts.
+ *
+ * A table whose content is inconsistent (or an LPM table with prefixes but no prefix
+ * store) is left with an empty shadow and refused: every later call on it but
+ * matcha_table_clear() and matcha_table_info() fails with MATCHA_EHW and the reason, which
+ * names the table and the entry. The other tables are adopted all the same; the return
+ * value is the first failure.
+ */
+int matcha_tables_adopt(matcha_dev *dev);
 
 /* Hit and miss counts of a table's lookups (64-bit, read through the snapshot latch). */
 int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint64_t *misses);
@@ -504,11 +526,28 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 
 /* The program's name, or NULL without a layout. */
 const char *matcha_layout_program(const matcha_dev *dev);
-/* A table's names, or NULL without a layout or for a table it does not describe. Valid
- * until the layout is replaced or the handle closed. */
+/* A table's names, or NULL without a layout or for a descriptor that is no table of it
+ * (meter arrays: matcha_layout_meter). Valid until the layout is replaced or the handle
+ * closed. */
 const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table);
 /* The descriptor index of the table called `name` (MATCHA_ENOTABLE if none). */
 int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table);
+/*
+ * Meter arrays: the program's "meters" list names them (docs/pipeline.md). Every descriptor
+ * is described exactly once, by a table or by a meter array; a meter array is checked
+ * against its descriptor (kind meter, size, latency). A layout without "meters" describes
+ * a bitstream without meter arrays.
+ */
+struct matcha_meter_layout {
+	const char *name;
+	unsigned table; /* descriptor index */
+	unsigned size;  /* meters */
+};
+/* A meter array's names, or NULL without a layout or for a descriptor that is no meter
+ * array of it. Valid until the layout is replaced or the handle closed. */
+const struct matcha_meter_layout *matcha_layout_meter(const matcha_dev *dev, unsigned table);
+/* The descriptor index of the meter array called `name` (MATCHA_ENOTABLE if none). */
+int matcha_meter_by_name(matcha_dev *dev, const char *name, unsigned *table);
 /* The action of a table called `name`, or NULL. */
 const struct matcha_action_info *matcha_action_by_name(const struct matcha_table_layout *tl,
 						       const char *name);

@@ -126,10 +126,11 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 			return rc;
 	}
 	struct matcha_table_info *in = &t->info;
-	/* Kind flags beyond counters and the default action would be new features: ignored. */
+	/* Kind flags beyond those known here would be new features: ignored. */
 	in->kind = KIND_CODE(w[0]);
 	in->counters = w[0] & KIND_COUNTERS;
 	in->default_action = w[0] & KIND_DEFAULT_ACTION;
+	in->prefix_store = in->kind == MATCHA_KIND_LPM && (w[0] & KIND_PREFIX_STORE);
 	in->key_bits = w[1];
 	in->size = w[2];
 	in->data_bits = w[3];
@@ -161,6 +162,7 @@ static void free_tables(matcha_dev *dev)
 		matcha_lpm_free(&dev->tables[i]);
 		matcha_ternary_free(&dev->tables[i]);
 		matcha_counters_free(&dev->tables[i]);
+		free(dev->tables[i].refused);
 	}
 	free(dev->tables);
 	dev->tables = NULL;
@@ -257,6 +259,9 @@ int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char 
 		return matcha_fail(dev, MATCHA_ENOTABLE, "%s: table %u does not exist (%u tables)",
 				   op, table, dev->ntables);
 	*t = &dev->tables[table];
+	if ((*t)->refused && strcmp(op, "table_clear") && strcmp(op, "table_info"))
+		return matcha_fail(dev, MATCHA_EHW, "%s: %s; matcha_table_clear() starts it over",
+				   op, (*t)->refused);
 	if (kind && (*t)->info.kind != kind)
 		return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is an %s table, not %s", op,
 				   table, matcha_kind_name((*t)->info.kind), matcha_kind_name(kind));
@@ -399,6 +404,59 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 	matcha_lpm_reset(t);
 	matcha_ternary_reset(t);
 	matcha_counters_reset(t);
+	free(t->refused);
+	t->refused = NULL;
+	return 0;
+}
+
+/* Empties a table's shadow (and its handles) before adoption or after a refused one. */
+static void reset_shadow(matcha_dev *dev, struct matcha_table *t)
+{
+	matcha_layout_table_cleared(dev, t->index);
+	matcha_exact_reset(t);
+	matcha_lpm_reset(t);
+	matcha_ternary_reset(t);
+	matcha_counters_reset(t);
+}
+
+int matcha_tables_adopt(matcha_dev *dev)
+{
+	int first = 0;
+	char first_msg[sizeof dev->error];
+	for (unsigned i = 0; i < dev->ntables; i++) {
+		struct matcha_table *t = &dev->tables[i];
+		free(t->refused);
+		t->refused = NULL;
+		reset_shadow(dev, t);
+		int rc;
+		switch (t->info.kind) {
+		case MATCHA_KIND_EXACT: rc = matcha_exact_adopt(dev, t); break;
+		case MATCHA_KIND_LPM: rc = matcha_lpm_adopt(dev, t); break;
+		case MATCHA_KIND_TERNARY: rc = matcha_ternary_adopt(dev, t); break;
+		default: rc = 0; /* meters keep no shadow: matcha_meter_get reads the hardware */
+		}
+		if (!rc)
+			rc = matcha_layout_table_adopted(dev, i);
+		if (!rc)
+			continue;
+		reset_shadow(dev, t);
+		/* What the hardware holds is refused; a failed access may pass on a retry. */
+		if (rc == MATCHA_EHW || rc == MATCHA_ELAYOUT) {
+			size_t len = strlen(dev->error) + 1;
+			if ((t->refused = malloc(len)))
+				memcpy(t->refused, dev->error, len);
+			else
+				rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory for the refusal of "
+						 "table %u", i);
+		}
+		if (!first) {
+			first = rc;
+			memcpy(first_msg, dev->error, sizeof first_msg);
+		}
+	}
+	if (first)
+		return matcha_fail(dev, first, "%s", first_msg);
+	dev->error[0] = '\0';
 	return 0;
 }
 

@@ -375,3 +375,49 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
 				   t->info.size);
 	return matcha_window_read(dev, t, index, entry);
 }
+
+/*
+ * Adoption: READ every slot. A valid key must sit in one of its own hash slots (way w,
+ * slot index_w(key)) and only once: a key in two slots is what a move leaves only until its
+ * next write, and a lookup could not tell which copy a later modify should change.
+ */
+int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t)
+{
+	struct exact_shadow *s = t->exact;
+	struct matcha_entry e;
+	uint32_t data_words[STAGING_WORDS];
+	for (uint32_t slot = 0; slot < t->info.size; slot++) {
+		int rc = matcha_window_read(dev, t, slot, &e);
+		if (rc)
+			return rc;
+		if (!e.valid)
+			continue;
+		unsigned way = slot / s->slots;
+		uint64_t hash = matcha_crc64_xz(e.key, t->key_bytes);
+		if (slot_of(s, hash, way) != slot)
+			return matcha_fail(dev, MATCHA_EHW, "exact table %u: slot %u (way %u) holds a "
+					   "key whose hash puts it in slot %u of that way", t->index,
+					   (unsigned)slot, way, (unsigned)slot_of(s, hash, way));
+		int64_t other = find(t, e.key, hash);
+		if (other >= 0)
+			return matcha_fail(dev, MATCHA_EHW, "exact table %u: slots %u and %u hold the "
+					   "same key", t->index, (unsigned)other, (unsigned)slot);
+		matcha_be_to_words(e.data, t->data_bytes, data_words, t->data_words);
+		s->valid[slot] = 1;
+		s->used++;
+		s->action[slot] = e.action_id;
+		s->hash[slot] = hash;
+		memcpy(s->keys + (size_t)slot * t->key_bytes, e.key, t->key_bytes);
+		memcpy(data_at(t, slot), data_words, t->data_words * sizeof *data_words);
+	}
+	return 0;
+}
+
+bool matcha_exact_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+{
+	if (!t->exact || i >= t->info.size || !t->exact->valid[i])
+		return false;
+	memset(k, 0, sizeof *k);
+	memcpy(k->value, key_at(t, i), t->key_bytes);
+	return true;
+}

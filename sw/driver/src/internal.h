@@ -15,6 +15,7 @@
 #define KIND_CODE(w) ((w) & 0xFFu)     /* descriptor word 0: the kind ... */
 #define KIND_COUNTERS 0x100u           /* ... per-entry counters */
 #define KIND_DEFAULT_ACTION 0x200u     /* ... a default action */
+#define KIND_PREFIX_STORE 0x400u       /* ... LPM: the prefix of every result */
 
 /* Table window. */
 #define WIN_CMD 0x000 /* write */
@@ -94,6 +95,9 @@ struct matcha_table {
 	struct matcha_counts *carried;
 	/* Meters: from descriptor words 5 and 7. */
 	unsigned meter_rate_bits, meter_level_bits, meter_time_bits, meter_tick_clocks;
+	/* Why matcha_tables_adopt() refused the hardware's content (malloc'd), or NULL: every
+	 * call but clear and info fails with it until matcha_table_clear(). */
+	char *refused;
 };
 
 /* What matcha_open() adds to a register backend it set up itself. */
@@ -228,6 +232,30 @@ int matcha_session_init(matcha_dev *dev, struct matcha_table *t);
 
 /* A 64-bit register pair: the low word first, which latches the high word. */
 int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val);
+
+/*
+ * Adoption (matcha_tables_adopt): rebuild the shadow of an empty-shadowed table from the
+ * hardware, failing with MATCHA_EHW and a message naming the entry when it is not a state
+ * the driver could have written.
+ */
+int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t);
+int matcha_lpm_adopt(matcha_dev *dev, struct matcha_table *t);
+int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t);
+
+/* One entry of a shadow: exact key, LPM prefix and length, ternary value, mask, priority. */
+struct shadow_key {
+	uint8_t value[MATCHA_MAX_KEY_BYTES];
+	uint8_t mask[MATCHA_MAX_KEY_BYTES];
+	unsigned prefix_len;
+	uint32_t priority;
+};
+/* Whether index i of the shadow (exact slot, LPM result, ternary entry) holds an entry. */
+bool matcha_exact_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
+bool matcha_lpm_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
+bool matcha_ternary_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
+
+/* With a layout loaded: a handle for every entry of the table's shadow (after adoption). */
+int matcha_layout_table_adopted(matcha_dev *dev, unsigned table);
 
 static inline unsigned div_ceil(unsigned a, unsigned b) { return (a + b - 1) / b; }
 

@@ -54,6 +54,10 @@ static void free_layout(struct matcha_layout *l)
 		free(t->entries);
 	}
 	free(l->tables);
+	if (l->meters)
+		for (unsigned i = 0; i < l->ntables; i++)
+			free((char *)l->meters[i].name);
+	free(l->meters);
 	free(l->program);
 	free(l);
 }
@@ -389,6 +393,54 @@ static int read_table(struct loader *ld, const struct json *jt, size_t position)
 	return check_table(ld, jt, t, what, latency, counters);
 }
 
+/* One entry of the program's "meters" list, checked against its descriptor. */
+static int read_meter(struct loader *ld, const struct json *jm, size_t position)
+{
+	struct matcha_layout *l = ld->layout;
+	struct matcha_table_info in;
+	unsigned index, size, latency;
+	char what[160], *name = NULL;
+	int rc;
+
+	snprintf(what, sizeof what, "meter array #%zu", position);
+	if (jm->type != JSON_OBJECT)
+		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, jm->line,
+			     what, json_type_name(jm->type));
+	if ((rc = member_uint(ld, jm, "index", what, UINT32_MAX, &index)))
+		return rc;
+	if (index >= l->ntables)
+		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u "
+			     "descriptors", ld->name, jm->line, what, index, l->ntables);
+	/* The tables are read first: a clash with one is found here. */
+	if (l->tables[index].pub.name)
+		return LFAIL(ld, "layout %s, line %u: %s and table %u (%s) both have index %u",
+			     ld->name, jm->line, what, index, l->tables[index].pub.name, index);
+	struct matcha_meter_layout *m = &l->meters[index];
+	if (m->name)
+		return LFAIL(ld, "layout %s, line %u: two meter arrays have index %u", ld->name,
+			     jm->line, index);
+	if ((rc = member_string(ld, jm, "name", what, &name)))
+		return rc;
+	m->name = name;
+	m->table = index;
+	snprintf(what, sizeof what, "meter array %u (%s)", index, name);
+	for (unsigned o = 0; o < l->ntables; o++)
+		if (o != index && l->meters[o].name && !strcmp(l->meters[o].name, name))
+			return LFAIL(ld, "layout %s: meter arrays %u and %u are both called %s",
+				     ld->name, o, index, name);
+	if ((rc = member_uint(ld, jm, "size", what, UINT32_MAX, &size)) ||
+	    (rc = member_uint(ld, jm, "latency", what, UINT32_MAX, &latency)) ||
+	    (rc = matcha_table_info(ld->dev, index, &in)))
+		return rc;
+	m->size = size;
+	if (in.kind != MATCHA_KIND_METER)
+		return LFAIL(ld, "layout %s: %s is a meter array in the layout, %s in the "
+			     "hardware: the layout does not describe this bitstream", ld->name, what,
+			     matcha_kind_name(in.kind));
+	return (rc = agree(ld, what, "size", size, in.size)) ? rc :
+	       agree(ld, what, "latency", latency, in.latency);
+}
+
 static int load(struct loader *ld, const struct json *root)
 {
 	matcha_dev *dev = ld->dev;
@@ -416,13 +468,26 @@ static int load(struct loader *ld, const struct json *root)
 	const struct json *tables = member(ld, prog, "tables", JSON_ARRAY, "the program", &rc);
 	if (!tables)
 		return rc;
-	if (tables->n != matcha_table_count(dev))
+	/* Optional: a program without meter arrays may leave the list out. */
+	const struct json *meters = json_get(prog, "meters");
+	if (meters && !(meters = member(ld, prog, "meters", JSON_ARRAY, "the program", &rc)))
+		return rc;
+	size_t nmeters = meters ? meters->n : 0;
+	if (!nmeters && tables->n != matcha_table_count(dev))
 		return LFAIL(ld, "layout %s: the program has %zu tables, the hardware %u: the "
 			     "layout does not describe this bitstream", ld->name, tables->n,
 			     matcha_table_count(dev));
+	if (tables->n + nmeters != matcha_table_count(dev))
+		return LFAIL(ld, "layout %s: the program has %zu tables and %zu meter arrays, the "
+			     "hardware %u descriptors: the layout does not describe this bitstream",
+			     ld->name, tables->n, nmeters, matcha_table_count(dev));
 	for (size_t i = 0; i < tables->n; i++)
 		if ((rc = read_table(ld, &tables->items[i], i)))
 			return rc;
+	for (size_t i = 0; i < nmeters; i++)
+		if ((rc = read_meter(ld, &meters->items[i], i)))
+			return rc;
+	/* The counts agree and no index is described twice, so every one is described. */
 	return 0;
 }
 
@@ -435,10 +500,16 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 		return LFAIL(&ld, "layout %s is not valid JSON: %s", ld.name, err);
 	ld.layout = calloc(1, sizeof *ld.layout);
 	unsigned n = matcha_table_count(dev);
-	if (ld.layout)
+	if (ld.layout) {
 		ld.layout->tables = calloc(n ? n : 1, sizeof *ld.layout->tables);
+		ld.layout->meters = calloc(n ? n : 1, sizeof *ld.layout->meters);
+	}
 	int rc;
-	if (!ld.layout || !ld.layout->tables) {
+	if (!ld.layout || !ld.layout->tables || !ld.layout->meters) {
+		if (ld.layout) {
+			free(ld.layout->tables);
+			free(ld.layout->meters);
+		}
 		free(ld.layout);
 		json_free(root);
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the layout");
@@ -452,6 +523,12 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 	}
 	matcha_layout_free(dev);
 	dev->layout = ld.layout;
+	/* Entries the handle adopted before the layout came get their handles now. */
+	for (unsigned i = 0; i < n; i++)
+		if ((rc = matcha_layout_table_adopted(dev, i))) {
+			matcha_layout_free(dev);
+			return rc;
+		}
 	return 0;
 }
 
@@ -486,9 +563,44 @@ const char *matcha_layout_program(const matcha_dev *dev)
 
 const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table)
 {
-	if (!dev->layout || table >= dev->layout->ntables)
+	if (!dev->layout || table >= dev->layout->ntables || !dev->layout->tables[table].pub.name)
 		return NULL;
 	return &dev->layout->tables[table].pub;
+}
+
+const struct matcha_meter_layout *matcha_layout_meter(const matcha_dev *dev, unsigned table)
+{
+	if (!dev->layout || table >= dev->layout->ntables || !dev->layout->meters[table].name)
+		return NULL;
+	return &dev->layout->meters[table];
+}
+
+/* The names of the tables (meters false) or meter arrays, for an unknown-name message. */
+static void list_names(const struct matcha_layout *l, bool meters, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < l->ntables; i++) {
+		const char *name = meters ? l->meters[i].name : l->tables[i].pub.name;
+		size_t at = strlen(out);
+		if (name)
+			snprintf(out + at, size - at, "%s%s", at ? ", " : "", name);
+	}
+}
+
+int matcha_meter_by_name(matcha_dev *dev, const char *name, unsigned *table)
+{
+	if (!dev->layout)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "meter arrays have names only with a "
+				   "layout file (matcha_layout_load)");
+	for (unsigned i = 0; i < dev->layout->ntables; i++)
+		if (dev->layout->meters[i].name && !strcmp(dev->layout->meters[i].name, name)) {
+			*table = i;
+			return 0;
+		}
+	char names[200];
+	list_names(dev->layout, true, names, sizeof names);
+	return matcha_fail(dev, MATCHA_ENOTABLE, "unknown meter array \"%s\" (meter arrays: %s)",
+			   name, names[0] ? names : "none");
 }
 
 int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table)
@@ -497,16 +609,12 @@ int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "tables have names only with a layout "
 				   "file (matcha_layout_load)");
 	for (unsigned i = 0; i < dev->layout->ntables; i++)
-		if (!strcmp(dev->layout->tables[i].pub.name, name)) {
+		if (dev->layout->tables[i].pub.name && !strcmp(dev->layout->tables[i].pub.name, name)) {
 			*table = i;
 			return 0;
 		}
-	char names[200] = "";
-	for (unsigned i = 0; i < dev->layout->ntables; i++) {
-		size_t at = strlen(names);
-		snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
-			 dev->layout->tables[i].pub.name);
-	}
+	char names[200];
+	list_names(dev->layout, false, names, sizeof names);
 	return matcha_fail(dev, MATCHA_ENOTABLE, "unknown table \"%s\" (tables: %s)", name, names);
 }
 

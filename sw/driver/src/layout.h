@@ -34,7 +34,8 @@ struct layout_table {
 struct matcha_layout {
 	char *program;
 	unsigned ntables;
-	struct layout_table *tables; /* by descriptor index */
+	struct layout_table *tables; /* by descriptor index; name NULL where a meter array is */
+	struct matcha_meter_layout *meters; /* by descriptor index; name NULL where a table is */
 };
 
 void matcha_named_entry_free(struct named_entry *e);

@@ -298,3 +298,63 @@ int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
 				   t->info.size);
 	return matcha_window_read(dev, t, index, entry);
 }
+
+/*
+ * Adoption: READ every index. The valid entries must be packed at 0..n-1 with priorities
+ * that never increase (equal priorities keep their order: it is their insertion order),
+ * values inside their masks, and no rule twice.
+ */
+int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t)
+{
+	struct ternary_shadow *s = t->ternary;
+	struct matcha_entry e;
+	uint32_t value[STAGING_WORDS], mask[STAGING_WORDS], data[STAGING_WORDS];
+	for (uint32_t i = 0; i < t->info.size; i++) {
+		int rc = matcha_window_read(dev, t, i, &e);
+		if (rc)
+			return rc;
+		if (!e.valid)
+			continue;
+		if (i != s->used)
+			return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entry %u is valid but "
+					   "entry %u before it is not (entries are packed from 0)",
+					   t->index, (unsigned)i, (unsigned)s->used);
+		if (i > 0 && e.priority > s->priority[i - 1])
+			return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entry %u has priority "
+					   "%u, above the %u of entry %u before it", t->index,
+					   (unsigned)i, (unsigned)e.priority,
+					   (unsigned)s->priority[i - 1], (unsigned)i - 1);
+		matcha_be_to_words(e.key, t->key_bytes, value, t->key_words);
+		matcha_be_to_words(e.mask, t->key_bytes, mask, t->key_words);
+		matcha_be_to_words(e.data, t->data_bytes, data, t->data_words);
+		for (unsigned w = 0; w < t->key_words; w++)
+			if (value[w] & ~mask[w])
+				return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entry %u has "
+						   "value bits outside its mask (word %u: value "
+						   "0x%08x, mask 0x%08x)", t->index, (unsigned)i, w,
+						   (unsigned)value[w], (unsigned)mask[w]);
+		int64_t other = find(t, value, mask, e.priority);
+		if (other >= 0)
+			return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entries %u and %u hold "
+					   "the same value, mask and priority", t->index,
+					   (unsigned)other, (unsigned)i);
+		memcpy(value_at(t, i), value, t->key_words * sizeof *value);
+		memcpy(mask_at(t, i), mask, t->key_words * sizeof *mask);
+		memcpy(data_at(t, i), data, t->data_words * sizeof *data);
+		s->priority[i] = e.priority;
+		s->action[i] = e.action_id;
+		s->used++;
+	}
+	return 0;
+}
+
+bool matcha_ternary_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+{
+	if (!t->ternary || i >= t->ternary->used)
+		return false;
+	memset(k, 0, sizeof *k);
+	matcha_words_to_be(value_at(t, i), t->key_words, k->value, t->key_bytes);
+	matcha_words_to_be(mask_at(t, i), t->key_words, k->mask, t->key_bytes);
+	k->priority = t->ternary->priority[i];
+	return true;
+}

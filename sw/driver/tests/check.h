@@ -62,6 +62,11 @@
 	X(meter_get)                                                                       \
 	X(meter_range)                                                                     \
 	X(meter_errors)                                                                    \
+	X(meter_adopted)                                                                   \
+	X(adopt_exact_moved_entries)                                                       \
+	X(adopt_lpm_hidden_prefixes)                                                       \
+	X(adopt_ternary_priorities_and_ties)                                               \
+	X(adopt_refuses_inconsistent_tables)                                               \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_short_mapping)                                                              \
@@ -74,6 +79,9 @@
 	X(layout_malformed_json)                                                           \
 	X(layout_schema_errors)                                                            \
 	X(layout_copy_current)                                                             \
+	X(layout_policer_meters)                                                           \
+	X(layout_meter_disagrees_with_hardware)                                            \
+	X(layout_meter_descriptors_covered_once)                                           \
 	X(entries_exact)                                                                   \
 	X(entries_lpm)                                                                     \
 	X(entries_ternary_ranges)                                                          \
@@ -82,11 +90,15 @@
 	X(ctl_matches)                                                                     \
 	X(ctl_commands)                                                                    \
 	X(ctl_command_errors)                                                              \
+	X(ctl_meter_commands)                                                              \
+	X(ctl_meter_command_errors)                                                        \
 	X(ctl_batch_checked_by_readback)                                                   \
 	X(ctl_batch_stops_at_first_error)                                                  \
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_program_meters)                                                              \
+	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "util.h"
 
 #define WINDOW 0x10000u
 
@@ -21,9 +22,10 @@ struct fake_cfg fake_standard_cfg(void)
 	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 2048,
 					      .data_bits = 32, .ways_or_levels = 4, .latency = 6,
 					      .level_nodes = { 1, 128, 512, 1024 }, .counters = true,
-					      .default_action = true };
+					      .default_action = true, .prefix_store = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = 2, .key_bits = 128, .size = 1024,
-					      .data_bits = 48, .ways_or_levels = 16, .latency = 18 };
+					      .data_bits = 48, .ways_or_levels = 16, .latency = 18,
+					      .prefix_store = true };
 	c.table[2].level_nodes[0] = 1;
 	for (unsigned i = 1; i < 16; i++)
 		c.table[2].level_nodes[i] = 192;
@@ -46,10 +48,33 @@ struct fake_cfg fake_l2l3_cfg(void)
 	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 64,
 					      .data_bits = 100, .ways_or_levels = 4, .latency = 6,
 					      .level_nodes = { 1, 16, 16, 16 }, .counters = true,
-					      .default_action = true };
+					      .default_action = true, .prefix_store = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 64,
 					      .data_bits = 1, .latency = 7, .counters = true,
 					      .default_action = true };
+	return c;
+}
+
+struct fake_cfg fake_policer_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = POLICER_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 48,
+					      .size = 64, .data_bits = 6, .ways_or_levels = 4,
+					      .latency = 3, .counters = true,
+					      .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 2, .size = 8,
+					      .data_bits = 6, .ways_or_levels = 2, .latency = 3,
+					      .counters = true, .default_action = true };
+	/* Descriptor word 5: rateWidth | levelWidth << 8 | timeWidth << 16. */
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 6,
+					      .size = 64, .data_bits = 384,
+					      .ways_or_levels = 32 | 40 << 8 | 32 << 16,
+					      .latency = 6, .extra = 1 };
 	return c;
 }
 
@@ -168,6 +193,13 @@ static void command(struct fake_table *t, uint32_t cmd)
 				for (unsigned w = 0; w < 4; w++)
 					e->data[7 + w] = on ? e->data[3 + w] : 0;
 				e->data[11] = 0;
+			} else if (t->cfg.kind == MATCHA_KIND_LPM) {
+				/* A result keeps FLAGS and DATA, and with a prefix store KEY and PRIORITY. */
+				memset(e->mask, 0, sizeof e->mask);
+				if (!t->cfg.prefix_store) {
+					memset(e->key, 0, sizeof e->key);
+					e->priority = 0;
+				}
 			}
 		}
 		break;
@@ -327,7 +359,8 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		else if (addr >= 0x040 && addr < 0x040 + 32 * c->ntables) {
 			const struct fake_table_cfg *tc = &c->table[(addr - 0x40) / 32];
 			uint32_t kind = tc->kind | (tc->counters ? 1u << 8 : 0) |
-					(tc->default_action ? 1u << 9 : 0) | tc->kind_extra;
+					(tc->default_action ? 1u << 9 : 0) |
+					(tc->prefix_store ? 1u << 10 : 0) | tc->kind_extra;
 			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
 					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
 					  tc->latency, tc->extra };
@@ -400,4 +433,20 @@ void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *v)
 		.words = v->words,
 		.entries = v->entries,
 	};
+}
+
+long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, unsigned key_bits)
+{
+	const struct fake_table *t = &fd->table[table];
+	unsigned ways = t->cfg.ways_or_levels, slots = t->cfg.size / ways;
+	uint32_t words[16];
+	unsigned nwords = (t->cfg.key_bits + 31) / 32;
+	test_be_to_words(key, (key_bits + 7) / 8, words, nwords);
+	for (unsigned w = 0; w < ways; w++) {
+		uint32_t i = w * slots + matcha_exact_index(key, key_bits, w, slots);
+		if ((t->entries[i].flags & 1) &&
+		    !memcmp(t->entries[i].key, words, nwords * sizeof *words))
+			return (long)i;
+	}
+	return -1;
 }

@@ -3,7 +3,8 @@
  * window per table with staging registers and WRITE/READ/CLEAR commands acting on entry
  * arrays laid out as docs/tables.md says; for tables with per-entry counters, the counter
  * memory, ZERO and the PACKETS/BYTES registers that READ latches; for tables with a default
- * action, DEFAULT and READ_DEFAULT. Unmapped addresses fail like SLVERR, and so do the
+ * action, DEFAULT and READ_DEFAULT; for LPM tables with a prefix store, the prefix (KEY) and
+ * length (PRIORITY) written with each result. Unmapped addresses fail like SLVERR, and so do the
  * counter registers of a table without counters. A hook can run after every register
  * write, to inspect the table memory between writes (and to count hits with fake_hit).
  * A meter (kind 4) WRITE fills the levels (DATA words 7..10) from the bursts, as the
@@ -27,6 +28,7 @@ struct fake_table_cfg {
 	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level */
 	bool counters, default_action;         /* descriptor kind bits 8 and 9 */
 	uint32_t extra;                        /* descriptor word 7 (meters: tick clocks) */
+	bool prefix_store; /* LPM, kind bit 10: a result's WRITE keeps KEY and PRIORITY */
 	uint32_t kind_extra;                   /* other bits of descriptor word 0 */
 };
 
@@ -92,6 +94,14 @@ struct fake_cfg fake_standard_cfg(void);
 #define L2L3_BUILD_ID 1535772805u
 struct fake_cfg fake_l2l3_cfg(void);
 
+/* The policer program (matcha_policer, docs/pipeline.md) as the w64 build has it: 0 police
+ * (exact, 48-bit keys, 64 entries, 4 ways, 6-bit data), 1 by_colour (exact, 2-bit keys, 8
+ * entries, 2 ways, 6-bit data), both with counters and a default action; 2 policers, 64
+ * meters with the generated geometry (32-bit rates, 40-bit levels, 32-bit time, one clock
+ * per tick). BUILD_ID is that of tests/data/policer_w64.layout.json. */
+#define POLICER_BUILD_ID 1896247507u
+struct fake_cfg fake_policer_cfg(void);
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
 void fake_free(struct fake_dev *fd);
 extern const struct matcha_regs_ops fake_ops;
@@ -107,6 +117,12 @@ void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned byte
 void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
 		      const uint8_t key[16], unsigned state, bool initiator_high, unsigned age,
 		      uint64_t packets, uint64_t bytes);
+
+/*
+ * Finds a key in an exact table of the fake's memory as the hardware does: its slot in
+ * every way, the lowest valid match wins. Returns the entry index or -1.
+ */
+long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, unsigned key_bits);
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {

@@ -26,17 +26,31 @@ struct session {
 	FILE *stream;
 };
 
-static bool session_open(struct session *s)
+/* A session on `cfg` with `layout` loaded. */
+static bool session_open_on(struct session *s, const struct fake_cfg *cfg, const char *layout)
 {
-	struct fake_cfg cfg = fake_l2l3_cfg();
 	memset(s, 0, sizeof *s);
-	s->fd = fake_new(&cfg);
+	s->fd = fake_new(cfg);
 	s->dev = fake_open(s->fd);
-	if (!s->dev || matcha_layout_load(s->dev, MATCHA_LAYOUT))
+	if (!s->dev || matcha_layout_load(s->dev, layout))
 		return false;
 	s->stream = open_memstream(&s->out, &s->outlen);
 	ctl_init(&s->c, s->dev, s->stream);
 	return true;
+}
+
+/* The l2l3 program (most commands). */
+static bool session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	return session_open_on(s, &cfg, MATCHA_LAYOUT);
+}
+
+/* The policer program: tables police and by_colour, meter array policers. */
+static bool policer_session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	return session_open_on(s, &cfg, MATCHA_POLICER_LAYOUT);
 }
 
 static void session_close(struct session *s)
@@ -420,6 +434,218 @@ void test_ctl_command_errors(void)
 	fake_free(fd);
 }
 
+/* ------------------------------------------------------------------------- meters */
+
+/* The policer array's descriptor in the policer program. */
+#define POLICERS 2
+
+/* Meter `index` reads back through matcha_meter_get as `want`: flags and bursts exactly,
+ * rates within the 0.1 % matcha_meter_set promises. */
+static bool meter_reads_back(struct session *s, uint32_t index,
+			     const struct matcha_meter_config *want)
+{
+	struct matcha_meter_config got;
+	uint64_t committed, peak;
+	int rc = matcha_meter_get(s->dev, POLICERS, index, &got, &committed, &peak);
+	bool ok = rc == 0 && got.flags == want->flags && got.cburst == want->cburst &&
+		  got.pburst == want->pburst && got.cir * 1000 >= want->cir * 999 &&
+		  got.cir * 1000 <= want->cir * 1001 && got.pir * 1000 >= want->pir * 999 &&
+		  got.pir * 1000 <= want->pir * 1001;
+	if (!ok)
+		check_fail(__FILE__, __LINE__, "meter %u: rc %d, flags 0x%x cir %llu cbs %llu pir "
+			   "%llu pbs %llu; expected flags 0x%x cir %llu cbs %llu pir %llu pbs %llu",
+			   (unsigned)index, rc, got.flags, (unsigned long long)got.cir,
+			   (unsigned long long)got.cburst, (unsigned long long)got.pir,
+			   (unsigned long long)got.pburst, want->flags,
+			   (unsigned long long)want->cir, (unsigned long long)want->cburst,
+			   (unsigned long long)want->pir, (unsigned long long)want->pburst);
+	return ok;
+}
+
+void test_ctl_meter_commands(void)
+{
+	struct session s;
+	CHECK(policer_session_open(&s));
+	char expect[400];
+
+	/* meter_reset needs no clock; the rate commands do. */
+	RUN_OK(&s, "meter_reset policers 3", "Meter policers[3] reset");
+	RUN_FAILS(&s, "meter_set_rates policers 3 125000:10000", MATCHA_EINVAL,
+		  "meter_set_rates: the pipeline's clock frequency is not known: start matcha-ctl "
+		  "with --clock-hz HZ or run set_clock_hz HZ first");
+	RUN_FAILS(&s, "meter_get_rates policers 3", MATCHA_EINVAL,
+		  "meter_get_rates: the pipeline's clock frequency is not known");
+	RUN_OK(&s, "set_clock_hz 250000000", "Clock set to 250000000 Hz");
+
+	/* Two pairs: trTCM by default. */
+	RUN_OK(&s, "meter_set_rates policers 3 125000:10000 250000:20000",
+	       "Meter policers[3] set");
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000,
+					 .cburst = 10000, .pir = 250000, .pburst = 20000 };
+	CHECK(meter_reads_back(&s, 3, &m));
+	/* What meter_get_rates prints is what matcha_meter_get reads. */
+	struct matcha_meter_config got;
+	uint64_t committed, peak;
+	CHECK_OK(s.dev, matcha_meter_get(s.dev, POLICERS, 3, &got, &committed, &peak));
+	CHECK(committed == 10000 && peak == 20000); /* a write fills both buckets */
+	snprintf(expect, sizeof expect, "policers[3]: trtcm (RFC 2698), color-blind, bytes\n"
+		 "  committed: rate %llu bytes/s, burst 10000 bytes, 10000 tokens\n"
+		 "  peak:      rate %llu bytes/s, burst 20000 bytes, 20000 tokens\n",
+		 (unsigned long long)got.cir, (unsigned long long)got.pir);
+	RUN_OK(&s, "meter_get_rates policers 3", expect);
+
+	/* One pair: srTCM with no excess bucket. */
+	RUN_OK(&s, "meter_set_rates policers 0 1000000:65536", "Meter policers[0] set");
+	m = (struct matcha_meter_config){ .cir = 1000000, .cburst = 65536 };
+	CHECK(meter_reads_back(&s, 0, &m));
+	CHECK_OK(s.dev, matcha_meter_get(s.dev, POLICERS, 0, &got, NULL, NULL));
+	snprintf(expect, sizeof expect, "policers[0]: srtcm (RFC 2697), color-blind, bytes\n"
+		 "  committed: rate %llu bytes/s, burst 65536 bytes, 65536 tokens\n"
+		 "  excess:    burst 0 bytes (fills at the committed rate), 0 tokens\n",
+		 (unsigned long long)got.cir);
+	RUN_OK(&s, "meter_get_rates policers 0", expect);
+
+	/* srTCM with an excess bucket, colour-aware, counting packets; options in any order. */
+	RUN_OK(&s, "meter_set_rates policers 63 1000:10 0:30 packets srtcm color-aware",
+	       "Meter policers[63] set");
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_COLOR_AWARE | MATCHA_METER_PACKETS,
+					  .cir = 1000, .cburst = 10, .pburst = 30 };
+	CHECK(meter_reads_back(&s, 63, &m));
+	RUN_OK(&s, "meter_get_rates policers 63", "policers[63]: srtcm (RFC 2697), color-aware, "
+	       "packets\n  committed: rate 1000 packets/s, burst 10 packets, 10 tokens\n"
+	       "  excess:    burst 30 packets (fills at the committed rate), 30 tokens\n");
+
+	/* trtcm named explicitly, 0x hex accepted; a later set replaces the configuration. */
+	RUN_OK(&s, "meter_set_rates policers 3 0x1e848:0x400 0x3d090:0x800 trtcm color-aware",
+	       "Meter policers[3] set");
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_TWO_RATE |
+						   MATCHA_METER_COLOR_AWARE,
+					  .cir = 125000, .cburst = 1024, .pir = 250000,
+					  .pburst = 2048 };
+	CHECK(meter_reads_back(&s, 3, &m));
+
+	/* meter_reset unconfigures. */
+	RUN_OK(&s, "meter_reset policers 3", "Meter policers[3] reset");
+	CHECK(matcha_meter_get(s.dev, POLICERS, 3, &got, NULL, NULL) == MATCHA_ENOENT);
+	RUN_OK(&s, "meter_get_rates policers 3",
+	       "policers[3]: not configured (marks every packet green)\n");
+
+	/* Help and table_info know the meters. */
+	RUN_OK(&s, "help meter_set_rates", "rates in bytes per\nsecond, bursts in bytes");
+	RUN_OK(&s, "table_info", "2 policers: meter array, 64 meters\n");
+	session_close(&s);
+}
+
+void test_ctl_meter_command_errors(void)
+{
+	struct session s;
+	CHECK(policer_session_open(&s));
+	RUN_FAILS(&s, "meter_set_rates policers 1 1000:10", MATCHA_EINVAL,
+		  "clock frequency is not known");
+	RUN_OK(&s, "set_clock_hz 0xee6b280", "Clock set to 250000000 Hz");
+	RUN_OK(&s, "meter_set_rates policers 5 125000:10000 250000:20000 trtcm", "set");
+	static const struct {
+		const char *line;
+		int code;
+		const char *message;
+	} cases[] = {
+		/* usage, from the command table */
+		{ "meter_set_rates policers 5", MATCHA_EINVAL,
+		  "meter_set_rates: usage: meter_set_rates <meter> <index> <cir>:<cburst> "
+		  "[<pir>:<pburst>] [srtcm|trtcm] [color-aware] [packets]" },
+		{ "meter_get_rates policers", MATCHA_EINVAL,
+		  "meter_get_rates: usage: meter_get_rates <meter> <index>" },
+		{ "meter_get_rates policers 1 2", MATCHA_EINVAL, "meter_get_rates: usage:" },
+		{ "meter_reset policers", MATCHA_EINVAL,
+		  "meter_reset: usage: meter_reset <meter> <index>" },
+		{ "set_clock_hz", MATCHA_EINVAL, "set_clock_hz: usage: set_clock_hz <hz>" },
+		{ "set_clock_hz 1 2", MATCHA_EINVAL, "set_clock_hz: usage:" },
+		/* names and indexes */
+		{ "meter_set_rates police 0 1:1", MATCHA_ENOTABLE,
+		  "meter_set_rates: unknown meter array \"police\" (meter arrays: policers)" },
+		{ "meter_get_rates meters 0", MATCHA_ENOTABLE,
+		  "meter_get_rates: unknown meter array \"meters\"" },
+		{ "meter_reset by_colour 0", MATCHA_ENOTABLE,
+		  "meter_reset: unknown meter array \"by_colour\"" },
+		{ "meter_set_rates policers x 1:1", MATCHA_EINVAL,
+		  "meter_set_rates: meter index \"x\" is not a number 0..4294967295" },
+		{ "meter_set_rates policers 64 1000:100", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: meter 64 is out of range (table 2 has 64 meters)" },
+		{ "meter_get_rates policers 64", MATCHA_EINVAL,
+		  "meter_get_rates: meter_get: meter 64 is out of range" },
+		{ "meter_reset policers 4294967295", MATCHA_EINVAL,
+		  "meter_reset: meter_set: meter 4294967295 is out of range" },
+		/* pairs and numbers */
+		{ "meter_set_rates policers 1 1000", MATCHA_EINVAL,
+		  "meter_set_rates: the committed pair \"1000\" is not <rate>:<burst>" },
+		{ "meter_set_rates policers 1 abc:10", MATCHA_EINVAL,
+		  "meter_set_rates: committed rate \"abc\" is not a number (decimal or 0x hex)" },
+		{ "meter_set_rates policers 1 1000:", MATCHA_EINVAL,
+		  "meter_set_rates: committed burst \"\" is not a number" },
+		{ "meter_set_rates policers 1 1000:10 2000:1:2", MATCHA_EINVAL,
+		  "meter_set_rates: peak burst \"1:2\" is not a number" },
+		{ "meter_set_rates policers 1 1.2.3.4:10", MATCHA_EINVAL,
+		  "committed rate \"1.2.3.4\" is not a number" },
+		{ "meter_set_rates policers 1 18446744073709551616:10", MATCHA_EINVAL,
+		  "meter_set_rates: committed rate \"18446744073709551616\" is wider than 64 bits" },
+		/* options */
+		{ "meter_set_rates policers 1 1000:10 blind", MATCHA_EINVAL,
+		  "meter_set_rates: unknown option \"blind\" (srtcm, trtcm, color-aware, packets)" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 3000:30", MATCHA_EINVAL,
+		  "meter_set_rates: unknown option \"3000:30\"" },
+		{ "meter_set_rates policers 1 1000:10 packets packets", MATCHA_EINVAL,
+		  "meter_set_rates: option packets given twice" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 trtcm srtcm", MATCHA_EINVAL,
+		  "meter_set_rates: srtcm and trtcm: a meter is one or the other (given: trtcm, "
+		  "then srtcm)" },
+		/* the RFCs' rules and the hardware's ranges, from the library */
+		{ "meter_set_rates policers 1 2000:10 1000:20", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: PIR 1000 is below CIR 2000 (RFC 2698: PIR >= CIR)" },
+		{ "meter_set_rates policers 1 1000:10 trtcm", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: PIR 0 is below CIR 1000" },
+		{ "meter_set_rates policers 1 1000:0 2000:20", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a two-rate meter needs CBS and PBS above 0" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 srtcm", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a single-rate meter has no PIR (its excess bucket "
+		  "fills at CIR): pir must be 0, got 2000" },
+		{ "meter_set_rates policers 1 1000:0", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a single-rate meter needs CBS or EBS above 0" },
+		{ "meter_set_rates policers 1 1000:1099511627776", MATCHA_E2BIG,
+		  "meter_set_rates: meter_set: burst 1099511627776 bytes exceeds the largest the "
+		  "meter holds, 1099511627775" },
+		{ "meter_set_rates policers 1 1:1000000000", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: CIR 1 bytes/s with bursts of 1000000000 and 0 bytes "
+		  "cannot be held within 0.1 %" },
+		{ "set_clock_hz 0", MATCHA_EINVAL, "set_clock_hz: the clock frequency is 0" },
+		{ "set_clock_hz 250MHz", MATCHA_EINVAL,
+		  "set_clock_hz: clock frequency \"250MHz\" is not a number" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		RUN_FAILS(&s, cases[i].line, cases[i].code, cases[i].message);
+	/* None of the failures touched a meter (nor the clock: meter 5 reads back the same). */
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000,
+					 .cburst = 10000, .pir = 250000, .pburst = 20000 };
+	CHECK(meter_reads_back(&s, 5, &m));
+	struct matcha_meter_config got;
+	CHECK(matcha_meter_get(s.dev, POLICERS, 1, &got, NULL, NULL) == MATCHA_ENOENT);
+	session_close(&s);
+
+	/* Without a layout, meter arrays have no names. */
+	struct fake_cfg cfg = fake_policer_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	FILE *null = fopen("/dev/null", "w");
+	ctl_init(&c, dev, null);
+	CHECK(ctl_execute(&c, "meter_reset policers 0") == MATCHA_ELAYOUT &&
+	      strstr(c.error, "meter_reset: meter arrays have names only with a layout: start "
+			     "matcha-ctl with --layout FILE"));
+	CHECK(ctl_execute(&c, "table_info") == 0);
+	fclose(null);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
 /* ------------------------------------------------------------------------- batches */
 
 struct batch_route {
@@ -560,6 +786,9 @@ static const char *const vocabulary[] = {
 	"4294967296", "0x", "0xffffffffffff", "00:11:22:33:44:55", "10.0.0.0/8", "10.0.0.1",
 	"1.2.3.4/33", "0&&&0", "1&&&3", "80->90", "90->80", "->", "&&&", "/", "/0", "#", "x",
 	"18446744073709551616", "::::::", "1.2.3.4.5", "0/0", "\t", "=>=>", "a=>b",
+	"meter_set_rates", "meter_get_rates", "meter_reset", "set_clock_hz", "policers", "police",
+	"by_colour", "mark", "srtcm", "trtcm", "color-aware", "packets", "1000:10", "0:0",
+	"125000:10000", "250000:20000", "1:1099511627776", "63", "64", "250000000", ":", "1:",
 };
 #define NVOCAB (sizeof vocabulary / sizeof vocabulary[0])
 
@@ -576,6 +805,13 @@ static const char *const valid_lines[] = {
 	"counter_reset ipv4_lpm 0",
 	"table_dump acl",
 	"table_clear ipv4_lpm",
+	"table_add police police 00:11:22:33:44:55 => 7",
+	"table_add by_colour mark 1 => 10",
+	"set_clock_hz 250000000",
+	"meter_set_rates policers 7 125000:10000 250000:20000",
+	"meter_set_rates policers 63 1000:10 0:30 srtcm color-aware packets",
+	"meter_get_rates policers 7",
+	"meter_reset policers 63",
 };
 #define NVALID (sizeof valid_lines / sizeof valid_lines[0])
 
@@ -613,24 +849,25 @@ static void random_line(struct rng *r, char *line, size_t cap)
 		line[rng_below(r, (uint32_t)len)] = (char)(1 + rng_below(r, 255));
 }
 
-void test_ctl_fuzz_lines_and_batches(void)
+/* Random lines and batches on a session for `seconds`; then every table of `tables` holds
+ * what the driver says it does, and every meter of `meters` reads back. */
+static void fuzz(struct session *s, double seconds, const char *const *tables,
+		 unsigned ntables, const char *meters)
 {
-	struct session s;
-	CHECK(session_open(&s));
 	FILE *null = fopen("/dev/null", "w");
-	ctl_init(&s.c, s.dev, null);
+	ctl_init(&s->c, s->dev, null);
 	struct rng r = rng_for_test();
 	char line[600];
 	unsigned long lines = 0, ok = 0, batches = 0;
-	clock_t end = clock() + (clock_t)(FUZZ_SECONDS * CLOCKS_PER_SEC);
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	while (clock() < end) {
 		random_line(&r, line, sizeof line);
-		int rc = ctl_execute(&s.c, line);
+		int rc = ctl_execute(&s->c, line);
 		lines++;
 		ok += rc == 0;
 		CHECK_MSG(rc <= 0, "\"%s\" returned %d", line, rc);
-		CHECK_MSG(rc == 0 || s.c.error[0], "\"%s\" failed without a message", line);
-		s.c.quit = false;
+		CHECK_MSG(rc == 0 || s->c.error[0], "\"%s\" failed without a message", line);
+		s->c.quit = false;
 		if (lines % 64)
 			continue;
 		/* A batch of random lines with NULs and CRs, through ctl_batch. */
@@ -644,37 +881,59 @@ void test_ctl_fuzz_lines_and_batches(void)
 		if (len && rng_below(&r, 4) == 0)
 			text[rng_below(&r, (uint32_t)len)] = '\0';
 		FILE *in = fmemopen(text, len ? len : 1, "r");
-		rc = ctl_batch(&s.c, in, "fuzz");
+		rc = ctl_batch(&s->c, in, "fuzz");
 		fclose(in);
 		batches++;
-		CHECK_MSG(rc == 0 || strstr(s.c.error, "fuzz:"), "batch error without its line: %s",
-			  s.c.error);
-		s.c.quit = false;
+		CHECK_MSG(rc == 0 || strstr(s->c.error, "fuzz:"), "batch error without its line: %s",
+			  s->c.error);
+		s->c.quit = false;
 	}
 	/* What was added is what the hardware holds. */
-	static const char *const tables[] = { "l2_fwd", "ipv4_lpm", "acl" };
-	unsigned long entries = 0;
-	for (unsigned t = 0; t < 3; t++) {
+	unsigned long entries = 0, configured = 0;
+	for (unsigned t = 0; t < ntables; t++) {
 		uint32_t h = 0;
-		for (; matcha_entry_next(s.dev, tables[t], h, &h) == 0; h++, entries++) {
+		for (; matcha_entry_next(s->dev, tables[t], h, &h) == 0; h++, entries++) {
 			struct matcha_entry_view v;
-			CHECK_OK(s.dev, matcha_entry_read(s.dev, tables[t], h, &v));
+			CHECK_OK(s->dev, matcha_entry_read(s->dev, tables[t], h, &v));
 		}
 	}
-	printf("  %lu lines (%lu ran), %lu batches, %lu entries at the end\n", lines, ok, batches,
-	       entries);
+	/* A meter is configured or not; a configured one reads back (with any clock set). */
+	unsigned array;
+	struct matcha_table_info in;
+	if (meters && matcha_meter_by_name(s->dev, meters, &array) == 0 && s->c.clock_hz &&
+	    matcha_table_info(s->dev, array, &in) == 0)
+		for (uint32_t i = 0; i < in.size; i++) {
+			int rc = matcha_meter_get(s->dev, array, i, NULL, NULL, NULL);
+			CHECK_MSG(rc == 0 || rc == MATCHA_ENOENT, "meter %u: %s", (unsigned)i,
+				  matcha_last_error(s->dev));
+			configured += rc == 0;
+		}
+	printf("  %lu lines (%lu ran), %lu batches, %lu entries and %lu meters at the end\n",
+	       lines, ok, batches, entries, configured);
 	fclose(null);
-	s.c.out = s.stream;
+	s->c.out = s->stream;
+}
+
+void test_ctl_fuzz_lines_and_batches(void)
+{
+	static const char *const l2l3[] = { "l2_fwd", "ipv4_lpm", "acl" };
+	static const char *const policer[] = { "police", "by_colour" };
+	struct session s;
+	CHECK(session_open(&s));
+	fuzz(&s, FUZZ_SECONDS / 2, l2l3, 3, NULL);
+	session_close(&s);
+	CHECK(policer_session_open(&s));
+	fuzz(&s, FUZZ_SECONDS / 2, policer, 2, "policers");
 	session_close(&s);
 }
 
-void test_layout_fuzz(void)
+/* Mutations of layout `path` loaded on `cfg` for `seconds`: accepted or refused with a message. */
+static void fuzz_layout(const struct fake_cfg *cfg, const char *path, double seconds)
 {
-	struct fake_cfg cfg = fake_l2l3_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
+	struct fake_dev *fd = fake_new(cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	FILE *f = fopen(MATCHA_LAYOUT, "rb");
+	FILE *f = fopen(path, "rb");
 	CHECK(f);
 	static char text[1 << 16], copy[1 << 16];
 	size_t len = fread(text, 1, sizeof text, f);
@@ -682,7 +941,7 @@ void test_layout_fuzz(void)
 	struct rng r = rng_for_test();
 	unsigned long runs = 0, loaded = 0;
 	static const char specials[] = "{}[]\":,\\0123456789-+.eE \ntfn";
-	clock_t end = clock() + (clock_t)(FUZZ_SECONDS / 2 * CLOCKS_PER_SEC);
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	while (clock() < end) {
 		size_t n = len;
 		memcpy(copy, text, len);
@@ -703,9 +962,17 @@ void test_layout_fuzz(void)
 		CHECK_MSG(rc == 0 || (rc == MATCHA_ELAYOUT && matcha_last_error(dev)[0]),
 			  "returned %d: %s", rc, matcha_last_error(dev));
 	}
-	printf("  %lu mutated layouts, %lu still accepted\n", runs, loaded);
+	printf("  %lu mutated layouts of %s, %lu still accepted\n", runs, strrchr(path, '/') + 1,
+	       loaded);
 	matcha_close(dev);
 	fake_free(fd);
+}
+
+void test_layout_fuzz(void)
+{
+	struct fake_cfg l2l3 = fake_l2l3_cfg(), policer = fake_policer_cfg();
+	fuzz_layout(&l2l3, MATCHA_LAYOUT, FUZZ_SECONDS / 4);
+	fuzz_layout(&policer, MATCHA_POLICER_LAYOUT, FUZZ_SECONDS / 4);
 }
 
 /* ------------------------------------------------------------- the program itself */
@@ -789,6 +1056,136 @@ void test_ctl_program_over_sim_socket(void)
 	status = run_program(bad_uri, "", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
 		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
+	fake_free(fd);
+}
+
+/* The program's --clock-hz on the policer program; a second run reads the meter back. */
+void test_ctl_program_meters(void)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server s;
+	char uri[128], out[4096];
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	const char *args[] = { uri, "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "250000000",
+			       NULL };
+	int status = run_program(args, "meter_set_rates policers 9 125000:10000 250000:20000\n"
+					"table_add police police 02:00:00:00:00:09 => 9\n",
+				 out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(status == 0 && strstr(out, "Meter policers[9] set\n") &&
+		  strstr(out, ": 1 entry loaded\n"), "status %d, output: %s", status, out);
+	CHECK(fd->table[2].entries[9].flags == 1);
+
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(args, "meter_get_rates policers 9\n", out, sizeof out);
+	sim_server_stop(&s);
+	/* The rate as the hardware holds it, within matcha_meter_set's 0.1 %. */
+	const char *at = strstr(out, "policers[9]: trtcm (RFC 2698), color-blind, bytes\n"
+				"  committed: rate ");
+	unsigned long long rate = 0, burst = 0, tokens = 0;
+	CHECK_MSG(status == 0 && at && sscanf(strchr(at, '\n') + 1, "  committed: rate %llu "
+		  "bytes/s, burst %llu bytes, %llu tokens", &rate, &burst, &tokens) == 3 &&
+		  rate >= 124875 && rate <= 125125 && burst == 10000 && tokens == 10000,
+		  "status %d, output: %s", status, out);
+
+	/* Without --clock-hz the rate commands say what is missing; a bad value stops the
+	 * program before any command runs. */
+	const char *no_clock[] = { uri, "--layout", MATCHA_POLICER_LAYOUT, NULL };
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(no_clock, "meter_get_rates policers 9\n", out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, ".batch:1: meter_get_rates: the "
+		  "pipeline's clock frequency is not known: start matcha-ctl with --clock-hz HZ"),
+		  "status %d, output: %s", status, out);
+	const char *bad_clock[] = { uri, "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "0",
+				    NULL };
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(bad_clock, "meter_reset policers 9\n", out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "matcha-ctl: --clock-hz: set_clock_hz: "
+		  "the clock frequency is 0") && fd->table[2].entries[9].flags == 1,
+		  "status %d, output: %s", status, out);
+	fake_free(fd);
+}
+
+/*
+ * Two runs of matcha-ctl against one device: the second continues the first's tables, as
+ * simple_switch_CLI sessions share a switch's. It lists them (a prefix hidden under two
+ * longer ones included, ternary priorities included), deletes one and adds after them.
+ */
+void test_ctl_second_run_adopts_the_first(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server s;
+	char uri[128], out[8192];
+	const char *args[] = { uri, "--layout", MATCHA_LAYOUT, NULL };
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	int status = run_program(args,
+		"table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
+		"table_add ipv4_lpm route 10.0.0.0/8 => 1 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add ipv4_lpm route 11.0.0.0/8 => 2 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add ipv4_lpm route 10.0.0.0/7 => 3 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 0&&&0 => 10\n"
+		"table_add acl to_host 0&&&0 192.168.0.0/16 17 53 0&&&0 => 20\n"
+		"table_add acl deny 0&&&0 0&&&0 17 0&&&0 0&&&0 => 10\n", out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(status == 0 && strstr(out, ": 7 entries loaded\n"), "first run: %s", out);
+
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	status = run_program(args,
+		"table_dump l2_fwd\ntable_dump ipv4_lpm\ntable_dump acl\n"
+		"table_delete ipv4_lpm 0\ntable_delete ipv4_lpm 1\n"
+		"table_add ipv4_lpm route 10.1.0.0/16 => 4 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add acl deny 0&&&0 0&&&0 6 0&&&0 0&&&0 => 10\n"
+		"table_add l2_fwd forward 02:00:00:00:00:07 => 8\n", out, sizeof out);
+	sim_server_stop(&s);
+	/* Handles follow the hardware's order: l2_fwd by slot, LPM by result (given out lowest
+	 * first), the ACL by index (priority order, ties in the order they were added). */
+	CHECK_MSG(strstr(out, "  0    02:00:00:00:00:07 => forward(port=7)\n"), "%s", out);
+	CHECK_MSG(strstr(out,
+		"  0    10.0.0.0/8 => route(port=1, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+		"  1    11.0.0.0/8 => route(port=2, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+		"  2    10.0.0.0/7 => route(port=3, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"),
+		"%s", out);
+	CHECK_MSG(strstr(out,
+		"  0    0.0.0.0&&&0.0.0.0 192.168.0.0&&&255.255.0.0 17 53 0&&&0 => to_host() "
+		"priority 20\n"
+		"  1    10.0.0.0&&&255.0.0.0 0.0.0.0&&&0.0.0.0 6 0&&&0 0&&&0 => deny() priority 10\n"
+		"  2    0.0.0.0&&&0.0.0.0 0.0.0.0&&&0.0.0.0 17 0&&&0 0&&&0 => deny() priority 10\n"
+		"  default => permit()\n3 entries\n"), "%s", out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, ".batch:8: table_add: table l2_fwd: "
+		  "duplicate entry: handle 0 has the same key (2 entries loaded before it)"),
+		  "status %d: %s", status, out);
+	/* The hidden /7 answers for 10/8 and 11/8 now, 10.1/16 is below it (port, the first
+	 * parameter, is bits 99..96 of the action data: word 3), the new ACL tie
+	 * went after the old ones. */
+	struct fake_lpm_view v;
+	uint32_t result;
+	fake_lpm_view(fd, 1, &v);
+	static const uint8_t k10[4] = { 10, 9, 9, 9 }, k11[4] = { 11, 9, 9, 9 };
+	static const uint8_t k101[4] = { 10, 1, 9, 9 };
+	CHECK(matcha_lpm_walk_image(&v.img, k10, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 3);
+	CHECK(matcha_lpm_walk_image(&v.img, k11, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 3);
+	CHECK(matcha_lpm_walk_image(&v.img, k101, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 4);
+	CHECK(fd->table[2].entries[3].priority == 10 && (fd->table[2].entries[3].flags & 1) &&
+	      fd->table[2].entries[3].key[1] == 6 && !(fd->table[2].entries[4].flags & 1));
 	fake_free(fd);
 }
 

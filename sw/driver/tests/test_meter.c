@@ -291,3 +291,27 @@ void test_meter_errors(void)
 	matcha_close(dev);
 	fake_free(fd);
 }
+
+void test_meter_adopted(void)
+{
+	/* A second handle adopts a device whose meters are configured: the meters are left
+	 * as they are and read back through the new handle. */
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *first = fake_open(fd), *second;
+	CHECK(first);
+	CHECK_OK(first, matcha_set_clock_hz(first, HZ));
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000000,
+					 .cburst = 10000, .pir = 250000000, .pburst = 20000 }, got;
+	CHECK_OK(first, matcha_meter_set(first, METER, 5, &m));
+	second = fake_open(fd);
+	CHECK(second);
+	CHECK_OK(second, matcha_tables_adopt(second));
+	CHECK_OK(second, matcha_set_clock_hz(second, HZ));
+	CHECK_OK(second, matcha_meter_get(second, METER, 5, &got, NULL, NULL));
+	CHECK(got.flags == m.flags && got.cir == m.cir && got.cburst == m.cburst &&
+	      got.pir == m.pir && got.pburst == m.pburst);
+	matcha_close(second);
+	matcha_close(first);
+	fake_free(fd);
+}

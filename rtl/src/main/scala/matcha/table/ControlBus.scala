@@ -33,7 +33,7 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
   def addTable(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int, extra: Int = 0,
       indexValid: Option[UInt => Bool] = None, features: WindowFeatures = WindowFeatures()): TableWindow = {
     val base = ControlBus.windowBase(descriptors.size)
-    descriptors += ObjectDescriptor(kind | features.kindFlags, keyWidth, size, dataWidth, base, geometry, latency, extra)
+    descriptors += ObjectDescriptor(kind | TableKind.flags(kind) | features.kindFlags, keyWidth, size, dataWidth, base, geometry, latency, extra)
     val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size), features)
     windows += base -> w
     w

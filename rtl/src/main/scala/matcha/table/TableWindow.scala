@@ -11,6 +11,10 @@ object TableKind {
   val Ternary = 3
   val Meter = 4
   val Session = 5
+  /** Descriptor word 0, bit 10: an LPM table keeps each result's prefix (its prefix store). */
+  val PrefixStoreFlag = 1 << 10
+  /** Kind flags every table of a kind has, whatever its window features. */
+  def flags(kind: Int): Int = if (kind == Lpm) PrefixStoreFlag else 0
 }
 
 /** What every match unit hands its stage. */
