@@ -428,12 +428,14 @@ int matcha_tables_adopt(matcha_dev *dev)
 		free(t->refused);
 		t->refused = NULL;
 		reset_shadow(dev, t);
-		int rc;
+		/* Meter arrays and session tables keep no shadow and are left as they are:
+		 * matcha_meter_get reads the hardware, and a session table's contents belong to
+		 * the data path, which learns, updates and ages them. */
+		int rc = 0;
 		switch (t->info.kind) {
 		case MATCHA_KIND_EXACT: rc = matcha_exact_adopt(dev, t); break;
 		case MATCHA_KIND_LPM: rc = matcha_lpm_adopt(dev, t); break;
 		case MATCHA_KIND_TERNARY: rc = matcha_ternary_adopt(dev, t); break;
-		default: rc = 0; /* meters keep no shadow: matcha_meter_get reads the hardware */
 		}
 		if (!rc)
 			rc = matcha_layout_table_adopted(dev, i);

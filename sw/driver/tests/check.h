@@ -57,6 +57,7 @@
 	X(session_delete_is_compare_and_delete)                                            \
 	X(session_settings_and_stats)                                                      \
 	X(session_flush)                                                                   \
+	X(session_adopted)                                                                 \
 	X(meter_discovery)                                                                 \
 	X(meter_units)                                                                     \
 	X(meter_get)                                                                       \

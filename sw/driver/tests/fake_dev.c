@@ -34,6 +34,17 @@ struct fake_cfg fake_standard_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_session_cfg(void)
+{
+	struct fake_cfg c = fake_standard_cfg();
+	c.table[FAKE_SESSION_TABLE] = (struct fake_table_cfg){
+		.kind = MATCHA_KIND_SESSION, .key_bits = 128, .size = FAKE_SESSION_SIZE,
+		.data_bits = 17, .ways_or_levels = FAKE_SESSION_WAYS, .latency = 4,
+		.counters = true };
+	c.ntables = FAKE_SESSION_TABLE + 1;
+	return c;
+}
+
 struct fake_cfg fake_l2l3_cfg(void)
 {
 	struct fake_cfg c = {

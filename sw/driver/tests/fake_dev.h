@@ -86,6 +86,13 @@ struct fake_dev {
  * (16 levels), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
 
+/* The standard device with a session table added as table 4 (FAKE_SESSION_TABLE): IPv4
+ * keys (128 bits), 256 entries in 4 ways, counters, the unit's 17-bit data and latency 4. */
+#define FAKE_SESSION_TABLE 4
+#define FAKE_SESSION_SIZE 256
+#define FAKE_SESSION_WAYS 4
+struct fake_cfg fake_session_cfg(void);
+
 /* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
  * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 4 levels of 16
  * nodes, 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit

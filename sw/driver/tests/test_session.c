@@ -1,24 +1,14 @@
 /* Session tables (docs/sessions.md) on the fake device: keys, dump, find, delete, flush,
- * statistics and settings. */
+ * statistics, settings, and adoption by a second handle. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fake_dev.h"
 
-#define SESSION 4 /* table index of the session table added to the standard device */
-#define SESSION_SIZE 256
-#define SESSION_WAYS 4
-
-static struct fake_cfg session_cfg(void)
-{
-	struct fake_cfg c = fake_standard_cfg();
-	c.table[SESSION] = (struct fake_table_cfg){ .kind = MATCHA_KIND_SESSION, .key_bits = 128,
-						    .size = SESSION_SIZE, .data_bits = 17,
-						    .ways_or_levels = SESSION_WAYS, .latency = 4,
-						    .counters = true };
-	c.ntables = SESSION + 1;
-	return c;
-}
+#define SESSION FAKE_SESSION_TABLE
+#define SESSION_SIZE FAKE_SESSION_SIZE
+#define SESSION_WAYS FAKE_SESSION_WAYS
 
 void test_session_key_ipv4(void)
 {
@@ -41,7 +31,7 @@ void test_session_key_ipv4(void)
 
 void test_session_discovery(void)
 {
-	struct fake_cfg cfg = session_cfg();
+	struct fake_cfg cfg = fake_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	struct matcha_table_info in;
@@ -59,7 +49,7 @@ void test_session_discovery(void)
 
 	/* A session table without counters, or with ways the hash cannot take, is unusable. */
 	for (int bad = 0; bad < 2; bad++) {
-		cfg = session_cfg();
+		cfg = fake_session_cfg();
 		if (bad)
 			cfg.table[SESSION].ways_or_levels = 3;
 		else
@@ -81,7 +71,7 @@ static uint32_t slot_of(const uint8_t key[16], unsigned way)
 
 void test_session_read_find_delete(void)
 {
-	struct fake_cfg cfg = session_cfg();
+	struct fake_cfg cfg = fake_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	struct rng r = rng_for_test();
@@ -169,7 +159,7 @@ static void swap_before_delete(struct fake_dev *fd, void *arg)
 
 void test_session_delete_is_compare_and_delete(void)
 {
-	struct fake_cfg cfg = session_cfg();
+	struct fake_cfg cfg = fake_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	uint8_t old[16], newcomer[16];
@@ -195,7 +185,7 @@ void test_session_delete_is_compare_and_delete(void)
 
 void test_session_settings_and_stats(void)
 {
-	struct fake_cfg cfg = session_cfg();
+	struct fake_cfg cfg = fake_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	if (!dev)
@@ -247,7 +237,7 @@ void test_session_settings_and_stats(void)
 
 void test_session_flush(void)
 {
-	struct fake_cfg cfg = session_cfg();
+	struct fake_cfg cfg = fake_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	uint8_t key[16];
@@ -269,5 +259,64 @@ void test_session_flush(void)
 	CHECK(!s.valid && s.packets == 0);
 	CHECK(matcha_session_flush(dev, 1) == MATCHA_EKIND);
 	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_session_adopted(void)
+{
+	/* A second handle adopts a device whose session table holds sessions and settings:
+	 * adoption leaves the table, its counts and its registers exactly as they were, and the
+	 * new handle reads them back. */
+	struct fake_cfg cfg = fake_session_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *first = fake_open(fd), *second;
+	uint8_t keys[8][16];
+	if (!first)
+		return;
+	for (unsigned n = 0; n < 8; n++) {
+		CHECK(matcha_session_key_ipv4(7, 6, 0x0A000000 + n, 40000, 0xC0A80001, 443, keys[n],
+					      NULL) == 0);
+		fake_session_put(fd, SESSION, slot_of(keys[n], n % SESSION_WAYS), keys[n],
+				 MATCHA_SESSION_ESTABLISHED, n % 2, n, 10 + n, 1000 * n);
+	}
+	CHECK_OK(first, matcha_session_set_timeout(first, SESSION, MATCHA_SESSION_UDP, 77));
+	CHECK_OK(first, matcha_session_set_tick(first, SESSION, 1000));
+	CHECK_OK(first, matcha_session_set_policy(first, SESSION, MATCHA_SESSION_DROP));
+	const struct fake_table *t = &fd->table[SESSION];
+	size_t nentries = t->nentries;
+	struct fake_entry *entries = malloc(nentries * sizeof *entries);
+	uint64_t *packets = malloc(nentries * sizeof *packets);
+	CHECK(entries && packets);
+	if (!entries || !packets) {
+		free(entries);
+		free(packets);
+		return;
+	}
+	memcpy(entries, t->entries, nentries * sizeof *entries);
+	memcpy(packets, t->packets, nentries * sizeof *packets);
+	unsigned long commands = fd->commands;
+
+	second = fake_open(fd);
+	CHECK(second);
+	CHECK_OK(second, matcha_tables_adopt(second));
+	CHECK(!memcmp(entries, t->entries, nentries * sizeof *entries) &&
+	      !memcmp(packets, t->packets, nentries * sizeof *packets) && t->deletes == 0);
+	CHECK(t->control == 1 && t->tick == 1000 && t->timeout[MATCHA_SESSION_UDP] == 77);
+	CHECK_MSG(fd->commands - commands > 0, "the other tables were not read");
+	for (unsigned n = 0; n < 8; n++) {
+		uint32_t index;
+		struct matcha_session s;
+		CHECK_OK(second, matcha_session_find(second, SESSION, keys[n], 128, &index));
+		CHECK_OK(second, matcha_session_read(second, SESSION, index, &s));
+		CHECK(s.valid && s.state == MATCHA_SESSION_ESTABLISHED && s.age == n &&
+		      s.initiator_high == (n % 2) && s.packets == 10 + n && s.bytes == 1000 * n);
+	}
+	struct matcha_session_stats st;
+	CHECK_OK(second, matcha_session_stats(second, SESSION, &st));
+	CHECK(st.occupancy == 8);
+	free(entries);
+	free(packets);
+	matcha_close(second);
+	matcha_close(first);
 	fake_free(fd);
 }
