@@ -101,6 +101,7 @@
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
 	X(ctl_program_meters)                                                              \
+	X(ctl_program_sessions)                                                            \
 	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_second_program)
 
