@@ -6,6 +6,9 @@
 # - tables: lookups per clock and latency of every table unit in build/rtl/tables, and of
 #   a sweep of key widths and sizes the same plus ECP5 resources -> bench/results/tables.md
 #   (bench/tables/run.sh);
+# - sessions: sessions learned per clock under 100 % new flows, occupancy without moves,
+#   latency and ECP5 resources of the session table units -> bench/results/sessions.md
+#   (bench/sessions/run.sh);
 # - meters: operations per clock, latency, command clocks and ECP5 resources of meter units
 #   of 256 to 4096 meters -> bench/results/meters.md (bench/meters/run.sh);
 # - simulator speed: clocks and frames per second of matcha-sim on w64 and w512
@@ -19,6 +22,7 @@ cd "$(dirname "$0")/.."
 status=0
 python bench/packet_path/run_bench.py "$@" || status=1
 bash bench/tables/run.sh || status=1
+bash bench/sessions/run.sh || status=1
 python bench/sim/run_speed.py || status=1
 python bench/driver/run_table_load.py || status=1
 bash bench/meters/run.sh || status=1

@@ -66,7 +66,8 @@ ERRORS = {code: "MATCHA_" + name for name, code in dict(
     EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
     ETIMEDOUT=ETIMEDOUT, EHW=EHW, ENOTSUP=ENOTSUP).items()}
 
-KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER = 1, 2, 3, 4
+KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER, KIND_SESSION = 1, 2, 3, 4, 5
+SESSION_PUNT, SESSION_DROP = 0, 1  # enum matcha_session_policy
 KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
 KIND_PREFIX_STORE = 1 << 10  # LPM: a result's WRITE keeps KEY (prefix) and PRIORITY (length)
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
@@ -136,6 +137,24 @@ class TableInfo(ctypes.Structure):
         return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
 
 
+class Session(ctypes.Structure):
+    """struct matcha_session"""
+    _fields_ = [("valid", ctypes.c_bool), ("state", ctypes.c_uint),
+                ("initiator_high", ctypes.c_bool), ("age", ctypes.c_uint32),
+                ("key_bits", ctypes.c_uint), ("key", ctypes.c_uint8 * (MAX_BITS // 8)),
+                ("packets", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
+
+    def key_int(self):
+        return int.from_bytes(bytes(self.key[:(self.key_bits + 7) // 8]), "big")
+
+
+class SessionStats(ctypes.Structure):
+    """struct matcha_session_stats"""
+    _fields_ = [("occupancy", ctypes.c_uint32)] + \
+        [(n, ctypes.c_uint64) for n in ("learned", "insert_failed", "aged", "hits", "misses")]
+
+    def as_dict(self):
+        return {n: getattr(self, n) for n, _ in self._fields_}
 class _Entry(ctypes.Structure):
     """struct matcha_entry"""
     _fields_ = [("valid", ctypes.c_bool), ("action_id", ctypes.c_uint8),
@@ -210,6 +229,19 @@ def library():
         "matcha_lpm_counters": (I, [P, U, B, U, U64P, U64P, U]),
         "matcha_ternary_counters": (I, [P, U, B, B, U, U32, U64P, U64P, U]),
         "matcha_range_to_prefixes": (I, [U32, U32, U, ctypes.POINTER(_Prefix), U]),
+        "matcha_session_key_ipv4": (I, [U32, U8, U32, ctypes.c_uint16, U32, ctypes.c_uint16,
+                                        ctypes.c_char_p, ctypes.POINTER(ctypes.c_bool)]),
+        "matcha_session_read": (I, [P, U, U32, ctypes.POINTER(Session)]),
+        "matcha_session_find": (I, [P, U, B, U, ctypes.POINTER(U32)]),
+        "matcha_session_delete": (I, [P, U, B, U]),
+        "matcha_session_flush": (I, [P, U]),
+        "matcha_session_stats": (I, [P, U, ctypes.POINTER(SessionStats)]),
+        "matcha_session_set_timeout": (I, [P, U, U, U32]),
+        "matcha_session_get_timeout": (I, [P, U, U, ctypes.POINTER(U32)]),
+        "matcha_session_set_tick": (I, [P, U, U32]),
+        "matcha_session_now": (I, [P, U, ctypes.POINTER(U32)]),
+        "matcha_session_set_policy": (I, [P, U, I]),
+        "matcha_session_get_policy": (I, [P, U, ctypes.POINTER(I)]),
         "matcha_exact_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
         "matcha_ternary_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
         "matcha_set_clock_hz": (I, [P, ctypes.c_uint64]),
@@ -221,6 +253,18 @@ def library():
         f.restype, f.argtypes = res, args
     _lib = lib
     return lib
+
+
+def session_key_ipv4(zone, protocol, src, sport, dst, dport):
+    """(canonical 128-bit key as an int, reversed) as the driver builds it
+    (matcha_session_key_ipv4)."""
+    key = ctypes.create_string_buffer(16)
+    rev = ctypes.c_bool()
+    rc = library().matcha_session_key_ipv4(zone, protocol, src, sport, dst, dport, key,
+                                           ctypes.byref(rev))
+    if rc < 0:
+        raise MatchaError("matcha_session_key_ipv4", rc, f"zone {zone:#x}: {strerror(rc)}")
+    return int.from_bytes(key.raw, "big"), rev.value
 
 
 def strerror(code):
@@ -461,6 +505,60 @@ class Device:
         self._call("matcha_table_get_default", table, ctypes.byref(action), data, db)
         return action.value, int.from_bytes(data.raw[:(db + 7) // 8], "big")
 
+    # Session tables.
+
+    def session_read(self, table, index):
+        s = Session()
+        self._call("matcha_session_read", table, index, ctypes.byref(s))
+        return s
+
+    def session_find(self, table, key):
+        """The index of the session with this canonical key, None if there is none."""
+        index = ctypes.c_uint32()
+        kb = self._widths(table)[0]
+        rc = self._guard(self._lib.matcha_session_find, self._dev, table, to_be(key, kb), kb,
+                         ctypes.byref(index))
+        if rc == ENOENT:
+            return None
+        if rc < 0:
+            raise MatchaError("matcha_session_find", rc, self.last_error())
+        return index.value
+
+    def session_delete(self, table, key):
+        kb = self._widths(table)[0]
+        self._call("matcha_session_delete", table, to_be(key, kb), kb)
+
+    def session_flush(self, table):
+        self._call("matcha_session_flush", table)
+
+    def session_stats(self, table):
+        s = SessionStats()
+        self._call("matcha_session_stats", table, ctypes.byref(s))
+        return s.as_dict()
+
+    def session_set_timeout(self, table, state, ticks):
+        self._call("matcha_session_set_timeout", table, state, ticks)
+
+    def session_get_timeout(self, table, state):
+        v = ctypes.c_uint32()
+        self._call("matcha_session_get_timeout", table, state, ctypes.byref(v))
+        return v.value
+
+    def session_set_tick(self, table, clocks):
+        self._call("matcha_session_set_tick", table, clocks)
+
+    def session_now(self, table):
+        v = ctypes.c_uint32()
+        self._call("matcha_session_now", table, ctypes.byref(v))
+        return v.value
+
+    def session_set_policy(self, table, policy):
+        self._call("matcha_session_set_policy", table, policy)
+
+    def session_get_policy(self, table):
+        v = ctypes.c_int()
+        self._call("matcha_session_get_policy", table, ctypes.byref(v))
+        return v.value
     # Meters.
 
     def set_clock_hz(self, hz):

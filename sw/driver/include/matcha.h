@@ -128,6 +128,7 @@ enum matcha_table_kind {
 	MATCHA_KIND_LPM = 2,
 	MATCHA_KIND_TERNARY = 3,
 	MATCHA_KIND_METER = 4, /* an array of meters (matcha_meter_set) */
+	MATCHA_KIND_SESSION = 5, /* a session table (matcha_session_*) */
 };
 
 struct matcha_table_info {
@@ -136,7 +137,7 @@ struct matcha_table_info {
 	unsigned size;      /* exact/ternary: entries; LPM: results (prefixes) */
 	unsigned data_bits; /* action data width */
 	uint32_t base;      /* byte offset of the table's control window */
-	unsigned ways;      /* exact: hash ways (2..4), else 0 */
+	unsigned ways;      /* exact, session: hash ways (2..4), else 0 */
 	unsigned levels;    /* LPM: trie levels, else 0 */
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
@@ -388,6 +389,90 @@ struct matcha_prefix {
 int matcha_range_to_prefixes(uint32_t lo, uint32_t hi, unsigned bits,
 			     struct matcha_prefix *out, unsigned max);
 
+/* ------------------------------------------------------------------- session tables */
+
+/*
+ * The stateful session table (docs/sessions.md) learns sessions in the data path; the host
+ * reads, deletes and flushes them, sets the timeouts, the tick and the full-table policy,
+ * and reads the statistics. A session's key is canonical: zone, protocol, then the lower
+ * (address, port) pair and the higher one, so both directions of a flow share it.
+ */
+
+/* TCP and UDP session states (FLAGS bits 15..8 of a READ); 0 is no session. */
+enum matcha_session_state {
+	MATCHA_SESSION_SYN_SENT = 1,    /* learned from a SYN */
+	MATCHA_SESSION_SYN_ACK = 2,     /* the SYN-ACK came back */
+	MATCHA_SESSION_ESTABLISHED = 3, /* the initiator acknowledged it */
+	MATCHA_SESSION_CLOSING = 4,     /* a FIN in either direction */
+	MATCHA_SESSION_RESET = 5,       /* an RST in either direction */
+	MATCHA_SESSION_UDP = 6,         /* learned from a UDP packet */
+};
+#define MATCHA_SESSION_STATES 7 /* state codes are below this */
+
+/* Address bits of IPv4 session keys and their zone width: a 128-bit key. */
+#define MATCHA_SESSION_IPV4_KEY_BITS 128
+
+/* A session as read back from the hardware. */
+struct matcha_session {
+	bool valid;
+	unsigned state;   /* enum matcha_session_state */
+	bool initiator_high; /* the first packet came from the higher (address, port) pair */
+	uint32_t age;     /* ticks since the session's last packet */
+	unsigned key_bits;
+	uint8_t key[MATCHA_MAX_KEY_BYTES]; /* canonical key, big-endian */
+	uint64_t packets, bytes; /* since the session was learned */
+};
+
+/* Table-wide statistics; every count is 64-bit, read through the snapshot latch. */
+struct matcha_session_stats {
+	uint32_t occupancy;     /* sessions in the table */
+	uint64_t learned;       /* sessions the data path created */
+	uint64_t insert_failed; /* packets allowed to learn whose key had no free way */
+	uint64_t aged;          /* sessions the scanner removed */
+	uint64_t hits, misses;  /* packets that found / did not find a session */
+};
+
+/* What happens to a packet that could learn but finds no free way (CONTROL bit 0). */
+enum matcha_session_policy {
+	MATCHA_SESSION_PUNT = 0,
+	MATCHA_SESSION_DROP = 1,
+};
+
+/*
+ * The canonical 128-bit key of an IPv4 packet in `zone` (24 bits: a VNI or a VRF) into
+ * key[16], and whether the packet runs from the higher pair to the lower (*reversed, may
+ * be NULL). Addresses and ports are host-order numbers. MATCHA_EINVAL if zone needs more
+ * than 24 bits.
+ */
+int matcha_session_key_ipv4(uint32_t zone, uint8_t protocol, uint32_t src_addr,
+			    uint16_t src_port, uint32_t dst_addr, uint16_t dst_port,
+			    uint8_t key[16], bool *reversed);
+
+/* Entry `index` (way * (size/ways) + slot): key, state, age and counts, one READ. */
+int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
+			struct matcha_session *session);
+/* Where the session with this canonical key is: reads its candidate slots.
+ * MATCHA_ENOENT if it is in none. */
+int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
+			unsigned key_bits, uint32_t *index);
+/* Removes the session with this key. The hardware removes entry `index` only if it still
+ * holds the key, so a session learned into the slot in the meantime stays. MATCHA_ENOENT
+ * if the key is in no candidate slot. */
+int matcha_session_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
+			  unsigned key_bits);
+/* Removes every session and zeroes every count (CLEAR). Sessions learned while the flush
+ * runs may stay. */
+int matcha_session_flush(matcha_dev *dev, unsigned table);
+int matcha_session_stats(matcha_dev *dev, unsigned table, struct matcha_session_stats *stats);
+
+/* Idle timeout of a state in ticks (1..65534; 65535: never). */
+int matcha_session_set_timeout(matcha_dev *dev, unsigned table, unsigned state, uint32_t ticks);
+int matcha_session_get_timeout(matcha_dev *dev, unsigned table, unsigned state, uint32_t *ticks);
+/* Length of a tick in clocks (at least 1), and the current tick (16 bits, wrapping). */
+int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks);
+int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick);
+int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy p);
+int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy *p);
 /* ------------------------------------------------------------------ the layout file */
 
 /*

@@ -56,6 +56,7 @@ const char *matcha_kind_name(unsigned kind)
 	case MATCHA_KIND_LPM: return "LPM";
 	case MATCHA_KIND_TERNARY: return "ternary";
 	case MATCHA_KIND_METER: return "meter";
+	case MATCHA_KIND_SESSION: return "session";
 	default: return "unknown";
 	}
 }
@@ -92,7 +93,7 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 	const struct matcha_table_info *in = &t->info;
 	unsigned i = t->index;
 
-	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_METER)
+	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_SESSION)
 		return matcha_fail(dev, MATCHA_ENODEV, "descriptor %u has unknown kind %u", i,
 				   in->kind);
 	if (in->key_bits == 0 || in->key_bits > MATCHA_MAX_KEY_BITS)
@@ -134,7 +135,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	in->size = w[2];
 	in->data_bits = w[3];
 	in->base = w[4];
-	in->ways = in->kind == MATCHA_KIND_EXACT ? w[5] : 0;
+	in->ways = in->kind == MATCHA_KIND_EXACT || in->kind == MATCHA_KIND_SESSION ? w[5] : 0;
 	in->levels = in->kind == MATCHA_KIND_LPM ? w[5] : 0;
 	in->latency = w[6];
 	t->key_bytes = div_ceil(in->key_bits, 8);
@@ -149,6 +150,7 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
 	case MATCHA_KIND_LPM: return matcha_lpm_init(dev, t);
 	case MATCHA_KIND_METER: return matcha_meter_init(dev, t, w[5], w[7]);
+	case MATCHA_KIND_SESSION: return matcha_session_init(dev, t);
 	default: return matcha_ternary_init(dev, t);
 	}
 }
@@ -426,12 +428,14 @@ int matcha_tables_adopt(matcha_dev *dev)
 		free(t->refused);
 		t->refused = NULL;
 		reset_shadow(dev, t);
-		int rc;
+		/* Meter arrays and session tables keep no shadow and are left as they are:
+		 * matcha_meter_get reads the hardware, and a session table's contents belong to
+		 * the data path, which learns, updates and ages them. */
+		int rc = 0;
 		switch (t->info.kind) {
 		case MATCHA_KIND_EXACT: rc = matcha_exact_adopt(dev, t); break;
 		case MATCHA_KIND_LPM: rc = matcha_lpm_adopt(dev, t); break;
 		case MATCHA_KIND_TERNARY: rc = matcha_ternary_adopt(dev, t); break;
-		default: rc = 0; /* meters keep no shadow: matcha_meter_get reads the hardware */
 		}
 		if (!rc)
 			rc = matcha_layout_table_adopted(dev, i);
@@ -458,7 +462,7 @@ int matcha_tables_adopt(matcha_dev *dev)
 	return 0;
 }
 
-static int read_counter(matcha_dev *dev, uint32_t addr, uint64_t *val)
+int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val)
 {
 	uint32_t lo, hi;
 	int rc;
@@ -473,9 +477,9 @@ int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint6
 {
 	struct matcha_table *t;
 	int rc = matcha_table_get(dev, table, 0, "table_counters", &t);
-	if (rc || (rc = read_counter(dev, t->info.base + WIN_HITS, hits)))
+	if (rc || (rc = matcha_read_u64(dev, t->info.base + WIN_HITS, hits)))
 		return rc;
-	return read_counter(dev, t->info.base + WIN_MISSES, misses);
+	return matcha_read_u64(dev, t->info.base + WIN_MISSES, misses);
 }
 
 /* ----------------------------------------------------------------- value conversion */

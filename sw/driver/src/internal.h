@@ -56,6 +56,18 @@
 
 #define STAGING_WORDS 16
 
+/* Session table registers beyond the common window (docs/sessions.md). */
+#define SESSION_OCCUPANCY 0x200
+#define SESSION_CONTROL 0x204
+#define SESSION_TICK 0x208
+#define SESSION_NOW 0x20C
+#define SESSION_TIMEOUT(s) (0x220 + 4 * (s))
+#define SESSION_LEARNED 0x240
+#define SESSION_INSERT_FAILED 0x248
+#define SESSION_AGED 0x250
+#define SESSION_AGE_BITS 16
+#define SESSION_INITIATOR_HIGH (1u << SESSION_AGE_BITS) /* DATA[0] of a READ */
+
 struct exact_shadow;
 struct lpm_trie;
 struct ternary_shadow;
@@ -216,6 +228,10 @@ void matcha_lpm_free(struct matcha_table *t);
 int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t);
 void matcha_ternary_reset(struct matcha_table *t);
 void matcha_ternary_free(struct matcha_table *t);
+int matcha_session_init(matcha_dev *dev, struct matcha_table *t);
+
+/* A 64-bit register pair: the low word first, which latches the high word. */
+int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val);
 
 /*
  * Adoption (matcha_tables_adopt): rebuild the shadow of an empty-shadowed table from the

@@ -51,6 +51,13 @@
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
 	X(ternary_port_range)                                                              \
+	X(session_key_ipv4)                                                                \
+	X(session_discovery)                                                               \
+	X(session_read_find_delete)                                                        \
+	X(session_delete_is_compare_and_delete)                                            \
+	X(session_settings_and_stats)                                                      \
+	X(session_flush)                                                                   \
+	X(session_adopted)                                                                 \
 	X(meter_discovery)                                                                 \
 	X(meter_units)                                                                     \
 	X(meter_get)                                                                       \
@@ -88,12 +95,15 @@
 	X(ctl_command_errors)                                                              \
 	X(ctl_meter_commands)                                                              \
 	X(ctl_meter_command_errors)                                                        \
+	X(ctl_session_commands)                                                            \
+	X(ctl_session_command_errors)                                                      \
 	X(ctl_batch_checked_by_readback)                                                   \
 	X(ctl_batch_stops_at_first_error)                                                  \
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
 	X(ctl_program_meters)                                                              \
+	X(ctl_program_sessions)                                                            \
 	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_refused_table_cleared)                                                       \
 	X(ctl_second_program)

@@ -34,6 +34,17 @@ struct fake_cfg fake_standard_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_session_cfg(void)
+{
+	struct fake_cfg c = fake_standard_cfg();
+	c.table[FAKE_SESSION_TABLE] = (struct fake_table_cfg){
+		.kind = MATCHA_KIND_SESSION, .key_bits = 128, .size = FAKE_SESSION_SIZE,
+		.data_bits = 17, .ways_or_levels = FAKE_SESSION_WAYS, .latency = 4,
+		.counters = true };
+	c.ntables = FAKE_SESSION_TABLE + 1;
+	return c;
+}
+
 struct fake_cfg fake_l2l3_cfg(void)
 {
 	struct fake_cfg c = {
@@ -177,6 +188,12 @@ static void command(struct fake_table *t, uint32_t cmd)
 	case 1: /* WRITE */
 		if (!(e = entry_at(t, t->index, &word)))
 			t->status = 1u << 8;
+		else if (t->cfg.kind == MATCHA_KIND_SESSION) {
+			if ((e->flags & 1) && !memcmp(e->key, t->staging.key, sizeof e->key)) {
+				e->flags = 0;
+				t->deletes++;
+			}
+		}
 		else if (word)
 			*word = t->staging.data[0];
 		else {
@@ -261,6 +278,66 @@ void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned byte
 	t->bytes[index] += bytes;
 }
 
+void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
+		      const uint8_t key[16], unsigned state, bool initiator_high, unsigned age,
+		      uint64_t packets, uint64_t bytes)
+{
+	struct fake_table *t = &fd->table[table];
+	struct fake_entry *e = &t->entries[index];
+	memset(e, 0, sizeof *e);
+	e->flags = state << 8 | 1;
+	for (unsigned i = 0; i < 16; i++)
+		e->key[(15 - i) / 4] |= (uint32_t)key[i] << (8 * ((15 - i) % 4));
+	e->data[0] = (initiator_high ? 1u << 16 : 0) | (age & 0xFFFF);
+	t->packets[index] = packets;
+	t->bytes[index] = bytes;
+	t->learned++;
+}
+
+/* Session registers: 0x200 OCCUPANCY, 0x204 CONTROL, 0x208 TICK, 0x20C NOW,
+ * 0x220 + 4 * state TIMEOUT (states 1..6), 0x240/0x248/0x250 LEARNED, INSERT_FAILED, AGED. */
+static uint32_t *session_reg(struct fake_table *t, uint32_t off)
+{
+	if (t->cfg.kind != MATCHA_KIND_SESSION)
+		return NULL;
+	if (off == 0x204) return &t->control;
+	if (off == 0x208) return &t->tick;
+	if (off >= 0x224 && off < 0x23C) return &t->timeout[(off - 0x220) / 4];
+	return NULL;
+}
+
+static int session_read(struct fake_table *t, uint32_t off, uint32_t *val)
+{
+	uint32_t *reg;
+	if (t->cfg.kind != MATCHA_KIND_SESSION)
+		return 1;
+	if ((reg = session_reg(t, off))) {
+		*val = *reg;
+		return 0;
+	}
+	if (off == 0x200) {
+		*val = 0;
+		for (unsigned i = 0; i < t->nentries; i++)
+			*val += t->entries[i].flags & 1;
+		return 0;
+	}
+	if (off == 0x20C) {
+		*val = t->now;
+		return 0;
+	}
+	if (off >= 0x240 && off < 0x258) {
+		uint64_t v = off < 0x248 ? t->learned : off < 0x250 ? t->insert_failed : t->aged;
+		unsigned n = (off - 0x240) / 8;
+		if (off % 8 == 0) {
+			t->session_hi_latch[n] = (uint32_t)(v >> 32);
+			*val = (uint32_t)v;
+		} else
+			*val = t->session_hi_latch[n];
+		return 0;
+	}
+	return 1;
+}
+
 static uint32_t *staging_reg(struct fake_table *t, uint32_t off)
 {
 	if (off == 0x004) return &t->index;
@@ -327,7 +404,7 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		uint64_t v = off < 0x118 ? t->packets_latch : t->bytes_latch;
 		*val = (uint32_t)(off % 8 ? v >> 32 : v);
 	} else
-		return 1;
+		return session_read(t, off, val);
 	return 0;
 }
 
@@ -341,7 +418,7 @@ static int fake_write32(void *ctx, uint32_t addr, uint32_t val)
 	if (off == 0x000) {
 		command(t, val);
 		fd->commands++;
-	} else if ((reg = staging_reg(t, off)))
+	} else if ((reg = staging_reg(t, off)) || (reg = session_reg(t, off)))
 		*reg = val;
 	else
 		return 1;

@@ -64,6 +64,12 @@ struct fake_table {
 	 * on counts that were not zero: the driver did not ZERO before reusing the index. */
 	unsigned long stale_writes;
 	struct fake_entry default_entry; /* the miss action (cfg.default_action) */
+	/* Session tables (kind 5): the registers beyond the common window
+	 * (docs/sessions.md); WRITE removes entry INDEX if it holds the staged key. */
+	uint32_t control, tick, now, timeout[8];
+	uint64_t learned, insert_failed, aged;
+	uint32_t session_hi_latch[3];
+	unsigned long deletes; /* WRITEs that removed a session */
 };
 
 struct fake_dev {
@@ -79,6 +85,13 @@ struct fake_dev {
  * action), 1 LPM 32-bit (4 levels, counters and a default action), 2 LPM 128-bit
  * (16 levels), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
+
+/* The standard device with a session table added as table 4 (FAKE_SESSION_TABLE): IPv4
+ * keys (128 bits), 256 entries in 4 ways, counters, the unit's 17-bit data and latency 4. */
+#define FAKE_SESSION_TABLE 4
+#define FAKE_SESSION_SIZE 256
+#define FAKE_SESSION_WAYS 4
+struct fake_cfg fake_session_cfg(void);
 
 /* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
  * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 4 levels of 16
@@ -105,6 +118,12 @@ matcha_dev *fake_open(struct fake_dev *fd);
 
 /* A lookup that hit counter `index` (entry or LPM result) with a frame of `bytes` bytes. */
 void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned bytes);
+
+/* Puts a session at `index` of session table `table`, as the data path would learn it:
+ * canonical key (big-endian, 16 bytes), state, initiator bit, age in ticks and counts. */
+void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
+		      const uint8_t key[16], unsigned state, bool initiator_high, unsigned age,
+		      uint64_t packets, uint64_t bytes);
 
 /*
  * Finds a key in an exact table of the fake's memory as the hardware does: its slot in

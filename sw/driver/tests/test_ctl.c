@@ -26,13 +26,13 @@ struct session {
 	FILE *stream;
 };
 
-/* A session on `cfg` with `layout` loaded. */
+/* A session on `cfg` with `layout` loaded (none if NULL). */
 static bool session_open_on(struct session *s, const struct fake_cfg *cfg, const char *layout)
 {
 	memset(s, 0, sizeof *s);
 	s->fd = fake_new(cfg);
 	s->dev = fake_open(s->fd);
-	if (!s->dev || matcha_layout_load(s->dev, layout))
+	if (!s->dev || (layout && matcha_layout_load(s->dev, layout)))
 		return false;
 	s->stream = open_memstream(&s->out, &s->outlen);
 	ctl_init(&s->c, s->dev, s->stream);
@@ -644,6 +644,270 @@ void test_ctl_meter_command_errors(void)
 			     "names only with a layout: start matcha-ctl with --layout FILE");
 }
 
+/* ---------------------------------------------------------------- session tables */
+
+#define SESSIONS FAKE_SESSION_TABLE
+
+/* The session device (fake_session_cfg), without a layout: session tables are named by
+ * index. */
+static bool sessions_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_session_cfg();
+	return session_open_on(s, &cfg, NULL);
+}
+
+/* Entry `way` of the candidate slots of canonical key `key`, where the data path could
+ * have learned it. */
+static uint32_t session_slot(const uint8_t key[16], unsigned way)
+{
+	unsigned slots = FAKE_SESSION_SIZE / FAKE_SESSION_WAYS;
+	return way * slots + matcha_exact_index(key, 128, way, slots);
+}
+
+/* Canonical keys written out from docs/sessions.md ("Key"): zone (24), protocol, the lower
+ * (address, port), the higher one. */
+static const uint8_t web_key[16] = { 0, 0, 7, 6, 10, 0, 0, 2, 0x01, 0xBB,
+				     192, 168, 0, 1, 0x9C, 0x40 }; /* 443, 40000 */
+static const uint8_t dns_key[16] = { 0x12, 0x34, 0x56, 17, 10, 0, 0, 1, 0x13, 0x88,
+				     10, 0, 0, 1, 0x13, 0x89 }; /* 5000, 5001 */
+
+void test_ctl_session_commands(void)
+{
+	struct session s;
+	CHECK(sessions_open(&s));
+	struct fake_table *t = &s.fd->table[SESSIONS];
+	/* 192.168.0.1:40000 opened a TCP session to 10.0.0.2:443: the initiator is the higher
+	 * pair. 10.0.0.1:5000 sent UDP to 10.0.0.1:5001: the lower pair. */
+	uint32_t web = session_slot(web_key, 2), dns = session_slot(dns_key, 0);
+	CHECK(web != dns);
+	fake_session_put(s.fd, SESSIONS, web, web_key, MATCHA_SESSION_ESTABLISHED, true, 12, 5,
+			 700);
+	fake_session_put(s.fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 65535,
+			 1ull << 40, 3ull << 40);
+	t->now = 4321;
+	char web_line[200], dns_line[200], want[600];
+	snprintf(web_line, sizeof web_line, "  %-5u zone 7 tcp 192.168.0.1:40000 -> 10.0.0.2:443 "
+		 "ESTABLISHED age 12 packets 5 bytes 700\n", (unsigned)web);
+	snprintf(dns_line, sizeof dns_line, "  %-5u zone 1193046 udp 10.0.0.1:5000 -> "
+		 "10.0.0.1:5001 UDP age 65535 packets 1099511627776 bytes 3298534883328\n",
+		 (unsigned)dns);
+	/* The dump goes by index. */
+	snprintf(want, sizeof want,
+		 "session table 4 (256 entries, 4 ways), tick now 4321\n"
+		 "  index zone protocol initiator -> responder state age(ticks) packets bytes\n"
+		 "%s%s2 sessions\n", web < dns ? web_line : dns_line, web < dns ? dns_line : web_line);
+	RUN_OK(&s, "session_dump 4", want);
+
+	/* Statistics: the occupancy is what the table holds, the counts the registers'. */
+	t->learned = 9;
+	t->aged = 6;
+	t->insert_failed = 0x100000003ull;
+	t->hits = 1000;
+	t->misses = 77;
+	RUN_OK(&s, "session_stats 4",
+	       "session table 4\n"
+	       "  occupancy 2 of 256 entries\n"
+	       "  learned   9\n"
+	       "  aged      6\n"
+	       "  refused   4294967299 (could learn, found no free way)\n"
+	       "  hits      1000\n"
+	       "  misses    77\n");
+
+	/* Delete by the reply's direction; then it is gone in both. */
+	RUN_OK(&s, "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000",
+	       "Session zone 7 tcp 10.0.0.2:443 <-> 192.168.0.1:40000 deleted from table 4\n");
+	CHECK(!(t->entries[web].flags & 1) && t->deletes == 1 && (t->entries[dns].flags & 1));
+	RUN_FAILS(&s, "session_delete 4 7 TCP 192.168.0.1 40000 10.0.0.2 443", MATCHA_ENOENT,
+		  "session_delete: table 4 has no session zone 7 tcp 10.0.0.2:443 <-> "
+		  "192.168.0.1:40000 (in either direction)");
+	/* The initiator's direction, the zone in hex, the protocol by number. */
+	RUN_OK(&s, "session_delete 4 0x123456 17 10.0.0.1 5000 10.0.0.1 5001",
+	       "Session zone 1193046 udp 10.0.0.1:5000 <-> 10.0.0.1:5001 deleted from table 4\n");
+	CHECK(!(t->entries[dns].flags & 1) && t->deletes == 2);
+	RUN_OK(&s, "session_dump 4", "  index zone protocol initiator -> responder state "
+	       "age(ticks) packets bytes\n0 sessions\n");
+
+	/* Flush: every entry and every count goes. */
+	fake_session_put(s.fd, SESSIONS, web, web_key, MATCHA_SESSION_SYN_SENT, true, 0, 1, 60);
+	fake_session_put(s.fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 0, 1, 60);
+	RUN_OK(&s, "session_flush 4", "Session table 4 flushed\n");
+	for (unsigned i = 0; i < FAKE_SESSION_SIZE; i++)
+		CHECK(!(t->entries[i].flags & 1) && t->packets[i] == 0);
+	RUN_OK(&s, "session_stats 4", "  occupancy 0 of 256 entries\n");
+
+	/* Timeouts: state names as docs/sessions.md writes them, in any case. */
+	RUN_OK(&s, "session_set_timeout 4 ESTABLISHED 3600",
+	       "Timeout of ESTABLISHED in table 4 set to 3600 ticks\n");
+	RUN_OK(&s, "session_set_timeout 4 syn_ack 30", "Timeout of SYN_ACK in table 4 set to 30");
+	RUN_OK(&s, "session_set_timeout 4 Udp 65535", "Timeout of UDP in table 4 set to 65535");
+	CHECK(t->timeout[MATCHA_SESSION_ESTABLISHED] == 3600 &&
+	      t->timeout[MATCHA_SESSION_SYN_ACK] == 30 && t->timeout[MATCHA_SESSION_UDP] == 65535);
+	t->timeout[MATCHA_SESSION_SYN_SENT] = 1;
+	t->timeout[MATCHA_SESSION_CLOSING] = 31;
+	t->timeout[MATCHA_SESSION_RESET] = 5;
+	RUN_OK(&s, "session_get_timeout 4 established", "ESTABLISHED  3600 ticks\n");
+	RUN_OK(&s, "session_get_timeout 4",
+	       "SYN_SENT     1 ticks\nSYN_ACK      30 ticks\nESTABLISHED  3600 ticks\n"
+	       "CLOSING      31 ticks\nRESET        5 ticks\nUDP          never\n");
+
+	RUN_OK(&s, "session_set_tick 4 250000", "Tick of table 4 set to 250000 clocks\n");
+	CHECK(t->tick == 250000);
+
+	RUN_OK(&s, "session_get_policy 4",
+	       "table 4: punt (a packet that may learn but finds no free way goes to the host)\n");
+	RUN_OK(&s, "session_set_policy 4 drop", "Full policy of table 4 set to drop\n");
+	CHECK(t->control == 1);
+	RUN_OK(&s, "session_get_policy 4", "table 4: drop (a packet that may learn but finds no "
+	       "free way is dropped)\n");
+	RUN_OK(&s, "session_set_policy 4 punt", "set to punt");
+	CHECK(t->control == 0);
+
+	RUN_OK(&s, "table_info", "4 (no layout): session, 256 entries, 128-bit key, 17-bit "
+	       "action data, counters\n");
+	static const char *const listed[] = {
+		"session_dump       <table>\n",
+		"session_delete     <table> <zone> <protocol> <src> <sport> <dst> <dport>\n",
+		"session_flush      <table>\n", "session_stats      <table>\n",
+		"session_set_timeout <table> <state> <ticks>\n",
+		"session_get_timeout <table> [<state>]\n", "session_set_tick   <table> <clocks>\n",
+		"session_set_policy <table> punt|drop\n", "session_get_policy <table>\n",
+		"States: SYN_SENT SYN_ACK ESTABLISHED CLOSING RESET UDP",
+	};
+	for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++)
+		RUN_OK(&s, "help", listed[i]);
+	RUN_OK(&s, "help session_delete",
+	       "Example: session_delete 4 7 tcp 10.0.0.1 40000 192.168.0.1 443\n");
+	session_close(&s);
+}
+
+void test_ctl_session_command_errors(void)
+{
+	struct session s;
+	CHECK(sessions_open(&s));
+	static const struct {
+		const char *line;
+		int code;
+		const char *message;
+	} cases[] = {
+		/* usage, from the command table */
+		{ "session_dump", MATCHA_EINVAL, "session_dump: usage: session_dump <table>" },
+		{ "session_dump 4 4", MATCHA_EINVAL, "session_dump: usage:" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1", MATCHA_EINVAL,
+		  "session_delete: usage: session_delete <table> <zone> <protocol> <src> <sport> "
+		  "<dst> <dport>" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000 1", MATCHA_EINVAL,
+		  "session_delete: usage:" },
+		{ "session_flush", MATCHA_EINVAL, "session_flush: usage: session_flush <table>" },
+		{ "session_stats 4 x", MATCHA_EINVAL, "session_stats: usage: session_stats <table>" },
+		{ "session_set_timeout 4 UDP", MATCHA_EINVAL,
+		  "session_set_timeout: usage: session_set_timeout <table> <state> <ticks>" },
+		{ "session_get_timeout", MATCHA_EINVAL,
+		  "session_get_timeout: usage: session_get_timeout <table> [<state>]" },
+		{ "session_get_timeout 4 UDP 1", MATCHA_EINVAL, "session_get_timeout: usage:" },
+		{ "session_set_tick 4", MATCHA_EINVAL,
+		  "session_set_tick: usage: session_set_tick <table> <clocks>" },
+		{ "session_set_policy 4", MATCHA_EINVAL,
+		  "session_set_policy: usage: session_set_policy <table> punt|drop" },
+		{ "session_get_policy", MATCHA_EINVAL,
+		  "session_get_policy: usage: session_get_policy <table>" },
+		/* the table */
+		{ "session_dump 5", MATCHA_ENOTABLE, "session_dump: table 5 does not exist (5 "
+						     "tables)" },
+		{ "session_stats 99999999999", MATCHA_ELAYOUT,
+		  "session_stats: table \"99999999999\" is not an index 0..4, and tables have names "
+		  "only with a layout (--layout FILE)" },
+		{ "session_flush 0", MATCHA_EKIND,
+		  "session_flush: table 0 (exact) is not a session table (session tables: 4)" },
+		{ "session_set_tick 3 10", MATCHA_EKIND,
+		  "session_set_tick: table 3 (ternary) is not a session table (session tables: 4)" },
+		{ "session_get_policy sessions", MATCHA_ELAYOUT,
+		  "session_get_policy: table \"sessions\" is not an index 0..4, and tables have "
+		  "names only with a layout" },
+		/* the flow */
+		{ "session_delete 4 16777216 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: zone 16777216 is wider than 24 bits (0..16777215)" },
+		{ "session_delete 4 vni7 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: zone \"vni7\" is not a number (decimal or 0x hex)" },
+		{ "session_delete 4 7 icmp 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: protocol \"icmp\" is not tcp, udp or a number 0..255" },
+		{ "session_delete 4 7 256 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "protocol \"256\" is not tcp, udp or a number 0..255" },
+		{ "session_delete 4 7 tcp 10.0.0 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: source address \"10.0.0\" is not an IPv4 address (a.b.c.d)" },
+		{ "session_delete 4 7 tcp 167772162 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "source address \"167772162\" is not an IPv4 address" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.256 40000", MATCHA_EINVAL,
+		  "destination address \"192.168.0.256\" is not an IPv4 address (a.b.c.d)" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 ::ffff:10.0.0.1 40000", MATCHA_EINVAL,
+		  "destination address \"::ffff:10.0.0.1\" is not an IPv4 address" },
+		{ "session_delete 4 7 tcp 10.0.0.2 https 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: source port \"https\" is not a number 0..65535" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 65536", MATCHA_EINVAL,
+		  "session_delete: destination port \"65536\" is not a number 0..65535" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 -1", MATCHA_EINVAL,
+		  "destination port \"-1\" is not a number 0..65535" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_ENOENT,
+		  "session_delete: table 4 has no session zone 7 tcp 10.0.0.2:443 <-> "
+		  "192.168.0.1:40000 (in either direction)" },
+		/* states, timeouts, tick, policy */
+		{ "session_set_timeout 4 OPEN 30", MATCHA_EINVAL,
+		  "session_set_timeout: \"OPEN\" is not a session state (SYN_SENT, SYN_ACK, "
+		  "ESTABLISHED, CLOSING, RESET, UDP)" },
+		{ "session_set_timeout 4 3 30", MATCHA_EINVAL, "\"3\" is not a session state" },
+		{ "session_set_timeout 4 UDP 0", MATCHA_EINVAL,
+		  "session_set_timeout: 0 ticks is not in 1..65535" },
+		{ "session_set_timeout 4 UDP 65536", MATCHA_EINVAL,
+		  "session_set_timeout: 65536 ticks is not in 1..65535" },
+		{ "session_set_timeout 4 UDP 1m", MATCHA_EINVAL,
+		  "session_set_timeout: timeout \"1m\" is not a number 0..4294967295" },
+		{ "session_get_timeout 4 CLOSED", MATCHA_EINVAL,
+		  "session_get_timeout: \"CLOSED\" is not a session state" },
+		{ "session_set_tick 4 0", MATCHA_EINVAL,
+		  "session_set_tick: a tick is at least 1 clock" },
+		{ "session_set_tick 4 4294967296", MATCHA_EINVAL,
+		  "session_set_tick: tick \"4294967296\" is not a number 0..4294967295" },
+		{ "session_set_policy 4 reject", MATCHA_EINVAL,
+		  "session_set_policy: policy \"reject\" is neither punt nor drop" },
+		{ "help session_dumps", MATCHA_EINVAL, "help: no command \"session_dumps\"" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char twice[80];
+		const char *cmd = cases[i].line;
+		size_t n = strcspn(cmd, " ");
+		RUN_FAILS(&s, cases[i].line, cases[i].code, cases[i].message);
+		/* The library names its calls; the command's name comes once all the same. */
+		snprintf(twice, sizeof twice, "%.*s: %.*s:", (int)n, cmd, (int)n, cmd);
+		CHECK_MSG(!strstr(s.c.error, twice), "\"%s\": %s", cmd, s.c.error);
+	}
+	/* Nothing was changed by a refused line. */
+	struct fake_table *t = &s.fd->table[SESSIONS];
+	CHECK(t->deletes == 0 && t->tick == 0 && t->control == 0 &&
+	      t->timeout[MATCHA_SESSION_UDP] == 0);
+	session_close(&s);
+
+	/* With a layout, a table's name is taken; the l2l3 program has no session table. */
+	CHECK(session_open(&s));
+	RUN_FAILS(&s, "session_stats acl", MATCHA_EKIND,
+		  "session_stats: table acl (ternary) is not a session table (session tables: "
+		  "none)");
+	RUN_FAILS(&s, "session_dump sessions", MATCHA_ENOTABLE,
+		  "session_dump: unknown table \"sessions\" (tables: l2_fwd, ipv4_lpm, acl)");
+	session_close(&s);
+
+	/* The address commands know IPv4 sessions only; the others take any key. */
+	struct fake_cfg cfg = fake_session_cfg();
+	cfg.table[SESSIONS].key_bits = 320; /* zone, protocol, two IPv6 addresses and ports */
+	CHECK(session_open_on(&s, &cfg, NULL));
+	RUN_FAILS(&s, "session_dump 4", MATCHA_ENOTSUP,
+		  "session_dump: session table 4 has 320-bit keys; matcha-ctl reads and writes "
+		  "IPv4 sessions (128-bit keys) only");
+	RUN_FAILS(&s, "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_ENOTSUP,
+		  "session_delete: session table 4 has 320-bit keys");
+	RUN_OK(&s, "session_stats 4", "  occupancy 0 of 256 entries\n");
+	RUN_OK(&s, "session_flush 4", "flushed");
+	session_close(&s);
+}
+
 /* ------------------------------------------------------------------------- batches */
 
 struct batch_route {
@@ -787,6 +1051,10 @@ static const char *const vocabulary[] = {
 	"meter_set_rates", "meter_get_rates", "meter_reset", "set_clock_hz", "policers", "police",
 	"by_colour", "mark", "srtcm", "trtcm", "color-aware", "packets", "1000:10", "0:0",
 	"125000:10000", "250000:20000", "1:1099511627776", "63", "64", "250000000", ":", "1:",
+	"session_dump", "session_delete", "session_flush", "session_stats", "session_set_timeout",
+	"session_get_timeout", "session_set_tick", "session_set_policy", "session_get_policy",
+	"4", "tcp", "udp", "SYN_SENT", "established", "UDP", "punt", "drop", "10.0.0.2",
+	"192.168.0.1", "443", "40000", "65536", "16777215", "16777216", "0x123456",
 };
 #define NVOCAB (sizeof vocabulary / sizeof vocabulary[0])
 
@@ -810,6 +1078,16 @@ static const char *const valid_lines[] = {
 	"meter_set_rates policers 63 1000:10 0:30 srtcm color-aware packets",
 	"meter_get_rates policers 7",
 	"meter_reset policers 63",
+	"session_dump 4",
+	"session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000",
+	"session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000",
+	"session_flush 4",
+	"session_stats 4",
+	"session_set_timeout 4 ESTABLISHED 3600",
+	"session_get_timeout 4 UDP",
+	"session_set_tick 4 250000",
+	"session_set_policy 4 drop",
+	"session_get_policy 4",
 };
 #define NVALID (sizeof valid_lines / sizeof valid_lines[0])
 
@@ -848,7 +1126,8 @@ static void random_line(struct rng *r, char *line, size_t cap)
 }
 
 /* Random lines and batches on a session for `seconds`; then every table of `tables` holds
- * what the driver says it does, and every meter of `meters` reads back. */
+ * what the driver says it does, every meter of `meters` reads back, and every session table
+ * holds as many sessions as its occupancy says. */
 static void fuzz(struct session *s, double seconds, const char *const *tables,
 		 unsigned ntables, const char *meters)
 {
@@ -907,8 +1186,24 @@ static void fuzz(struct session *s, double seconds, const char *const *tables,
 				  matcha_last_error(s->dev));
 			configured += rc == 0;
 		}
-	printf("  %lu lines (%lu ran), %lu batches, %lu entries and %lu meters at the end\n",
-	       lines, ok, batches, entries, configured);
+	unsigned long sessions = 0;
+	for (unsigned t = 0; t < matcha_table_count(s->dev); t++) {
+		struct matcha_session_stats st;
+		if (matcha_table_info(s->dev, t, &in) || in.kind != MATCHA_KIND_SESSION)
+			continue;
+		unsigned valid = 0;
+		for (uint32_t i = 0; i < in.size; i++) {
+			struct matcha_session one;
+			CHECK_OK(s->dev, matcha_session_read(s->dev, t, i, &one));
+			valid += one.valid;
+		}
+		CHECK_OK(s->dev, matcha_session_stats(s->dev, t, &st));
+		CHECK_MSG(st.occupancy == valid, "session table %u: occupancy %u, %u sessions", t,
+			  (unsigned)st.occupancy, valid);
+		sessions += valid;
+	}
+	printf("  %lu lines (%lu ran), %lu batches, %lu entries, %lu meters and %lu sessions at "
+	       "the end\n", lines, ok, batches, entries, configured, sessions);
 	fclose(null);
 	s->c.out = s->stream;
 }
@@ -919,10 +1214,27 @@ void test_ctl_fuzz_lines_and_batches(void)
 	static const char *const policer[] = { "police", "by_colour" };
 	struct session s;
 	CHECK(session_open(&s));
-	fuzz(&s, FUZZ_SECONDS / 2, l2l3, 3, NULL);
+	fuzz(&s, FUZZ_SECONDS / 3, l2l3, 3, NULL);
 	session_close(&s);
 	CHECK(policer_session_open(&s));
-	fuzz(&s, FUZZ_SECONDS / 2, policer, 2, "policers");
+	fuzz(&s, FUZZ_SECONDS / 3, policer, 2, "policers");
+	session_close(&s);
+	/* The session device has no layout: its tables go by index. Sessions to delete: the
+	 * two of the valid lines and more in every way. */
+	CHECK(sessions_open(&s));
+	fake_session_put(s.fd, SESSIONS, session_slot(web_key, 1), web_key,
+			 MATCHA_SESSION_ESTABLISHED, true, 1, 2, 3);
+	fake_session_put(s.fd, SESSIONS, session_slot(dns_key, 3), dns_key, MATCHA_SESSION_UDP,
+			 false, 1, 2, 3);
+	struct rng r = rng_for_test();
+	for (unsigned n = 0; n < 64; n++) {
+		uint8_t key[16];
+		rng_bytes(&r, key, sizeof key);
+		fake_session_put(s.fd, SESSIONS, session_slot(key, rng_below(&r, FAKE_SESSION_WAYS)),
+				 key, 1 + rng_below(&r, 6), rng_below(&r, 2), rng_below(&r, 65536),
+				 n, 64 * n);
+	}
+	fuzz(&s, FUZZ_SECONDS / 3, NULL, 0, NULL);
 	session_close(&s);
 }
 
@@ -1098,6 +1410,40 @@ void test_ctl_program_meters(void)
 	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "matcha-ctl: --clock-hz: set_clock_hz: "
 		  "the clock frequency is 0") && fd->table[2].entries[9].flags == 1,
 		  "status %d, output: %s", status, out);
+	fake_free(fd);
+}
+
+/* The program without a layout on a device with a session table: it adopts the other
+ * tables, leaves the sessions to the data path, and its session commands take the index. */
+void test_ctl_program_sessions(void)
+{
+	struct fake_cfg cfg = fake_session_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct fake_table *t = &fd->table[SESSIONS];
+	struct sim_server s;
+	char uri[128], out[4096];
+	uint32_t web = session_slot(web_key, 0), dns = session_slot(dns_key, 1);
+	fake_session_put(fd, SESSIONS, web, web_key, MATCHA_SESSION_SYN_ACK, true, 3, 2, 120);
+	fake_session_put(fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 9, 4, 400);
+	if (sim_server_start(&s, fd))
+		return;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	const char *args[] = { uri, NULL };
+	int status = run_program(args, "session_dump 4\n"
+					"session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000\n"
+					"session_set_timeout 4 SYN_ACK 40\n"
+					"session_stats 4\n",
+				 out, sizeof out);
+	sim_server_stop(&s);
+	CHECK_MSG(status == 0 && strstr(out, " zone 7 tcp 192.168.0.1:40000 -> 10.0.0.2:443 "
+		  "SYN_ACK age 3 packets 2 bytes 120\n") &&
+		  strstr(out, " zone 1193046 udp 10.0.0.1:5000 -> 10.0.0.1:5001 UDP age 9 packets 4 "
+		  "bytes 400\n2 sessions\n") &&
+		  strstr(out, "Session zone 1193046 udp 10.0.0.1:5000 <-> 10.0.0.1:5001 deleted "
+		  "from table 4\n") && strstr(out, "  occupancy 1 of 256 entries\n") &&
+		  strstr(out, ": 0 entries loaded\n"), "status %d, output: %s", status, out);
+	CHECK((t->entries[web].flags & 1) && !(t->entries[dns].flags & 1) && t->deletes == 1 &&
+	      t->packets[web] == 2 && t->timeout[MATCHA_SESSION_SYN_ACK] == 40);
 	fake_free(fd);
 }
 

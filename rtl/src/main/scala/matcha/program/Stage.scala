@@ -93,6 +93,7 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
     unit.events.valid := result.valid && result.hit
     unit.events.index := result.entryIndex.resized
     unit.events.bytes := Delay(frameLen, latency)
+    unit.restart := False
     unit.attach(window)
   }
 }
