@@ -69,8 +69,8 @@ async def meter_bench(dut):
     setting = settings["trTCM, colour-blind"]
     for _ in range(8):
         await tb.write_meter(rng.randrange(tb.meters), setting)
-        await tb.command(CMD_READ, rng.randrange(tb.meters))
-    await tb.command(CMD_CLEAR)
+        assert await tb.command(CMD_READ, rng.randrange(tb.meters)) == 0
+    assert await tb.command(CMD_CLEAR) == 0
     await ClockCycles(dut.clk, 2)
     writes, reads, clear = busy.spans[0:16:2], busy.spans[1:16:2], busy.spans[16]
     tb.bank.clear()

@@ -374,7 +374,8 @@ async def command_clocks(unit, table):
     out = {}
     for name, command in commands:
         busy.spans.clear()
-        await command()
+        error = await command()
+        assert not error, f"{name.upper()}: STATUS error {error}"
         await ClockCycles(unit.dut.clk, 2)
         out[name] = busy.spans[0] if len(busy.spans) == 1 else None if busy.spans else 0
     return out

@@ -41,7 +41,7 @@ from tb.pipeline.l2l3 import (
     ACL_DENY, ACL_TO_HOST, L2_DROP, L3_DROP, NO_ROUTE, acl_rule,
 )
 from tb.pipeline.outputs import Emitted, Sent, match
-from tb.pipeline.traffic import ip_int, mac_str
+from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 
 HITS, MISSES = drv.WIN_HITS, drv.WIN_MISSES
 
@@ -321,16 +321,6 @@ def ipv4(tb, dst, src="10.1.2.3", proto=17, sport=1234, dport=80, eth_dst=0x0200
     return traffic.build_ipv4(tb.rng, eth_dst=eth_dst, src=ip_int(src), dst=ip_int(dst),
                               proto=proto, sport=sport, dport=dport, ttl=ttl, vlan=vlan,
                               options=options, length=length)
-
-
-def routed_by_scapy(frame, dmac, smac):
-    """The frame routed as scapy builds it: MACs, TTL - 1 (mod 256), checksum recomputed."""
-    pkt = Ether(frame)
-    pkt[Ether].dst = mac_str(dmac)
-    pkt[Ether].src = mac_str(smac)
-    pkt[IP].ttl = (pkt[IP].ttl - 1) % 256
-    del pkt[IP].chksum
-    return bytes(pkt)
 
 
 def ipv4_header_ok(out):
