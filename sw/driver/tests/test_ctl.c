@@ -1420,21 +1420,16 @@ void test_ctl_program_sessions(void)
 	struct fake_cfg cfg = fake_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	struct fake_table *t = &fd->table[SESSIONS];
-	struct sim_server s;
-	char uri[128], out[4096];
+	char out[4096];
 	uint32_t web = session_slot(web_key, 0), dns = session_slot(dns_key, 1);
 	fake_session_put(fd, SESSIONS, web, web_key, MATCHA_SESSION_SYN_ACK, true, 3, 2, 120);
 	fake_session_put(fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 9, 4, 400);
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	const char *args[] = { uri, NULL };
-	int status = run_program(args, "session_dump 4\n"
-					"session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000\n"
-					"session_set_timeout 4 SYN_ACK 40\n"
-					"session_stats 4\n",
+	const char *args[] = { NULL };
+	int status = run_program(fd, args, "session_dump 4\n"
+					    "session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000\n"
+					    "session_set_timeout 4 SYN_ACK 40\n"
+					    "session_stats 4\n",
 				 out, sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(status == 0 && strstr(out, " zone 7 tcp 192.168.0.1:40000 -> 10.0.0.2:443 "
 		  "SYN_ACK age 3 packets 2 bytes 120\n") &&
 		  strstr(out, " zone 1193046 udp 10.0.0.1:5000 -> 10.0.0.1:5001 UDP age 9 packets 4 "
