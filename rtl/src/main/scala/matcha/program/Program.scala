@@ -49,7 +49,7 @@ case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] 
 
   /** Clocks from the parser's PHV to the last stage's. */
   def latency(layout: PhvLayout): Int =
-    stages.map(Stage.latency(_, layout)).sum + session.map(_ => SessionSpec.stageLatency).getOrElse(0)
+    stages.map(Stage.latency(_, layout)).sum + session.map(_.stageLatency).getOrElse(0)
 }
 
 /** The session table as a stage extern (docs/pipeline.md, "The session stage"): a stage of
@@ -77,6 +77,8 @@ case class SessionSpec(
 ) {
   require(reason >= 0x10 && reason < 256, s"session table $name: reasons are 0x10..0xff (parse errors own 1..15)")
   def config = matcha.table.SessionTableConfig(size, ways)
+  /** A clock to take the inputs, the table's latency, a clock to write the result. */
+  def stageLatency: Int = config.latency + 2
   /** Refuses fields wider than the inputs they feed, and a `learn` or `applyIf` that is
     * not one bit. */
   def check(layout: PhvLayout): Unit = {
@@ -96,8 +98,6 @@ object SessionSpec {
   /** The PHV fields the session stage writes (docs/packet-path.md). */
   val resultFields = Seq("meta.sessionHit", "meta.sessionReply", "meta.sessionState", "meta.sessionLearned",
     "meta.sessionFailed")
-  /** A clock to form the packet, the table's latency, a clock to apply the result. */
-  def stageLatency: Int = matcha.table.SessionTableConfig(size = 4).latency + 2
 }
 
 /** An array of `size` meters (a power of two), RFC 2697 / 2698 (docs/tables.md, "Meters"). */

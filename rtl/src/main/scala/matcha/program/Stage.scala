@@ -225,7 +225,7 @@ class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineSta
   spec.check(layout)
   val config = spec.config
   val input = Flow(Bits(layout.width bits))
-  def latency: Int = SessionSpec.stageLatency
+  def latency: Int = spec.stageLatency
 
   val table = new SessionTable(config)
 
