@@ -884,10 +884,13 @@ static void info_table(struct ctl *c, unsigned t)
 			in.size);
 		return;
 	}
+	const struct matcha_session_layout *sl = matcha_layout_session(c->dev, t);
 	fprintf(c->out, "%u %s: %s, %u %s, %u-bit key, %u-bit action data%s%s\n", t,
-		tl ? tl->name : "(no layout)", kind_name(in.kind), in.size,
+		tl ? tl->name : sl ? sl->name : "(no layout)", kind_name(in.kind), in.size,
 		in.kind == MATCHA_KIND_LPM ? "prefixes" : "entries", in.key_bits, in.data_bits,
 		in.counters ? ", counters" : "", in.default_action ? ", default action" : "");
+	if (sl)
+		fprintf(c->out, "  %u ways, the stage after %s\n", in.ways, sl->after);
 	if (!tl)
 		return;
 	fprintf(c->out, "  key:");

@@ -794,6 +794,11 @@ void test_ctl_conntrack_session_by_name(void)
 	RUN_OK(&s, "session_set_policy sessions drop", "Full policy of table 2 set to drop\n");
 	CHECK(s.fd->table[2].control == 1);
 	RUN_OK(&s, "session_stats 2", "session table 2\n");
+	RUN_OK(&s, "table_info", "1 by_session: exact, 16 entries, 6-bit key, 1-bit action data, "
+	       "counters, default action\n  key: meta.ingressPort[4] meta.sessionHit[1] "
+	       "meta.sessionLearned[1]\n  action pass() (initial default)\n  action drop()\n"
+	       "  action to_host()\n2 sessions: session, 64 entries, 128-bit key, 17-bit action "
+	       "data, counters\n  4 ways, the stage after acl\n");
 	RUN_FAILS(&s, "session_stats acl", MATCHA_EKIND, "session_stats: table acl (ternary) is "
 		  "not a session table (session tables: 2)");
 	RUN_FAILS(&s, "session_flush nat", MATCHA_ENOTABLE, "unknown session table \"nat\" "
