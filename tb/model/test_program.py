@@ -635,3 +635,114 @@ def test_independent_random_cross_check(matcha_seed):
             assert ip_checksum_ok(got[0], 18 if Dot1Q in Ether(got[0]) else 14)
         checked += 1
     assert checked > 350
+
+
+# ------------------------------------------------------------------ the session stage
+
+# A table on the ingress port whose `learn` action lets a frame create a session, then a
+# session stage of 4 sessions in 4 ways: every key has the same 4 candidate slots (one
+# slot per way), so the fifth flow finds no free way whatever the hash.
+SESSION_REASON = 0x27
+
+
+def session_program():
+    port_part = {"fields": ["meta.ingressPort"], "width": 4}
+
+    def part(*fields, width):
+        return {"fields": list(fields), "width": width}
+
+    return Program({"name": "s", "tables": [{
+        "name": "gate", "index": 0, "kind": "exact", "size": 16, "keyWidth": 4,
+        "dataWidth": 1, "counters": False, "applyIf": None, "key": [port_part],
+        "actions": [{"name": "no_op", "id": 0, "params": [], "ops": []},
+                    {"name": "learn", "id": 1, "params": [],
+                     "ops": [{"op": "setConst", "field": "meta.learn", "value": 1}]}],
+        "default": {"action": "no_op", "data": 0}}],
+        "sessions": [{
+            "name": "sessions", "index": 1, "size": 4, "ways": 4, "keyWidth": 128,
+            "latency": 4, "after": "gate", "applyIf": "hdr.ipv4.valid",
+            "learn": "meta.learn", "reason": SESSION_REASON,
+            "fields": {"zone": part("hdr.vxlan.vni", width=24),
+                       "protocol": part("hdr.ipv4.protocol", width=8),
+                       "srcAddr": part("hdr.ipv4.src", width=32),
+                       "dstAddr": part("hdr.ipv4.dst", width=32),
+                       "srcPort": part("hdr.tcp.srcPort", "hdr.udp.srcPort", width=16),
+                       "dstPort": part("hdr.tcp.dstPort", "hdr.udp.dstPort", width=16),
+                       "tcpFlags": part("hdr.tcp.flags", width=8)},
+            "result": {"hit": "meta.sessionHit", "reply": "meta.sessionReply",
+                       "state": "meta.sessionState", "learned": "meta.sessionLearned",
+                       "insertFailed": "meta.sessionFailed"}}]})
+
+
+def session_fields(phv):
+    return tuple(phv[f"meta.{n}"] for n in ("sessionHit", "sessionReply", "sessionState",
+                                           "sessionLearned", "sessionFailed"))
+
+
+def udp_frame(src, dst, sport, dport):
+    return bytes(Ether(dst=mac_str(MAC_A), src=mac_str(MAC_B)) / IP(src=src, dst=dst) /
+                 UDP(sport=sport, dport=dport) / Raw(bytes(30)))
+
+
+def test_session_stage_learns_hits_and_refuses():
+    """Port 1 may learn, port 0 may not: a UDP flow from port 1 is learned (state UDP), its
+    reply from port 0 hits as a reply; a flow from port 0 is not learned; the fifth flow
+    from port 1 finds no free way and is punted with the stage's reason, then dropped once
+    the table's policy is drop; the live sessions stay."""
+    p = session_program()
+    p["gate"].add(1, "learn")
+    table = p.sessions["sessions"].table
+    first = p.apply(parse(udp_frame("10.0.0.1", "192.0.2.1", 1000, 53), ingress_port=1))
+    assert session_fields(first) == (0, 0, 6, 1, 0) and first["meta.learn"] == 1
+    reply = p.apply(parse(udp_frame("192.0.2.1", "10.0.0.1", 53, 1000), ingress_port=0))
+    assert session_fields(reply) == (1, 1, 6, 0, 0)
+    stranger = p.apply(parse(udp_frame("192.0.2.9", "10.0.0.1", 53, 1001), ingress_port=0))
+    assert session_fields(stranger) == (0, 0, 0, 0, 0) and not stranger["meta.punt"]
+    for i in range(3):
+        p.apply(parse(udp_frame("10.0.0.1", "192.0.2.1", 2000 + i, 53), ingress_port=1))
+    assert table.occupancy == 4
+    full = p.apply(parse(udp_frame("10.0.0.2", "192.0.2.1", 3000, 53), ingress_port=1))
+    assert session_fields(full) == (0, 0, 0, 0, 1)
+    assert (full["meta.punt"], full["meta.drop"], full["meta.reason"]) == (1, 0, SESSION_REASON)
+    table.drop_on_full = True
+    full = p.apply(parse(udp_frame("10.0.0.2", "192.0.2.1", 3001, 53), ingress_port=1))
+    assert (full["meta.punt"], full["meta.drop"], full["meta.reason"]) == (0, 1, SESSION_REASON)
+    assert deparse(udp_frame("10.0.0.2", "192.0.2.1", 3001, 53), full)[2] == SESSION_REASON
+    assert (table.learned, table.insert_failed, table.occupancy) == (4, 2, 4)
+    again = p.apply(parse(udp_frame("10.0.0.1", "192.0.2.1", 1000, 53), ingress_port=1))
+    assert session_fields(again) == (1, 0, 6, 0, 0)
+
+
+def test_session_stage_skips_frames_it_does_not_apply_to():
+    """A frame that is not IPv4 (applyIf) and a frame with a parse error pass the stage
+    untouched and uncounted; answer() leaves the table as it was."""
+    p = session_program()
+    p["gate"].add(1, "learn")
+    table = p.sessions["sessions"].table
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=mac_str(MAC_B)) / ARP() / Raw(bytes(20)))
+    out = p.apply(parse(arp, ingress_port=1))
+    assert session_fields(out) == (0, 0, 0, 0, 0)
+    runt = udp_frame("10.0.0.1", "192.0.2.1", 1000, 53)[:40]
+    out = p.apply(parse(runt, ingress_port=1))
+    assert out["meta.parseError"] != NO_ERROR and session_fields(out) == (0, 0, 0, 0, 0)
+    assert table.hits + table.misses == 0
+    p.answer(parse(udp_frame("10.0.0.1", "192.0.2.1", 1000, 53), ingress_port=1))
+    assert table.occupancy == 0
+
+
+def test_session_stage_description_checked():
+    """A learn bit wider than one bit, a zone field wider than the zone, a reason of the
+    parse errors, and a stage after a table the program does not have are refused."""
+    desc = session_program().desc
+    bad = json.loads(json.dumps(desc))
+    s = bad["sessions"][0]
+    s["learn"] = "meta.reason"
+    s["fields"]["zone"] = {"fields": ["hdr.eth.dst"], "width": 24}
+    s["reason"] = 3
+    problems = Program(bad, strict=False).problems
+    assert any("meta.reason is not a 1-bit field" in m for m in problems), problems
+    assert any("zone field hdr.eth.dst is wider than 24 bits" in m for m in problems), problems
+    assert any("reason 3" in m for m in problems), problems
+    s["after"] = "nope"
+    with pytest.raises(ProgramError, match="follows a table"):
+        Program(bad, strict=False)

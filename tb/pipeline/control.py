@@ -28,6 +28,8 @@ KIND_CODES = {"exact": drv.KIND_EXACT, "lpm": drv.KIND_LPM, "ternary": drv.KIND_
 METER_DATA_BITS = 12 * 32
 METER_GEOMETRY = 32 | 40 << 8 | 32 << 16
 METER_WRITE_WORDS = 7
+# A session table's readback data: the age (16 bits) and the initiator bit.
+SESSION_DATA_BITS = 17
 VERSION_1_0 = 1 << 16
 MAGIC_VALUE = 0x4D544348
 
@@ -73,10 +75,21 @@ def descriptor_of_meter(meter):
                           meter.get("latency", 0), 1)
 
 
+def descriptor_of_session(session):
+    """The descriptor docs/sessions.md gives a session table of a program description:
+    kind 5 with counters, the canonical key width, size, 17 bits of readback data, the ways,
+    the latency."""
+    return drv.Descriptor(drv.KIND_SESSION | drv.KIND_COUNTERS, session["keyWidth"],
+                          session["size"], SESSION_DATA_BITS, (session["index"] + 1) * 0x10000,
+                          session["ways"], session["latency"], 0)
+
+
 def descriptors_for(program):
-    """[(index, Descriptor)] of a program description's tables and meter arrays."""
+    """[(index, Descriptor)] of a program description's tables, meter arrays and session
+    tables."""
     out = [(t["index"], descriptor_of(t)) for t in program["tables"]]
     out += [(m["index"], descriptor_of_meter(m)) for m in program.get("meters", [])]
+    out += [(s["index"], descriptor_of_session(s)) for s in program.get("sessions", [])]
     return sorted(out)
 
 
@@ -123,6 +136,7 @@ class Control:
         self.open_writes = self.recorder.take()
         self.number = {t.name: t.index for t in program.tables}
         self.number.update({m["name"]: m["index"] for m in program.meter_arrays})
+        self.number.update({s.name: s.index for s in program.sessions.values()})
 
     def close(self):
         self.dev.close()
@@ -200,6 +214,16 @@ class Control:
         return Update(f"{name}[{index}] unconfigured",
                       lambda: self.dev.meter_set(n, index, off=True),
                       lambda: self.model.meters[name].configure(index, None, 0))
+
+    def session_set_policy(self, name, policy):
+        """The Update setting a session table's full policy (drv.SESSION_PUNT or _DROP)."""
+        stage = self.model.sessions[name]
+
+        def apply():
+            stage.table.drop_on_full = policy == drv.SESSION_DROP
+
+        return Update(f"{name} full policy {'drop' if policy == drv.SESSION_DROP else 'punt'}",
+                      lambda: self.dev.session_set_policy(self.number[name], policy), apply)
 
     def clear(self, name):
         t = self.model[name]

@@ -195,12 +195,12 @@ class PipelineTb(AxiLiteRegisters):
         return a
 
     async def send(self, name, frame, port=0, bad=False):
-        """Queues a frame; the model counts it with the tables of now. With meters, a
-        frame's answer depends on the frames before it, so it is taken now, for the
-        tables of now."""
+        """Queues a frame; the model counts it with the tables of now. With meters or a
+        session table, a frame's answer depends on the frames before it, so it is taken
+        now, for the tables of now."""
         s = Sent(name, bytes(frame), port, bad, len(self.states) - 1)
         after = self.model.apply(self.parse(frame, port, bad), count=True)
-        if self.model.meters:
+        if self.model.meters or self.model.sessions:
             s.answers[s.state] = deparse(s.frame, after)
         self.sent.append(s)
         await self.src.send(AxiStreamFrame(s.frame, tuser=in_tuser_bytes(

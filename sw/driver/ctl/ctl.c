@@ -880,10 +880,13 @@ static void info_table(struct ctl *c, unsigned t)
 			in.size);
 		return;
 	}
+	const struct matcha_session_layout *sl = matcha_layout_session(c->dev, t);
 	fprintf(c->out, "%u %s: %s, %u %s, %u-bit key, %u-bit action data%s%s\n", t,
-		tl ? tl->name : "(no layout)", kind_name(in.kind), in.size,
+		tl ? tl->name : sl ? sl->name : "(no layout)", kind_name(in.kind), in.size,
 		in.kind == MATCHA_KIND_LPM ? "prefixes" : "entries", in.key_bits, in.data_bits,
 		in.counters ? ", counters" : "", in.default_action ? ", default action" : "");
+	if (sl)
+		fprintf(c->out, "  %u ways, the stage after %s\n", in.ways, sl->after);
 	if (!tl)
 		return;
 	fprintf(c->out, "  key:");
@@ -1068,6 +1071,19 @@ static const char *const session_states[MATCHA_SESSION_STATES] = {
 #define PROTO_TCP 6
 #define PROTO_UDP 17
 
+/* Whether the layout has a table (not a meter array or session table) called `name`. */
+static bool layout_table_named(const matcha_dev *dev, const char *name, unsigned *table)
+{
+	for (unsigned t = 0; t < matcha_table_count(dev); t++) {
+		const struct matcha_table_layout *tl = matcha_layout_table(dev, t);
+		if (tl && !strcmp(tl->name, name)) {
+			*table = t;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The session table a command names: an index, or a name the layout gives it. */
 static int need_session(struct ctl *c, const char *cmd, const char *text, unsigned *table,
 			struct matcha_table_info *in)
@@ -1080,9 +1096,11 @@ static int need_session(struct ctl *c, const char *cmd, const char *text, unsign
 			return fail(c, MATCHA_ENOTABLE, "%s: table %lu does not exist (%u tables)", cmd,
 				    x, n);
 		*table = (unsigned)x;
-	} else if ((rc = matcha_table_by_name(c->dev, text, table)) == MATCHA_ELAYOUT)
+	} else if ((rc = matcha_session_by_name(c->dev, text, table)) == MATCHA_ELAYOUT)
 		return fail(c, rc, "%s: table \"%s\" is not an index 0..%u, and tables have names "
 			    "only with a layout (--layout FILE)", cmd, text, n ? n - 1 : 0);
+	else if (rc == MATCHA_ENOTABLE && layout_table_named(c->dev, text, table))
+		; /* a table of another kind: refused below, with the session tables listed */
 	else if (rc)
 		return lib_fail(c, cmd, rc);
 	if ((rc = matcha_table_info(c->dev, *table, in)))

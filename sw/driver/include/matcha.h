@@ -534,7 +534,7 @@ const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, uns
 int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table);
 /*
  * Meter arrays: the program's "meters" list names them (docs/pipeline.md). Every descriptor
- * is described exactly once, by a table or by a meter array; a meter array is checked
+ * is described exactly once, by a table, a meter array or a session table; a meter array is checked
  * against its descriptor (kind meter, size, latency). A layout without "meters" describes
  * a bitstream without meter arrays.
  */
@@ -548,6 +548,23 @@ struct matcha_meter_layout {
 const struct matcha_meter_layout *matcha_layout_meter(const matcha_dev *dev, unsigned table);
 /* The descriptor index of the meter array called `name` (MATCHA_ENOTABLE if none). */
 int matcha_meter_by_name(matcha_dev *dev, const char *name, unsigned *table);
+/*
+ * Session tables: the program's "sessions" list names them (docs/pipeline.md, "The session
+ * stage"); each is checked against its descriptor (kind session, key width, size, ways,
+ * latency). A layout without "sessions" describes a bitstream without session tables.
+ */
+struct matcha_session_layout {
+	const char *name;
+	unsigned table; /* descriptor index */
+	unsigned size;  /* sessions */
+	unsigned ways;
+	const char *after; /* the table whose stage the session stage follows */
+};
+/* A session table's names, or NULL without a layout or for a descriptor that is no
+ * session table of it. Valid until the layout is replaced or the handle closed. */
+const struct matcha_session_layout *matcha_layout_session(const matcha_dev *dev, unsigned table);
+/* The descriptor index of the session table called `name` (MATCHA_ENOTABLE if none). */
+int matcha_session_by_name(matcha_dev *dev, const char *name, unsigned *table);
 /* The action of a table called `name`, or NULL. */
 const struct matcha_action_info *matcha_action_by_name(const struct matcha_table_layout *tl,
 						       const char *name);

@@ -32,8 +32,9 @@ struct layout_table {
 struct matcha_layout {
 	char *program;
 	unsigned ntables;
-	struct layout_table *tables; /* by descriptor index; name NULL where a meter array is */
-	struct matcha_meter_layout *meters; /* by descriptor index; name NULL where a table is */
+	struct layout_table *tables; /* by descriptor index; name NULL where no table is */
+	struct matcha_meter_layout *meters; /* by descriptor index; name NULL where none is */
+	struct matcha_session_layout *sessions; /* by descriptor index; name NULL where none is */
 };
 
 void matcha_named_entry_free(struct named_entry *e);

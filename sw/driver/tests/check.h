@@ -84,6 +84,8 @@
 	X(layout_policer_meters)                                                           \
 	X(layout_meter_disagrees_with_hardware)                                            \
 	X(layout_meter_descriptors_covered_once)                                           \
+	X(layout_conntrack_sessions)                                                       \
+	X(layout_session_disagrees_with_hardware)                                          \
 	X(entries_exact)                                                                   \
 	X(entries_lpm)                                                                     \
 	X(entries_ternary_ranges)                                                          \
@@ -104,6 +106,7 @@
 	X(ctl_program_over_sim_socket)                                                     \
 	X(ctl_program_meters)                                                              \
 	X(ctl_program_sessions)                                                            \
+	X(ctl_conntrack_session_by_name)                                                   \
 	X(ctl_second_run_adopts_the_first)                                                 \
 	X(ctl_refused_table_cleared)                                                       \
 	X(ctl_second_program)

@@ -89,6 +89,26 @@ struct fake_cfg fake_policer_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_conntrack_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = CONNTRACK_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_TERNARY, .key_bits = 104,
+					      .size = 64, .data_bits = 1, .latency = 7,
+					      .counters = true, .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 6, .size = 16,
+					      .data_bits = 1, .ways_or_levels = 4, .latency = 3,
+					      .counters = true, .default_action = true };
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_SESSION, .key_bits = 128,
+					      .size = 64, .data_bits = 17, .ways_or_levels = 4,
+					      .latency = 4, .counters = true };
+	return c;
+}
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);

@@ -109,6 +109,14 @@ struct fake_cfg fake_l2l3_cfg(void);
 #define POLICER_BUILD_ID 1896247507u
 struct fake_cfg fake_policer_cfg(void);
 
+/* The conntrack program (matcha_conntrack, docs/pipeline.md) as the w64 build has it: 0 acl
+ * (ternary, 104-bit keys, 64 entries, 1-bit data), 1 by_session (exact, 6-bit keys, 16
+ * entries, 4 ways, 1-bit data), both with counters and a default action; 2 sessions, a
+ * session table of 64 entries in 4 ways. BUILD_ID is that of
+ * tests/data/conntrack_w64.layout.json. */
+#define CONNTRACK_BUILD_ID 3192343082u
+struct fake_cfg fake_conntrack_cfg(void);
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
 void fake_free(struct fake_dev *fd);
 extern const struct matcha_regs_ops fake_ops;

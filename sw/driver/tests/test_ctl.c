@@ -780,6 +780,30 @@ void test_ctl_session_commands(void)
 	session_close(&s);
 }
 
+/* On the conntrack program the session table is named by the layout's "sessions" list. */
+void test_ctl_conntrack_session_by_name(void)
+{
+	struct session s;
+	struct fake_cfg cfg = fake_conntrack_cfg();
+	CHECK(session_open_on(&s, &cfg, MATCHA_CONNTRACK_LAYOUT));
+	s.fd->table[2].learned = 3;
+	RUN_OK(&s, "session_stats sessions", "session table 2\n  occupancy 0 of 64 entries\n"
+	       "  learned   3\n");
+	RUN_OK(&s, "session_set_policy sessions drop", "Full policy of table 2 set to drop\n");
+	CHECK(s.fd->table[2].control == 1);
+	RUN_OK(&s, "session_stats 2", "session table 2\n");
+	RUN_OK(&s, "table_info", "1 by_session: exact, 16 entries, 6-bit key, 1-bit action data, "
+	       "counters, default action\n  key: meta.ingressPort[4] meta.sessionHit[1] "
+	       "meta.sessionLearned[1]\n  action pass() (initial default)\n  action drop()\n"
+	       "  action to_host()\n2 sessions: session, 64 entries, 128-bit key, 17-bit action "
+	       "data, counters\n  4 ways, the stage after acl\n");
+	RUN_FAILS(&s, "session_stats acl", MATCHA_EKIND, "session_stats: table acl (ternary) is "
+		  "not a session table (session tables: 2)");
+	RUN_FAILS(&s, "session_flush nat", MATCHA_ENOTABLE, "unknown session table \"nat\" "
+		  "(session tables: sessions)");
+	session_close(&s);
+}
+
 void test_ctl_session_command_errors(void)
 {
 	struct session s;
@@ -885,13 +909,14 @@ void test_ctl_session_command_errors(void)
 	      t->timeout[MATCHA_SESSION_UDP] == 0);
 	session_close(&s);
 
-	/* With a layout, a table's name is taken; the l2l3 program has no session table. */
+	/* With a layout, a session table's name is taken from its "sessions" list (a table's
+	 * name is refused as not a session table); the l2l3 program has no session table. */
 	CHECK(session_open(&s));
 	RUN_FAILS(&s, "session_stats acl", MATCHA_EKIND,
 		  "session_stats: table acl (ternary) is not a session table (session tables: "
 		  "none)");
 	RUN_FAILS(&s, "session_dump sessions", MATCHA_ENOTABLE,
-		  "session_dump: unknown table \"sessions\" (tables: l2_fwd, ipv4_lpm, acl)");
+		  "session_dump: unknown session table \"sessions\" (session tables: none)");
 	session_close(&s);
 
 	/* The address commands know IPv4 sessions only; the others take any key. */
@@ -1282,8 +1307,10 @@ static void fuzz_layout(const struct fake_cfg *cfg, const char *path, double sec
 void test_layout_fuzz(void)
 {
 	struct fake_cfg l2l3 = fake_l2l3_cfg(), policer = fake_policer_cfg();
+	struct fake_cfg conntrack = fake_conntrack_cfg();
 	fuzz_layout(&l2l3, MATCHA_LAYOUT, FUZZ_SECONDS / 4);
 	fuzz_layout(&policer, MATCHA_POLICER_LAYOUT, FUZZ_SECONDS / 4);
+	fuzz_layout(&conntrack, MATCHA_CONNTRACK_LAYOUT, FUZZ_SECONDS / 4);
 }
 
 /* ------------------------------------------------------------- the program itself */

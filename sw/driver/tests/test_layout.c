@@ -309,6 +309,101 @@ void test_layout_copy_current(void)
 {
 	copy_current(MATCHA_LAYOUT, MATCHA_BUILT_LAYOUT);
 	copy_current(MATCHA_POLICER_LAYOUT, MATCHA_BUILT_POLICER_LAYOUT);
+	copy_current(MATCHA_CONNTRACK_LAYOUT, MATCHA_BUILT_CONNTRACK_LAYOUT);
+}
+
+/* The conntrack layout edited from -> to fails on `cfg` with MATCHA_ELAYOUT and `needle`. */
+static bool conntrack_fails(const struct fake_cfg *cfg, const char *from, const char *to,
+			    const char *needle)
+{
+	return load_fails_path(cfg, MATCHA_CONNTRACK_LAYOUT, "conntrack.json", NULL, from, to,
+			       MATCHA_ELAYOUT, needle);
+}
+
+void test_layout_conntrack_sessions(void)
+{
+	struct fake_cfg cfg = fake_conntrack_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	unsigned t;
+	CHECK_RC(dev, matcha_session_by_name(dev, "sessions", &t), MATCHA_ELAYOUT);
+	CHECK(matcha_layout_session(dev, 2) == NULL);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_CONNTRACK_LAYOUT));
+	CHECK(!strcmp(matcha_layout_program(dev), "conntrack"));
+
+	/* docs/pipeline.md, "The conntrack program": acl, by_session, then session table
+	 * sessions after acl. */
+	const struct matcha_table_layout *acl = matcha_layout_table(dev, 0);
+	CHECK(acl && !strcmp(acl->name, "acl") && acl->kind == MATCHA_KIND_TERNARY);
+	const struct matcha_table_layout *by_session = matcha_layout_table(dev, 1);
+	CHECK(by_session && !strcmp(by_session->name, "by_session") && by_session->nfields == 3);
+	CHECK(matcha_layout_table(dev, 2) == NULL && matcha_layout_meter(dev, 2) == NULL);
+	const struct matcha_session_layout *s = matcha_layout_session(dev, 2);
+	CHECK(s && !strcmp(s->name, "sessions") && s->table == 2 && s->size == 64 &&
+	      s->ways == 4 && !strcmp(s->after, "acl"));
+	CHECK(matcha_layout_session(dev, 0) == NULL && matcha_layout_session(dev, 3) == NULL);
+
+	CHECK_OK(dev, matcha_session_by_name(dev, "sessions", &t));
+	CHECK(t == 2);
+	CHECK_RC(dev, matcha_session_by_name(dev, "acl", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown session table \"acl\" (session tables: "
+		      "sessions)"));
+	CHECK_RC(dev, matcha_table_by_name(dev, "sessions", &t), MATCHA_ENOTABLE);
+	/* Adoption leaves the session table's slot of the layout alone. */
+	CHECK_OK(dev, matcha_tables_adopt(dev));
+	CHECK(matcha_layout_session(dev, 2) && matcha_layout_table(dev, 2) == NULL);
+	matcha_close(dev);
+	fake_free(fd);
+
+	/* The policer layout has no session tables. */
+	cfg = fake_policer_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_POLICER_LAYOUT));
+	CHECK_RC(dev, matcha_session_by_name(dev, "sessions", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown session table \"sessions\" (session "
+		      "tables: none)"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_layout_session_disagrees_with_hardware(void)
+{
+	struct fake_cfg cfg = fake_conntrack_cfg();
+	cfg.table[2].size = 128;
+	CHECK(conntrack_fails(&cfg, "x", "x", "layout conntrack.json: session table 2 (sessions) "
+			      "has size 64, the hardware 128: the layout does not describe this "
+			      "bitstream"));
+	cfg = fake_conntrack_cfg();
+	cfg.table[2].ways_or_levels = 2;
+	CHECK(conntrack_fails(&cfg, "x", "x", "session table 2 (sessions) has ways 4, the "
+			      "hardware 2"));
+	cfg = fake_conntrack_cfg();
+	cfg.table[2].latency = 5;
+	CHECK(conntrack_fails(&cfg, "x", "x", "session table 2 (sessions) has latency 4, the "
+			      "hardware 5"));
+	cfg = fake_conntrack_cfg();
+	cfg.table[2] = cfg.table[1];
+	CHECK(conntrack_fails(&cfg, "x", "x", "session table 2 (sessions) is a session table in "
+			      "the layout, exact in the hardware"));
+	/* A session table where the layout has a table, a name clash, an unknown table to
+	 * follow, and descriptor counts that disagree. */
+	cfg = fake_conntrack_cfg();
+	CHECK(conntrack_fails(&cfg, "\"name\": \"sessions\", \"index\": 2",
+			      "\"name\": \"sessions\", \"index\": 1",
+			      "session table #0 and table 1 (by_session) both have index 1"));
+	CHECK(conntrack_fails(&cfg, "\"name\": \"sessions\"", "\"name\": \"acl\"",
+			      "table 0 and session table 2 are both called acl"));
+	CHECK(conntrack_fails(&cfg, "\"after\": \"acl\"", "\"after\": \"nat\"",
+			      "session table 2 (sessions) follows table nat, which the program "
+			      "does not have"));
+	CHECK(conntrack_fails(&cfg, "\"sessions\": [", "\"sessions\": [], \"x\": [",
+			      "the program has 2 tables, the hardware 3"));
+	cfg.ntables = 2;
+	CHECK(conntrack_fails(&cfg, "x", "x", "the program has 2 tables, 0 meter arrays and 1 "
+			      "session tables, the hardware 2 descriptors"));
 }
 
 void test_layout_policer_meters(void)

@@ -14,7 +14,7 @@ object Generate {
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
   /** Programs generated besides it, each as `matcha_<name>` with its `layout-<name>.json`. */
-  val extraPrograms: Seq[Program] = Seq(Programs.policer)
+  val extraPrograms: Seq[Program] = Seq(Programs.policer, Programs.conntrack)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,

@@ -1,6 +1,6 @@
 package matcha
 
-import matcha.program.{MatchStage, Program}
+import matcha.program.{MatchStage, PipelineStage, Program, SessionStage}
 import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
@@ -44,11 +44,20 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   parser.io.record << inputStage.io.records
 
   val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, buildId.toInt))
-  val stages = for (p <- program.toSeq; bus <- control.toSeq; tables <- p.stages)
-    yield new MatchStage(tables, cfg.layout, bus, p.meters)
-  // Meter arrays' windows follow the tables', in the program's order (docs/pipeline.md).
-  for (p <- program; bus <- control; m <- p.meters; stage <- stages if stage.metering != null && stage.metering.spec == m)
-    stage.metering.attach(bus)
+  val stages: Seq[PipelineStage] = for (p <- program.toSeq; bus <- control.toSeq; step <- p.steps) yield step match {
+    case Left(tables) => new MatchStage(tables, cfg.layout, bus, p.meters)
+    case Right(session) => new SessionStage(session, cfg.layout)
+  }
+  // Meter arrays' windows follow the tables', in the program's order, and the session
+  // table's comes last (docs/pipeline.md).
+  for (p <- program; bus <- control; m <- p.meters; stage <- stages) stage match {
+    case s: MatchStage if s.metering != null && s.metering.spec == m => s.metering.attach(bus)
+    case _ =>
+  }
+  for (bus <- control; stage <- stages) stage match {
+    case s: SessionStage => s.attach(bus)
+    case _ =>
+  }
   control.foreach(_.build())
   val staged = stages.foldLeft(parser.io.phv) { (phv, stage) => stage.input << phv; stage.output }
   phvFifo.io.push << staged.toStream

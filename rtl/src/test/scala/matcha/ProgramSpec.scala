@@ -63,6 +63,36 @@ class ProgramSpec extends AnyFunSuite {
     refused("a power of two")(MeterSpec("m", 12))
   }
 
+  test("the session stage follows its table's stage, ends that stage, adds 6 clocks and takes the last descriptor") {
+    val p = Programs.conntrack
+    assert(p.stages.map(_.map(_.name)) == Seq(Seq("acl"), Seq("by_session")))
+    assert(p.steps.map(_.fold(_.map(_.name).mkString(","), _.name)) == Seq("acl", "sessions", "by_session"))
+    val lookups = p.tables.map(Stage.tableLatency(_, layout))
+    assert(p.latency(layout) == (lookups(0) + 2) + 6 + (lookups(1) + 2))
+    assert(p.sessionIndex == 2 && p.tableIndex == Map("acl" -> 0, "by_session" -> 1))
+    // A table that reads nothing the one before writes still starts a stage after the session stage.
+    val a = table("a", "hdr.eth.dst")
+    val b = table("b", "hdr.eth.src")
+    val split = Program("s", Seq(a, b), session = Some(SessionSpec("s0", 16, after = "a", reason = 0x30)))
+    assert(split.stages.map(_.map(_.name)) == Seq(Seq("a"), Seq("b")))
+    assert(Program("s", Seq(a, b)).stages.size == 1)
+  }
+
+  test("session stages that cannot work are refused with the reason") {
+    val a = table("a", "hdr.eth.dst")
+    val e1 = intercept[IllegalArgumentException](Program("s", Seq(a), session = Some(SessionSpec("s0", 16, "nope", 0x30))))
+    assert(e1.getMessage.contains("follows no table nope"))
+    val e2 = intercept[IllegalArgumentException](SessionSpec("s0", 16, "a", reason = 4))
+    assert(e2.getMessage.contains("parse errors own"))
+    val e3 = intercept[IllegalArgumentException](Program("s", Seq(a), session = Some(SessionSpec("a", 16, "a", 0x30))))
+    assert(e3.getMessage.contains("names two things"))
+    val e4 = intercept[IllegalArgumentException](SessionSpec("s0", 16, "a", 0x30, zone = KeyField("hdr.eth.dst")).check(layout))
+    assert(e4.getMessage.contains("zone field hdr.eth.dst is 48 bits"))
+    val e5 = intercept[IllegalArgumentException](SessionSpec("s0", 16, "a", 0x30, learn = "meta.reason").check(layout))
+    assert(e5.getMessage.contains("not a 1-bit field"))
+    SessionSpec("s0", 16, "a", 0x30, zone = KeyField("meta.ingressPort")).check(layout)
+  }
+
   test("action parameters are packed first parameter most significant") {
     val route = Programs.l2l3.tables(1).actions.head
     assert(route.offsets == Map("port" -> 96, "dmac" -> 48, "smac" -> 0))

@@ -3,9 +3,10 @@ package matcha.program
 import matcha.PhvLayout
 import matcha.table.{ExactTableConfig, LpmTableConfig, TernaryTableConfig}
 
-/** A pipeline program as data (docs/pipeline.md): tables in the order they apply, and the
-  * meter arrays their actions' `meter` ops execute. */
-case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] = Nil) {
+/** A pipeline program as data (docs/pipeline.md): tables in the order they apply, the
+  * meter arrays their actions' `meter` ops execute, and the session table extern with the
+  * place it takes among the tables. */
+case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] = Nil, session: Option[SessionSpec] = None) {
   require(tables.map(_.name).distinct.size == tables.size, s"program $name: table names must be unique")
   require(meters.map(_.name).distinct.size == meters.size, s"program $name: meter array names must be unique")
   for (t <- tables; a <- t.actions; Op.Meter(m, p) <- a.ops) {
@@ -18,18 +19,82 @@ case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] 
   // any table that meters: a stage holds at most one, as MatchStage needs.
   for (m <- meters)
     require(stages.count(_.exists(_.meters.contains(m.name))) == 1, s"program $name: meter array ${m.name} must be used by exactly one stage")
+  for (s <- session) {
+    require(tables.exists(_.name == s.after), s"program $name: session table ${s.name} follows no table ${s.after}")
+    require(!tables.exists(_.name == s.name) && !meters.exists(_.name == s.name), s"program $name: ${s.name} names two things")
+  }
 
   /** Tables grouped into stages: a table starts a new stage when its key or applyIf reads a
-    * field that an earlier table of the current stage writes. */
+    * field that an earlier table of the current stage writes, or when the session stage
+    * comes between it and the stage's tables. */
   def stages: Seq[Seq[TableSpec]] = tables.foldLeft(Vector.empty[Vector[TableSpec]]) { (done, t) =>
     done.lastOption match {
-      case Some(stage) if !stage.exists(_.writes.exists(t.reads.contains)) => done.init :+ (stage :+ t)
+      case Some(stage) if !stage.exists(_.writes.exists(t.reads.contains)) && !session.exists(_.after == stage.last.name) =>
+        done.init :+ (stage :+ t)
       case _ => done :+ Vector(t)
     }
   }
 
+  /** The stages in pipeline order: the table stages, with the session stage right after
+    * the stage that ends with its `after` table. */
+  def steps: Seq[Either[Seq[TableSpec], SessionSpec]] =
+    stages.flatMap(s => Left(s) +: session.filter(_.after == s.last.name).map(Right(_)).toSeq)
+
+  /** Descriptor indexes: the tables in stage order, the meter arrays, the session table. */
+  def tableIndex: Map[String, Int] = stages.flatten.zipWithIndex.map { case (t, i) => t.name -> i }.toMap
+  def sessionIndex: Int = tables.size + meters.size
+
   /** Clocks from the parser's PHV to the last stage's. */
-  def latency(layout: PhvLayout): Int = stages.map(Stage.latency(_, layout)).sum
+  def latency(layout: PhvLayout): Int =
+    stages.map(Stage.latency(_, layout)).sum + session.map(_.stageLatency).getOrElse(0)
+}
+
+/** The session table as a stage extern (docs/pipeline.md, "The session stage"): a stage of
+  * its own right after table `after`'s stage. Each frame the stage is applied to (a parsed
+  * frame whose `applyIf` bit is 1) hands the table the zone, the 5-tuple and the TCP flags
+  * from the named PHV fields (a field of a header that is not valid reads as 0, a
+  * `firstValid` part takes the first valid one) and `learn`, a 1-bit field an earlier action
+  * sets; the result goes into the meta.session* fields, and a frame that could learn but
+  * found no free way is punted or dropped (the window's CONTROL) with `reason`. */
+case class SessionSpec(
+    name: String,
+    size: Int,
+    after: String,
+    reason: Int,
+    ways: Int = 4,
+    zone: KeyField = KeyField("hdr.vxlan.vni"),
+    protocol: KeyField = KeyField("hdr.ipv4.protocol"),
+    srcAddr: KeyField = KeyField("hdr.ipv4.src"),
+    dstAddr: KeyField = KeyField("hdr.ipv4.dst"),
+    srcPort: KeyField = KeyField.firstValid("hdr.tcp.srcPort", "hdr.udp.srcPort"),
+    dstPort: KeyField = KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort"),
+    tcpFlags: KeyField = KeyField("hdr.tcp.flags"),
+    learn: String = "meta.learn",
+    applyIf: Option[String] = Some("hdr.ipv4.valid")
+) {
+  require(reason >= 0x10 && reason < 256, s"session table $name: reasons are 0x10..0xff (parse errors own 1..15)")
+  def config = matcha.table.SessionTableConfig(size, ways)
+  /** A clock to take the inputs, the table's latency, a clock to write the result. */
+  def stageLatency: Int = config.latency + 2
+  /** Refuses fields wider than the inputs they feed, and a `learn` or `applyIf` that is
+    * not one bit. */
+  def check(layout: PhvLayout): Unit = {
+    for ((input, k, w) <- inputs; f <- k.fields)
+      require(layout(f).width <= w, s"session table $name: $input field $f is ${layout(f).width} bits, the input $w")
+    for (f <- learn +: applyIf.toSeq)
+      require(layout(f).width == 1, s"session table $name: $f is not a 1-bit field")
+  }
+
+  /** The inputs in the order of layout.json's "fields", with their widths in the table. */
+  def inputs: Seq[(String, KeyField, Int)] = Seq(
+    ("zone", zone, config.zoneWidth), ("protocol", protocol, 8), ("srcAddr", srcAddr, config.addrWidth),
+    ("dstAddr", dstAddr, config.addrWidth), ("srcPort", srcPort, 16), ("dstPort", dstPort, 16), ("tcpFlags", tcpFlags, 8))
+}
+
+object SessionSpec {
+  /** The PHV fields the session stage writes (docs/packet-path.md). */
+  val resultFields = Seq("meta.sessionHit", "meta.sessionReply", "meta.sessionState", "meta.sessionLearned",
+    "meta.sessionFailed")
 }
 
 /** An array of `size` meters (a power of two), RFC 2697 / 2698 (docs/tables.md, "Meters"). */
@@ -168,7 +233,30 @@ object Programs {
       default = "pass")
   ), meters = Seq(MeterSpec("policers", 64)))
 
-  val all = Seq(l2l3, policer)
+  /** Connection tracking (docs/pipeline.md, "The conntrack program"): a 5-tuple ACL whose
+    * `permit` lets a frame start a session, the session stage, then a table keyed on the
+    * ingress port and the session result that drops (or punts) frames of no session. */
+  val conntrack = Program("conntrack", Seq(
+    TableSpec("acl", MatchKind.Ternary,
+      Seq(KeyField("hdr.ipv4.src"), KeyField("hdr.ipv4.dst"), KeyField("hdr.ipv4.protocol"),
+        KeyField.firstValid("hdr.tcp.srcPort", "hdr.udp.srcPort"), KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort")),
+      size = 64, applyIf = Some("hdr.ipv4.valid"),
+      actions = Seq(
+        Action("pass"),
+        Action("permit", ops = Seq(Op.SetConst("meta.learn", 1))),
+        Action("deny", ops = Seq(Op.Drop(0x26)))),
+      default = "pass"),
+    TableSpec("by_session", MatchKind.Exact,
+      Seq(KeyField("meta.ingressPort"), KeyField("meta.sessionHit"), KeyField("meta.sessionLearned")),
+      size = 16, applyIf = Some("hdr.ipv4.valid"),
+      actions = Seq(
+        Action("pass"),
+        Action("drop", ops = Seq(Op.Drop(0x28))),
+        Action("to_host", ops = Seq(Op.Punt(0x29)))),
+      default = "pass")
+  ), session = Some(SessionSpec("sessions", size = 64, after = "acl", reason = 0x27)))
+
+  val all = Seq(l2l3, policer, conntrack)
 }
 
 /** The "program" section of layout.json (docs/pipeline.md). */
@@ -207,8 +295,22 @@ ${actions.mkString(",\n")}
     }"""
   }
 
+  private def session(s: SessionSpec, index: Int, layout: PhvLayout): String = {
+    val c = s.config
+    val fields = s.inputs.map { case (n, k, w) => s"""${q(n)}: {"fields": [${k.fields.map(q).mkString(", ")}], "width": $w}""" }
+    s"""
+      {
+        "name": ${q(s.name)}, "index": $index, "size": ${c.size}, "ways": ${c.ways}, "keyWidth": ${c.keyWidth},
+        "latency": ${c.latency}, "after": ${q(s.after)}, "applyIf": ${s.applyIf.map(q).getOrElse("null")},
+        "learn": ${q(s.learn)}, "reason": ${s.reason},
+        "fields": {${fields.mkString(", ")}},
+        "result": {${Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields).map { case (k, f) => s"${q(k)}: ${q(f)}" }.mkString(", ")}}
+      }
+    """
+  }
+
   def apply(p: Program, layout: PhvLayout): String = {
-    val index = p.stages.flatten.zipWithIndex.map { case (t, i) => t.name -> i }.toMap
+    val index = p.tableIndex
     val stages = p.stages.map(s => s.map(t => index(t.name)).mkString("[", ", ", "]"))
     // Meter arrays' windows follow the tables'.
     val meters = p.meters.zipWithIndex.map { case (m, i) =>
@@ -221,7 +323,8 @@ ${actions.mkString(",\n")}
     "tables": [
 ${p.tables.map(t => table(t, index(t.name), layout)).mkString(",\n")}
     ],
-    "meters": [${if (meters.isEmpty) "" else meters.mkString("\n", ",\n", "\n    ")}]
+    "meters": [${if (meters.isEmpty) "" else meters.mkString("\n", ",\n", "\n    ")}],
+    "sessions": [${p.session.map(s => session(s, p.sessionIndex, layout)).mkString}]
   }"""
   }
 }

@@ -12,6 +12,17 @@ object Stage {
     if (field.startsWith("hdr.") || field.startsWith("push.")) field.substring(0, field.lastIndexOf('.')) + ".valid"
     else field
 
+  /** A PHV field as a key reads it: 0 when its header is not valid. */
+  def field(phv: PhvAccess, name: String): Bits = {
+    val v = validOf(name)
+    if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, phv.layout(name).width bits)
+  }
+
+  /** One key part: its field, or the first of its fields whose header is valid (0 if none). */
+  def keyField(phv: PhvAccess, k: KeyField): Bits =
+    if (k.fields.size == 1) field(phv, k.fields.head)
+    else PriorityMux(k.fields.map(f => phv.bool(validOf(f)) -> phv(f)) :+ (True -> B(0, phv.layout(k.fields.head).width bits)))
+
   def keyWidth(t: TableSpec, layout: PhvLayout): Int = t.key.map { k =>
     val widths = k.fields.map(layout(_).width).distinct
     require(widths.size == 1, s"table ${t.name}: firstValid fields ${k.fields.mkString(", ")} differ in width")
@@ -33,6 +44,14 @@ object Stage {
     * actions. */
   def latency(tables: Seq[TableSpec], layout: PhvLayout): Int =
     tables.map(tableLatency(_, layout)).max + meterLatency(tables) + 2
+}
+
+/** A stage of the chain between parser and deparser: a PHV in every clock, the same PHV
+  * (as the stage leaves it) a fixed `latency` clocks later. */
+trait PipelineStage extends Area {
+  def input: Flow[Bits]
+  def output: Flow[Bits]
+  def latency: Int
 }
 
 /** `input` `latency` clocks later, the PHV in a small RAM (distributed RAM on an FPGA)
@@ -102,7 +121,7 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   * input PHV, the PHV waits for the slowest lookup, then each table's action (its hit's, or
   * the default on a miss) is applied in table order (docs/pipeline.md). */
 class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, meterSpecs: Seq[MeterSpec] = Nil)
-    extends Area {
+    extends PipelineStage {
   val input = Flow(Bits(layout.width bits))
   val tables = specs.map(s => new StageTable(s, layout, bus))
   val lookupLatency = tables.map(_.latency).max
@@ -112,18 +131,11 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
   /** Clock 0: the keys. */
   val keys = new Area {
     val phv = new PhvAccess(input.payload, layout)
-    def field(name: String): Bits = {
-      val v = Stage.validOf(name)
-      if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, layout(name).width bits)
-    }
-    def keyField(k: KeyField): Bits =
-      if (k.fields.size == 1) field(k.fields.head)
-      else PriorityMux(k.fields.map(f => phv.bool(Stage.validOf(f)) -> phv(f)) :+ (True -> B(0, layout(k.fields.head).width bits)))
     val parsed = phv("meta.parseError") === 0
     val active = specs.map(s => RegNext(input.valid && parsed && s.applyIf.map(phv.bool).getOrElse(True)) init False)
     for ((t, a) <- tables.zip(active)) {
       t.lookup.valid := a
-      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(keyField)))
+      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(Stage.keyField(phv, _))))
       t.frameLen := RegNext(phv.u("meta.frameLen"))
     }
     val out = RegNext(input)
@@ -204,4 +216,68 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
     }
     after
   }
+}
+
+/** The session table as a stage (docs/pipeline.md, "The session stage"): clock 0 takes the
+  * table's inputs from the PHV, the table answers `config.latency` clocks later while the
+  * PHV waits, and the last clock writes the result into the meta.session* fields and, for a
+  * frame refused by a full table, the punt or drop of the table's policy with the spec's
+  * reason. */
+class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineStage {
+  spec.check(layout)
+  val config = spec.config
+  val input = Flow(Bits(layout.width bits))
+  def latency: Int = spec.stageLatency
+
+  val table = new SessionTable(config)
+
+  /** The table's window: the program's last descriptor, after the meter arrays'. */
+  def attach(bus: ControlBus): Unit = table.attach(bus.addTable(TableKind.Session, config.keyWidth, config.size,
+    config.dataWidth, config.ways, config.latency, features = WindowFeatures(counters = true)))
+
+  /** Clock 0: the packet. */
+  val packet = new Area {
+    val phv = new PhvAccess(input.payload, layout)
+    val parsed = phv("meta.parseError") === 0
+    val p = table.packet
+    p.valid := RegNext(input.valid && parsed && spec.applyIf.map(phv.bool).getOrElse(True)) init False
+    val parts = spec.inputs.map { case (_, k, w) => Stage.keyField(phv, k).resize(w) }
+    p.zone := RegNext(parts(0))
+    p.protocol := RegNext(parts(1))
+    p.srcAddr := RegNext(parts(2))
+    p.dstAddr := RegNext(parts(3))
+    p.srcPort := RegNext(parts(4))
+    p.dstPort := RegNext(parts(5))
+    p.tcpFlags := RegNext(parts(6))
+    p.learn := RegNext(phv.bool(spec.learn))
+    p.frameLen := RegNext(phv.u("meta.frameLen").resize(16 bits))
+    val out = RegNext(input)
+    out.valid.init(False)
+  }
+
+  /** The PHV meets the result `config.latency` clocks later. */
+  val delayLine = new DelayLine(layout.width, config.latency)
+  delayLine.input << packet.out
+
+  /** The last clock: the result into the PHV. */
+  val applied = new Area {
+    val before = delayLine.output.payload
+    val r = table.result
+    val after = Bits(layout.width bits)
+    after := before
+    def set(f: String, v: Bits): Unit = after(layout(f).offset, layout(f).width bits) := v.resize(layout(f).width)
+    when(r.valid) {
+      set("meta.sessionHit", r.hit.asBits)
+      set("meta.sessionReply", r.reply.asBits)
+      set("meta.sessionState", r.state.asBits)
+      set("meta.sessionLearned", r.learned.asBits)
+      set("meta.sessionFailed", r.insertFailed.asBits)
+      when(r.drop) { set("meta.drop", B(1, 1 bits)); set("meta.reason", B(spec.reason, 8 bits)) }
+      when(r.punt) { set("meta.punt", B(1, 1 bits)); set("meta.reason", B(spec.reason, 8 bits)) }
+    }
+    val out = Flow(Bits(layout.width bits))
+    out.valid := RegNext(delayLine.output.valid) init False
+    out.payload := RegNext(after)
+  }
+  val output: Flow[Bits] = applied.out
 }
