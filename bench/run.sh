@@ -15,7 +15,9 @@
 #   -> bench/results/sim.md (bench/sim/run_speed.py);
 # - table load: the driver's bus transactions per entry per table kind, and entries per
 #   second of matcha-ctl batches into matcha-sim -> bench/results/table_load.md
-#   (bench/driver/run_table_load.py).
+#   (bench/driver/run_table_load.py);
+# - synthesis: Yosys ECP5 resources of matcha_l2l3 (w64, w512) and of the Corundum block
+#   (corundum-w64) -> bench/results/synth_ecp5.md (bench/synth/run.sh).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +28,5 @@ bash bench/sessions/run.sh || status=1
 python bench/sim/run_speed.py || status=1
 python bench/driver/run_table_load.py || status=1
 bash bench/meters/run.sh || status=1
+bash bench/synth/run.sh || status=1
 exit $status

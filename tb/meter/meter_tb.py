@@ -642,8 +642,9 @@ async def test_long_run_single_rate(dut):
 async def test_long_run_two_rate(dut):
     """trTCM, colour-blind: CIR 5 Gb/s, PIR 8 Gb/s, bursts 4000 bytes, offered 15 Gb/s. (A
     two-rate meter loses committed tokens at the cap while packets too large for Tc go
-    yellow; with bursts of one or two packets and a load near PIR that alone costs 1 % of
-    the rate, in the model as in the RFC, so the load here is well above PIR.)"""
+    yellow; with bursts of one or two packets and a load near PIR that alone costs a
+    visible part of the rate, in the model as in the RFC, so the load here is well above
+    PIR.)"""
     await long_run(dut, "long_run_two_rate", drv.METER_TWO_RATE, 625_000_000, 4000,
                    1_000_000_000, 4000, offered=3)
 
