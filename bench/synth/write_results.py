@@ -8,23 +8,15 @@ usage: python bench/synth/write_results.py --synth build/bench/synth --out FILE
 import argparse
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bench.provenance import git_commit  # noqa: E402
+from bench.provenance import read_resources, write_report  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
 ROWS = (("matcha_l2l3", "w64"), ("matcha_l2l3", "w512"), ("mqnic_app_block", "corundum-w64"))
-
-
-def counts(synth, top, config):
-    res = synth / top / config / "resources.txt"
-    if not res.exists():
-        return None
-    return {k: int(v) for k, v in (ln.split() for ln in res.read_text().splitlines() if ln.strip())}
 
 
 def yosys_version():
@@ -47,7 +39,7 @@ def main():
              "| --- | --- | " + " | ".join(["---:"] * len(RESOURCES)) + " | ---: |"]
     got, problems = {}, []
     for top, config in ROWS:
-        c = counts(synth, top, config)
+        c = read_resources(synth / top / config / "resources.txt") or None
         got[top, config] = c
         seconds = synth / top / config / "seconds"
         secs = f"{seconds.read_text().strip()} s" if seconds.exists() else "?"
@@ -80,14 +72,7 @@ def main():
         "",
         "",
     ])
-    if problems:
-        md += "**Failures:**\n\n" + "\n".join(f"- {p}" for p in problems) + "\n\n"
-    md += (f"Produced by `{args.command}` on commit {git_commit()}, "
-           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n")
-    Path(args.out).write_text(md)
-    print(md)
-    if problems:
-        sys.exit("bench: " + "; ".join(problems))
+    write_report(md, args.out, args.command, problems)
 
 
 if __name__ == "__main__":

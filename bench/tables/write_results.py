@@ -12,7 +12,6 @@ usage: python bench/tables/write_results.py --units-json J --sweep-json J --swee
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,7 +19,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
-from bench.provenance import git_commit  # noqa: E402
+from bench.provenance import read_resources, write_report  # noqa: E402
 from run_lookups import commands, lat, table  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
@@ -67,13 +66,11 @@ def sweep_table(sweep_dir, synth_dir, lookups):
         if r is None:
             rates += " | no result"
         declared += " | " + ("no result" if r is None else commands(r))
-        res = synth_dir / name / "resources.txt"
-        counts = dict(ln.split() for ln in res.read_text().splitlines() if ln.strip()) \
-            if res.exists() else {}
+        counts = read_resources(synth_dir / name / "resources.txt")
         if not counts:
             problems.append(f"{name}: no synthesis result")
         lines.append(f"| {name} | {rates} | {measured} | {declared} | " +
-                     " | ".join(counts.get(k, "?") for k in RESOURCES) + " |")
+                     " | ".join(str(counts.get(k, "?")) for k in RESOURCES) + " |")
     return "\n".join(lines), problems
 
 
@@ -127,14 +124,7 @@ def main():
         "",
     ])
     problems = unit_problems + sweep_problems
-    if problems:
-        md += "**Failures:**\n\n" + "\n".join(f"- {p}" for p in problems) + "\n\n"
-    md += (f"Produced by `{args.command}` on commit {git_commit()}, "
-           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n")
-    Path(args.out).write_text(md)
-    print(md)
-    if problems:
-        sys.exit("bench: " + "; ".join(problems))
+    write_report(md, args.out, args.command, problems)
 
 
 if __name__ == "__main__":
