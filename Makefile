@@ -12,6 +12,8 @@ include versions.env
 PYTHON   ?= python3
 MVN      ?= mvn
 CONFIGS  := w64 w512
+# Corundum application block builds (ip/corundum/README.md)
+CORUNDUM_CONFIGS := corundum corundum-w64
 # pytest-xdist workers for `make tb-test` / `make test`
 PYTEST_WORKERS ?= auto
 PYTEST_ARGS    ?=
@@ -49,7 +51,7 @@ MVN_FLAGS := -B -q \
 TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
 .PHONY: help setup rtl rtl-test tb-test test test-one synth-test $(addprefix synth-,$(CONFIGS)) \
-        synth-board bitstream sw-test run bench clean distclean
+        synth-board bitstream sw-test sim run bench clean distclean
 
 help:
 	@echo 'Matcha make targets:'
@@ -63,7 +65,8 @@ help:
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
-	@echo '  run          run the pipeline model on sim/examples/overlay.pcap, output in $(BUILD)/run'
+	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), WAVES=1: with tracing)'
+	@echo '  run          the example: matcha-sim on sim/examples/l2l3.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run'
 	@echo '  bench        packet-path benchmark (bench/run.sh)'
 	@echo '  clean        remove build outputs, keep build/venv'
 	@echo '  distclean    remove all of build/ and rtl/target/'
@@ -107,7 +110,8 @@ rtl: $(RTL_STAMP)
 $(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py constraints/versa_ecp5.lpf | $(APT_STAMP)
 	rm -rf $(RTL_OUT)
 	cd rtl && $(MVN) $(MVN_FLAGS) compile exec:java -Dexec.args="--out $(CURDIR)/$(RTL_OUT)"
-	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS))
+	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS)) \
+	  --corundum $(subst $(space),$(comma),$(CORUNDUM_CONFIGS))
 	@touch $@
 
 rtl-test: | $(APT_STAMP)
@@ -161,10 +165,20 @@ sw-test:
 	  echo 'sw-test: skipped, sw/driver has no Makefile with a test target yet'; \
 	fi
 
-# ---------------------------------------------------------------------------- run
+# ---------------------------------------------------------------------------- sim, run
 
-run: setup rtl
-	$(TEST_ENV) $(VPY) sim/run_pcap.py sim/examples/overlay.pcap $(BUILD)/run
+# The Verilator harness of matcha_l2l3 (sim/README.md); sim/build.py skips an up-to-date build.
+SIM_CONFIG ?= w64
+
+sim: setup rtl
+	$(TEST_ENV) $(VPY) sim/build.py --config $(SIM_CONFIG) $(if $(WAVES),--waves)
+
+# The shipped example (sim/run_example.sh): the simulator, matcha-ctl loading the example
+# tables over its socket, the summary; captures in $(BUILD)/run.
+run: sim
+	$(MAKE) -s -C sw/driver
+	MATCHA_SIM=$(BUILD)/sim/$(SIM_CONFIG)/matcha-sim MATCHA_LAYOUT=$(RTL_OUT)/$(SIM_CONFIG)/layout.json \
+	  sim/run_example.sh $(BUILD)/run
 
 bench: setup rtl
 	@test -f bench/run.sh || { echo 'bench: bench/run.sh does not exist yet'; exit 1; }

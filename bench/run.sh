@@ -5,11 +5,28 @@
 #   extra arguments go to bench/packet_path/run_bench.py (e.g. --configs w512 --sizes 64,1518);
 # - tables: lookups per clock and latency of every table unit in build/rtl/tables, and of
 #   a sweep of key widths and sizes the same plus ECP5 resources -> bench/results/tables.md
-#   (bench/tables/run.sh).
-# Runs both even if the first fails; exits non-zero if either failed.
+#   (bench/tables/run.sh);
+# - sessions: sessions learned per clock under 100 % new flows, occupancy without moves,
+#   latency and ECP5 resources of the session table units -> bench/results/sessions.md
+#   (bench/sessions/run.sh);
+# - meters: operations per clock, latency, command clocks and ECP5 resources of meter units
+#   of 256 to 4096 meters -> bench/results/meters.md (bench/meters/run.sh);
+# - simulator speed: clocks and frames per second of matcha-sim on w64 and w512
+#   -> bench/results/sim.md (bench/sim/run_speed.py);
+# - table load: the driver's bus transactions per entry per table kind, and entries per
+#   second of matcha-ctl batches into matcha-sim -> bench/results/table_load.md
+#   (bench/driver/run_table_load.py);
+# - synthesis: Yosys ECP5 resources of matcha_l2l3 (w64, w512) and of the Corundum block
+#   (corundum-w64) -> bench/results/synth_ecp5.md (bench/synth/run.sh).
+# Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
 python bench/packet_path/run_bench.py "$@" || status=1
 bash bench/tables/run.sh || status=1
+bash bench/sessions/run.sh || status=1
+python bench/sim/run_speed.py || status=1
+python bench/driver/run_table_load.py || status=1
+bash bench/meters/run.sh || status=1
+bash bench/synth/run.sh || status=1
 exit $status

@@ -14,6 +14,10 @@ generation. For every configuration directory it checks:
     where the contract fixes them, their widths (W from the directory name `w<W>`);
   * matcha_packet_path instantiates inputStage, parser, deparser, packetBuffer, phvFifo;
   * the parser's PHV output is as wide as the deparser's PHV input;
+  * for a Corundum build (a directory with mqnic_app_block.v): the module
+    `mqnic_app_block` declares every port of Corundum's template application block, with
+    its direction (docs: ip/corundum/README.md), and instantiates the core
+    `matcha_corundum_app`, which instantiates the pipeline `pipeline`;
   * at most --max-anon of all declared wires/regs have anonymous names: `_zz_` and a
     number only (`_zz_7`, `_zz__zz_8_1`). With the plugin SpinalHDL still emits many
     `_zz_*` temporaries, but they carry the name of what they feed
@@ -61,9 +65,105 @@ def axis_ports(prefix, w, inbound, tuser_bits):
     return ports
 
 
+# Corundum's mqnic_app_block (fpga/app/template/rtl/mqnic_app_block.v): every port, by
+# interface. Widths are parameters there, so only directions are checked. An entry
+# "prefix: a b c" with `<` (slave) or `>` (master) expands to prefix_a, prefix_b, ... with
+# the direction an AXI slave (<) or master (>) gives each signal.
+_AXIL = "awaddr awprot awvalid awready wdata wstrb wvalid wready bresp bvalid bready " \
+        "araddr arprot arvalid arready rdata rresp rvalid rready"
+_AXIS = "tdata tkeep tvalid tready tlast tuser"
+_AXIS_IF = "tdata tkeep tvalid tready tlast tid tdest tuser"
+_CPL = "ts tag valid ready"
+_RD_DESC = "dma_addr ram_sel ram_addr len tag valid ready"
+_WR_DESC = "dma_addr ram_sel ram_addr imm imm_en len tag valid ready"
+_DESC_STATUS = "tag error valid"
+_RAM = "wr_cmd_sel wr_cmd_be wr_cmd_addr wr_cmd_data wr_cmd_valid wr_cmd_ready wr_done " \
+       "rd_cmd_sel rd_cmd_addr rd_cmd_valid rd_cmd_ready rd_resp_data rd_resp_valid rd_resp_ready"
+_AXI = "awid awaddr awlen awsize awburst awlock awcache awprot awqos awuser awvalid awready " \
+       "wdata wstrb wlast wuser wvalid wready bid bresp buser bvalid bready " \
+       "arid araddr arlen arsize arburst arlock arcache arprot arqos aruser arvalid arready " \
+       "rid rdata rresp rlast ruser rvalid rready"
+# Signals a master drives; everything else in an interface goes the other way.
+_MASTER_DRIVES = set(("awaddr awprot awvalid wdata wstrb wvalid bready araddr arprot arvalid "
+                      "rready tdata tkeep tvalid tlast tid tdest tuser ts tag valid dma_addr "
+                      "ram_sel ram_addr len imm imm_en error awid awlen awsize awburst awlock "
+                      "awcache awqos awuser wlast wuser arid arlen arsize arburst arlock "
+                      "arcache arqos aruser").split())
+CORUNDUM_INTERFACES = [
+    ("s_axil_app_ctrl", "<", _AXIL), ("m_axil_ctrl", ">", _AXIL),
+    ("m_axis_ctrl_dma_read_desc", ">", _RD_DESC), ("s_axis_ctrl_dma_read_desc_status", "<", _DESC_STATUS),
+    ("m_axis_ctrl_dma_write_desc", ">", _WR_DESC), ("s_axis_ctrl_dma_write_desc_status", "<", _DESC_STATUS),
+    ("m_axis_data_dma_read_desc", ">", _RD_DESC), ("s_axis_data_dma_read_desc_status", "<", _DESC_STATUS),
+    ("m_axis_data_dma_write_desc", ">", _WR_DESC), ("s_axis_data_dma_write_desc_status", "<", _DESC_STATUS),
+    ("s_axis_direct_tx", "<", _AXIS), ("m_axis_direct_tx", ">", _AXIS),
+    ("s_axis_direct_tx_cpl", "<", _CPL), ("m_axis_direct_tx_cpl", ">", _CPL),
+    ("s_axis_direct_rx", "<", _AXIS), ("m_axis_direct_rx", ">", _AXIS),
+    ("s_axis_sync_tx", "<", _AXIS), ("m_axis_sync_tx", ">", _AXIS),
+    ("s_axis_sync_tx_cpl", "<", _CPL), ("m_axis_sync_tx_cpl", ">", _CPL),
+    ("s_axis_sync_rx", "<", _AXIS), ("m_axis_sync_rx", ">", _AXIS),
+    ("s_axis_if_tx", "<", _AXIS_IF), ("m_axis_if_tx", ">", _AXIS_IF),
+    ("s_axis_if_tx_cpl", "<", _CPL), ("m_axis_if_tx_cpl", ">", _CPL),
+    ("s_axis_if_rx", "<", _AXIS_IF), ("m_axis_if_rx", ">", _AXIS_IF),
+    ("m_axi_ddr", ">", _AXI), ("m_axi_hbm", ">", _AXI),
+    ("m_axis_stat", ">", "tdata tid tvalid tready"),
+]
+CORUNDUM_INPUTS = ("clk rst ptp_clk ptp_rst ptp_sample_clk ptp_td_sd ptp_pps ptp_pps_str "
+                   "ptp_sync_locked ptp_sync_ts_rel ptp_sync_ts_rel_step ptp_sync_ts_tod "
+                   "ptp_sync_ts_tod_step ptp_sync_pps ptp_sync_pps_str ptp_perout_locked "
+                   "ptp_perout_error ptp_perout_pulse direct_tx_clk direct_tx_rst direct_rx_clk "
+                   "direct_rx_rst ddr_clk ddr_rst ddr_status hbm_clk hbm_rst hbm_status gpio_in "
+                   "jtag_tdi jtag_tms jtag_tck").split()
+CORUNDUM_OUTPUTS = ["gpio_out", "jtag_tdo"]
+
+
+def corundum_ports():
+    """{port: direction} of Corundum's mqnic_app_block."""
+    ports = {p: "input" for p in CORUNDUM_INPUTS}
+    ports.update({p: "output" for p in CORUNDUM_OUTPUTS})
+    for prefix, side, signals in CORUNDUM_INTERFACES:
+        for sig in signals.split():
+            drives = sig in _MASTER_DRIVES
+            ports[f"{prefix}_{sig}"] = "output" if drives == (side == ">") else "input"
+    for ram in ("ctrl_dma_ram", "data_dma_ram"):
+        for sig in _RAM.split():
+            ports[f"{ram}_{sig}"] = ("output" if sig.endswith(("_ready", "_done")) and sig != "rd_resp_ready"
+                                     or sig in ("rd_resp_data", "rd_resp_valid") else "input")
+    return ports
+
+
+def check_corundum(cdir):
+    """Returns (problems, summary line) of a Corundum build directory."""
+    summary = f"mqnic_app_block: {len(corundum_ports())} Corundum ports"
+    path = os.path.join(cdir, "mqnic_app_block.v")
+    if not os.path.isfile(path):
+        return [f"{path} does not exist"], summary
+    with open(path, errors="replace") as f:
+        mods = parse_verilog(f.read())
+    problems = []
+    shell = mods.get("mqnic_app_block")
+    if shell is None:
+        return [f"{path}: no module mqnic_app_block"], summary
+    for pname, pdir in corundum_ports().items():
+        got = shell["ports"].get(pname)
+        if got is None:
+            problems.append(f"mqnic_app_block: Corundum port {pname} missing")
+        elif got[0] != pdir:
+            problems.append(f"mqnic_app_block: port {pname} is {got[0]}, Corundum's is {pdir}")
+    extra = sorted(set(shell["ports"]) - set(corundum_ports()))
+    if extra:
+        problems.append(f"mqnic_app_block: ports Corundum does not connect: {', '.join(extra)}")
+    if "matcha_corundum_app" not in shell["instances"].values():
+        problems.append("mqnic_app_block: no matcha_corundum_app instance")
+    core = mods.get("matcha_corundum_app")
+    if core is None or core["instances"].get("pipeline") is None:
+        problems.append("matcha_corundum_app: no submodule instance named pipeline")
+    return problems, summary
+
+
 def expected_ports(w):
     """module -> {port: (direction, width or None)}; w is None when unknown."""
-    drop = {"drop_valid": ("output", 1), "drop_payload": ("output", REASON_BITS)}
+    drop = {"drop_valid": ("output", 1), "drop_payload": ("output", REASON_BITS),
+            "decision_valid": ("output", 1), "decision_payload": ("output", 1)}
     m_axis = axis_ports("m_axis", w, False, 1 + PORT_BITS + REASON_BITS)
     return {
         "matcha_packet_path": {
@@ -264,18 +364,22 @@ def main():
     ap.add_argument("rtl_dir", help="generator output, e.g. build/rtl")
     ap.add_argument("--configs", default="w64,w512",
                     help="comma-separated configuration directories that must exist")
+    ap.add_argument("--corundum", default="",
+                    help="comma-separated Corundum build directories that must exist")
     ap.add_argument("--max-anon", type=float, default=0.2,
                     help="largest allowed fraction of wires/regs named _zz_<number> (default 0.2)")
     args = ap.parse_args()
 
+    builds = [(c, lambda d: check_config(d, args.max_anon)) for c in args.configs.split(",") if c]
+    builds += [(c, check_corundum) for c in args.corundum.split(",") if c]
     failed = False
-    for cfg in [c for c in args.configs.split(",") if c]:
+    for cfg, check in builds:
         cdir = os.path.join(args.rtl_dir, cfg)
         if not os.path.isdir(cdir):
             print(f"check_names: {cfg}: FAIL: {cdir} does not exist")
             failed = True
             continue
-        problems, summary = check_config(cdir, args.max_anon)
+        problems, summary = check(cdir)
         if problems:
             failed = True
             print(f"check_names: {cfg}: FAIL ({summary})")

@@ -9,7 +9,6 @@ usage: python bench/packet_path/run_bench.py [--configs w64,w512] [--sizes 64,12
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,18 +17,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.provenance import git_commit  # noqa: E402
 from tb.common import sim  # noqa: E402
-
-
-def git_commit():
-    try:
-        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "rtl"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + (" (rtl/ modified)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def table(results):

@@ -22,6 +22,9 @@ when the unit takes a key every clock), the latency of every key (result clock -
 clock), and the answers that differ from the loaded entries (hit, action id, action data,
 entryIndex; a miss's action is not checked).
 
+Then, on the idle unit, a WRITE, a READ and a CLEAR command, each timed in clocks its
+table command keeps STATUS busy (the window's pending flag, sampled every clock).
+
 Results go to the JSON file named by MATCHA_BENCH_OUT, written before the checks. The
 test fails if a phase has fewer results than keys, results per clock below 1, a latency
 that varies or differs from the descriptor's, or a wrong answer.
@@ -33,10 +36,11 @@ import random
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.model.hashing import exact_index
 
 KEYS = int(os.environ.get("MATCHA_BENCH_KEYS", "2000"))
@@ -48,7 +52,7 @@ def words(bits):
     return (bits + 31) // 32
 
 
-class Unit:
+class Unit(AxiLiteRegisters):
     """The DUT's control window and lookup ports."""
 
     def __init__(self, dut):
@@ -88,15 +92,6 @@ class Unit:
                                      int(dut.result_payload_actionData.value),
                                      int(dut.result_payload_entryIndex.value)))
 
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
     async def write_wide(self, offset, value, bits):
         for w in range(words(bits)):
             await self.write32(self.base + offset + 4 * w, (value >> (32 * w)) & 0xFFFFFFFF)
@@ -110,12 +105,8 @@ class Unit:
             await self.write_wide(drv.WIN_MASK, mask, d.key_bits)
         await self.write_wide(drv.WIN_DATA, data, d.data_bits)
         await self.write32(self.base + drv.WIN_FLAGS, action << 8 | int(valid))
-        await self.write32(self.base + drv.WIN_INDEX, index)
-        await self.write32(self.base + drv.WIN_CMD, drv.CMD_WRITE)
-        while (status := await self.read32(self.base + drv.WIN_STATUS)) & 1:
-            pass
-        assert (status >> 8) & 0xFF == drv.ERR_NONE, \
-            f"WRITE of entry {index:#x}: STATUS error {(status >> 8) & 0xFF}"
+        error = await self.window_command(self.base, drv.CMD_WRITE, index)
+        assert error == drv.ERR_NONE, f"WRITE of entry {index:#x}: STATUS error {error}"
 
 
 # ------------------------------------------------------------------ table contents
@@ -372,6 +363,24 @@ async def run_phase(unit, table, keys, with_writes):
     }
 
 
+async def command_clocks(unit, table):
+    """Clocks each command keeps the table's part of STATUS busy on an idle unit: a WRITE
+    (a spare entry again), a READ of index 0, then a CLEAR. 0 for a command done in the
+    clock it is taken (STATUS never busy), None where one command showed several spans."""
+    busy = cocotb_util.BusyMonitor(unit.dut)
+    commands = (("write", table.spares[0]),
+                ("read", lambda: unit.window_command(unit.base, drv.CMD_READ, 0)),
+                ("clear", lambda: unit.window_command(unit.base, drv.CMD_CLEAR)))
+    out = {}
+    for name, command in commands:
+        busy.spans.clear()
+        error = await command()
+        assert not error, f"{name.upper()}: STATUS error {error}"
+        await ClockCycles(unit.dut.clk, 2)
+        out[name] = busy.spans[0] if len(busy.spans) == 1 else None if busy.spans else 0
+    return out
+
+
 def failures(res):
     """What is wrong with one unit's result, [] if nothing."""
     out = []
@@ -389,6 +398,8 @@ def failures(res):
             out.append(f"{name}: {p['wrong']} wrong answers, first {p['wrong_first']}")
         if name == "writes" and not p["writes"]:
             out.append(f"{name}: no WRITE command completed during the stream")
+    out += [f"{name.upper()}: several busy spans for one command"
+            for name, clocks in res["commands"].items() if clocks is None]
     return out
 
 
@@ -418,6 +429,8 @@ async def bench_lookups(dut):
         res["phases"][name] = await run_phase(unit, table, keys, with_writes)
         dut._log.info("%s: %s", name, res["phases"][name])
         await ClockCycles(dut.clk, 10)
+    res["commands"] = await command_clocks(unit, table)
+    dut._log.info("commands: %s", res["commands"])
     res["failures"] = failures(res)
     with open(os.environ["MATCHA_BENCH_OUT"], "w") as f:
         json.dump(res, f, indent=1)

@@ -63,6 +63,12 @@ def lat(phase):
         f"{phase['latency_min']}..{phase['latency_max']}"
 
 
+def commands(r):
+    """WRITE / READ / CLEAR: clocks STATUS stays busy, '?' where not measured."""
+    c = r.get("commands", {})
+    return " / ".join("?" if c.get(k) is None else str(c[k]) for k in ("write", "read", "clear"))
+
+
 def row(r):
     p, w = r["phases"]["idle"], r["phases"]["writes"]
 
@@ -70,15 +76,17 @@ def row(r):
     return (f"| {r['name']} | {r['kind']} | {r['key_bits']} | {r['size']} "
             f"| {p['results_per_clock']:.4f} | {lat(p)} | {r['latency_declared']} "
             f"| {w['results_per_clock']:.4f} | {lat(w)} | {w['writes']} "
-            f"| {p['hits'] + w['hits']} / {p['misses'] + w['misses']} | {status} |")
+            f"| {p['hits'] + w['hits']} / {p['misses'] + w['misses']} | {commands(r)} "
+            f"| {status} |")
 
 
 def table(results):
     lines = [
         "| unit | kind | key bits | entries | lookups/clock | latency measured "
         "| latency declared | lookups/clock during WRITEs | latency during WRITEs "
-        "| WRITEs during the stream | hits / misses | |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| WRITEs during the stream | hits / misses | WRITE / READ / CLEAR clocks | |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| --- |",
     ]
     return "\n".join(lines + [row(r) for r in results])
 

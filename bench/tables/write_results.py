@@ -11,29 +11,18 @@ usage: python bench/tables/write_results.py --units-json J --sweep-json J --swee
 
 import argparse
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
 
-from run_lookups import lat, table  # noqa: E402
+from bench.provenance import read_resources, write_report  # noqa: E402
+from run_lookups import commands, lat, table  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
-
-
-def git_commit():
-    try:
-        rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "rtl"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + (" (rtl/ modified)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def load(path):
@@ -52,8 +41,9 @@ def sweep_table(sweep_dir, synth_dir, lookups):
                 generated[name] = int(latency)
     lines = [
         "| unit | lookups/clock | lookups/clock during WRITEs | latency measured "
-        "| latency declared | " + " | ".join(RESOURCES) + " |",
-        "| --- | ---: | ---: | ---: | ---: | " + " | ".join(["---:"] * len(RESOURCES)) + " |",
+        "| latency declared | WRITE / READ / CLEAR clocks | " + " | ".join(RESOURCES) + " |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | " + " | ".join(["---:"] * len(RESOURCES))
+        + " |",
     ]
     problems = [] if generated else [f"no sweep units ({tsv} not found or empty)"]
     for name in generated:  # the generator's order
@@ -75,13 +65,12 @@ def sweep_table(sweep_dir, synth_dir, lookups):
                                 f"generator {generated[name]}")
         if r is None:
             rates += " | no result"
-        res = synth_dir / name / "resources.txt"
-        counts = dict(ln.split() for ln in res.read_text().splitlines() if ln.strip()) \
-            if res.exists() else {}
+        declared += " | " + ("no result" if r is None else commands(r))
+        counts = read_resources(synth_dir / name / "resources.txt")
         if not counts:
             problems.append(f"{name}: no synthesis result")
         lines.append(f"| {name} | {rates} | {measured} | {declared} | " +
-                     " | ".join(counts.get(k, "?") for k in RESOURCES) + " |")
+                     " | ".join(str(counts.get(k, "?")) for k in RESOURCES) + " |")
     return "\n".join(lines), problems
 
 
@@ -115,7 +104,9 @@ def main():
         "key clock, the same for every key; *declared* is the latency word of the unit's "
         "descriptor (docs/tables.md). The stream is run twice: idle, and with WRITE "
         "commands back to back on the control window from its first quarter to its third "
-        "(entries no key of the stream matches, so every answer stays checkable);",
+        "(entries no key of the stream matches, so every answer stays checkable); then, on "
+        "the idle unit, *WRITE / READ / CLEAR clocks*: how long one command of each keeps "
+        "the table's part of STATUS busy;",
         "- resources, by Yosys `synth_ecp5` of the unit alone.",
         "",
         "## Units of the pipeline build (`build/rtl/tables`)",
@@ -133,14 +124,7 @@ def main():
         "",
     ])
     problems = unit_problems + sweep_problems
-    if problems:
-        md += "**Failures:**\n\n" + "\n".join(f"- {p}" for p in problems) + "\n\n"
-    md += (f"Produced by `{args.command}` on commit {git_commit()}, "
-           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.\n")
-    Path(args.out).write_text(md)
-    print(md)
-    if problems:
-        sys.exit("bench: " + "; ".join(problems))
+    write_report(md, args.out, args.command, problems)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import warnings
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 from tb.common import seeds
 from tb.common.phv import Layout
@@ -68,3 +68,25 @@ class CycleCounter:
         while True:
             await RisingEdge(dut.clk)
             self.cycle += 1
+
+
+class BusyMonitor:
+    """Clocks during which a control window's table command is pending (what STATUS bit 0
+    reports of it), one span per command, in `spans`."""
+
+    def __init__(self, dut, pending="window_tablePending"):
+        self.dut = dut
+        self.pending = getattr(dut, pending)
+        self.spans = []
+        cocotb.start_soon(self._run())
+
+    async def _run(self):
+        busy = 0
+        while True:
+            await RisingEdge(self.dut.clk)
+            await ReadOnly()
+            if int(self.pending.value):
+                busy += 1
+            elif busy:
+                self.spans.append(busy)
+                busy = 0

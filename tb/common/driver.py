@@ -66,8 +66,10 @@ ERRORS = {code: "MATCHA_" + name for name, code in dict(
     EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
     ETIMEDOUT=ETIMEDOUT, EHW=EHW, ENOTSUP=ENOTSUP).items()}
 
-KIND_EXACT, KIND_LPM, KIND_TERNARY = 1, 2, 3
+KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER, KIND_SESSION = 1, 2, 3, 4, 5
+SESSION_PUNT, SESSION_DROP = 0, 1  # enum matcha_session_policy
 KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
+KIND_PREFIX_STORE = 1 << 10  # LPM: a result's WRITE keeps KEY (prefix) and PRIORITY (length)
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
 COUNTERS_RESET = 0x1  # MATCHA_COUNTERS_RESET
 RANGE_MAX_PREFIXES = 62  # MATCHA_RANGE_MAX_PREFIXES
@@ -129,10 +131,61 @@ class TableInfo(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint) for n in ("kind", "key_bits", "size", "data_bits")] + \
         [("base", ctypes.c_uint32)] + \
         [(n, ctypes.c_uint) for n in ("ways", "levels", "latency")] + \
-        [(n, ctypes.c_bool) for n in ("counters", "default_action")]
+        [(n, ctypes.c_bool) for n in ("counters", "default_action", "prefix_store")]
 
     def __repr__(self):
         return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
+
+
+class Session(ctypes.Structure):
+    """struct matcha_session"""
+    _fields_ = [("valid", ctypes.c_bool), ("state", ctypes.c_uint),
+                ("initiator_high", ctypes.c_bool), ("age", ctypes.c_uint32),
+                ("key_bits", ctypes.c_uint), ("key", ctypes.c_uint8 * (MAX_BITS // 8)),
+                ("packets", ctypes.c_uint64), ("bytes", ctypes.c_uint64)]
+
+    def key_int(self):
+        return int.from_bytes(bytes(self.key[:(self.key_bits + 7) // 8]), "big")
+
+
+class SessionStats(ctypes.Structure):
+    """struct matcha_session_stats"""
+    _fields_ = [("occupancy", ctypes.c_uint32)] + \
+        [(n, ctypes.c_uint64) for n in ("learned", "insert_failed", "aged", "hits", "misses")]
+
+    def as_dict(self):
+        return {n: getattr(self, n) for n, _ in self._fields_}
+class _Entry(ctypes.Structure):
+    """struct matcha_entry"""
+    _fields_ = [("valid", ctypes.c_bool), ("action_id", ctypes.c_uint8),
+                ("priority", ctypes.c_uint32), ("key_bits", ctypes.c_uint),
+                ("key", ctypes.c_uint8 * (MAX_BITS // 8)), ("mask", ctypes.c_uint8 * (MAX_BITS // 8)),
+                ("data_bits", ctypes.c_uint), ("data", ctypes.c_uint8 * (MAX_BITS // 8))]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """An entry as the hardware holds it (matcha_exact_read, matcha_ternary_read); key,
+    mask and data as ints, mask 0 and priority 0 on exact tables."""
+    valid: bool
+    action_id: int
+    key: int
+    mask: int
+    priority: int
+    data: int
+
+
+def _be_int(array, bits):
+    return int.from_bytes(bytes(array)[:(bits + 7) // 8], "big")
+
+
+class MeterConfig(ctypes.Structure):
+    """struct matcha_meter_config"""
+    _fields_ = [("flags", ctypes.c_uint)] + \
+        [(n, ctypes.c_uint64) for n in ("cir", "cburst", "pir", "pburst")]
+
+
+METER_TWO_RATE, METER_COLOR_AWARE, METER_PACKETS = 0x1, 0x2, 0x4  # MATCHA_METER_*
 
 
 class _Prefix(ctypes.Structure):
@@ -176,12 +229,42 @@ def library():
         "matcha_lpm_counters": (I, [P, U, B, U, U64P, U64P, U]),
         "matcha_ternary_counters": (I, [P, U, B, B, U, U32, U64P, U64P, U]),
         "matcha_range_to_prefixes": (I, [U32, U32, U, ctypes.POINTER(_Prefix), U]),
+        "matcha_session_key_ipv4": (I, [U32, U8, U32, ctypes.c_uint16, U32, ctypes.c_uint16,
+                                        ctypes.c_char_p, ctypes.POINTER(ctypes.c_bool)]),
+        "matcha_session_read": (I, [P, U, U32, ctypes.POINTER(Session)]),
+        "matcha_session_find": (I, [P, U, B, U, ctypes.POINTER(U32)]),
+        "matcha_session_delete": (I, [P, U, B, U]),
+        "matcha_session_flush": (I, [P, U]),
+        "matcha_session_stats": (I, [P, U, ctypes.POINTER(SessionStats)]),
+        "matcha_session_set_timeout": (I, [P, U, U, U32]),
+        "matcha_session_get_timeout": (I, [P, U, U, ctypes.POINTER(U32)]),
+        "matcha_session_set_tick": (I, [P, U, U32]),
+        "matcha_session_now": (I, [P, U, ctypes.POINTER(U32)]),
+        "matcha_session_set_policy": (I, [P, U, I]),
+        "matcha_session_get_policy": (I, [P, U, ctypes.POINTER(I)]),
+        "matcha_exact_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
+        "matcha_ternary_read": (I, [P, U, U32, ctypes.POINTER(_Entry)]),
+        "matcha_set_clock_hz": (I, [P, ctypes.c_uint64]),
+        "matcha_meter_set": (I, [P, U, U32, ctypes.POINTER(MeterConfig)]),
+        "matcha_meter_get": (I, [P, U, U32, ctypes.POINTER(MeterConfig), U64P, U64P]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
     _lib = lib
     return lib
+
+
+def session_key_ipv4(zone, protocol, src, sport, dst, dport):
+    """(canonical 128-bit key as an int, reversed) as the driver builds it
+    (matcha_session_key_ipv4)."""
+    key = ctypes.create_string_buffer(16)
+    rev = ctypes.c_bool()
+    rc = library().matcha_session_key_ipv4(zone, protocol, src, sport, dst, dport, key,
+                                           ctypes.byref(rev))
+    if rc < 0:
+        raise MatchaError("matcha_session_key_ipv4", rc, f"zone {zone:#x}: {strerror(rc)}")
+    return int.from_bytes(key.raw, "big"), rev.value
 
 
 def strerror(code):
@@ -360,6 +443,21 @@ class Device:
         self._call("matcha_ternary_delete", table, to_be(value, kb), to_be(mask, kb), kb,
                    priority)
 
+    def _read_entry(self, name, table, index, masked):
+        e = _Entry()
+        self._call(name, table, index, ctypes.byref(e))
+        return Entry(e.valid, e.action_id, _be_int(e.key, e.key_bits),
+                     _be_int(e.mask, e.key_bits) if masked else 0,
+                     e.priority if masked else 0, _be_int(e.data, e.data_bits))
+
+    def exact_read(self, table, index):
+        """Entry `index` (way * slots + slot) read back from the hardware."""
+        return self._read_entry("matcha_exact_read", table, index, masked=False)
+
+    def ternary_read(self, table, index):
+        """Entry `index` read back from the hardware."""
+        return self._read_entry("matcha_ternary_read", table, index, masked=True)
+
     # Per-entry counters: each returns (packets, bytes).
 
     def counters_read(self, table, index):
@@ -407,6 +505,78 @@ class Device:
         self._call("matcha_table_get_default", table, ctypes.byref(action), data, db)
         return action.value, int.from_bytes(data.raw[:(db + 7) // 8], "big")
 
+    # Session tables.
+
+    def session_read(self, table, index):
+        s = Session()
+        self._call("matcha_session_read", table, index, ctypes.byref(s))
+        return s
+
+    def session_find(self, table, key):
+        """The index of the session with this canonical key, None if there is none."""
+        index = ctypes.c_uint32()
+        kb = self._widths(table)[0]
+        rc = self._guard(self._lib.matcha_session_find, self._dev, table, to_be(key, kb), kb,
+                         ctypes.byref(index))
+        if rc == ENOENT:
+            return None
+        if rc < 0:
+            raise MatchaError("matcha_session_find", rc, self.last_error())
+        return index.value
+
+    def session_delete(self, table, key):
+        kb = self._widths(table)[0]
+        self._call("matcha_session_delete", table, to_be(key, kb), kb)
+
+    def session_flush(self, table):
+        self._call("matcha_session_flush", table)
+
+    def session_stats(self, table):
+        s = SessionStats()
+        self._call("matcha_session_stats", table, ctypes.byref(s))
+        return s.as_dict()
+
+    def session_set_timeout(self, table, state, ticks):
+        self._call("matcha_session_set_timeout", table, state, ticks)
+
+    def session_get_timeout(self, table, state):
+        v = ctypes.c_uint32()
+        self._call("matcha_session_get_timeout", table, state, ctypes.byref(v))
+        return v.value
+
+    def session_set_tick(self, table, clocks):
+        self._call("matcha_session_set_tick", table, clocks)
+
+    def session_now(self, table):
+        v = ctypes.c_uint32()
+        self._call("matcha_session_now", table, ctypes.byref(v))
+        return v.value
+
+    def session_set_policy(self, table, policy):
+        self._call("matcha_session_set_policy", table, policy)
+
+    def session_get_policy(self, table):
+        v = ctypes.c_int()
+        self._call("matcha_session_get_policy", table, ctypes.byref(v))
+        return v.value
+    # Meters.
+
+    def set_clock_hz(self, hz):
+        self._call("matcha_set_clock_hz", hz)
+
+    def meter_set(self, table, index, flags=0, cir=0, cburst=0, pir=0, pburst=0, off=False):
+        """Sets a meter in P4Runtime terms (rates per second, bursts in bytes or packets);
+        `off` unconfigures it."""
+        cfg = MeterConfig(flags, cir, cburst, pir, pburst)
+        self._call("matcha_meter_set", table, index, None if off else ctypes.byref(cfg))
+
+    def meter_get(self, table, index):
+        """(MeterConfig, committed tokens, peak tokens); MatchaError ENOENT if unconfigured."""
+        cfg, c, p = MeterConfig(), ctypes.c_uint64(), ctypes.c_uint64()
+        self._call("matcha_meter_get", table, index, ctypes.byref(cfg), ctypes.byref(c),
+                   ctypes.byref(p))
+        return cfg, c.value, p.value
+
     def __enter__(self):
         return self
 
@@ -423,13 +593,13 @@ class Descriptor:
     size: int
     data_bits: int
     base: int
-    geometry: int  # ways (exact), levels (LPM), 0
+    geometry: int  # ways (exact), levels (LPM), rate | level << 8 | time << 16 bits (meter), 0
     latency: int
-    extra: int     # nodes per level below the first (LPM), 0
+    extra: int     # nodes per level below the first (LPM), clocks per tick (meter), 0
 
     @property
     def code(self):
-        """The kind without its flags: KIND_EXACT, KIND_LPM or KIND_TERNARY."""
+        """The kind without its flags: KIND_EXACT, KIND_LPM, KIND_TERNARY or KIND_METER."""
         return self.kind & 0xFF
 
     @property
@@ -439,6 +609,10 @@ class Descriptor:
     @property
     def default_action(self):
         return bool(self.kind & KIND_DEFAULT_ACTION)
+
+    @property
+    def prefix_store(self):
+        return bool(self.kind & KIND_PREFIX_STORE)
 
     def counter_index(self, index):
         """The counter a window INDEX names (entry, or LPM result), None if none."""

@@ -11,6 +11,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
+from tb.common.axil import AxiLiteRegisters
 from tb.model.hashing import exact_index
 
 KEY_BITS, DATA_BITS, WAYS, SLOTS = 40, 48, 4, 16
@@ -44,7 +45,7 @@ class Model:
         return next((i for i in self.candidates(key) if i not in self.slots), None)
 
 
-class ExactTableTb:
+class ExactTableTb(AxiLiteRegisters):
     def __init__(self, dut):
         self.dut = dut
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
@@ -58,35 +59,24 @@ class ExactTableTb:
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
         cocotb.start_soon(self._monitor())
 
-    async def write32(self, offset, value, base=BASE):
-        resp = await self.axil.write_dword(base + offset, value)
-        return resp
-
-    async def read32(self, offset, base=BASE):
-        return await self.axil.read_dword(base + offset)
-
     async def write_words(self, offset, value, bits):
         for w in range((bits + 31) // 32):
-            await self.write32(offset + 4 * w, (value >> (32 * w)) & 0xFFFFFFFF)
+            await self.write32(BASE + offset + 4 * w, (value >> (32 * w)) & 0xFFFFFFFF)
 
     async def read_words(self, offset, bits):
         v = 0
         for w in range((bits + 31) // 32):
-            v |= await self.read32(offset + 4 * w) << (32 * w)
+            v |= await self.read32(BASE + offset + 4 * w) << (32 * w)
         return v & ((1 << bits) - 1)
 
     async def command(self, op, index=None):
-        if index is not None:
-            await self.write32(INDEX, index)
-        await self.write32(CMD, op)
-        while (status := await self.read32(CMD)) & 1:
-            pass
-        return (status >> 8) & 0xFF
+        """A command on the table's window; returns STATUS's error field."""
+        return await self.window_command(BASE, op, index)
 
     async def write_entry(self, index, key, action, data, valid=True):
         await self.write_words(KEY, key, KEY_BITS)
         await self.write_words(DATA, data, DATA_BITS)
-        await self.write32(FLAGS, (action << 8) | int(valid))
+        await self.write32(BASE + FLAGS, (action << 8) | int(valid))
         assert await self.command(1, index) == 0
         if valid:
             self.model.slots[index] = (key, action, data)
@@ -282,17 +272,17 @@ async def test_readback_and_clear(dut):
     # Scribble over the staging registers, then read the entry back into them.
     await tb.write_words(KEY, 0, KEY_BITS)
     await tb.write_words(DATA, 0, DATA_BITS)
-    await tb.write32(FLAGS, 0)
+    await tb.write32(BASE + FLAGS, 0)
     assert await tb.command(2, i) == 0
     assert await tb.read_words(KEY, KEY_BITS) == k
     assert await tb.read_words(DATA, DATA_BITS) == data
-    assert await tb.read32(FLAGS) == (0x5A << 8) | 1
-    assert await tb.read32(INDEX) == i
+    assert await tb.read32(BASE + FLAGS) == (0x5A << 8) | 1
+    assert await tb.read32(BASE + INDEX) == i
     assert await tb.command(3) == 0
     tb.model.slots.clear()
     await tb.lookups([k])
     assert await tb.command(2, i) == 0
-    assert await tb.read32(FLAGS) & 1 == 0
+    assert await tb.read32(BASE + FLAGS) & 1 == 0
 
 
 @cocotb.test(timeout_time=2, timeout_unit="ms")
@@ -302,10 +292,10 @@ async def test_bad_accesses(dut):
     rng, _ = cocotb_util.test_rng(dut, "bad_accesses")
     tb = ExactTableTb(dut)
     await tb.start()
-    assert await tb.axil.read_dword(0x0) == 0x4D544348
-    assert await tb.axil.read_dword(0x4) == 0x00010000
-    assert await tb.axil.read_dword(0xC) == 1
-    desc = [await tb.axil.read_dword(0x40 + 4 * j) for j in range(8)]
+    assert await tb.read32(0x0) == 0x4D544348
+    assert await tb.read32(0x4) == 0x00010000
+    assert await tb.read32(0xC) == 1
+    desc = [await tb.read32(0x40 + 4 * j) for j in range(8)]
     assert desc == [1, KEY_BITS, WAYS * SLOTS, DATA_BITS, BASE, WAYS, LATENCY, 0]
     for addr in (0x20, 0x60, 0x8000, BASE + 0x10, BASE + 0x200, 0x20000, 0xFFFFFC):
         r = await tb.axil.read(addr, 4)
@@ -329,10 +319,10 @@ async def test_hit_miss_counters(dut):
     seq = [rng.choice(keys) if rng.random() < 0.6 else rand_key(rng) for _ in range(100)]
     await tb.lookups(seq)
     hits = sum(tb.model.lookup(k)[0] for k in seq)
-    lo = await tb.read32(HITS)
-    hi = await tb.read32(HITS + 4)
+    lo = await tb.read32(BASE + HITS)
+    hi = await tb.read32(BASE + HITS + 4)
     assert (hi << 32 | lo) == hits
-    lo = await tb.read32(MISSES)
-    hi = await tb.read32(MISSES + 4)
+    lo = await tb.read32(BASE + MISSES)
+    hi = await tb.read32(BASE + MISSES + 4)
     assert (hi << 32 | lo) == len(seq) - hits
 

@@ -18,19 +18,20 @@ import os
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 
 TABLE = 0
 TIMEOUT_MS = 200
 
-# What each DUT's descriptor 0 must say (docs/tables.md): kind, keyWidth, size (results),
-# dataWidth, base, levels, latency (levels + 2), nodes.
+# What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
+# keyWidth, size (results), dataWidth, base, levels, latency (levels + 2), nodes.
 EXPECTED = {
-    "matcha_lpm32_table": drv.Descriptor(drv.KIND_LPM, 32, 256, 32, 0x10000, 4, 6, 16),
-    "matcha_lpm128_table": drv.Descriptor(drv.KIND_LPM, 128, 128, 32, 0x10000, 16, 18, 8),
+    "matcha_lpm32_table": drv.Descriptor(drv.KIND_LPM | drv.KIND_PREFIX_STORE, 32, 256, 32, 0x10000, 4, 6, 16),
+    "matcha_lpm128_table": drv.Descriptor(drv.KIND_LPM | drv.KIND_PREFIX_STORE, 128, 128, 32, 0x10000, 16, 18, 8),
 }
 
 MISS = (False, None, None, None)
@@ -79,7 +80,7 @@ def truncate(value, length, kw):
     return value >> (kw - length) << (kw - length) if length < kw else value
 
 
-class LpmTableTb:
+class LpmTableTb(AxiLiteRegisters):
     def __init__(self, dut):
         self.dut = dut
         self.name = os.environ.get("COCOTB_TOPLEVEL", dut._name)
@@ -111,15 +112,6 @@ class LpmTableTb:
         self.dev = drv.Device(self.bus)
         self.open_writes = self.bus.take()
         await self.replay(self.open_writes, skip_reads=not replay_probes)
-
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
 
     async def replay(self, writes, skip_reads=False):
         return await drv.replay(writes, self.write32, self.read32, skip_reads=skip_reads)
@@ -265,6 +257,37 @@ class LpmTableTb:
         for _, k, r in await self.collect():
             self.check(k, r, [self.oracle.answer(k)])
 
+    # ------------------------------------------------------------- prefix store
+
+    async def command(self, cmd, index):
+        """One window command on the DUT, polled until done; STATUS must report no error."""
+        error = await self.window_command(self.desc.base, cmd, index, max_polls=1000)
+        assert error == 0, f"command {cmd} on 0x{index:x}: STATUS error {error}"
+
+    async def read_results(self):
+        """READ of every result: {r: (valid, action id, data, prefix, length)}, the prefix
+        from KEY and its length from PRIORITY (docs/tables.md, the LPM prefix store)."""
+        base, words = self.desc.base, (self.kw + 31) // 32
+        dwords = (self.desc.data_bits + 31) // 32
+        out = {}
+        for r in range(self.desc.size):
+            await self.command(drv.CMD_READ, self.desc.geometry << 20 | r)
+            flags = await self.read32(base + drv.WIN_FLAGS)
+            key = sum([await self.read32(base + drv.WIN_KEY + 4 * i) << (32 * i)
+                       for i in range(words)])
+            data = sum([await self.read32(base + drv.WIN_DATA + 4 * i) << (32 * i)
+                        for i in range(dwords)])
+            length = await self.read32(base + drv.WIN_PRIORITY)
+            out[r] = (bool(flags & 1), flags >> 8 & 0xFF, data, key, length)
+        return out
+
+    async def stored_prefixes(self):
+        """The prefix set as the hardware alone gives it: {(prefix, length): (action, data)}
+        of the valid results."""
+        return {(key, length): (action, data)
+                for valid, action, data, key, length in (await self.read_results()).values()
+                if valid}
+
     # -------------------------------------------------------------------- keys
 
     def boundary_keys(self, prefixes=None):
@@ -348,8 +371,9 @@ async def test_open(dut):
     assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
     info = tb.dev.table_info(TABLE)
     assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.levels,
-            info.latency) == (d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
-                              d.latency), info
+            info.latency, info.prefix_store) == (d.code, d.key_bits, d.size, d.data_bits,
+                                                 d.base, d.geometry, d.latency,
+                                                 d.prefix_store), info
     stride = d.key_bits // d.geometry
     levels = [tb.dev.lpm_level(TABLE, i) for i in range(d.geometry)]
     assert levels == [(stride, 1)] + [(stride, d.extra)] * (d.geometry - 1), levels
@@ -426,6 +450,51 @@ async def test_nested_prefixes(dut):
     for p in readd:
         await tb.delete(*p)
     await tb.lookups(sample(rng, probe, 150))
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_prefix_store(dut):
+    """The prefix store: READ of every result gives back the prefix set the driver wrote,
+    a prefix hidden under two longer ones of its level (no trie entry holds it) included,
+    and follows deletes; rewriting the stored prefixes changes no lookup; CLEAR empties
+    it."""
+    rng, _ = cocotb_util.test_rng(dut, "prefix_store")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    base = rng.getrandbits(kw)
+    hidden = (truncate(base, stride - 1, kw), stride - 1)
+    covering = [(hidden[0], stride), (hidden[0] | 1 << (kw - stride), stride)]
+    for p in [hidden] + covering:
+        assert await tb.try_add(*p, rng.randrange(256), tb.new_data(rng)), p
+    await random_set(tb, rng, 20 if kw == 32 else 12, [base, rng.getrandbits(kw)])
+    assert await tb.stored_prefixes() == tb.oracle.prefixes
+    keys = lookup_keys(tb, rng, [base], 120) + tb.boundary_keys([hidden])
+    await tb.lookups(keys)
+    gone = rng.sample(sorted(p for p in tb.oracle.prefixes if p not in (hidden, covering[0])),
+                      4) + covering[:1]
+    for p in gone:
+        await tb.delete(*p)
+    assert await tb.stored_prefixes() == tb.oracle.prefixes
+
+    # The store is off the lookup path: other prefixes under the same results answer as
+    # before (each result rewritten with its own FLAGS and DATA, a random KEY and PRIORITY).
+    b = tb.desc.base
+    for r, (valid, action, data, _, _) in (await tb.read_results()).items():
+        if not valid:
+            continue
+        for i in range((kw + 31) // 32):
+            await tb.write32(b + drv.WIN_KEY + 4 * i, rng.getrandbits(32))
+        await tb.write32(b + drv.WIN_PRIORITY, rng.randrange(kw + 1))
+        await tb.write32(b + drv.WIN_FLAGS, action << 8 | 1)
+        for i in range((tb.desc.data_bits + 31) // 32):
+            await tb.write32(b + drv.WIN_DATA + 4 * i, data >> (32 * i) & 0xFFFFFFFF)
+        await tb.command(drv.CMD_WRITE, tb.desc.geometry << 20 | r)
+    await tb.lookups(keys)
+
+    tb.dev.table_clear(TABLE)
+    await tb.replay(tb.bus.take())
+    assert all(entry == (False, 0, 0, 0, 0) for entry in (await tb.read_results()).values())
 
 
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")

@@ -15,6 +15,7 @@ CASES = [
     "test_open",
     "test_random_prefixes",
     "test_nested_prefixes",
+    "test_prefix_store",
     "test_delete_readd",
     "test_updates_under_lookups",
     "test_fallback_in_flight",

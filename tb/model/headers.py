@@ -97,7 +97,9 @@ PORT_WIDTH = 4
 
 META_FIELDS = [
     ("ingressPort", PORT_WIDTH), ("egressPort", PORT_WIDTH), ("drop", 1), ("punt", 1),
-    ("reason", 8), ("parseError", 8), ("frameLen", 16), ("payloadOffset", 8),
+    ("reason", 8), ("parseError", 8), ("frameLen", 16), ("payloadOffset", 8), ("color", 2),
+    ("learn", 1), ("sessionHit", 1), ("sessionReply", 1), ("sessionState", 3),
+    ("sessionLearned", 1), ("sessionFailed", 1),
 ]
 
 

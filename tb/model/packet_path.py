@@ -169,6 +169,11 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
     phv["meta.punt"] = int(error != NO_ERROR and error not in DROP_CODES)
     phv["meta.frameLen"] = frame_len & 0xFFFF
     phv["meta.payloadOffset"] = end_of_last
+    phv["meta.color"] = 0  # green until a meter says otherwise
+    # Set by the stages: the session stage's learn input and its result.
+    for name in ("learn", "sessionHit", "sessionReply", "sessionState", "sessionLearned",
+                 "sessionFailed"):
+        phv[f"meta.{name}"] = 0
     return phv
 
 

@@ -25,8 +25,21 @@ Semantics (docs/pipeline.md "Semantics"):
   hits and misses are counted per table, hits also per entry (packets, meta.frameLen
   bytes) when the table has counters;
 - ops: set (from an action-data parameter), setConst, decrement (modulo 2^width), drop
-  (meta.drop, meta.reason), punt (meta.punt, meta.reason), applied in order; values are
-  cut to the field's width.
+  (meta.drop, meta.reason), punt (meta.punt, meta.reason), meter (meter `param` of a
+  meter array colours the frame: meta.color becomes its colour, with meta.frameLen bytes
+  and meta.color as the colour in), applied in order; values are cut to the field's width.
+
+Meter arrays (the "meters" of the description) are tb/model/meter.py's MeterBank, set with
+`Program.meters[name].configure(index, HwMeter, tick)`; `apply(phv, tick=t)` meters at
+tick t (tests that cannot know a frame's tick use meters whose rates are 0).
+
+The session stage (the "sessions" of the description, docs/pipeline.md "The session
+stage") runs right after its `after` table: a frame it applies to (its `applyIf` bit set)
+hands tb/model/session.py's SessionModel (`Program.sessions[name].table`) the zone, the
+5-tuple and the TCP flags read like key parts, and the `learn` bit; the result goes into
+the meta.session* fields it names, and a frame refused by a full table is punted or
+dropped (the model's `drop_on_full`) with the stage's reason. `apply(phv, tick=t)` hands
+the table tick t.
 
 Match kinds (docs/tables.md): exact (key -> action), LPM (the longest prefix covering the
 key), ternary ((key & mask) == value; the highest priority wins, equal priorities go to
@@ -39,9 +52,11 @@ from dataclasses import dataclass, field as dc_field
 from pathlib import Path
 
 from .headers import all_field_names
+from .meter import MeterBank
+from .session import Packet, SessionModel, canonical_key
 
 KINDS = ("exact", "lpm", "ternary")
-OPS = ("set", "setConst", "decrement", "drop", "punt")
+OPS = ("set", "setConst", "decrement", "drop", "punt", "meter")
 # Table punt and drop reasons are at least 0x10; parse errors own 1..15.
 MIN_TABLE_REASON = 0x10
 
@@ -107,6 +122,7 @@ class Op:
     param: str = None
     value: int = None
     reason: int = None
+    meter: str = None
 
 
 @dataclass
@@ -140,8 +156,9 @@ class Action:
             d |= v << p.offset
         return d
 
-    def apply(self, phv, data):
-        """Applies the ops in order to `phv` (a dict, changed in place)."""
+    def apply(self, phv, data, meters=None, tick=0):
+        """Applies the ops in order to `phv` (a dict, changed in place); `meters`: the
+        program's meter arrays by name, metering at `tick`."""
         for op in self.ops:
             if op.op == "set":
                 width = field_width(op.field)
@@ -157,6 +174,10 @@ class Action:
             elif op.op == "punt":
                 phv["meta.punt"] = 1
                 phv["meta.reason"] = op.reason & 0xFF
+            elif op.op == "meter":
+                phv["meta.color"] = meters[op.meter].packet(
+                    self.param(op.param).value(data), tick, phv.get("meta.frameLen", 0),
+                    phv.get("meta.color", 0))
             else:  # checked when loading
                 raise ProgramError(f"unknown op {op.op!r}")
 
@@ -172,7 +193,8 @@ def _action(desc, table):
                                    f"{o.get('op')!r}")
             ops.append(Op(o["op"], o.get("field"), o.get("param"),
                           None if o.get("value") is None else int(o["value"]),
-                          None if o.get("reason") is None else int(o["reason"])))
+                          None if o.get("reason") is None else int(o["reason"]),
+                          o.get("meter")))
         return Action(desc["name"], int(desc["id"]), params, ops)
     except KeyError as e:
         raise ProgramError(f"table {table}: action without {e}") from None
@@ -353,9 +375,9 @@ class Table:
         """(hit, action id, data, entry identity) of a key."""
         raise NotImplementedError
 
-    def apply(self, phv, count=True):
-        """Looks the PHV up and applies the action (phv changed in place); returns a
-        Lookup describing what happened."""
+    def apply(self, phv, count=True, meters=None, tick=0):
+        """Looks the PHV up and applies the action (phv changed in place; `meters` and
+        `tick` as Action.apply takes them); returns a Lookup describing what happened."""
         if self.apply_if is not None and not phv.get(self.apply_if, 0):
             return Lookup(self.name, False)
         key = self.key_of(phv)
@@ -365,7 +387,7 @@ class Table:
         if count:
             self.count(hit, entry, phv.get("meta.frameLen", 0))
         act = self.actions[action_id]
-        act.apply(phv, data)
+        act.apply(phv, data, meters, tick)
         return Lookup(self.name, True, key, hit, entry, act.name, data)
 
     def __len__(self):
@@ -547,6 +569,70 @@ class TernaryTable(Table):
 TABLE_CLASSES = {"exact": ExactTable, "lpm": LpmTable, "ternary": TernaryTable}
 
 
+# ----------------------------------------------------------------------- session stage
+
+# The session table's inputs in layout.json's "fields", and its results in "result".
+SESSION_INPUTS = ("zone", "protocol", "srcAddr", "dstAddr", "srcPort", "dstPort", "tcpFlags")
+SESSION_RESULTS = ("hit", "reply", "state", "learned", "insertFailed")
+
+
+class SessionStage:
+    """The session table as a stage: its description and its SessionModel."""
+
+    def __init__(self, desc):
+        try:
+            self.desc = desc
+            self.name = desc["name"]
+            self.index = int(desc["index"])
+            self.after = desc["after"]
+            self.apply_if = desc.get("applyIf")
+            self.learn = desc["learn"]
+            self.reason = int(desc["reason"])
+            self.inputs = {}
+            for n in SESSION_INPUTS:
+                part = desc["fields"][n]
+                fields = part["fields"] if isinstance(part["fields"], list) else [part["fields"]]
+                self.inputs[n] = (list(fields), int(part["width"]))
+            self.results = {n: desc["result"][n] for n in SESSION_RESULTS}
+            self.table = SessionModel(int(desc["size"]), int(desc.get("ways", 4)),
+                                      addr_bits=self.inputs["srcAddr"][1],
+                                      zone_bits=self.inputs["zone"][1])
+        except KeyError as e:
+            raise ProgramError(f"session table {desc.get('name')}: no {e}") from None
+
+    def read(self, phv, name):
+        """An input as a key part reads it: its first field whose header is valid, else 0."""
+        fields, width = self.inputs[name]
+        for f in fields:
+            if header_valid(phv, f):
+                return read_field(phv, f, width)
+        return 0
+
+    def apply(self, phv, tick=0):
+        """The stage on `phv` (changed in place); returns a Lookup."""
+        if self.apply_if is not None and not phv.get(self.apply_if, 0):
+            return Lookup(self.name, False)
+        p = Packet(self.read(phv, "zone"), self.read(phv, "protocol"), self.read(phv, "srcAddr"),
+                   self.read(phv, "dstAddr"), self.read(phv, "srcPort"),
+                   self.read(phv, "dstPort"), self.read(phv, "tcpFlags"),
+                   bool(phv.get(self.learn, 0)), phv.get("meta.frameLen", 0))
+        r = self.table.packet(p, tick)
+        for n, value in zip(SESSION_RESULTS, (r.hit, r.reply, r.state, r.learned,
+                                              r.insert_failed)):
+            phv[self.results[n]] = int(value)
+        if r.drop or r.punt:
+            phv["meta.drop" if r.drop else "meta.punt"] = 1
+            phv["meta.reason"] = self.reason
+        what = "hit" if r.hit else "learned" if r.learned else \
+            "insert failed" if r.insert_failed else "miss"
+        key = canonical_key(p, self.table.addr_bits)[0]
+        return Lookup(self.name, True, key, r.hit, r.index, what, r.state)
+
+    def reset(self):
+        t = self.table
+        self.table = SessionModel(t.size, t.ways, t.addr_bits, self.inputs["zone"][1])
+
+
 # ---------------------------------------------------------------------------- program
 
 
@@ -580,6 +666,11 @@ class Program:
         self.by_name = {t.name: t for t in self.tables}
         if len(self.by_name) != len(self.tables):
             raise ProgramError("two tables with one name")
+        self.meter_arrays = desc.get("meters", [])
+        self.meters = {m["name"]: MeterBank(int(m["size"])) for m in self.meter_arrays}
+        self.sessions = {s["name"]: SessionStage(s) for s in desc.get("sessions", [])}
+        if any(s.after not in self.by_name for s in self.sessions.values()):
+            raise ProgramError("a session stage follows a table the program does not have")
         self.problems = self.check()
         if self.problems and strict:
             raise ProgramError("; ".join(self.problems))
@@ -637,6 +728,17 @@ class Program:
                                            f"{op.param} ({a.param(op.param).width} bits)")
                         if op.op == "setConst" and (op.value is None or op.value >> fw):
                             out.append(f"{at}: setConst {op.field} value {op.value}")
+                    elif op.op == "meter":
+                        size = next((int(m["size"]) for m in self.meter_arrays
+                                     if m["name"] == op.meter), None)
+                        if size is None:
+                            out.append(f"{at}: meter op on unknown array {op.meter!r}")
+                        elif op.param not in names:
+                            out.append(f"{at}: meter index from unknown parameter "
+                                       f"{op.param!r}")
+                        elif 1 << a.param(op.param).width != size:
+                            out.append(f"{at}: meter index {op.param} is "
+                                       f"{a.param(op.param).width} bits for {size} meters")
                     else:
                         if op.reason is None or not MIN_TABLE_REASON <= op.reason <= 0xFF:
                             out.append(f"{at}: {op.op} reason {op.reason} (tables own "
@@ -645,22 +747,42 @@ class Program:
             if widest != t.data_width:
                 out.append(f"{where}: dataWidth {t.data_width}, the widest action takes "
                            f"{widest}")
+        for st in self.sessions.values():
+            where = f"session table {st.name}"
+            for n, (fields, width) in st.inputs.items():
+                for name in fields:
+                    if field_width(name, width) > width:
+                        out.append(f"{where}: {n} field {name} is wider than {width} bits")
+            flags = [st.results[n] for n in SESSION_RESULTS if n != "state"]
+            for name in [st.learn, st.apply_if] + flags:
+                if name is not None and field_width(name, 1) != 1:
+                    out.append(f"{where}: {name} is not a 1-bit field")
+            if not MIN_TABLE_REASON <= st.reason <= 0xFF:
+                out.append(f"{where}: reason {st.reason} (tables own 0x10..0xff)")
         return out
 
     # ----------------------------------------------------------------- applying
 
-    def apply(self, phv, count=True, trace=None):
+    def apply(self, phv, count=True, trace=None, tick=0):
         """The PHV after the tables (a new dict; `phv` is not changed). With `count`,
-        the counters are updated; `trace`, a list, receives a Lookup per table."""
+        the counters and the meters are updated; `trace`, a list, receives a Lookup per
+        table; meters meter at `tick`."""
         out = dict(phv)
         if out.get("meta.parseError", 0) != 0:
             if trace is not None:
                 trace.extend(Lookup(t.name, False) for t in self.tables)
             return out
+        meters = self.meters if count else copy.deepcopy(self.meters)
+        sessions = self.sessions if count else copy.deepcopy(self.sessions)
         for t in self.tables:
-            r = t.apply(out, count)
+            r = t.apply(out, count, meters, tick)
             if trace is not None:
                 trace.append(r)
+            for s in sessions.values():
+                if s.after == t.name:
+                    r = s.apply(out, tick)
+                    if trace is not None:
+                        trace.append(r)
         return out
 
     def answer(self, phv):
@@ -689,6 +811,10 @@ class Program:
             t.clear()
             t.hits = t.misses = 0
             t.default = t.reset_default
+        for bank in self.meters.values():
+            bank.clear()
+        for stage in self.sessions.values():
+            stage.reset()
 
 
 def load(source, strict=True):

@@ -25,17 +25,10 @@ from tb.pipeline import l2l3
 from tb.pipeline.l2l3 import (
     ACL_DENY, ACL_TO_HOST, L2_DROP, L3_DROP, NO_ROUTE, acl_rule, range_to_masks,
 )
+from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 
 MAC_A, MAC_B = 0x020000000001, 0x020000000002
 ROUTER, NEXT_HOP = 0x02AA00000001, 0x02BB00000002
-
-
-def ip(s):
-    return int(ipaddress.IPv4Address(s))
-
-
-def mac_str(v):
-    return ":".join(f"{(v >> (40 - 8 * i)) & 0xFF:02x}" for i in range(6))
 
 
 def prog():
@@ -69,17 +62,6 @@ def ipv6(eth_dst=MAC_A):
     return bytes(Ether(dst=mac_str(eth_dst), src=mac_str(MAC_B))
                  / IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=1, dport=2)
                  / Raw(bytes(20)))
-
-
-def scapy_routed(frame, dmac, smac):
-    """The routed frame as scapy builds it: new MACs, TTL - 1 (mod 256), checksum
-    recomputed from scratch."""
-    pkt = Ether(frame)
-    pkt[Ether].dst = mac_str(dmac)
-    pkt[Ether].src = mac_str(smac)
-    pkt[IP].ttl = (pkt[IP].ttl - 1) % 256
-    del pkt[IP].chksum
-    return bytes(pkt)
 
 
 def ip_checksum_ok(frame, offset=14):
@@ -193,7 +175,7 @@ def test_exact_duplicates_deletes_and_capacity():
 
 def route(p, prefix, length, port, dmac=NEXT_HOP, smac=ROUTER):
     lpm = p["ipv4_lpm"]
-    lpm.add(ip(prefix), length, "route", lpm.data("route", port=port, dmac=dmac, smac=smac))
+    lpm.add(ip_int(prefix), length, "route", lpm.data("route", port=port, dmac=dmac, smac=smac))
 
 
 def test_routed_frame_matches_scapy():
@@ -203,7 +185,7 @@ def test_routed_frame_matches_scapy():
     out, tuser, drop = run(p, frame, port=2)
     assert drop is None
     assert tuser == {"punt": 0, "egressPort": 7, "reason": 0}
-    assert out == scapy_routed(frame, NEXT_HOP, ROUTER)
+    assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
     got = Ether(out)
     assert got[IP].ttl == 63 and got.dst == mac_str(NEXT_HOP) and got.src == mac_str(ROUTER)
     assert ip_checksum_ok(out)
@@ -220,7 +202,7 @@ def test_ttl_decrements_modulo_256(ttl):
     frame = tcp4(ttl=ttl)
     out, _, _ = run(p, frame)
     assert Ether(out)[IP].ttl == (ttl - 1) % 256
-    assert out == scapy_routed(frame, NEXT_HOP, ROUTER)
+    assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
     assert ip_checksum_ok(out)
 
 
@@ -235,7 +217,7 @@ def test_routing_with_ip_options_and_vlan():
     frame = bytes(pkt)
     out, tuser, _ = run(p, frame)
     assert tuser["egressPort"] == 4
-    assert out == scapy_routed(frame, NEXT_HOP, ROUTER)
+    assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
     assert ip_checksum_ok(out, 18)
 
 
@@ -264,20 +246,20 @@ def test_lpm_nesting_longest_prefix_wins():
         _, tuser, _ = run(p, udp4(dst=dst))
         assert tuser["egressPort"] == port, dst
     # Deleting a middle prefix falls back to the next shorter one.
-    lpm.delete(ip("10.1.2.0"), 25)
+    lpm.delete(ip_int("10.1.2.0"), 25)
     assert run(p, udp4(dst="10.1.2.4"))[1]["egressPort"] == 3
-    lpm.delete(ip("0.0.0.0"), 0)
+    lpm.delete(ip_int("0.0.0.0"), 0)
     assert run(p, udp4(dst="11.0.0.0"))[1] == {"punt": 1, "egressPort": 0,
                                                "reason": NO_ROUTE}
     with pytest.raises(ProgramError):
-        lpm.add(ip("10.1.2.3"), 24, "drop")   # bits past the prefix length
+        lpm.add(ip_int("10.1.2.3"), 24, "drop")   # bits past the prefix length
     with pytest.raises(ProgramError):
-        lpm.delete(ip("10.1.2.0"), 25)
+        lpm.delete(ip_int("10.1.2.0"), 25)
 
 
 def test_lpm_drop_action():
     p = prog()
-    p["ipv4_lpm"].add(ip("10.9.0.0"), 16, "drop")
+    p["ipv4_lpm"].add(ip_int("10.9.0.0"), 16, "drop")
     assert run(p, udp4(dst="10.9.1.1")) == (None, None, L3_DROP)
 
 
@@ -289,16 +271,16 @@ def test_acl_priorities_and_ties():
     acl = p["acl"]
     route(p, "0.0.0.0", 0, 1)
     frame = tcp4(src="10.1.2.3", dst="10.9.8.7", sport=1000, dport=22)
-    anyhost = acl_rule(dst=(ip("10.9.0.0"), 16))
+    anyhost = acl_rule(dst=(ip_int("10.9.0.0"), 16))
     ssh = acl_rule(protocol=6, dstPort=22)
     # Equal priority: the rule added first wins.
     acl.add(*anyhost, 10, "to_host")
     acl.add(*ssh, 10, "deny")
     assert run(p, frame)[1] == {"punt": 1, "egressPort": 1, "reason": ACL_TO_HOST}
     # Higher priority wins whatever the order.
-    acl.add(*acl_rule(src=ip("10.1.2.3")), 20, "permit")
+    acl.add(*acl_rule(src=ip_int("10.1.2.3")), 20, "permit")
     assert run(p, frame)[1] == {"punt": 0, "egressPort": 1, "reason": 0}
-    acl.delete(*acl_rule(src=ip("10.1.2.3")), 20)
+    acl.delete(*acl_rule(src=ip_int("10.1.2.3")), 20)
     # Deleting the first of the tie hands the frame to the second.
     acl.delete(*anyhost, 10)
     assert run(p, frame) == (None, None, ACL_DENY)
@@ -326,8 +308,8 @@ def test_acl_overrides_routing_and_sees_routed_frame():
     acl.add(*acl_rule(protocol=17, dstPort=53), 5, "to_host")
     out, tuser, _ = run(p, frame, port=1)
     assert tuser == {"punt": 1, "egressPort": 6, "reason": ACL_TO_HOST}
-    assert out == scapy_routed(frame, NEXT_HOP, ROUTER)
-    acl.add(*acl_rule(protocol=17, dstPort=53, src=ip("10.1.2.3")), 6, "deny")
+    assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
+    acl.add(*acl_rule(protocol=17, dstPort=53, src=ip_int("10.1.2.3")), 6, "deny")
     assert run(p, frame) == (None, None, ACL_DENY)
     assert run(p, udp4(dst="172.16.0.1", dport=53)) == (None, None, ACL_DENY)
     # L2 drop then a permit: still dropped with the L2 reason.
@@ -338,7 +320,7 @@ def test_acl_overrides_routing_and_sees_routed_frame():
 def test_acl_key_first_valid_ports():
     p = prog()
     acl = p["acl"]
-    src, dst = ip("1.2.3.4"), ip("5.6.7.8")
+    src, dst = ip_int("1.2.3.4"), ip_int("5.6.7.8")
     tcp_phv = parse(tcp4(src="1.2.3.4", dst="5.6.7.8", sport=111, dport=222))
     udp_phv = parse(udp4(src="1.2.3.4", dst="5.6.7.8", sport=333, dport=444))
     icmp_phv = parse(bytes(Ether(dst=mac_str(MAC_A), src=mac_str(MAC_B))
@@ -449,17 +431,17 @@ def test_counters_per_table_and_entry():
     lens = [len(f) for f in frames]
     assert p.counters() == {"l2_fwd": (4, 1), "ipv4_lpm": (3, 1), "acl": (3, 1)}
     assert l2.entry_counters(MAC_A) == (4, lens[0] + lens[1] + lens[2] + lens[4])
-    assert lpm.entry_counters((ip("10.9.0.0"), 16)) == (2, lens[0] + lens[2])
-    assert lpm.entry_counters((ip("10.0.0.0"), 8)) == (1, lens[1])
+    assert lpm.entry_counters((ip_int("10.9.0.0"), 16)) == (2, lens[0] + lens[2])
+    assert lpm.entry_counters((ip_int("10.0.0.0"), 8)) == (1, lens[1])
     assert acl.entry_counters((*rule, 1)) == (3, lens[0] + lens[1] + lens[2])
     assert p.entry_counters()["l2_fwd"] == {MAC_A: (4, lens[0] + lens[1] + lens[2] + lens[4])}
     # answer() does not count.
     p.answer(parse(frames[0]))
     assert p.counters()["ipv4_lpm"] == (3, 1)
     # A deleted entry's counts go with it; re-added, it starts at zero.
-    assert lpm.delete(ip("10.9.0.0"), 16) == (2, lens[0] + lens[2])
+    assert lpm.delete(ip_int("10.9.0.0"), 16) == (2, lens[0] + lens[2])
     route(p, "10.9.0.0", 16, 3)
-    assert lpm.entry_counters((ip("10.9.0.0"), 16)) == (0, 0)
+    assert lpm.entry_counters((ip_int("10.9.0.0"), 16)) == (0, 0)
     # Reset of one entry's counts; CLEAR keeps the table's hit and miss counts.
     assert l2.reset_entry_counters(MAC_A)[0] == 4
     run(p, frames[0])
@@ -485,7 +467,7 @@ def test_default_action_at_run_time():
     assert lpm.get_default() == (l2l3.ROUTE, (12 << 96) | (0xAB << 48) | 0xCD)
     out, tuser, _ = run(p, frame)
     assert tuser == {"punt": 0, "egressPort": 12, "reason": 0}
-    assert out == scapy_routed(frame, 0xAB, 0xCD)
+    assert out == routed_by_scapy(frame, 0xAB, 0xCD)
     l2.set_default("forward", 5)
     assert run(p, arp())[1]["egressPort"] == 5
     acl.set_default("to_host")
@@ -611,7 +593,7 @@ def test_independent_random_cross_check(matcha_seed):
                 drop, reason = 1, L3_DROP
             else:
                 _, egress, dmac, smac = routes[best]
-                pkt = Ether(scapy_routed(bytes(pkt), dmac, smac))
+                pkt = Ether(routed_by_scapy(bytes(pkt), dmac, smac))
             l4 = pkt[IP].payload if pkt[IP].frag == 0 and pkt[IP].proto in (6, 17) else None
             sport = l4.sport if l4 is not None else 0
             dport = l4.dport if l4 is not None else 0
@@ -653,3 +635,114 @@ def test_independent_random_cross_check(matcha_seed):
             assert ip_checksum_ok(got[0], 18 if Dot1Q in Ether(got[0]) else 14)
         checked += 1
     assert checked > 350
+
+
+# ------------------------------------------------------------------ the session stage
+
+# A table on the ingress port whose `learn` action lets a frame create a session, then a
+# session stage of 4 sessions in 4 ways: every key has the same 4 candidate slots (one
+# slot per way), so the fifth flow finds no free way whatever the hash.
+SESSION_REASON = 0x27
+
+
+def session_program():
+    port_part = {"fields": ["meta.ingressPort"], "width": 4}
+
+    def part(*fields, width):
+        return {"fields": list(fields), "width": width}
+
+    return Program({"name": "s", "tables": [{
+        "name": "gate", "index": 0, "kind": "exact", "size": 16, "keyWidth": 4,
+        "dataWidth": 1, "counters": False, "applyIf": None, "key": [port_part],
+        "actions": [{"name": "no_op", "id": 0, "params": [], "ops": []},
+                    {"name": "learn", "id": 1, "params": [],
+                     "ops": [{"op": "setConst", "field": "meta.learn", "value": 1}]}],
+        "default": {"action": "no_op", "data": 0}}],
+        "sessions": [{
+            "name": "sessions", "index": 1, "size": 4, "ways": 4, "keyWidth": 128,
+            "latency": 4, "after": "gate", "applyIf": "hdr.ipv4.valid",
+            "learn": "meta.learn", "reason": SESSION_REASON,
+            "fields": {"zone": part("hdr.vxlan.vni", width=24),
+                       "protocol": part("hdr.ipv4.protocol", width=8),
+                       "srcAddr": part("hdr.ipv4.src", width=32),
+                       "dstAddr": part("hdr.ipv4.dst", width=32),
+                       "srcPort": part("hdr.tcp.srcPort", "hdr.udp.srcPort", width=16),
+                       "dstPort": part("hdr.tcp.dstPort", "hdr.udp.dstPort", width=16),
+                       "tcpFlags": part("hdr.tcp.flags", width=8)},
+            "result": {"hit": "meta.sessionHit", "reply": "meta.sessionReply",
+                       "state": "meta.sessionState", "learned": "meta.sessionLearned",
+                       "insertFailed": "meta.sessionFailed"}}]})
+
+
+def session_fields(phv):
+    return tuple(phv[f"meta.{n}"] for n in ("sessionHit", "sessionReply", "sessionState",
+                                           "sessionLearned", "sessionFailed"))
+
+
+def udp_frame(src, dst, sport, dport):
+    return bytes(Ether(dst=mac_str(MAC_A), src=mac_str(MAC_B)) / IP(src=src, dst=dst) /
+                 UDP(sport=sport, dport=dport) / Raw(bytes(30)))
+
+
+def test_session_stage_learns_hits_and_refuses():
+    """Port 1 may learn, port 0 may not: a UDP flow from port 1 is learned (state UDP), its
+    reply from port 0 hits as a reply; a flow from port 0 is not learned; the fifth flow
+    from port 1 finds no free way and is punted with the stage's reason, then dropped once
+    the table's policy is drop; the live sessions stay."""
+    p = session_program()
+    p["gate"].add(1, "learn")
+    table = p.sessions["sessions"].table
+    first = p.apply(parse(udp_frame("10.0.0.1", "192.0.2.1", 1000, 53), ingress_port=1))
+    assert session_fields(first) == (0, 0, 6, 1, 0) and first["meta.learn"] == 1
+    reply = p.apply(parse(udp_frame("192.0.2.1", "10.0.0.1", 53, 1000), ingress_port=0))
+    assert session_fields(reply) == (1, 1, 6, 0, 0)
+    stranger = p.apply(parse(udp_frame("192.0.2.9", "10.0.0.1", 53, 1001), ingress_port=0))
+    assert session_fields(stranger) == (0, 0, 0, 0, 0) and not stranger["meta.punt"]
+    for i in range(3):
+        p.apply(parse(udp_frame("10.0.0.1", "192.0.2.1", 2000 + i, 53), ingress_port=1))
+    assert table.occupancy == 4
+    full = p.apply(parse(udp_frame("10.0.0.2", "192.0.2.1", 3000, 53), ingress_port=1))
+    assert session_fields(full) == (0, 0, 0, 0, 1)
+    assert (full["meta.punt"], full["meta.drop"], full["meta.reason"]) == (1, 0, SESSION_REASON)
+    table.drop_on_full = True
+    full = p.apply(parse(udp_frame("10.0.0.2", "192.0.2.1", 3001, 53), ingress_port=1))
+    assert (full["meta.punt"], full["meta.drop"], full["meta.reason"]) == (0, 1, SESSION_REASON)
+    assert deparse(udp_frame("10.0.0.2", "192.0.2.1", 3001, 53), full)[2] == SESSION_REASON
+    assert (table.learned, table.insert_failed, table.occupancy) == (4, 2, 4)
+    again = p.apply(parse(udp_frame("10.0.0.1", "192.0.2.1", 1000, 53), ingress_port=1))
+    assert session_fields(again) == (1, 0, 6, 0, 0)
+
+
+def test_session_stage_skips_frames_it_does_not_apply_to():
+    """A frame that is not IPv4 (applyIf) and a frame with a parse error pass the stage
+    untouched and uncounted; answer() leaves the table as it was."""
+    p = session_program()
+    p["gate"].add(1, "learn")
+    table = p.sessions["sessions"].table
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=mac_str(MAC_B)) / ARP() / Raw(bytes(20)))
+    out = p.apply(parse(arp, ingress_port=1))
+    assert session_fields(out) == (0, 0, 0, 0, 0)
+    runt = udp_frame("10.0.0.1", "192.0.2.1", 1000, 53)[:40]
+    out = p.apply(parse(runt, ingress_port=1))
+    assert out["meta.parseError"] != NO_ERROR and session_fields(out) == (0, 0, 0, 0, 0)
+    assert table.hits + table.misses == 0
+    p.answer(parse(udp_frame("10.0.0.1", "192.0.2.1", 1000, 53), ingress_port=1))
+    assert table.occupancy == 0
+
+
+def test_session_stage_description_checked():
+    """A learn bit wider than one bit, a zone field wider than the zone, a reason of the
+    parse errors, and a stage after a table the program does not have are refused."""
+    desc = session_program().desc
+    bad = json.loads(json.dumps(desc))
+    s = bad["sessions"][0]
+    s["learn"] = "meta.reason"
+    s["fields"]["zone"] = {"fields": ["hdr.eth.dst"], "width": 24}
+    s["reason"] = 3
+    problems = Program(bad, strict=False).problems
+    assert any("meta.reason is not a 1-bit field" in m for m in problems), problems
+    assert any("zone field hdr.eth.dst is wider than 24 bits" in m for m in problems), problems
+    assert any("reason 3" in m for m in problems), problems
+    s["after"] = "nope"
+    with pytest.raises(ProgramError, match="follows a table"):
+        Program(bad, strict=False)

@@ -245,3 +245,53 @@ async def test_idle_outputs_quiet(dut):
     await tb.send("first_after_idle", frame, 7)
     await tb.check()
     await ClockCycles(dut.clk, 5)
+
+
+@cocotb.test()
+async def test_decision_per_frame_before_its_bytes(dut):
+    """decision_valid pulses once per frame, in frame order, with payload 1 exactly for the
+    frames the model drops (bad_frame, oversize, malformed ones it drops) and 0 for the
+    rest; for every frame that comes out, its decision comes in an earlier clock than its
+    first output beat, even with the output stalled for long stretches (what a wrapper
+    carrying per-frame state beside the path relies on)."""
+    rng, _ = cocotb_util.test_rng(dut, "decision_per_frame_before_its_bytes")
+    tb = PacketPathTb(dut, rng)
+    await tb.start()
+    clock = {"now": 0}
+    decisions, first_beats = [], []
+
+    async def watch():
+        in_frame = False
+        while True:
+            await RisingEdge(dut.clk)
+            clock["now"] += 1
+            if int(dut.decision_valid.value):
+                decisions.append((clock["now"], int(dut.decision_payload.value)))
+            if int(dut.m_axis_tvalid.value) and int(dut.m_axis_tready.value):
+                if not in_frame:
+                    first_beats.append(clock["now"])
+                in_frame = not int(dut.m_axis_tlast.value)
+
+    cocotb.start_soon(watch())
+    dropped = []
+    cases = list(packets.malformed_cases(rng).items())
+    for rnd in range(3):
+        tb.gaps(rng.choice([0.0, 0.3]), rng.choice([0.0, 0.5, 0.9]))
+        for k in range(40):
+            r = rng.random()
+            if r < 0.2:
+                name, (frame, kw) = rng.choice(cases)
+                bad = kw.get("bad_frame", False)
+            else:
+                frame = packets.random_frame(rng, 60, rng.choice([100, 700, 3000]))
+                name, bad = "frame", r < 0.35
+            exp = await tb.send(f"r{rnd} #{k} {name}", frame, rng.randrange(16), bad=bad)
+            dropped.append(exp[0] is None)
+        await tb.check()
+    assert [d for _, d in decisions] == [int(d) for d in dropped], \
+        f"{len(decisions)} decisions for {len(dropped)} frames, or a payload differs"
+    kept = [c for c, d in decisions if not d]
+    assert len(kept) == len(first_beats)
+    late = [(k, c, b) for k, (c, b) in enumerate(zip(kept, first_beats)) if c >= b]
+    assert not late, f"{len(late)} frames left before their decision, first (frame, " \
+                     f"decision clock, first beat clock) {late[0]}"

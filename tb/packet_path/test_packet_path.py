@@ -19,6 +19,7 @@ CASES = [
     "test_back_to_back_no_gaps",
     "test_min_frames_at_line_rate",
     "test_idle_outputs_quiet",
+    "test_decision_per_frame_before_its_bytes",
 ]
 
 

@@ -20,8 +20,16 @@ import ctypes
 from dataclasses import dataclass, field
 
 from tb.common import driver as drv
+from tb.model.meter import HwMeter
 
 KIND_CODES = {"exact": drv.KIND_EXACT, "lpm": drv.KIND_LPM, "ternary": drv.KIND_TERNARY}
+# A pipeline's meter arrays (docs/tables.md, "Meters"): 12 DATA words, 32-bit rates, 40-bit
+# bursts and levels, a 32-bit time base ticking every clock.
+METER_DATA_BITS = 12 * 32
+METER_GEOMETRY = 32 | 40 << 8 | 32 << 16
+METER_WRITE_WORDS = 7
+# A session table's readback data: the age (16 bits) and the initiator bit.
+SESSION_DATA_BITS = 17
 VERSION_1_0 = 1 << 16
 MAGIC_VALUE = 0x4D544348
 
@@ -42,7 +50,7 @@ class SwitchBus:
 
 def descriptor_of(table):
     """The descriptor docs/tables.md gives a table of a program description: kind (with
-    the counters and default bits), keyWidth, size, dataWidth, base, ways/levels, latency,
+    the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base, ways/levels, latency,
     nodes."""
     kind = KIND_CODES[table["kind"]] | drv.KIND_DEFAULT_ACTION
     if table.get("counters"):
@@ -51,6 +59,7 @@ def descriptor_of(table):
     if table["kind"] == "exact":
         geometry = table.get("ways", 4)
     elif table["kind"] == "lpm":
+        kind |= drv.KIND_PREFIX_STORE
         geometry = table["lpm"]["levels"]
         extra = table["lpm"]["nodes"]
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
@@ -58,14 +67,39 @@ def descriptor_of(table):
                           extra)
 
 
+def descriptor_of_meter(meter):
+    """The descriptor docs/tables.md gives a meter array of a program description."""
+    size = int(meter["size"])
+    return drv.Descriptor(drv.KIND_METER, size.bit_length() - 1, size, METER_DATA_BITS,
+                          (meter["index"] + 1) * 0x10000, METER_GEOMETRY,
+                          meter.get("latency", 0), 1)
+
+
+def descriptor_of_session(session):
+    """The descriptor docs/sessions.md gives a session table of a program description:
+    kind 5 with counters, the canonical key width, size, 17 bits of readback data, the ways,
+    the latency."""
+    return drv.Descriptor(drv.KIND_SESSION | drv.KIND_COUNTERS, session["keyWidth"],
+                          session["size"], SESSION_DATA_BITS, (session["index"] + 1) * 0x10000,
+                          session["ways"], session["latency"], 0)
+
+
+def descriptors_for(program):
+    """[(index, Descriptor)] of a program description's tables, meter arrays and session
+    tables."""
+    out = [(t["index"], descriptor_of(t)) for t in program["tables"]]
+    out += [(m["index"], descriptor_of_meter(m)) for m in program.get("meters", [])]
+    out += [(s["index"], descriptor_of_session(s)) for s in program.get("sessions", [])]
+    return sorted(out)
+
+
 def snapshot_for(program, build_id=0):
     """A self-describing block (address -> value, as driver.read_info_block returns it)
     for a program description: what the hardware should show for it."""
-    tables = sorted(program["tables"], key=lambda t: t["index"])
+    objects = descriptors_for(program)
     snap = {drv.MAGIC: MAGIC_VALUE, drv.VERSION: VERSION_1_0, drv.BUILD_ID: build_id,
-            drv.OBJECTS: len(tables)}
-    for i, t in enumerate(tables):
-        d = descriptor_of(t)
+            drv.OBJECTS: len(objects)}
+    for i, (_, d) in enumerate(objects):
         for j, v in enumerate((d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
                                d.latency, d.extra)):
             snap[drv.DESCRIPTORS + drv.DESCRIPTOR_BYTES * i + 4 * j] = v
@@ -101,6 +135,8 @@ class Control:
         self.model = program
         self.open_writes = self.recorder.take()
         self.number = {t.name: t.index for t in program.tables}
+        self.number.update({m["name"]: m["index"] for m in program.meter_arrays})
+        self.number.update({s.name: s.index for s in program.sessions.values()})
 
     def close(self):
         self.dev.close()
@@ -152,6 +188,42 @@ class Control:
         call = lambda: self.dev.set_default(n, aid, data)  # noqa: E731
         return Update(f"{name} default {t.action(aid).name}({data:#x})", call,
                       lambda: t.set_default(aid, data))
+
+    def meter_set(self, name, index, flags=0, cir=0, cburst=0, pir=0, pburst=0):
+        """The Update setting meter `index` of array `name` in P4Runtime terms (recorded
+        only): the model takes the setting in the hardware's units as the driver wrote it
+        into the staging registers, with full buckets, at tick 0 (tests that cannot know a
+        frame's tick use rates of 0)."""
+        n = self.number[name]
+        data = (n + 1) * 0x10000 + drv.WIN_DATA
+        setting = {}
+
+        def call():
+            self.dev.meter_set(n, index, flags, cir, cburst, pir, pburst)
+            w = [self.recorder.staging.get(data + 4 * i, 0) for i in range(METER_WRITE_WORDS)]
+            setting["hw"] = HwMeter.from_mode(w[0], w[1], w[2], w[3] | w[4] << 32,
+                                              w[5] | w[6] << 32)
+
+        return Update(f"{name}[{index}] meter_set flags {flags:#x} CIR {cir} CBS {cburst} "
+                      f"PIR {pir} PBS/EBS {pburst}", call,
+                      lambda: self.model.meters[name].configure(index, setting["hw"], 0))
+
+    def meter_set_off(self, name, index):
+        """The Update unconfiguring meter `index` of array `name` (every frame green)."""
+        n = self.number[name]
+        return Update(f"{name}[{index}] unconfigured",
+                      lambda: self.dev.meter_set(n, index, off=True),
+                      lambda: self.model.meters[name].configure(index, None, 0))
+
+    def session_set_policy(self, name, policy):
+        """The Update setting a session table's full policy (drv.SESSION_PUNT or _DROP)."""
+        stage = self.model.sessions[name]
+
+        def apply():
+            stage.table.drop_on_full = policy == drv.SESSION_DROP
+
+        return Update(f"{name} full policy {'drop' if policy == drv.SESSION_DROP else 'punt'}",
+                      lambda: self.dev.session_set_policy(self.number[name], policy), apply)
 
     def clear(self, name):
         t = self.model[name]

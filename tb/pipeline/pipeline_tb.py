@@ -29,18 +29,19 @@ from scapy.layers.l2 import Ether
 
 from tb.common import cocotb_util, packets
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
 from tb.model import NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import Program
 from tb.pipeline import traffic
 from tb.pipeline.control import (
-    Control, descriptor_of, entry_args, range_pairs,
+    Control, descriptors_for, entry_args, range_pairs,
 )
 from tb.pipeline.l2l3 import (
     ACL_DENY, ACL_TO_HOST, L2_DROP, L3_DROP, NO_ROUTE, acl_rule,
 )
 from tb.pipeline.outputs import Emitted, Sent, match
-from tb.pipeline.traffic import ip_int, mac_str
+from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 
 HITS, MISSES = drv.WIN_HITS, drv.WIN_MISSES
 
@@ -50,8 +51,8 @@ class LiveBus:
     the thread until the AXI4-Lite transaction is done; SLVERR raises BusError."""
 
     def __init__(self, tb):
-        self._read = resume(tb.bus_read)
-        self._write = resume(tb.bus_write)
+        self._read = resume(tb.read32)
+        self._write = resume(tb.write32)
 
     def read32(self, addr):
         return self._read(addr)
@@ -60,7 +61,7 @@ class LiveBus:
         self._write(addr, value)
 
 
-class PipelineTb:
+class PipelineTb(AxiLiteRegisters):
     def __init__(self, dut, rng):
         self.dut = dut
         self.rng = rng
@@ -100,33 +101,11 @@ class PipelineTb:
         build_id = self.lay.raw.get("buildId")
         assert s[drv.BUILD_ID] == build_id, \
             f"BUILD_ID {s[drv.BUILD_ID]:#x}, layout.json buildId {build_id!r}"
-        tables = self.lay.raw["program"]["tables"]
+        want = descriptors_for(self.lay.raw["program"])
         got = drv.descriptors(s)
-        assert len(got) == len(tables), f"{len(got)} descriptors, {len(tables)} tables"
-        for t in tables:
-            want = descriptor_of(t)
-            assert got[t["index"]] == want, \
-                f"descriptor {t['index']} ({t['name']}): {got[t['index']]}, want {want}"
-
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
-    async def bus_read(self, addr):
-        r = await self.axil.read(addr, 4)
-        if r.resp != AxiResp.OKAY:
-            raise drv.BusError(f"read of 0x{addr:06x}: {r.resp!r}")
-        return int.from_bytes(r.data, "little")
-
-    async def bus_write(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        if r.resp != AxiResp.OKAY:
-            raise drv.BusError(f"write of 0x{value:08x} to 0x{addr:06x}: {r.resp!r}")
+        assert len(got) == len(want), f"{len(got)} descriptors, the program has {len(want)}"
+        for index, d in want:
+            assert got[index] == d, f"descriptor {index}: {got[index]}, want {d}"
 
     async def read64(self, addr):
         lo = await self.read32(addr)    # reading the low word latches the high word
@@ -216,9 +195,13 @@ class PipelineTb:
         return a
 
     async def send(self, name, frame, port=0, bad=False):
-        """Queues a frame; the model counts it with the tables of now."""
+        """Queues a frame; the model counts it with the tables of now. With meters or a
+        session table, a frame's answer depends on the frames before it, so it is taken
+        now, for the tables of now."""
         s = Sent(name, bytes(frame), port, bad, len(self.states) - 1)
-        self.model.apply(self.parse(frame, port, bad), count=True)
+        after = self.model.apply(self.parse(frame, port, bad), count=True)
+        if self.model.meters or self.model.sessions:
+            s.answers[s.state] = deparse(s.frame, after)
         self.sent.append(s)
         await self.src.send(AxiStreamFrame(s.frame, tuser=in_tuser_bytes(
             len(frame), self.lanes, port, bad)))
@@ -306,11 +289,8 @@ class PipelineTb:
         base = (t.index + 1) * 0x10000
         if t.kind == "lpm":
             index |= t.geometry["levels"] << drv.LPM_LEVEL_SHIFT
-        await self.write32(base + drv.WIN_INDEX, index)
-        await self.write32(base + drv.WIN_CMD, drv.CMD_READ)
-        while (status := await self.read32(base + drv.WIN_STATUS)) & 1:
-            pass
-        assert (status >> 8) & 0xFF == 0, f"READ of {table} index {index}: STATUS {status:#x}"
+        error = await self.window_command(base, drv.CMD_READ, index)
+        assert error == 0, f"READ of {table} index {index}: STATUS error {error}"
         return await self.read64(base + drv.WIN_PACKETS), await self.read64(base + drv.WIN_BYTES)
 
 
@@ -341,16 +321,6 @@ def ipv4(tb, dst, src="10.1.2.3", proto=17, sport=1234, dport=80, eth_dst=0x0200
     return traffic.build_ipv4(tb.rng, eth_dst=eth_dst, src=ip_int(src), dst=ip_int(dst),
                               proto=proto, sport=sport, dport=dport, ttl=ttl, vlan=vlan,
                               options=options, length=length)
-
-
-def routed_by_scapy(frame, dmac, smac):
-    """The frame routed as scapy builds it: MACs, TTL - 1 (mod 256), checksum recomputed."""
-    pkt = Ether(frame)
-    pkt[Ether].dst = mac_str(dmac)
-    pkt[Ether].src = mac_str(smac)
-    pkt[IP].ttl = (pkt[IP].ttl - 1) % 256
-    del pkt[IP].chksum
-    return bytes(pkt)
 
 
 def ipv4_header_ok(out):

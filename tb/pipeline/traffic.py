@@ -24,6 +24,16 @@ def mac_str(v):
     return ":".join(f"{(v >> (40 - 8 * i)) & 0xFF:02x}" for i in range(6))
 
 
+def routed_by_scapy(frame, dmac, smac):
+    """The frame routed as scapy builds it: MACs, TTL - 1 (mod 256), checksum recomputed."""
+    pkt = Ether(frame)
+    pkt[Ether].dst = mac_str(dmac)
+    pkt[Ether].src = mac_str(smac)
+    pkt[IP].ttl = (pkt[IP].ttl - 1) % 256
+    del pkt[IP].chksum
+    return bytes(pkt)
+
+
 def ip_str(v):
     return str(ipaddress.IPv4Address(v))
 

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
-from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import driver as drv
+from tb.common.axil import AxiLiteRegisters
 
 TABLE = 0
 TIMEOUT_MS = 400
@@ -103,7 +104,7 @@ class Oracle:
         return o
 
 
-class TernaryTableTb:
+class TernaryTableTb(AxiLiteRegisters):
     def __init__(self, dut):
         self.dut = dut
         self.name = os.environ.get("COCOTB_TOPLEVEL", dut._name)
@@ -136,15 +137,6 @@ class TernaryTableTb:
         self.dev = drv.Device(self.bus)
         await self.replay(self.bus.take())
 
-    async def write32(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        assert r.resp == AxiResp.OKAY, f"write 0x{value:08x} to 0x{addr:06x}: {r.resp!r}"
-
-    async def read32(self, addr):
-        r = await self.axil.read(addr, 4)
-        assert r.resp == AxiResp.OKAY, f"read of 0x{addr:06x}: {r.resp!r}"
-        return int.from_bytes(r.data, "little")
-
     async def replay(self, writes):
         return await drv.replay(writes, self.write32, self.read32)
 
@@ -155,12 +147,8 @@ class TernaryTableTb:
         return v
 
     async def command(self, op, index):
-        """A command straight on the window; returns the STATUS error field."""
-        await self.write32(self.base + drv.WIN_INDEX, index)
-        await self.write32(self.base + drv.WIN_CMD, op)
-        while (status := await self.read32(self.base + drv.WIN_STATUS)) & 1:
-            pass
-        return (status >> 8) & 0xFF
+        """A command straight on the window; returns STATUS's error field."""
+        return await self.window_command(self.base, op, index)
 
     async def read_entry(self, index):
         """READ of entry `index`: (valid, action, priority, value, mask, data)."""
@@ -355,10 +343,13 @@ class TernaryTableTb:
             at += w
         return mask
 
-    def rand_rule(self, rng, bases, priorities):
-        """A (value, mask, priority) not in the table, its value drawn around `bases`."""
+    def rand_rule(self, rng, bases, priorities, catch_all=True):
+        """A (value, mask, priority) not in the table, its value drawn around `bases`;
+        without `catch_all`, never the empty mask."""
         while True:
             mask = self.rand_mask(rng)
+            if not mask and not catch_all:
+                continue
             base = rng.choice(bases) if bases and rng.random() < 0.85 else rng.getrandbits(self.kw)
             ident = (base & mask, mask, rng.choice(priorities))
             if ident not in self.oracle.rules:
@@ -386,11 +377,11 @@ def sample(rng, keys, n):
     return keys if len(keys) <= n else rng.sample(keys, n)
 
 
-async def fill(tb, rng, count, bases, priorities):
+async def fill(tb, rng, count, bases, priorities, catch_all=True):
     """Adds `count` random rules; returns their idents."""
     added = []
     for _ in range(count):
-        ident = tb.rand_rule(rng, bases, priorities)
+        ident = tb.rand_rule(rng, bases, priorities, catch_all)
         await tb.add(*ident, rng=rng)
         added.append(ident)
     return added
@@ -676,13 +667,15 @@ async def test_random_rules(dut):
     kw = tb.kw
     bases = [rng.getrandbits(kw) for _ in range(4)]
     priorities = [0, 1, 1, 2, 10, 10, 100, TOP_PRIORITY]
-    await fill(tb, rng, tb.size // 2, bases, priorities)
+    # No catch-all rule here (test_equal_priority_overlap has it): it would leave no key to
+    # miss, and the misses are half of what this test checks.
+    await fill(tb, rng, tb.size // 2, bases, priorities, catch_all=False)
     await tb.lookups(tb.rule_keys(rng) + [rng.getrandbits(kw) for _ in range(30)])
     for rnd in range(8):
         for _ in range(rng.randint(2, 6)):
             present = sorted(tb.oracle.rules)
             if len(present) < tb.size and (not present or rng.random() < 0.55):
-                ident = tb.rand_rule(rng, bases, priorities)
+                ident = tb.rand_rule(rng, bases, priorities, catch_all=False)
                 if rng.random() < 0.3:
                     keys = tb.rule_keys(rng, per_rule=1) + tb.rule_keys(rng, [ident], 4)
                     before = tb.oracle.snapshot()

@@ -1,7 +1,7 @@
 /*
  * matcha-ctl commands. The command table below is the whole language: each entry names a
- * command, its arguments, a line of help and the function that runs it; a new command
- * (meter_set_rates, session_*) is one more entry and one more function.
+ * command, its arguments, a line of help and the function that runs it; a new command is
+ * one more entry and one more function.
  */
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "ctl.h"
@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strcasecmp */
 
 struct words {
 	int n;
@@ -45,6 +46,32 @@ static int cmd_counter_reset(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
 static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
+static int cmd_meter_set_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_meter_get_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_meter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_set_clock_hz(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_dump(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_delete(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_flush(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_stats(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_set_timeout(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_get_timeout(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_set_policy(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
+static int cmd_session_get_policy(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
 static int cmd_help(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
 static int cmd_quit(struct ctl *c, const struct ctl_command *command,
@@ -68,6 +95,35 @@ static const struct ctl_command commands[] = {
 	  cmd_counter_reset },
 	{ "table_info", "[<table>]", "tables, key fields, actions and parameters",
 	  cmd_table_info },
+	{ "meter_set_rates",
+	  "<meter> <index> <cir>:<cburst> [<pir>:<pburst>] [srtcm|trtcm] [color-aware] [packets]",
+	  "configure a meter: rates in bytes (packets) per second, bursts in bytes (packets)",
+	  cmd_meter_set_rates },
+	{ "meter_get_rates", "<meter> <index>", "a meter's configuration and bucket levels",
+	  cmd_meter_get_rates },
+	{ "meter_reset", "<meter> <index>",
+	  "unconfigure a meter (it marks every packet green)", cmd_meter_reset },
+	{ "set_clock_hz", "<hz>", "the pipeline's clock frequency, which the meter rates need",
+	  cmd_set_clock_hz },
+	{ "session_dump", "<table>",
+	  "every session: zone, protocol, initiator -> responder, state, age, packets, bytes",
+	  cmd_session_dump },
+	{ "session_delete", "<table> <zone> <protocol> <src> <sport> <dst> <dport>",
+	  "delete a session, given in either direction", cmd_session_delete },
+	{ "session_flush", "<table>", "delete every session and zero the counts",
+	  cmd_session_flush },
+	{ "session_stats", "<table>",
+	  "occupancy, sessions learned and aged, packets refused, hits and misses",
+	  cmd_session_stats },
+	{ "session_set_timeout", "<table> <state> <ticks>",
+	  "idle timeout of a state (1..65534 ticks; 65535: never)", cmd_session_set_timeout },
+	{ "session_get_timeout", "<table> [<state>]", "the idle timeout of a state, or of all",
+	  cmd_session_get_timeout },
+	{ "session_set_tick", "<table> <clocks>", "the length of a tick in clocks",
+	  cmd_session_set_tick },
+	{ "session_set_policy", "<table> punt|drop",
+	  "what happens to a packet that may learn but finds no free way", cmd_session_set_policy },
+	{ "session_get_policy", "<table>", "the full-table policy", cmd_session_get_policy },
 	{ "help", "[<command>]", "the commands, or one command in detail", cmd_help },
 	{ "quit", "", "leave (end of input does the same)", cmd_quit },
 };
@@ -80,6 +136,25 @@ static const char match_help[] =
 	"  ternary   0x0a000001&&&0xff000000   10.0.0.0&&&255.0.0.0\n"
 	"  range     80->90              (ternary tables; expanded to prefixes)\n"
 	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1)\n";
+
+/* BMv2's simple_switch_CLI takes rates per microsecond; these are P4Runtime MeterConfig's
+ * units, those of matcha_meter_set. */
+static const char meter_help[] =
+	"units (P4Runtime MeterConfig, as the driver's matcha_meter_set): rates in bytes per\n"
+	"second, bursts in bytes; with 'packets', packets per second and packets.\n"
+	"  trtcm (RFC 2698, the default with two pairs): <cir>:<cbs> <pir>:<pbs>, PIR >= CIR\n"
+	"  srtcm (RFC 2697, the default with one pair):  <cir>:<cbs> [0:<ebs>], the excess\n"
+	"        bucket fills at CIR, so its rate is 0\n"
+	"  color-aware  honour the colour the packet already has (default: colour-blind)\n"
+	"the rates are converted with the pipeline's clock: matcha-ctl --clock-hz HZ or\n"
+	"set_clock_hz HZ first. Example: meter_set_rates policers 3 125000:10000 250000:20000\n";
+
+static const char session_help[] =
+	"session tables (docs/sessions.md): <table> is the index table_info lists (or a name\n"
+	"from the layout); <protocol> tcp, udp or a number; addresses a.b.c.d; <zone> 0..2^24-1\n"
+	"(a VNI or a VRF). States: SYN_SENT SYN_ACK ESTABLISHED CLOSING RESET UDP. Ages and\n"
+	"timeouts are in ticks, session_set_tick sets the clocks per tick.\n"
+	"Example: session_delete 4 7 tcp 10.0.0.1 40000 192.168.0.1 443\n";
 
 void ctl_init(struct ctl *c, matcha_dev *dev, FILE *out)
 {
@@ -98,10 +173,15 @@ static int fail(struct ctl *c, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* A failed library call: its message, after the command's name. */
+/* A failed library call: its message, after the command's name unless it starts with it
+ * (the library names its calls, and session_set_tick is also a command). */
 static int lib_fail(struct ctl *c, const char *cmd, int rc)
 {
-	return fail(c, rc, "%s: %s", cmd, matcha_last_error(c->dev));
+	const char *msg = matcha_last_error(c->dev);
+	size_t n = strlen(cmd);
+	if (!strncmp(msg, cmd, n) && msg[n] == ':')
+		return fail(c, rc, "%s", msg);
+	return fail(c, rc, "%s: %s", cmd, msg);
 }
 
 /* ----------------------------------------------------------------------- values */
@@ -324,6 +404,8 @@ static const char *kind_name(unsigned kind)
 	case MATCHA_KIND_EXACT: return "exact";
 	case MATCHA_KIND_LPM: return "lpm";
 	case MATCHA_KIND_TERNARY: return "ternary";
+	case MATCHA_KIND_METER: return "meter array";
+	case MATCHA_KIND_SESSION: return "session";
 	default: return "unknown kind";
 	}
 }
@@ -488,22 +570,80 @@ static int arrow(const struct words *a, int from)
 	return -1;
 }
 
-static const struct matcha_action_info *need_action(struct ctl *c, const char *cmd,
-						    const struct matcha_table_layout *tl,
-						    const char *name)
+/* The meter array's descriptor by name, or a failure saying why there is none. */
+static int need_meter(struct ctl *c, const char *cmd, const char *name, unsigned *table)
 {
-	const struct matcha_action_info *ac = matcha_action_by_name(tl, name);
-	if (!ac) {
-		char names[300] = "";
-		for (unsigned i = 0; i < tl->nactions; i++) {
-			size_t at = strlen(names);
-			snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
-				 tl->actions[i].name);
-		}
-		fail(c, MATCHA_EINVAL, "%s: table %s has no action \"%s\" (actions: %s)", cmd,
-		     tl->name, name, names);
+	int rc = matcha_meter_by_name(c->dev, name, table);
+	if (rc == MATCHA_ELAYOUT)
+		return fail(c, rc, "%s: meter arrays have names only with a layout: start "
+			    "matcha-ctl with --layout FILE (the generator's layout.json)", cmd);
+	return rc ? lib_fail(c, cmd, rc) : 0;
+}
+
+/* The meter commands' <meter> <index>, and the clock the rates need when `need_clock`. */
+static int meter_args(struct ctl *c, const char *cmd, const struct words *a, bool need_clock,
+		      unsigned *table, uint32_t *index)
+{
+	int rc;
+	if ((rc = need_meter(c, cmd, a->w[1], table)) ||
+	    (rc = parse_u32(c, cmd, "meter index", a->w[2], index)))
+		return rc;
+	if (need_clock && !c->clock_hz)
+		return fail(c, MATCHA_EINVAL, "%s: the pipeline's clock frequency is not known: "
+			    "start matcha-ctl with --clock-hz HZ or run set_clock_hz HZ first", cmd);
+	return 0;
+}
+
+/* A 64-bit count (decimal or 0x hex). */
+static int parse_u64(struct ctl *c, const char *cmd, const char *what, const char *text,
+		     uint64_t *out)
+{
+	struct matcha_value v;
+	char err[300];
+	if (strpbrk(text, ".:") || ctl_parse_value(text, &v, err, sizeof err))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is not a number (decimal or 0x hex)",
+			    cmd, what, text);
+	if (!high_zero(&v, 8))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is wider than 64 bits", cmd, what,
+			    text);
+	*out = low64(&v);
+	return 0;
+}
+
+/* <rate>:<burst>, the pair `which` ("committed", "peak"). */
+static int parse_rate_pair(struct ctl *c, const char *cmd, const char *which, const char *text,
+			   uint64_t *rate, uint64_t *burst)
+{
+	char left[CTL_MAX_LINE], right[CTL_MAX_LINE], what[40];
+	int rc;
+	if (!split(text, ":", left, right, sizeof left))
+		return fail(c, MATCHA_EINVAL, "%s: the %s pair \"%s\" is not <rate>:<burst>", cmd,
+			    which, text);
+	snprintf(what, sizeof what, "%s rate", which);
+	if ((rc = parse_u64(c, cmd, what, left, rate)))
+		return rc;
+	snprintf(what, sizeof what, "%s burst", which);
+	return parse_u64(c, cmd, what, right, burst);
+}
+
+/* The table named by a->w[1] and its action named by a->w[2], or a failure saying why. */
+static int need_table_action(struct ctl *c, const char *cmd, const struct words *a,
+			     const struct matcha_table_layout **tl,
+			     const struct matcha_action_info **ac)
+{
+	int rc = need_table(c, cmd, a->w[1], tl);
+	if (rc)
+		return rc;
+	if ((*ac = matcha_action_by_name(*tl, a->w[2])))
+		return 0;
+	char names[300] = "";
+	for (unsigned i = 0; i < (*tl)->nactions; i++) {
+		size_t at = strlen(names);
+		snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+			 (*tl)->actions[i].name);
 	}
-	return ac;
+	return fail(c, MATCHA_EINVAL, "%s: table %s has no action \"%s\" (actions: %s)", cmd,
+		    (*tl)->name, a->w[2], names);
 }
 
 /* ----------------------------------------------------------------------- commands */
@@ -520,10 +660,8 @@ static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
 	int rc, to = arrow(a, 3);
 	if (a->n < 3 || to < 0)
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+	if ((rc = need_table_action(c, cmd, a, &tl, &ac)))
 		return rc;
-	if (!(ac = need_action(c, cmd, tl, a->w[2])))
-		return MATCHA_EINVAL;
 	int nmatch = to - 3, nafter = a->n - to - 1;
 	if (nmatch != (int)tl->nfields) {
 		char names[400] = "";
@@ -589,11 +727,8 @@ static int cmd_table_modify(struct ctl *c, const struct ctl_command *command,
 	int rc;
 	if (a->n < 5 || strcmp(a->w[4], "=>"))
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)))
-		return rc;
-	if (!(ac = need_action(c, cmd, tl, a->w[2])))
-		return MATCHA_EINVAL;
-	if ((rc = parse_u32(c, cmd, "handle", a->w[3], &handle)) ||
+	if ((rc = need_table_action(c, cmd, a, &tl, &ac)) ||
+	    (rc = parse_u32(c, cmd, "handle", a->w[3], &handle)) ||
 	    (rc = parse_params(c, cmd, ac, a, 5, a->n - 5, params)))
 		return rc;
 	if ((rc = matcha_entry_modify(c->dev, tl->name, handle, ac->name, params,
@@ -613,10 +748,8 @@ static int cmd_table_set_default(struct ctl *c, const struct ctl_command *comman
 	int rc;
 	if (a->n < 3)
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+	if ((rc = need_table_action(c, cmd, a, &tl, &ac)))
 		return rc;
-	if (!(ac = need_action(c, cmd, tl, a->w[2])))
-		return MATCHA_EINVAL;
 	int from = a->n > 3 && !strcmp(a->w[3], "=>") ? 4 : 3;
 	if ((rc = parse_params(c, cmd, ac, a, from, a->n - from, params)))
 		return rc;
@@ -636,9 +769,10 @@ static int cmd_table_dump(struct ctl *c, const struct ctl_command *command,
 	int rc;
 	if (a->n != 2)
 		return usage(c, command);
-	if ((rc = need_table(c, cmd, a->w[1], &tl)) ||
-	    (rc = matcha_table_info(c->dev, tl->table, &in)))
-		return rc ? rc : lib_fail(c, cmd, rc);
+	if ((rc = need_table(c, cmd, a->w[1], &tl)))
+		return rc;
+	if ((rc = matcha_table_info(c->dev, tl->table, &in)))
+		return lib_fail(c, cmd, rc);
 	fprintf(c->out, "table %s (%s, %u %s)\n  handle", tl->name, kind_name(tl->kind),
 		in.size, tl->kind == MATCHA_KIND_LPM ? "prefixes" : "entries");
 	for (unsigned f = 0; f < tl->nfields; f++)
@@ -740,10 +874,19 @@ static void info_table(struct ctl *c, unsigned t)
 	const struct matcha_table_layout *tl = matcha_layout_table(c->dev, t);
 	if (matcha_table_info(c->dev, t, &in))
 		return;
+	if (in.kind == MATCHA_KIND_METER) {
+		const struct matcha_meter_layout *ml = matcha_layout_meter(c->dev, t);
+		fprintf(c->out, "%u %s: meter array, %u meters\n", t, ml ? ml->name : "(no layout)",
+			in.size);
+		return;
+	}
+	const struct matcha_session_layout *sl = matcha_layout_session(c->dev, t);
 	fprintf(c->out, "%u %s: %s, %u %s, %u-bit key, %u-bit action data%s%s\n", t,
-		tl ? tl->name : "(no layout)", kind_name(in.kind), in.size,
+		tl ? tl->name : sl ? sl->name : "(no layout)", kind_name(in.kind), in.size,
 		in.kind == MATCHA_KIND_LPM ? "prefixes" : "entries", in.key_bits, in.data_bits,
 		in.counters ? ", counters" : "", in.default_action ? ", default action" : "");
+	if (sl)
+		fprintf(c->out, "  %u ways, the stage after %s\n", in.ways, sl->after);
 	if (!tl)
 		return;
 	fprintf(c->out, "  key:");
@@ -783,6 +926,517 @@ static int cmd_table_info(struct ctl *c, const struct ctl_command *command,
 	return 0;
 }
 
+static int cmd_meter_set_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_meter_config cfg = { 0 };
+	unsigned table;
+	uint32_t index;
+	int rc, model = 0; /* 1 srtcm, 2 trtcm, 0 by the number of pairs */
+	if (a->n < 4)
+		return usage(c, command);
+	if ((rc = meter_args(c, cmd, a, true, &table, &index)) ||
+	    (rc = parse_rate_pair(c, cmd, "committed", a->w[3], &cfg.cir, &cfg.cburst)))
+		return rc;
+	int next = 4;
+	bool second = next < a->n && strchr(a->w[next], ':');
+	if (second && (rc = parse_rate_pair(c, cmd, "peak", a->w[next++], &cfg.pir,
+					    &cfg.pburst)))
+		return rc;
+	for (; next < a->n; next++) {
+		const char *o = a->w[next];
+		unsigned flag = 0;
+		if (!strcmp(o, "srtcm") || !strcmp(o, "trtcm")) {
+			int m = !strcmp(o, "trtcm") ? 2 : 1;
+			if (model)
+				return fail(c, MATCHA_EINVAL, "%s: srtcm and trtcm: a meter is one or "
+					    "the other (given: %s, then %s)", cmd,
+					    model == 2 ? "trtcm" : "srtcm", o);
+			model = m;
+			continue;
+		}
+		if (!strcmp(o, "color-aware"))
+			flag = MATCHA_METER_COLOR_AWARE;
+		else if (!strcmp(o, "packets"))
+			flag = MATCHA_METER_PACKETS;
+		else
+			return fail(c, MATCHA_EINVAL, "%s: unknown option \"%s\" (srtcm, trtcm, "
+				    "color-aware, packets)", cmd, o);
+		if (cfg.flags & flag)
+			return fail(c, MATCHA_EINVAL, "%s: option %s given twice", cmd, o);
+		cfg.flags |= flag;
+	}
+	if (model == 2 || (model == 0 && second))
+		cfg.flags |= MATCHA_METER_TWO_RATE;
+	/* The RFCs' rules and the hardware's ranges are the library's to check. */
+	if ((rc = matcha_meter_set(c->dev, table, index, &cfg)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Meter %s[%u] set\n", a->w[1], (unsigned)index);
+	return 0;
+}
+
+static int cmd_meter_get_rates(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_meter_config cfg;
+	uint64_t committed, peak;
+	unsigned table;
+	uint32_t index;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = meter_args(c, cmd, a, true, &table, &index)))
+		return rc;
+	rc = matcha_meter_get(c->dev, table, index, &cfg, &committed, &peak);
+	if (rc == MATCHA_ENOENT) {
+		fprintf(c->out, "%s[%u]: not configured (marks every packet green)\n", a->w[1],
+			(unsigned)index);
+		return 0;
+	}
+	if (rc)
+		return lib_fail(c, cmd, rc);
+	bool two = cfg.flags & MATCHA_METER_TWO_RATE;
+	const char *unit = cfg.flags & MATCHA_METER_PACKETS ? "packets" : "bytes";
+	fprintf(c->out, "%s[%u]: %s, %s, %s\n", a->w[1], (unsigned)index,
+		two ? "trtcm (RFC 2698)" : "srtcm (RFC 2697)",
+		cfg.flags & MATCHA_METER_COLOR_AWARE ? "color-aware" : "color-blind", unit);
+	fprintf(c->out, "  committed: rate %llu %s/s, burst %llu %s, %llu tokens\n",
+		(unsigned long long)cfg.cir, unit, (unsigned long long)cfg.cburst, unit,
+		(unsigned long long)committed);
+	if (two)
+		fprintf(c->out, "  peak:      rate %llu %s/s, burst %llu %s, %llu tokens\n",
+			(unsigned long long)cfg.pir, unit, (unsigned long long)cfg.pburst, unit,
+			(unsigned long long)peak);
+	else
+		fprintf(c->out, "  excess:    burst %llu %s (fills at the committed rate), %llu "
+			"tokens\n", (unsigned long long)cfg.pburst, unit, (unsigned long long)peak);
+	return 0;
+}
+
+static int cmd_meter_reset(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	unsigned table;
+	uint32_t index;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = meter_args(c, cmd, a, false, &table, &index)))
+		return rc;
+	if ((rc = matcha_meter_set(c->dev, table, index, NULL)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Meter %s[%u] reset\n", a->w[1], (unsigned)index);
+	return 0;
+}
+
+int ctl_set_clock_hz(struct ctl *c, const char *hz)
+{
+	const char *cmd = "set_clock_hz";
+	uint64_t x;
+	int rc;
+	if ((rc = parse_u64(c, cmd, "clock frequency", hz, &x)))
+		return rc;
+	/* The library's message names set_clock_hz already. */
+	if ((rc = matcha_set_clock_hz(c->dev, x)))
+		return fail(c, rc, "%s", matcha_last_error(c->dev));
+	c->clock_hz = x;
+	return 0;
+}
+
+static int cmd_set_clock_hz(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = ctl_set_clock_hz(c, a->w[1])))
+		return rc;
+	fprintf(c->out, "Clock set to %llu Hz\n", (unsigned long long)c->clock_hz);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ session tables */
+
+/* docs/sessions.md's names of the state codes; 0 is no session. */
+static const char *const session_states[MATCHA_SESSION_STATES] = {
+	[MATCHA_SESSION_SYN_SENT] = "SYN_SENT",	      [MATCHA_SESSION_SYN_ACK] = "SYN_ACK",
+	[MATCHA_SESSION_ESTABLISHED] = "ESTABLISHED", [MATCHA_SESSION_CLOSING] = "CLOSING",
+	[MATCHA_SESSION_RESET] = "RESET",	      [MATCHA_SESSION_UDP] = "UDP",
+};
+
+#define SESSION_ZONE_MAX 0xFFFFFFu
+#define PROTO_TCP 6
+#define PROTO_UDP 17
+
+/* Whether the layout has a table (not a meter array or session table) called `name`. */
+static bool layout_table_named(const matcha_dev *dev, const char *name, unsigned *table)
+{
+	for (unsigned t = 0; t < matcha_table_count(dev); t++) {
+		const struct matcha_table_layout *tl = matcha_layout_table(dev, t);
+		if (tl && !strcmp(tl->name, name)) {
+			*table = t;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The session table a command names: an index, or a name the layout gives it. */
+static int need_session(struct ctl *c, const char *cmd, const char *text, unsigned *table,
+			struct matcha_table_info *in)
+{
+	unsigned n = matcha_table_count(c->dev);
+	unsigned long x;
+	int rc;
+	if (small_decimal(text, UINT32_MAX, &x)) {
+		if (x >= n)
+			return fail(c, MATCHA_ENOTABLE, "%s: table %lu does not exist (%u tables)", cmd,
+				    x, n);
+		*table = (unsigned)x;
+	} else if ((rc = matcha_session_by_name(c->dev, text, table)) == MATCHA_ELAYOUT)
+		return fail(c, rc, "%s: table \"%s\" is not an index 0..%u, and tables have names "
+			    "only with a layout (--layout FILE)", cmd, text, n ? n - 1 : 0);
+	else if (rc == MATCHA_ENOTABLE && layout_table_named(c->dev, text, table))
+		; /* a table of another kind: refused below, with the session tables listed */
+	else if (rc)
+		return lib_fail(c, cmd, rc);
+	if ((rc = matcha_table_info(c->dev, *table, in)))
+		return lib_fail(c, cmd, rc);
+	if (in->kind == MATCHA_KIND_SESSION)
+		return 0;
+	char list[200] = "";
+	for (unsigned t = 0; t < n; t++) {
+		struct matcha_table_info other;
+		size_t at = strlen(list);
+		if (!matcha_table_info(c->dev, t, &other) && other.kind == MATCHA_KIND_SESSION)
+			snprintf(list + at, sizeof list - at, "%s%u", at ? ", " : "", t);
+	}
+	return fail(c, MATCHA_EKIND, "%s: table %s (%s) is not a session table (session tables: "
+		    "%s)", cmd, text, kind_name(in->kind), list[0] ? list : "none");
+}
+
+/* The commands that read or write addresses know IPv4 sessions (128-bit keys) only. */
+static int need_ipv4_keys(struct ctl *c, const char *cmd, unsigned table,
+			  const struct matcha_table_info *in)
+{
+	if (in->key_bits == MATCHA_SESSION_IPV4_KEY_BITS)
+		return 0;
+	return fail(c, MATCHA_ENOTSUP, "%s: session table %u has %u-bit keys; matcha-ctl reads "
+		    "and writes IPv4 sessions (%u-bit keys) only", cmd, table, in->key_bits,
+		    MATCHA_SESSION_IPV4_KEY_BITS);
+}
+
+/* A state by its name (any case). */
+static int parse_state(struct ctl *c, const char *cmd, const char *text, unsigned *state)
+{
+	for (unsigned s = MATCHA_SESSION_SYN_SENT; s < MATCHA_SESSION_STATES; s++)
+		if (!strcasecmp(text, session_states[s])) {
+			*state = s;
+			return 0;
+		}
+	return fail(c, MATCHA_EINVAL, "%s: \"%s\" is not a session state (SYN_SENT, SYN_ACK, "
+		    "ESTABLISHED, CLOSING, RESET, UDP)", cmd, text);
+}
+
+static const char *protocol_name(unsigned protocol, char *buf, size_t len)
+{
+	if (protocol == PROTO_TCP)
+		return "tcp";
+	if (protocol == PROTO_UDP)
+		return "udp";
+	snprintf(buf, len, "%u", protocol);
+	return buf;
+}
+
+static int parse_protocol(struct ctl *c, const char *cmd, const char *text, uint8_t *protocol)
+{
+	unsigned long x;
+	if (!strcasecmp(text, "tcp"))
+		x = PROTO_TCP;
+	else if (!strcasecmp(text, "udp"))
+		x = PROTO_UDP;
+	else if (!small_decimal(text, 255, &x))
+		return fail(c, MATCHA_EINVAL, "%s: protocol \"%s\" is not tcp, udp or a number "
+			    "0..255", cmd, text);
+	*protocol = (uint8_t)x;
+	return 0;
+}
+
+/* a.b.c.d, as a host-order number. */
+static int parse_ipv4(struct ctl *c, const char *cmd, const char *what, const char *text,
+		      uint32_t *addr)
+{
+	struct matcha_value v;
+	char err[300];
+	if (!strchr(text, '.') || strchr(text, ':') || ctl_parse_value(text, &v, err, sizeof err))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is not an IPv4 address (a.b.c.d)", cmd,
+			    what, text);
+	*addr = (uint32_t)low64(&v);
+	return 0;
+}
+
+static int parse_port(struct ctl *c, const char *cmd, const char *what, const char *text,
+		      uint16_t *port)
+{
+	unsigned long x;
+	if (!small_decimal(text, 65535, &x))
+		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is not a number 0..65535", cmd, what,
+			    text);
+	*port = (uint16_t)x;
+	return 0;
+}
+
+/* Bytes 0..5 of `p`, an address and a port, as a.b.c.d:port. */
+static void format_endpoint(const uint8_t *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%u.%u.%u:%u", p[0], p[1], p[2], p[3], (unsigned)p[4] << 8 | p[5]);
+}
+
+static int cmd_session_dump(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table, count = 0;
+	uint32_t now;
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
+	    (rc = need_ipv4_keys(c, cmd, table, &in)))
+		return rc;
+	if ((rc = matcha_session_now(c->dev, table, &now)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "session table %u (%u entries, %u ways), tick now %u\n"
+		"  index zone protocol initiator -> responder state age(ticks) packets bytes\n",
+		table, in.size, in.ways, (unsigned)now);
+	for (uint32_t i = 0; i < in.size; i++) {
+		struct matcha_session s;
+		char zone_proto[40], proto[8], low[32], high[32];
+		if ((rc = matcha_session_read(c->dev, table, i, &s)))
+			return lib_fail(c, cmd, rc);
+		if (!s.valid)
+			continue;
+		/* key: zone (3 bytes), protocol, the lower (address, port), the higher one */
+		snprintf(zone_proto, sizeof zone_proto, "zone %u %s",
+			 (unsigned)s.key[0] << 16 | (unsigned)s.key[1] << 8 | s.key[2],
+			 protocol_name(s.key[3], proto, sizeof proto));
+		format_endpoint(s.key + 4, low, sizeof low);
+		format_endpoint(s.key + 10, high, sizeof high);
+		fprintf(c->out, "  %-5u %s %s -> %s %s age %u packets %llu bytes %llu\n",
+			(unsigned)i, zone_proto, s.initiator_high ? high : low,
+			s.initiator_high ? low : high,
+			s.state < MATCHA_SESSION_STATES && session_states[s.state] ?
+				session_states[s.state] : "(unknown state)",
+			(unsigned)s.age, (unsigned long long)s.packets,
+			(unsigned long long)s.bytes);
+		count++;
+	}
+	fprintf(c->out, "%u session%s\n", count, count == 1 ? "" : "s");
+	return 0;
+}
+
+static int cmd_session_delete(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table;
+	uint64_t zone = 0;
+	uint8_t protocol = 0, key[16];
+	uint32_t src = 0, dst = 0;
+	uint16_t sport = 0, dport = 0;
+	int rc;
+	if (a->n != 8)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
+	    (rc = need_ipv4_keys(c, cmd, table, &in)) ||
+	    (rc = parse_u64(c, cmd, "zone", a->w[2], &zone)))
+		return rc;
+	if (zone > SESSION_ZONE_MAX)
+		return fail(c, MATCHA_EINVAL, "%s: zone %s is wider than 24 bits (0..%u)", cmd,
+			    a->w[2], SESSION_ZONE_MAX);
+	if ((rc = parse_protocol(c, cmd, a->w[3], &protocol)) ||
+	    (rc = parse_ipv4(c, cmd, "source address", a->w[4], &src)) ||
+	    (rc = parse_port(c, cmd, "source port", a->w[5], &sport)) ||
+	    (rc = parse_ipv4(c, cmd, "destination address", a->w[6], &dst)) ||
+	    (rc = parse_port(c, cmd, "destination port", a->w[7], &dport)))
+		return rc;
+	matcha_session_key_ipv4((uint32_t)zone, protocol, src, sport, dst, dport, key, NULL);
+	char proto[8], from[32], to[32], flow[120];
+	format_endpoint(key + 4, from, sizeof from);
+	format_endpoint(key + 10, to, sizeof to);
+	snprintf(flow, sizeof flow, "zone %u %s %s <-> %s", (unsigned)zone,
+		 protocol_name(protocol, proto, sizeof proto), from, to);
+	rc = matcha_session_delete(c->dev, table, key, MATCHA_SESSION_IPV4_KEY_BITS);
+	if (rc == MATCHA_ENOENT)
+		return fail(c, rc, "%s: table %u has no session %s (in either direction)", cmd,
+			    table, flow);
+	if (rc)
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Session %s deleted from table %u\n", flow, table);
+	return 0;
+}
+
+static int cmd_session_flush(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table;
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)))
+		return rc;
+	if ((rc = matcha_session_flush(c->dev, table)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Session table %u flushed\n", table);
+	return 0;
+}
+
+static int cmd_session_stats(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	struct matcha_session_stats st;
+	unsigned table;
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)))
+		return rc;
+	if ((rc = matcha_session_stats(c->dev, table, &st)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "session table %u\n"
+		"  occupancy %u of %u entries\n"
+		"  learned   %llu\n"
+		"  aged      %llu\n"
+		"  refused   %llu (could learn, found no free way)\n"
+		"  hits      %llu\n"
+		"  misses    %llu\n",
+		table, (unsigned)st.occupancy, in.size, (unsigned long long)st.learned,
+		(unsigned long long)st.aged, (unsigned long long)st.insert_failed,
+		(unsigned long long)st.hits, (unsigned long long)st.misses);
+	return 0;
+}
+
+static int cmd_session_set_timeout(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table, state = 0;
+	uint32_t ticks = 0;
+	int rc;
+	if (a->n != 4)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
+	    (rc = parse_state(c, cmd, a->w[2], &state)) ||
+	    (rc = parse_u32(c, cmd, "timeout", a->w[3], &ticks)))
+		return rc;
+	if ((rc = matcha_session_set_timeout(c->dev, table, state, ticks)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Timeout of %s in table %u set to %u ticks\n", session_states[state],
+		table, (unsigned)ticks);
+	return 0;
+}
+
+static int cmd_session_get_timeout(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table, state = 0;
+	int rc;
+	if (a->n != 2 && a->n != 3)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
+	    (a->n == 3 && (rc = parse_state(c, cmd, a->w[2], &state))))
+		return rc;
+	for (unsigned s = MATCHA_SESSION_SYN_SENT; s < MATCHA_SESSION_STATES; s++) {
+		uint32_t ticks;
+		if (state && s != state)
+			continue;
+		if ((rc = matcha_session_get_timeout(c->dev, table, s, &ticks)))
+			return lib_fail(c, cmd, rc);
+		/* An age never exceeds 65535 ticks, so that timeout never expires. */
+		if (ticks >= 0xFFFF)
+			fprintf(c->out, "%-12s never\n", session_states[s]);
+		else
+			fprintf(c->out, "%-12s %u ticks\n", session_states[s], (unsigned)ticks);
+	}
+	return 0;
+}
+
+static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table;
+	uint32_t clocks = 0;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
+	    (rc = parse_u32(c, cmd, "tick", a->w[2], &clocks)))
+		return rc;
+	if ((rc = matcha_session_set_tick(c->dev, table, clocks)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Tick of table %u set to %u clocks\n", table, (unsigned)clocks);
+	return 0;
+}
+
+static int cmd_session_set_policy(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	enum matcha_session_policy p;
+	unsigned table;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)))
+		return rc;
+	if (!strcmp(a->w[2], "punt"))
+		p = MATCHA_SESSION_PUNT;
+	else if (!strcmp(a->w[2], "drop"))
+		p = MATCHA_SESSION_DROP;
+	else
+		return fail(c, MATCHA_EINVAL, "%s: policy \"%s\" is neither punt nor drop", cmd,
+			    a->w[2]);
+	if ((rc = matcha_session_set_policy(c->dev, table, p)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Full policy of table %u set to %s\n", table, a->w[2]);
+	return 0;
+}
+
+static int cmd_session_get_policy(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	enum matcha_session_policy p;
+	unsigned table;
+	int rc;
+	if (a->n != 2)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)))
+		return rc;
+	if ((rc = matcha_session_get_policy(c->dev, table, &p)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "table %u: %s (a packet that may learn but finds no free way %s)\n",
+		table, p == MATCHA_SESSION_DROP ? "drop" : "punt",
+		p == MATCHA_SESSION_DROP ? "is dropped" : "goes to the host");
+	return 0;
+}
+
 static int cmd_help(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a)
 {
@@ -796,12 +1450,18 @@ static int cmd_help(struct ctl *c, const struct ctl_command *command,
 		if (a->n == 2) {
 			if (!strcmp(commands[i].name, "table_add"))
 				fputs(match_help, c->out);
+			if (!strcmp(commands[i].name, "meter_set_rates"))
+				fputs(meter_help, c->out);
+			if (!strncmp(commands[i].name, "session_", 8))
+				fputs(session_help, c->out);
 			return 0;
 		}
 	}
 	if (a->n == 2)
 		return fail(c, MATCHA_EINVAL, "help: no command \"%s\"", a->w[1]);
 	fputs(match_help, c->out);
+	fputs(meter_help, c->out);
+	fputs(session_help, c->out);
 	return 0;
 }
 

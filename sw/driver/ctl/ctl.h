@@ -19,6 +19,7 @@ struct ctl {
 	FILE *out;            /* what commands print */
 	char error[600];      /* the last failure: "command: what is wrong" */
 	unsigned long loaded; /* entries added by table_add since the batch began */
+	uint64_t clock_hz;    /* the pipeline's clock for the meter commands; 0 until set */
 	bool quit;            /* a quit command was read */
 };
 
@@ -37,6 +38,10 @@ int ctl_execute(struct ctl *c, const char *line);
  * "NAME: N entries loaded" to c->out (N counts table_add). Returns 0 or the error code.
  */
 int ctl_batch(struct ctl *c, FILE *in, const char *name);
+
+/* Tells the handle the pipeline's clock (decimal or 0x hex Hz), as set_clock_hz does. Returns 0
+ * or MATCHA_EINVAL with the message in c->error. */
+int ctl_set_clock_hz(struct ctl *c, const char *hz);
 
 /* Value forms: decimal, 0x hex, a.b.c.d (32 bits), aa:bb:cc:dd:ee:ff (48 bits), IPv6 text
  * (128 bits). */

@@ -1,5 +1,5 @@
 /*
- * matcha-ctl URI [--layout FILE] [-f BATCH]: the table loader.
+ * matcha-ctl URI [--layout FILE] [--clock-hz HZ] [-f BATCH]: the table loader.
  *
  * With -f (a file, or - for standard input) it runs the batch and exits: 0 if every line
  * ran, 1 at the first error (reported with its line number). Without -f it reads commands
@@ -15,9 +15,12 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: matcha-ctl URI [--layout FILE] [-f BATCH]\n"
+	fprintf(f, "usage: matcha-ctl URI [--layout FILE] [--clock-hz HZ] [-f BATCH]\n"
 		   "  URI     mqnic:/dev/mqnic0, pci:0000:01:00.0, sim:PATH or serial:/dev/ttyUSB1[@BAUD]\n"
-		   "  --layout the generator's layout.json (names of tables, actions, fields)\n"
+		   "  --layout the generator's layout.json (names of tables, meters, actions, "
+		   "fields)\n"
+		   "  --clock-hz the pipeline's clock in Hz (e.g. 250000000), for the meter "
+		   "commands\n"
 		   "  -f      run the commands of BATCH (- for standard input) and exit\n"
 		   "Without -f, commands come from standard input; 'help' lists them.\n");
 }
@@ -43,10 +46,12 @@ static int interactive(struct ctl *c)
 
 int main(int argc, char **argv)
 {
-	const char *uri = NULL, *layout = NULL, *batch = NULL;
+	const char *uri = NULL, *layout = NULL, *batch = NULL, *clock_hz = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--layout") && i + 1 < argc)
 			layout = argv[++i];
+		else if (!strcmp(argv[i], "--clock-hz") && i + 1 < argc)
+			clock_hz = argv[++i];
 		else if (!strcmp(argv[i], "-f") && i + 1 < argc)
 			batch = argv[++i];
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -74,8 +79,23 @@ int main(int argc, char **argv)
 		matcha_close(dev);
 		return 1;
 	}
+	/* The tables are the hardware's: continue from what earlier runs left there. */
+	int adopted = matcha_tables_adopt(dev);
+	if (adopted == MATCHA_EHW || adopted == MATCHA_ELAYOUT)
+		fprintf(stderr, "matcha-ctl: warning: %s; table_clear starts that table over\n",
+			matcha_last_error(dev));
+	else if (adopted) {
+		fprintf(stderr, "matcha-ctl: %s: %s\n", uri, matcha_last_error(dev));
+		matcha_close(dev);
+		return 1;
+	}
 	struct ctl c;
 	ctl_init(&c, dev, stdout);
+	if (clock_hz && ctl_set_clock_hz(&c, clock_hz)) {
+		fprintf(stderr, "matcha-ctl: --clock-hz: %s\n", c.error);
+		matcha_close(dev);
+		return 2;
+	}
 	int rc = 0;
 	if (!batch && isatty(fileno(stdin)))
 		rc = interactive(&c);

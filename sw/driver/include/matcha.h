@@ -17,9 +17,11 @@
  *    significant byte first) of ceil(bits/8) bytes; a value narrower than its field is
  *    zero-extended at the most significant end, and bits above the stated width must be
  *    zero.
- *  - One handle owns the tables it writes: the shadow copies start empty, as the tables
- *    are after reset or matcha_table_clear(); entries already in the hardware are not
- *    read back.
+ *  - The tables are the hardware's: matcha_tables_adopt() rebuilds every shadow from what
+ *    the hardware holds, so that a handle continues the work of the handles before it
+ *    (matcha-ctl calls it after opening). Without it the shadow copies start empty, as
+ *    the tables are after reset or matcha_table_clear(). Two handles must not write one
+ *    device's tables at the same time.
  */
 #ifndef MATCHA_H
 #define MATCHA_H
@@ -129,6 +131,8 @@ enum matcha_table_kind {
 	MATCHA_KIND_EXACT = 1,
 	MATCHA_KIND_LPM = 2,
 	MATCHA_KIND_TERNARY = 3,
+	MATCHA_KIND_METER = 4, /* an array of meters (matcha_meter_set) */
+	MATCHA_KIND_SESSION = 5, /* a session table (matcha_session_*) */
 };
 
 struct matcha_table_info {
@@ -137,11 +141,12 @@ struct matcha_table_info {
 	unsigned size;      /* exact/ternary: entries; LPM: results (prefixes) */
 	unsigned data_bits; /* action data width */
 	uint32_t base;      /* byte offset of the table's control window */
-	unsigned ways;      /* exact: hash ways (2..4), else 0 */
+	unsigned ways;      /* exact, session: hash ways (2..4), else 0 */
 	unsigned levels;    /* LPM: trie levels, else 0 */
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
 	bool default_action; /* a settable miss action (descriptor kind bit 9) */
+	bool prefix_store;   /* LPM: each result's prefix is kept for read-back (bit 10) */
 };
 
 /* Number of descriptors; tables are numbered 0 .. count-1 in descriptor order. */
@@ -151,6 +156,25 @@ int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info 
 /* Removes every entry and zeroes every per-entry count (hardware CLEAR, then the shadow);
  * the default action stays. Lookups miss while it runs. */
 int matcha_table_clear(matcha_dev *dev, unsigned table);
+
+/*
+ * Rebuilds the shadow of every table from the hardware with READ commands, so that later
+ * adds, modifies, deletes and dumps behave as if this handle had made every change the
+ * tables hold: exact tables slot by slot (each key must sit in one of its hash slots, and
+ * only once); ternary tables entry by entry (valid entries packed from index 0, their
+ * priorities read back from PRIORITY and never increasing); LPM tables from the prefix
+ * store (each valid result's prefix and length), with the trie read from the root and
+ * checked against the image the prefixes give, entry by entry. With a layout loaded, every
+ * adopted hardware entry gets a handle (in index order; a ranged rule comes back as one
+ * handle per hardware entry). The hardware counts of an index become its entry's counts.
+ *
+ * A table whose content is inconsistent (or an LPM table with prefixes but no prefix
+ * store) is left with an empty shadow and refused: every later call on it but
+ * matcha_table_clear() and matcha_table_info() fails with MATCHA_EHW and the reason, which
+ * names the table and the entry. The other tables are adopted all the same; the return
+ * value is the first failure.
+ */
+int matcha_tables_adopt(matcha_dev *dev);
 
 /* Hit and miss counts of a table's lookups (64-bit, read through the snapshot latch). */
 int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint64_t *misses);
@@ -369,6 +393,90 @@ struct matcha_prefix {
 int matcha_range_to_prefixes(uint32_t lo, uint32_t hi, unsigned bits,
 			     struct matcha_prefix *out, unsigned max);
 
+/* ------------------------------------------------------------------- session tables */
+
+/*
+ * The stateful session table (docs/sessions.md) learns sessions in the data path; the host
+ * reads, deletes and flushes them, sets the timeouts, the tick and the full-table policy,
+ * and reads the statistics. A session's key is canonical: zone, protocol, then the lower
+ * (address, port) pair and the higher one, so both directions of a flow share it.
+ */
+
+/* TCP and UDP session states (FLAGS bits 15..8 of a READ); 0 is no session. */
+enum matcha_session_state {
+	MATCHA_SESSION_SYN_SENT = 1,    /* learned from a SYN */
+	MATCHA_SESSION_SYN_ACK = 2,     /* the SYN-ACK came back */
+	MATCHA_SESSION_ESTABLISHED = 3, /* the initiator acknowledged it */
+	MATCHA_SESSION_CLOSING = 4,     /* a FIN in either direction */
+	MATCHA_SESSION_RESET = 5,       /* an RST in either direction */
+	MATCHA_SESSION_UDP = 6,         /* learned from a UDP packet */
+};
+#define MATCHA_SESSION_STATES 7 /* state codes are below this */
+
+/* Address bits of IPv4 session keys and their zone width: a 128-bit key. */
+#define MATCHA_SESSION_IPV4_KEY_BITS 128
+
+/* A session as read back from the hardware. */
+struct matcha_session {
+	bool valid;
+	unsigned state;   /* enum matcha_session_state */
+	bool initiator_high; /* the first packet came from the higher (address, port) pair */
+	uint32_t age;     /* ticks since the session's last packet */
+	unsigned key_bits;
+	uint8_t key[MATCHA_MAX_KEY_BYTES]; /* canonical key, big-endian */
+	uint64_t packets, bytes; /* since the session was learned */
+};
+
+/* Table-wide statistics; every count is 64-bit, read through the snapshot latch. */
+struct matcha_session_stats {
+	uint32_t occupancy;     /* sessions in the table */
+	uint64_t learned;       /* sessions the data path created */
+	uint64_t insert_failed; /* packets allowed to learn whose key had no free way */
+	uint64_t aged;          /* sessions the scanner removed */
+	uint64_t hits, misses;  /* packets that found / did not find a session */
+};
+
+/* What happens to a packet that could learn but finds no free way (CONTROL bit 0). */
+enum matcha_session_policy {
+	MATCHA_SESSION_PUNT = 0,
+	MATCHA_SESSION_DROP = 1,
+};
+
+/*
+ * The canonical 128-bit key of an IPv4 packet in `zone` (24 bits: a VNI or a VRF) into
+ * key[16], and whether the packet runs from the higher pair to the lower (*reversed, may
+ * be NULL). Addresses and ports are host-order numbers. MATCHA_EINVAL if zone needs more
+ * than 24 bits.
+ */
+int matcha_session_key_ipv4(uint32_t zone, uint8_t protocol, uint32_t src_addr,
+			    uint16_t src_port, uint32_t dst_addr, uint16_t dst_port,
+			    uint8_t key[16], bool *reversed);
+
+/* Entry `index` (way * (size/ways) + slot): key, state, age and counts, one READ. */
+int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
+			struct matcha_session *session);
+/* Where the session with this canonical key is: reads its candidate slots.
+ * MATCHA_ENOENT if it is in none. */
+int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
+			unsigned key_bits, uint32_t *index);
+/* Removes the session with this key. The hardware removes entry `index` only if it still
+ * holds the key, so a session learned into the slot in the meantime stays. MATCHA_ENOENT
+ * if the key is in no candidate slot. */
+int matcha_session_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
+			  unsigned key_bits);
+/* Removes every session and zeroes every count (CLEAR). Sessions learned while the flush
+ * runs may stay. */
+int matcha_session_flush(matcha_dev *dev, unsigned table);
+int matcha_session_stats(matcha_dev *dev, unsigned table, struct matcha_session_stats *stats);
+
+/* Idle timeout of a state in ticks (1..65534; 65535: never). */
+int matcha_session_set_timeout(matcha_dev *dev, unsigned table, unsigned state, uint32_t ticks);
+int matcha_session_get_timeout(matcha_dev *dev, unsigned table, unsigned state, uint32_t *ticks);
+/* Length of a tick in clocks (at least 1), and the current tick (16 bits, wrapping). */
+int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks);
+int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick);
+int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy p);
+int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy *p);
 /* ------------------------------------------------------------------ the layout file */
 
 /*
@@ -422,11 +530,45 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 
 /* The program's name, or NULL without a layout. */
 const char *matcha_layout_program(const matcha_dev *dev);
-/* A table's names, or NULL without a layout or for a table it does not describe. Valid
- * until the layout is replaced or the handle closed. */
+/* A table's names, or NULL without a layout or for a descriptor that is no table of it
+ * (meter arrays: matcha_layout_meter). Valid until the layout is replaced or the handle
+ * closed. */
 const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table);
 /* The descriptor index of the table called `name` (MATCHA_ENOTABLE if none). */
 int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table);
+/*
+ * Meter arrays: the program's "meters" list names them (docs/pipeline.md). Every descriptor
+ * is described exactly once, by a table, a meter array or a session table; a meter array is checked
+ * against its descriptor (kind meter, size, latency). A layout without "meters" describes
+ * a bitstream without meter arrays.
+ */
+struct matcha_meter_layout {
+	const char *name;
+	unsigned table; /* descriptor index */
+	unsigned size;  /* meters */
+};
+/* A meter array's names, or NULL without a layout or for a descriptor that is no meter
+ * array of it. Valid until the layout is replaced or the handle closed. */
+const struct matcha_meter_layout *matcha_layout_meter(const matcha_dev *dev, unsigned table);
+/* The descriptor index of the meter array called `name` (MATCHA_ENOTABLE if none). */
+int matcha_meter_by_name(matcha_dev *dev, const char *name, unsigned *table);
+/*
+ * Session tables: the program's "sessions" list names them (docs/pipeline.md, "The session
+ * stage"); each is checked against its descriptor (kind session, key width, size, ways,
+ * latency). A layout without "sessions" describes a bitstream without session tables.
+ */
+struct matcha_session_layout {
+	const char *name;
+	unsigned table; /* descriptor index */
+	unsigned size;  /* sessions */
+	unsigned ways;
+	const char *after; /* the table whose stage the session stage follows */
+};
+/* A session table's names, or NULL without a layout or for a descriptor that is no
+ * session table of it. Valid until the layout is replaced or the handle closed. */
+const struct matcha_session_layout *matcha_layout_session(const matcha_dev *dev, unsigned table);
+/* The descriptor index of the session table called `name` (MATCHA_ENOTABLE if none). */
+int matcha_session_by_name(matcha_dev *dev, const char *name, unsigned *table);
 /* The action of a table called `name`, or NULL. */
 const struct matcha_action_info *matcha_action_by_name(const struct matcha_table_layout *tl,
 						       const char *name);
@@ -518,6 +660,53 @@ int matcha_default_set(matcha_dev *dev, const char *table, const char *action,
 		       const struct matcha_value *params, unsigned nparams);
 int matcha_default_get(matcha_dev *dev, const char *table,
 		       const struct matcha_action_info **action, struct matcha_value *params);
+
+/* --------------------------------------------------------------------------- meters */
+
+/*
+ * Meter arrays (MATCHA_KIND_METER): `size` meters, each an RFC 2697 single-rate or RFC 2698
+ * two-rate three-colour marker, set in P4Runtime MeterConfig terms. The hardware counts
+ * tokens per clock tick; the driver converts rates with the clock frequency of the
+ * pipeline, which the handle must be told first (matcha_set_clock_hz). docs/tables.md
+ * ("Meters") has the hardware's units and resolution.
+ */
+
+/* The pipeline's clock in Hz (e.g. 250000000), needed by the meter calls; 0 is refused. */
+int matcha_set_clock_hz(matcha_dev *dev, uint64_t hz);
+
+#define MATCHA_METER_TWO_RATE 0x1u    /* RFC 2698 trTCM; without it RFC 2697 srTCM */
+#define MATCHA_METER_COLOR_AWARE 0x2u /* honour the packet's colour so far */
+#define MATCHA_METER_PACKETS 0x4u     /* rates and bursts count packets, not bytes */
+
+struct matcha_meter_config {
+	unsigned flags;  /* MATCHA_METER_* */
+	uint64_t cir;    /* committed rate, bytes (or packets) per second */
+	uint64_t cburst; /* CBS, bytes (or packets) */
+	uint64_t pir;    /* two-rate: PIR, at least cir; single-rate: must be 0 */
+	uint64_t pburst; /* two-rate: PBS; single-rate: EBS */
+};
+
+/*
+ * Sets meter `index` (0 .. size-1) and fills both its buckets; cfg NULL unconfigures it
+ * (an unconfigured meter, as after reset or matcha_table_clear, marks every packet green).
+ * The RFCs' rules are enforced: two-rate needs pir >= cir and both bursts > 0, single-rate
+ * pir == 0 and cburst + pburst > 0 (MATCHA_EINVAL otherwise). MATCHA_E2BIG if a burst or rate
+ * is beyond what the hardware holds; MATCHA_EINVAL if a non-zero rate cannot be represented
+ * within 0.1 % (rates far below the burst: the bucket would take longer to fill than the
+ * hardware's resolution allows). matcha_last_error() says which value and the limit.
+ */
+int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
+		     const struct matcha_meter_config *cfg);
+
+/*
+ * Reads meter `index` back: its configuration (rates as the hardware holds them, rounded
+ * to the nearest unit per second) and, unless NULL, the tokens now in its two buckets
+ * (committed; peak or excess), rounded down to whole bytes or packets. MATCHA_ENOENT for an
+ * unconfigured meter (cfg and tokens are then zeroed).
+ */
+int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
+		     struct matcha_meter_config *cfg, uint64_t *committed_tokens,
+		     uint64_t *peak_tokens);
 
 #ifdef __cplusplus
 }

@@ -54,25 +54,15 @@ int matcha_counters_check(matcha_dev *dev, struct matcha_table *t, const char *o
 	return 0;
 }
 
-static int read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val)
-{
-	uint32_t lo, hi;
-	int rc;
-	if ((rc = matcha_reg_read(dev, addr, &lo)) || (rc = matcha_reg_read(dev, addr + 4, &hi)))
-		return rc;
-	*val = (uint64_t)hi << 32 | lo;
-	return 0;
-}
-
 /* READ of counter `index`: both counts as the command latched them, in one snapshot. */
 static int fetch(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 		 struct matcha_counts *c)
 {
 	int rc;
 	if ((rc = matcha_window_command(dev, t, CMD_READ, window_index(t, index))) ||
-	    (rc = read_u64(dev, t->info.base + WIN_PACKETS, &c->packets)))
+	    (rc = matcha_read_u64(dev, t->info.base + WIN_PACKETS, &c->packets)))
 		return rc;
-	return read_u64(dev, t->info.base + WIN_BYTES, &c->bytes);
+	return matcha_read_u64(dev, t->info.base + WIN_BYTES, &c->bytes);
 }
 
 int matcha_counter_zero(matcha_dev *dev, struct matcha_table *t, uint32_t index)

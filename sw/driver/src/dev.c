@@ -55,6 +55,8 @@ const char *matcha_kind_name(unsigned kind)
 	case MATCHA_KIND_EXACT: return "exact";
 	case MATCHA_KIND_LPM: return "LPM";
 	case MATCHA_KIND_TERNARY: return "ternary";
+	case MATCHA_KIND_METER: return "meter";
+	case MATCHA_KIND_SESSION: return "session";
 	default: return "unknown";
 	}
 }
@@ -91,7 +93,7 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 	const struct matcha_table_info *in = &t->info;
 	unsigned i = t->index;
 
-	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_TERNARY)
+	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_SESSION)
 		return matcha_fail(dev, MATCHA_ENODEV, "descriptor %u has unknown kind %u", i,
 				   in->kind);
 	if (in->key_bits == 0 || in->key_bits > MATCHA_MAX_KEY_BITS)
@@ -124,15 +126,16 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 			return rc;
 	}
 	struct matcha_table_info *in = &t->info;
-	/* Kind flags beyond counters and the default action would be new features: ignored. */
+	/* Kind flags beyond those known here would be new features: ignored. */
 	in->kind = KIND_CODE(w[0]);
 	in->counters = w[0] & KIND_COUNTERS;
 	in->default_action = w[0] & KIND_DEFAULT_ACTION;
+	in->prefix_store = in->kind == MATCHA_KIND_LPM && (w[0] & KIND_PREFIX_STORE);
 	in->key_bits = w[1];
 	in->size = w[2];
 	in->data_bits = w[3];
 	in->base = w[4];
-	in->ways = in->kind == MATCHA_KIND_EXACT ? w[5] : 0;
+	in->ways = in->kind == MATCHA_KIND_EXACT || in->kind == MATCHA_KIND_SESSION ? w[5] : 0;
 	in->levels = in->kind == MATCHA_KIND_LPM ? w[5] : 0;
 	in->latency = w[6];
 	t->key_bytes = div_ceil(in->key_bits, 8);
@@ -146,6 +149,8 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	switch (in->kind) {
 	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
 	case MATCHA_KIND_LPM: return matcha_lpm_init(dev, t);
+	case MATCHA_KIND_METER: return matcha_meter_init(dev, t, w[5], w[7]);
+	case MATCHA_KIND_SESSION: return matcha_session_init(dev, t);
 	default: return matcha_ternary_init(dev, t);
 	}
 }
@@ -157,6 +162,7 @@ static void free_tables(matcha_dev *dev)
 		matcha_lpm_free(&dev->tables[i]);
 		matcha_ternary_free(&dev->tables[i]);
 		matcha_counters_free(&dev->tables[i]);
+		free(dev->tables[i].refused);
 	}
 	free(dev->tables);
 	dev->tables = NULL;
@@ -253,6 +259,9 @@ int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char 
 		return matcha_fail(dev, MATCHA_ENOTABLE, "%s: table %u does not exist (%u tables)",
 				   op, table, dev->ntables);
 	*t = &dev->tables[table];
+	if ((*t)->refused && strcmp(op, "table_clear") && strcmp(op, "table_info"))
+		return matcha_fail(dev, MATCHA_EHW, "%s: %s; matcha_table_clear() starts it over",
+				   op, (*t)->refused);
 	if (kind && (*t)->info.kind != kind)
 		return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is an %s table, not %s", op,
 				   table, matcha_kind_name((*t)->info.kind), matcha_kind_name(kind));
@@ -395,10 +404,65 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 	matcha_lpm_reset(t);
 	matcha_ternary_reset(t);
 	matcha_counters_reset(t);
+	free(t->refused);
+	t->refused = NULL;
 	return 0;
 }
 
-static int read_counter(matcha_dev *dev, uint32_t addr, uint64_t *val)
+/* Empties a table's shadow (and its handles) before adoption or after a refused one. */
+static void reset_shadow(matcha_dev *dev, struct matcha_table *t)
+{
+	matcha_layout_table_cleared(dev, t->index);
+	matcha_exact_reset(t);
+	matcha_lpm_reset(t);
+	matcha_ternary_reset(t);
+	matcha_counters_reset(t);
+}
+
+int matcha_tables_adopt(matcha_dev *dev)
+{
+	int first = 0;
+	char first_msg[sizeof dev->error];
+	for (unsigned i = 0; i < dev->ntables; i++) {
+		struct matcha_table *t = &dev->tables[i];
+		free(t->refused);
+		t->refused = NULL;
+		reset_shadow(dev, t);
+		/* Meter arrays and session tables keep no shadow and are left as they are:
+		 * matcha_meter_get reads the hardware, and a session table's contents belong to
+		 * the data path, which learns, updates and ages them. */
+		int rc = 0;
+		switch (t->info.kind) {
+		case MATCHA_KIND_EXACT: rc = matcha_exact_adopt(dev, t); break;
+		case MATCHA_KIND_LPM: rc = matcha_lpm_adopt(dev, t); break;
+		case MATCHA_KIND_TERNARY: rc = matcha_ternary_adopt(dev, t); break;
+		}
+		if (!rc)
+			rc = matcha_layout_table_adopted(dev, i);
+		if (!rc)
+			continue;
+		reset_shadow(dev, t);
+		/* What the hardware holds is refused; a failed access may pass on a retry. */
+		if (rc == MATCHA_EHW || rc == MATCHA_ELAYOUT) {
+			size_t len = strlen(dev->error) + 1;
+			if ((t->refused = malloc(len)))
+				memcpy(t->refused, dev->error, len);
+			else
+				rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory for the refusal of "
+						 "table %u", i);
+		}
+		if (!first) {
+			first = rc;
+			memcpy(first_msg, dev->error, sizeof first_msg);
+		}
+	}
+	if (first)
+		return matcha_fail(dev, first, "%s", first_msg);
+	dev->error[0] = '\0';
+	return 0;
+}
+
+int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val)
 {
 	uint32_t lo, hi;
 	int rc;
@@ -413,9 +477,9 @@ int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint6
 {
 	struct matcha_table *t;
 	int rc = matcha_table_get(dev, table, 0, "table_counters", &t);
-	if (rc || (rc = read_counter(dev, t->info.base + WIN_HITS, hits)))
+	if (rc || (rc = matcha_read_u64(dev, t->info.base + WIN_HITS, hits)))
 		return rc;
-	return read_counter(dev, t->info.base + WIN_MISSES, misses);
+	return matcha_read_u64(dev, t->info.base + WIN_MISSES, misses);
 }
 
 /* ----------------------------------------------------------------- value conversion */

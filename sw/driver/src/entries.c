@@ -123,15 +123,18 @@ struct named {
 static int named_table(matcha_dev *dev, const char *name, const char *op, struct named *n)
 {
 	unsigned table;
+	struct matcha_table *t;
 	int rc;
 	if (!dev->layout)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "%s: no layout loaded: tables, actions and "
 				   "parameters have names only with a layout file", op);
 	if (!name)
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: no table name", op);
+	/* matcha_table_get: a table whose adoption was refused answers with the refusal. */
 	if ((rc = matcha_table_by_name(dev, name, &table)) ||
-	    (rc = matcha_table_info(dev, table, &n->info)))
+	    (rc = matcha_table_get(dev, table, 0, op, &t)))
 		return rc;
+	n->info = t->info;
 	n->lt = &dev->layout->tables[table];
 	n->key_bytes = div_ceil(n->info.key_bits, 8);
 	n->data_bytes = div_ceil(n->info.data_bits, 8);
@@ -554,8 +557,6 @@ int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_mat
 	}
 	memcpy(e->match, norm, nmatch * sizeof *norm);
 	e->nmatch = nmatch;
-	e->action = ac;
-	memcpy(e->data, data, sizeof data);
 	e->has_priority = ternary;
 	e->priority = ternary ? (uint32_t)priority : 0;
 	if ((rc = build_keys(dev, &n, norm, &e->hw, &e->nhw)))
@@ -604,8 +605,6 @@ int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
 	for (unsigned i = 0; i < e->nhw; i++)
 		if ((rc = hw_modify(dev, &n, &e->hw[i], e->priority, ac->id, data)))
 			return wrap(dev, rc, &n);
-	e->action = ac;
-	memcpy(e->data, data, sizeof data);
 	return 0;
 }
 
@@ -750,5 +749,92 @@ int matcha_default_get(matcha_dev *dev, const char *table,
 		return rc;
 	if (params)
 		unpack_params(&n, *action, data, params);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ adoption */
+
+/* The match of field f of a table's hardware entry, as a user would have written it. */
+static void adopted_match(const struct named *n, const struct matcha_field_info *f,
+			  const struct shadow_key *k, struct matcha_match *m)
+{
+	struct matcha_value mask, full;
+	memset(m, 0, sizeof *m);
+	get_field(k->value, n->key_bytes, f->offset, f->width, &m->value);
+	switch (n->info.kind) {
+	case MATCHA_KIND_EXACT:
+		m->kind = MATCHA_MATCH_EXACT;
+		break;
+	case MATCHA_KIND_LPM: {
+		/* The field's share of the prefix: the key's top bits down to the prefix's end. */
+		unsigned top = n->info.key_bits - f->offset - f->width;
+		unsigned len = k->prefix_len <= top ? 0 : k->prefix_len - top;
+		m->kind = MATCHA_MATCH_LPM;
+		m->prefix_len = len < f->width ? len : f->width;
+		break;
+	}
+	default:
+		get_field(k->mask, n->key_bytes, f->offset, f->width, &mask);
+		prefix_mask(&full, f->width, f->width);
+		m->kind = memcmp(&mask, &full, sizeof mask) ? MATCHA_MATCH_TERNARY :
+							      MATCHA_MATCH_EXACT;
+		if (m->kind == MATCHA_MATCH_TERNARY)
+			m->mask = mask;
+	}
+}
+
+static bool shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+{
+	switch (t->info.kind) {
+	case MATCHA_KIND_EXACT: return matcha_exact_shadow_key(t, i, k);
+	case MATCHA_KIND_LPM: return matcha_lpm_shadow_key(t, i, k);
+	default: return matcha_ternary_shadow_key(t, i, k);
+	}
+}
+
+int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
+{
+	/* A meter array keeps no entries. */
+	if (!matcha_layout_table(dev, table))
+		return 0;
+	struct matcha_table *t = &dev->tables[table];
+	struct named n = { .lt = &dev->layout->tables[table], .info = t->info,
+			   .key_bytes = t->key_bytes, .data_bytes = t->data_bytes };
+	const struct matcha_table_layout *tl = &n.lt->pub;
+	matcha_layout_table_cleared(dev, table);
+	for (uint32_t i = 0; i < t->info.size; i++) {
+		struct shadow_key k;
+		struct matcha_entry hw;
+		const struct matcha_action_info *ac;
+		uint32_t index, handle;
+		int rc;
+		if (!shadow_key(t, i, &k))
+			continue;
+		struct named_entry *e = calloc(1, sizeof *e);
+		if (!e || !(e->match = calloc(tl->nfields ? tl->nfields : 1, sizeof *e->match)) ||
+		    !(e->hw = calloc(1, sizeof *e->hw))) {
+			matcha_named_entry_free(e);
+			return matcha_fail(dev, MATCHA_ENOMEM, "no memory for an entry");
+		}
+		e->nmatch = tl->nfields;
+		for (unsigned f = 0; f < tl->nfields; f++)
+			adopted_match(&n, &tl->fields[f], &k, &e->match[f]);
+		e->has_priority = n.info.kind == MATCHA_KIND_TERNARY;
+		e->priority = k.priority;
+		e->nhw = 1;
+		memcpy(e->hw[0].value, k.value, sizeof k.value);
+		memcpy(e->hw[0].mask, k.mask, sizeof k.mask);
+		e->hw[0].prefix_len = k.prefix_len;
+		/* Its action must be one the layout names (reads go to the hardware). */
+		if ((rc = hw_read(dev, &n, &e->hw[0], e->priority, &index, &hw)) ||
+		    (rc = action_of_id(dev, &n, hw.action_id, &ac)) ||
+		    (rc = store_entry(dev, n.lt, e, &handle))) {
+			char msg[sizeof dev->error];
+			memcpy(msg, dev->error, sizeof msg);
+			matcha_named_entry_free(e);
+			return rc == MATCHA_EHW ? matcha_fail(dev, rc, "%s (adopting entry %u)", msg,
+							     (unsigned)i) : rc;
+		}
+	}
 	return 0;
 }

@@ -125,6 +125,22 @@ static int64_t find(const struct matcha_table *t, const uint8_t *canon, uint64_t
 	return -1;
 }
 
+/* The slot of a key the call needs in the table; `op` names the call. */
+static int present_slot(matcha_dev *dev, struct matcha_table *t, const char *op,
+			const uint8_t *key, unsigned key_bits, uint32_t *slot)
+{
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	int rc = canonical_key(dev, t, key, key_bits, canon);
+	if (rc)
+		return rc;
+	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "%s: the key is not in table %u", op,
+				   t->index);
+	*slot = (uint32_t)at;
+	return 0;
+}
+
 /* Writes an entry into `slot` of the hardware, then records it in the shadow. */
 static int write_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
 		      const uint8_t *canon, uint64_t hash, uint8_t action_id,
@@ -291,75 +307,52 @@ int matcha_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS], slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_modify", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)))
+					t->info.data_bits, data_words)) ||
+	    (rc = present_slot(dev, t, "exact_modify", key, key_bits, &slot)))
 		return rc;
-	uint64_t hash = matcha_crc64_xz(canon, t->key_bytes);
-	int64_t at = find(t, canon, hash);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_modify: the key is not in table %u",
-				   table);
 	/* One WRITE of the same key in the same slot: its counts stay with it. */
-	return write_slot(dev, t, (uint32_t)at, canon, hash, action_id, data_words);
+	return write_slot(dev, t, slot, key_at(t, slot), t->exact->hash[slot], action_id,
+			  data_words);
 }
 
 int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_delete", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)))
+	    (rc = present_slot(dev, t, "exact_delete", key, key_bits, &slot)))
 		return rc;
-	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_delete: the key is not in table %u",
-				   table);
-	return invalidate_slot(dev, t, (uint32_t)at);
+	return invalidate_slot(dev, t, slot);
 }
 
 int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
 			   unsigned key_bits, uint32_t *index)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_lookup_sw", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)))
-		return rc;
-	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_lookup_sw: the key is not in table %u",
-				   table);
-	*index = (uint32_t)at;
-	return 0;
+	int rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_lookup_sw", &t);
+	return rc ? rc : present_slot(dev, t, "exact_lookup_sw", key, key_bits, index);
 }
 
 int matcha_exact_counters(matcha_dev *dev, unsigned table, const uint8_t *key,
 			  unsigned key_bits, uint64_t *packets, uint64_t *bytes, unsigned flags)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "exact_counters")) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)))
+	    (rc = present_slot(dev, t, "exact_counters", key, key_bits, &slot)))
 		return rc;
-	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "exact_counters: the key is not in table %u",
-				   table);
-	return matcha_counter_entry(dev, t, (uint32_t)at, packets, bytes, flags);
+	return matcha_counter_entry(dev, t, slot, packets, bytes, flags);
 }
 
 int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
@@ -374,4 +367,50 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
 				   "(table %u has %u entries)", (unsigned)index, table,
 				   t->info.size);
 	return matcha_window_read(dev, t, index, entry);
+}
+
+/*
+ * Adoption: READ every slot. A valid key must sit in one of its own hash slots (way w,
+ * slot index_w(key)) and only once: a key in two slots is what a move leaves only until its
+ * next write, and a lookup could not tell which copy a later modify should change.
+ */
+int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t)
+{
+	struct exact_shadow *s = t->exact;
+	struct matcha_entry e;
+	uint32_t data_words[STAGING_WORDS];
+	for (uint32_t slot = 0; slot < t->info.size; slot++) {
+		int rc = matcha_window_read(dev, t, slot, &e);
+		if (rc)
+			return rc;
+		if (!e.valid)
+			continue;
+		unsigned way = slot / s->slots;
+		uint64_t hash = matcha_crc64_xz(e.key, t->key_bytes);
+		if (slot_of(s, hash, way) != slot)
+			return matcha_fail(dev, MATCHA_EHW, "exact table %u: slot %u (way %u) holds a "
+					   "key whose hash puts it in slot %u of that way", t->index,
+					   (unsigned)slot, way, (unsigned)slot_of(s, hash, way));
+		int64_t other = find(t, e.key, hash);
+		if (other >= 0)
+			return matcha_fail(dev, MATCHA_EHW, "exact table %u: slots %u and %u hold the "
+					   "same key", t->index, (unsigned)other, (unsigned)slot);
+		matcha_be_to_words(e.data, t->data_bytes, data_words, t->data_words);
+		s->valid[slot] = 1;
+		s->used++;
+		s->action[slot] = e.action_id;
+		s->hash[slot] = hash;
+		memcpy(s->keys + (size_t)slot * t->key_bytes, e.key, t->key_bytes);
+		memcpy(data_at(t, slot), data_words, t->data_words * sizeof *data_words);
+	}
+	return 0;
+}
+
+bool matcha_exact_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+{
+	if (!t->exact || i >= t->info.size || !t->exact->valid[i])
+		return false;
+	memset(k, 0, sizeof *k);
+	memcpy(k->value, key_at(t, i), t->key_bytes);
+	return true;
 }

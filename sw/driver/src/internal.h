@@ -15,6 +15,7 @@
 #define KIND_CODE(w) ((w) & 0xFFu)     /* descriptor word 0: the kind ... */
 #define KIND_COUNTERS 0x100u           /* ... per-entry counters */
 #define KIND_DEFAULT_ACTION 0x200u     /* ... a default action */
+#define KIND_PREFIX_STORE 0x400u       /* ... LPM: the prefix of every result */
 
 /* Table window. */
 #define WIN_CMD 0x000 /* write */
@@ -55,6 +56,18 @@
 
 #define STAGING_WORDS 16
 
+/* Session table registers beyond the common window (docs/sessions.md). */
+#define SESSION_OCCUPANCY 0x200
+#define SESSION_CONTROL 0x204
+#define SESSION_TICK 0x208
+#define SESSION_NOW 0x20C
+#define SESSION_TIMEOUT(s) (0x220 + 4 * (s))
+#define SESSION_LEARNED 0x240
+#define SESSION_INSERT_FAILED 0x248
+#define SESSION_AGED 0x250
+#define SESSION_AGE_BITS 16
+#define SESSION_INITIATOR_HIGH (1u << SESSION_AGE_BITS) /* DATA[0] of a READ */
+
 struct exact_shadow;
 struct lpm_trie;
 struct ternary_shadow;
@@ -80,6 +93,11 @@ struct matcha_table {
 	 * Its count is carried[i] + the hardware count of i.
 	 */
 	struct matcha_counts *carried;
+	/* Meters: from descriptor words 5 and 7. */
+	unsigned meter_rate_bits, meter_level_bits, meter_time_bits, meter_tick_clocks;
+	/* Why matcha_tables_adopt() refused the hardware's content (malloc'd), or NULL: every
+	 * call but clear and info fails with it until matcha_table_clear(). */
+	char *refused;
 };
 
 /* What matcha_open() adds to a register backend it set up itself. */
@@ -101,6 +119,7 @@ struct matcha_dev {
 	uint32_t build_id;
 	unsigned ntables;
 	struct matcha_table *tables;
+	uint64_t clock_hz; /* matcha_set_clock_hz, 0 until set */
 	char error[512];
 };
 
@@ -189,6 +208,18 @@ void matcha_counters_free(struct matcha_table *t);
 void matcha_layout_table_cleared(matcha_dev *dev, unsigned table);
 void matcha_layout_free(matcha_dev *dev);
 
+/* Meter window DATA words (docs/tables.md, "Meters"). */
+#define METER_MODE_TWO_RATE 0x1u
+#define METER_MODE_AWARE 0x2u
+#define METER_MODE_PACKETS 0x4u
+#define METER_MODE_SHIFT(m) (((m) >> 8) & 0x3Fu)
+#define METER_WORDS 12 /* mode, CIR, PIR, CBS (2), PBS/EBS (2), levels (2 + 2), time */
+#define METER_WRITE_WORDS 7
+
+/* Checks a meter descriptor's geometry and keeps it in t. */
+int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,
+		      uint32_t tick_clocks);
+
 /* Per-kind shadow setup, reset (after CLEAR) and teardown. */
 int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);
 void matcha_exact_reset(struct matcha_table *t);
@@ -199,6 +230,34 @@ void matcha_lpm_free(struct matcha_table *t);
 int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t);
 void matcha_ternary_reset(struct matcha_table *t);
 void matcha_ternary_free(struct matcha_table *t);
+int matcha_session_init(matcha_dev *dev, struct matcha_table *t);
+
+/* A 64-bit register pair: the low word first, which latches the high word. */
+int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val);
+
+/*
+ * Adoption (matcha_tables_adopt): rebuild the shadow of an empty-shadowed table from the
+ * hardware, failing with MATCHA_EHW and a message naming the entry when it is not a state
+ * the driver could have written.
+ */
+int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t);
+int matcha_lpm_adopt(matcha_dev *dev, struct matcha_table *t);
+int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t);
+
+/* One entry of a shadow: exact key, LPM prefix and length, ternary value, mask, priority. */
+struct shadow_key {
+	uint8_t value[MATCHA_MAX_KEY_BYTES];
+	uint8_t mask[MATCHA_MAX_KEY_BYTES];
+	unsigned prefix_len;
+	uint32_t priority;
+};
+/* Whether index i of the shadow (exact slot, LPM result, ternary entry) holds an entry. */
+bool matcha_exact_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
+bool matcha_lpm_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
+bool matcha_ternary_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
+
+/* With a layout loaded: a handle for every entry of the table's shadow (after adoption). */
+int matcha_layout_table_adopted(matcha_dev *dev, unsigned table);
 
 static inline unsigned div_ceil(unsigned a, unsigned b) { return (a + b - 1) / b; }
 

@@ -54,6 +54,16 @@ static void free_layout(struct matcha_layout *l)
 		free(t->entries);
 	}
 	free(l->tables);
+	if (l->meters)
+		for (unsigned i = 0; i < l->ntables; i++)
+			free((char *)l->meters[i].name);
+	free(l->meters);
+	if (l->sessions)
+		for (unsigned i = 0; i < l->ntables; i++) {
+			free((char *)l->sessions[i].name);
+			free((char *)l->sessions[i].after);
+		}
+	free(l->sessions);
 	free(l->program);
 	free(l);
 }
@@ -389,6 +399,131 @@ static int read_table(struct loader *ld, const struct json *jt, size_t position)
 	return check_table(ld, jt, t, what, latency, counters);
 }
 
+/* One entry of the program's "meters" list, checked against its descriptor. */
+static int read_meter(struct loader *ld, const struct json *jm, size_t position)
+{
+	struct matcha_layout *l = ld->layout;
+	struct matcha_table_info in;
+	unsigned index, size, latency;
+	char what[160], *name = NULL;
+	int rc;
+
+	snprintf(what, sizeof what, "meter array #%zu", position);
+	if (jm->type != JSON_OBJECT)
+		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, jm->line,
+			     what, json_type_name(jm->type));
+	if ((rc = member_uint(ld, jm, "index", what, UINT32_MAX, &index)))
+		return rc;
+	if (index >= l->ntables)
+		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u "
+			     "descriptors", ld->name, jm->line, what, index, l->ntables);
+	/* The tables are read first: a clash with one is found here. */
+	if (l->tables[index].pub.name)
+		return LFAIL(ld, "layout %s, line %u: %s and table %u (%s) both have index %u",
+			     ld->name, jm->line, what, index, l->tables[index].pub.name, index);
+	struct matcha_meter_layout *m = &l->meters[index];
+	if (m->name)
+		return LFAIL(ld, "layout %s, line %u: two meter arrays have index %u", ld->name,
+			     jm->line, index);
+	if ((rc = member_string(ld, jm, "name", what, &name)))
+		return rc;
+	m->name = name;
+	m->table = index;
+	snprintf(what, sizeof what, "meter array %u (%s)", index, name);
+	for (unsigned o = 0; o < l->ntables; o++)
+		if (o != index && l->meters[o].name && !strcmp(l->meters[o].name, name))
+			return LFAIL(ld, "layout %s: meter arrays %u and %u are both called %s",
+				     ld->name, o, index, name);
+	if ((rc = member_uint(ld, jm, "size", what, UINT32_MAX, &size)) ||
+	    (rc = member_uint(ld, jm, "latency", what, UINT32_MAX, &latency)) ||
+	    (rc = matcha_table_info(ld->dev, index, &in)))
+		return rc;
+	m->size = size;
+	if (in.kind != MATCHA_KIND_METER)
+		return LFAIL(ld, "layout %s: %s is a meter array in the layout, %s in the "
+			     "hardware: the layout does not describe this bitstream", ld->name, what,
+			     matcha_kind_name(in.kind));
+	return (rc = agree(ld, what, "size", size, in.size)) ? rc :
+	       agree(ld, what, "latency", latency, in.latency);
+}
+
+/* The object a descriptor index already has, for a clash message; NULL if none. */
+static const char *described_as(const struct matcha_layout *l, unsigned index, const char **what)
+{
+	if (l->tables[index].pub.name) {
+		*what = "table";
+		return l->tables[index].pub.name;
+	}
+	if (l->meters[index].name) {
+		*what = "meter array";
+		return l->meters[index].name;
+	}
+	*what = "session table";
+	return l->sessions[index].name;
+}
+
+/* One entry of the program's "sessions" list, checked against its descriptor. */
+static int read_session(struct loader *ld, const struct json *js, size_t position)
+{
+	struct matcha_layout *l = ld->layout;
+	struct matcha_table_info in;
+	unsigned index, size, ways, key_bits, latency;
+	char what[160], *name = NULL;
+	const char *other, *other_kind;
+	int rc;
+
+	snprintf(what, sizeof what, "session table #%zu", position);
+	if (js->type != JSON_OBJECT)
+		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, js->line,
+			     what, json_type_name(js->type));
+	if ((rc = member_uint(ld, js, "index", what, UINT32_MAX, &index)))
+		return rc;
+	if (index >= l->ntables)
+		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u "
+			     "descriptors", ld->name, js->line, what, index, l->ntables);
+	/* Tables and meter arrays are read first: a clash with one is found here. */
+	if ((other = described_as(l, index, &other_kind)))
+		return LFAIL(ld, "layout %s, line %u: %s and %s %u (%s) both have index %u",
+			     ld->name, js->line, what, other_kind, index, other, index);
+	if ((rc = member_string(ld, js, "name", what, &name)))
+		return rc;
+	struct matcha_session_layout *s = &l->sessions[index];
+	s->name = name;
+	s->table = index;
+	snprintf(what, sizeof what, "session table %u (%s)", index, name);
+	for (unsigned o = 0; o < l->ntables; o++)
+		if (o != index && (other = described_as(l, o, &other_kind)) && !strcmp(other, name))
+			return LFAIL(ld, "layout %s: %s %u and session table %u are both called %s",
+				     ld->name, other_kind, o, index, name);
+	char *after = NULL;
+	if ((rc = member_string(ld, js, "after", what, &after)))
+		return rc;
+	s->after = after;
+	bool found = false;
+	for (unsigned o = 0; o < l->ntables; o++)
+		found |= l->tables[o].pub.name && !strcmp(l->tables[o].pub.name, after);
+	if (!found)
+		return LFAIL(ld, "layout %s, line %u: %s follows table %s, which the program does "
+			     "not have", ld->name, js->line, what, after);
+	if ((rc = member_uint(ld, js, "size", what, UINT32_MAX, &size)) ||
+	    (rc = member_uint(ld, js, "ways", what, UINT32_MAX, &ways)) ||
+	    (rc = member_uint(ld, js, "keyWidth", what, MATCHA_MAX_KEY_BITS, &key_bits)) ||
+	    (rc = member_uint(ld, js, "latency", what, UINT32_MAX, &latency)) ||
+	    (rc = matcha_table_info(ld->dev, index, &in)))
+		return rc;
+	s->size = size;
+	s->ways = ways;
+	if (in.kind != MATCHA_KIND_SESSION)
+		return LFAIL(ld, "layout %s: %s is a session table in the layout, %s in the "
+			     "hardware: the layout does not describe this bitstream", ld->name, what,
+			     matcha_kind_name(in.kind));
+	if ((rc = agree(ld, what, "size", size, in.size)) ||
+	    (rc = agree(ld, what, "ways", ways, in.ways)) ||
+	    (rc = agree(ld, what, "keyWidth", key_bits, in.key_bits)))
+		return rc;
+	return agree(ld, what, "latency", latency, in.latency);
+}
+
 static int load(struct loader *ld, const struct json *root)
 {
 	matcha_dev *dev = ld->dev;
@@ -416,13 +551,39 @@ static int load(struct loader *ld, const struct json *root)
 	const struct json *tables = member(ld, prog, "tables", JSON_ARRAY, "the program", &rc);
 	if (!tables)
 		return rc;
-	if (tables->n != matcha_table_count(dev))
+	/* Optional: a program without meter arrays may leave the list out. */
+	const struct json *meters = json_get(prog, "meters");
+	if (meters && !(meters = member(ld, prog, "meters", JSON_ARRAY, "the program", &rc)))
+		return rc;
+	size_t nmeters = meters ? meters->n : 0;
+	/* Optional too: a program without session tables may leave the list out. */
+	const struct json *sessions = json_get(prog, "sessions");
+	if (sessions && !(sessions = member(ld, prog, "sessions", JSON_ARRAY, "the program", &rc)))
+		return rc;
+	size_t nsessions = sessions ? sessions->n : 0;
+	if (!nmeters && !nsessions && tables->n != matcha_table_count(dev))
 		return LFAIL(ld, "layout %s: the program has %zu tables, the hardware %u: the "
 			     "layout does not describe this bitstream", ld->name, tables->n,
+			     matcha_table_count(dev));
+	if (!nsessions && tables->n + nmeters != matcha_table_count(dev))
+		return LFAIL(ld, "layout %s: the program has %zu tables and %zu meter arrays, the "
+			     "hardware %u descriptors: the layout does not describe this bitstream",
+			     ld->name, tables->n, nmeters, matcha_table_count(dev));
+	if (tables->n + nmeters + nsessions != matcha_table_count(dev))
+		return LFAIL(ld, "layout %s: the program has %zu tables, %zu meter arrays and %zu "
+			     "session tables, the hardware %u descriptors: the layout does not "
+			     "describe this bitstream", ld->name, tables->n, nmeters, nsessions,
 			     matcha_table_count(dev));
 	for (size_t i = 0; i < tables->n; i++)
 		if ((rc = read_table(ld, &tables->items[i], i)))
 			return rc;
+	for (size_t i = 0; i < nmeters; i++)
+		if ((rc = read_meter(ld, &meters->items[i], i)))
+			return rc;
+	for (size_t i = 0; i < nsessions; i++)
+		if ((rc = read_session(ld, &sessions->items[i], i)))
+			return rc;
+	/* The counts agree and no index is described twice, so every one is described. */
 	return 0;
 }
 
@@ -435,10 +596,18 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 		return LFAIL(&ld, "layout %s is not valid JSON: %s", ld.name, err);
 	ld.layout = calloc(1, sizeof *ld.layout);
 	unsigned n = matcha_table_count(dev);
-	if (ld.layout)
+	if (ld.layout) {
 		ld.layout->tables = calloc(n ? n : 1, sizeof *ld.layout->tables);
+		ld.layout->meters = calloc(n ? n : 1, sizeof *ld.layout->meters);
+		ld.layout->sessions = calloc(n ? n : 1, sizeof *ld.layout->sessions);
+	}
 	int rc;
-	if (!ld.layout || !ld.layout->tables) {
+	if (!ld.layout || !ld.layout->tables || !ld.layout->meters || !ld.layout->sessions) {
+		if (ld.layout) {
+			free(ld.layout->tables);
+			free(ld.layout->meters);
+			free(ld.layout->sessions);
+		}
 		free(ld.layout);
 		json_free(root);
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the layout");
@@ -452,6 +621,12 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 	}
 	matcha_layout_free(dev);
 	dev->layout = ld.layout;
+	/* Entries the handle adopted before the layout came get their handles now. */
+	for (unsigned i = 0; i < n; i++)
+		if ((rc = matcha_layout_table_adopted(dev, i))) {
+			matcha_layout_free(dev);
+			return rc;
+		}
 	return 0;
 }
 
@@ -486,9 +661,75 @@ const char *matcha_layout_program(const matcha_dev *dev)
 
 const struct matcha_table_layout *matcha_layout_table(const matcha_dev *dev, unsigned table)
 {
-	if (!dev->layout || table >= dev->layout->ntables)
+	if (!dev->layout || table >= dev->layout->ntables || !dev->layout->tables[table].pub.name)
 		return NULL;
 	return &dev->layout->tables[table].pub;
+}
+
+const struct matcha_meter_layout *matcha_layout_meter(const matcha_dev *dev, unsigned table)
+{
+	if (!dev->layout || table >= dev->layout->ntables || !dev->layout->meters[table].name)
+		return NULL;
+	return &dev->layout->meters[table];
+}
+
+const struct matcha_session_layout *matcha_layout_session(const matcha_dev *dev, unsigned table)
+{
+	if (!dev->layout || table >= dev->layout->ntables || !dev->layout->sessions[table].name)
+		return NULL;
+	return &dev->layout->sessions[table];
+}
+
+enum named { NAMED_TABLES, NAMED_METERS, NAMED_SESSIONS };
+
+static const char *name_of(const struct matcha_layout *l, enum named which, unsigned i)
+{
+	return which == NAMED_TABLES ? l->tables[i].pub.name :
+	       which == NAMED_METERS ? l->meters[i].name : l->sessions[i].name;
+}
+
+/* The names of the tables, meter arrays or session tables, for an unknown-name message. */
+static void list_names(const struct matcha_layout *l, enum named which, char *out, size_t size)
+{
+	out[0] = '\0';
+	for (unsigned i = 0; i < l->ntables; i++) {
+		const char *name = name_of(l, which, i);
+		size_t at = strlen(out);
+		if (name)
+			snprintf(out + at, size - at, "%s%s", at ? ", " : "", name);
+	}
+}
+
+int matcha_meter_by_name(matcha_dev *dev, const char *name, unsigned *table)
+{
+	if (!dev->layout)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "meter arrays have names only with a "
+				   "layout file (matcha_layout_load)");
+	for (unsigned i = 0; i < dev->layout->ntables; i++)
+		if (dev->layout->meters[i].name && !strcmp(dev->layout->meters[i].name, name)) {
+			*table = i;
+			return 0;
+		}
+	char names[200];
+	list_names(dev->layout, NAMED_METERS, names, sizeof names);
+	return matcha_fail(dev, MATCHA_ENOTABLE, "unknown meter array \"%s\" (meter arrays: %s)",
+			   name, names[0] ? names : "none");
+}
+
+int matcha_session_by_name(matcha_dev *dev, const char *name, unsigned *table)
+{
+	if (!dev->layout)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "session tables have names only with a "
+				   "layout file (matcha_layout_load)");
+	for (unsigned i = 0; i < dev->layout->ntables; i++)
+		if (dev->layout->sessions[i].name && !strcmp(dev->layout->sessions[i].name, name)) {
+			*table = i;
+			return 0;
+		}
+	char names[200];
+	list_names(dev->layout, NAMED_SESSIONS, names, sizeof names);
+	return matcha_fail(dev, MATCHA_ENOTABLE, "unknown session table \"%s\" (session tables: "
+			   "%s)", name, names[0] ? names : "none");
 }
 
 int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table)
@@ -497,16 +738,12 @@ int matcha_table_by_name(matcha_dev *dev, const char *name, unsigned *table)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "tables have names only with a layout "
 				   "file (matcha_layout_load)");
 	for (unsigned i = 0; i < dev->layout->ntables; i++)
-		if (!strcmp(dev->layout->tables[i].pub.name, name)) {
+		if (dev->layout->tables[i].pub.name && !strcmp(dev->layout->tables[i].pub.name, name)) {
 			*table = i;
 			return 0;
 		}
-	char names[200] = "";
-	for (unsigned i = 0; i < dev->layout->ntables; i++) {
-		size_t at = strlen(names);
-		snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
-			 dev->layout->tables[i].pub.name);
-	}
+	char names[200];
+	list_names(dev->layout, NAMED_TABLES, names, sizeof names);
 	return matcha_fail(dev, MATCHA_ENOTABLE, "unknown table \"%s\" (tables: %s)", name, names);
 }
 

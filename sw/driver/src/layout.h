@@ -14,8 +14,6 @@ struct hw_key {
 struct named_entry {
 	unsigned nmatch;
 	struct matcha_match *match;
-	const struct matcha_action_info *action;
-	uint8_t data[MATCHA_MAX_DATA_BYTES]; /* packed action data, ceil(data_bits/8) bytes */
 	bool has_priority;
 	uint32_t priority;
 	unsigned nhw;
@@ -34,7 +32,9 @@ struct layout_table {
 struct matcha_layout {
 	char *program;
 	unsigned ntables;
-	struct layout_table *tables; /* by descriptor index */
+	struct layout_table *tables; /* by descriptor index; name NULL where no table is */
+	struct matcha_meter_layout *meters; /* by descriptor index; name NULL where none is */
+	struct matcha_session_layout *sessions; /* by descriptor index; name NULL where none is */
 };
 
 void matcha_named_entry_free(struct named_entry *e);

@@ -11,6 +11,7 @@
  * Per-entry counters count per result: a result never moves, so an add zeroes it before
  * writing it and a delete drops its count.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,13 +293,25 @@ static int write_entry(matcha_dev *dev, struct matcha_table *t, unsigned level,
 	return 0;
 }
 
+/*
+ * Writes result r. On hardware with a prefix store the WRITE also keeps the staged KEY and
+ * PRIORITY as the result's prefix and length, so the prefix is staged with every valid
+ * result (adds and modifies); an invalidated result's prefix is never read.
+ */
 static int write_result(matcha_dev *dev, struct matcha_table *t, uint32_t r, uint32_t flags,
 			const uint32_t *data)
 {
+	uint32_t prefix[STAGING_WORDS];
+	bool store = t->info.prefix_store && (flags & FLAGS_VALID);
+	if (store)
+		matcha_be_to_words(prefix_at(t, r), t->key_bytes, prefix, t->key_words);
 	struct staged_entry e = {
 		.flags = flags,
+		.key = store ? prefix : NULL,
 		.data = t->data_words ? data : NULL,
 		.data_words = t->data_words,
+		.has_priority = store,
+		.priority = store ? t->lpm->len[r] : 0,
 	};
 	return matcha_window_write(dev, t, lpm_index(t->lpm->levels, r), &e);
 }
@@ -369,6 +382,21 @@ static int canonical_prefix(matcha_dev *dev, struct matcha_table *t, const char 
 	if (memcmp(canon, prefix, t->key_bytes))
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: prefix has bits set beyond its length "
 				   "%u (or above the %u-bit key)", op, len, t->info.key_bits);
+	return 0;
+}
+
+/* The result of a prefix the call needs in the table, the prefix in canonical form in
+ * `canon`; `op` names the call. */
+static int present_result(matcha_dev *dev, struct matcha_table *t, const char *op,
+			  const uint8_t *prefix, unsigned len, uint8_t *canon, uint32_t *r)
+{
+	int rc = canonical_prefix(dev, t, op, prefix, len, canon);
+	if (rc)
+		return rc;
+	*r = prefix_find(t, canon, len);
+	if (*r == NO_RESULT)
+		return matcha_fail(dev, MATCHA_ENOENT, "%s: the /%u prefix is not in table %u", op,
+				   len, t->index);
 	return 0;
 }
 
@@ -445,16 +473,13 @@ int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES], shorter[MATCHA_MAX_KEY_BYTES];
+	uint32_t r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_delete", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_delete", prefix, prefix_len, canon)))
+	    (rc = present_result(dev, t, "lpm_delete", prefix, prefix_len, canon, &r)))
 		return rc;
 	struct lpm_trie *trie = t->lpm;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_delete: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 
 	unsigned k = level_of(trie, prefix_len), depth;
 	uint32_t node[MATCHA_MAX_KEY_BITS];
@@ -505,16 +530,13 @@ int matcha_lpm_counters(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "lpm_counters")) ||
-	    (rc = canonical_prefix(dev, t, "lpm_counters", prefix, prefix_len, canon)))
+	    (rc = present_result(dev, t, "lpm_counters", prefix, prefix_len, canon, &r)))
 		return rc;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_counters: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 	return matcha_counter_entry(dev, t, r, packets, bytes, flags);
 }
 
@@ -524,18 +546,14 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS], r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_modify", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_modify", prefix, prefix_len, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)))
+					t->info.data_bits, data_words)) ||
+	    (rc = present_result(dev, t, "lpm_modify", prefix, prefix_len, canon, &r)))
 		return rc;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_modify: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 	/* One WRITE of the result: the trie entries pointing at it stay as they are. */
 	return write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
 }
@@ -545,15 +563,12 @@ int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_read", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_read", prefix, prefix_len, canon)))
+	    (rc = present_result(dev, t, "lpm_read", prefix, prefix_len, canon, &r)))
 		return rc;
-	uint32_t r = prefix_find(t, canon, prefix_len);
-	if (r == NO_RESULT)
-		return matcha_fail(dev, MATCHA_ENOENT, "lpm_read: the /%u prefix is not in "
-				   "table %u", prefix_len, table);
 	if (result)
 		*result = r;
 	if ((rc = matcha_window_read(dev, t, lpm_index(t->lpm->levels, r), entry)))
@@ -631,4 +646,223 @@ int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level, unsigned *
 	*stride_bits = t->lpm->level[level].stride;
 	*nodes = t->lpm->level[level].nodes;
 	return 0;
+}
+
+/* ---------------------------------------------------------------------- adoption */
+
+/* Sets `count` key bits starting `from` bits below the key's top to `chunk`. */
+static void set_chunk(uint8_t *key, unsigned key_bytes, unsigned key_bits, unsigned from,
+		      unsigned count, uint32_t chunk)
+{
+	unsigned start = key_bytes * 8 - key_bits + from;
+	for (unsigned b = 0; b < count; b++) {
+		unsigned bit = start + b;
+		uint8_t m = (uint8_t)(0x80u >> bit % 8);
+		if (chunk >> (count - 1 - b) & 1)
+			key[bit / 8] |= m;
+		else
+			key[bit / 8] &= (uint8_t)~m;
+	}
+}
+
+/* Whether the first `len` bits of canonical keys a and b agree. */
+static bool same_top(const struct matcha_table *t, const uint8_t *a, const uint8_t *b,
+		     unsigned len)
+{
+	uint8_t x[MATCHA_MAX_KEY_BYTES], y[MATCHA_MAX_KEY_BYTES];
+	memcpy(x, a, t->key_bytes);
+	memcpy(y, b, t->key_bytes);
+	truncate_prefix(x, t->key_bytes, t->info.key_bits, len);
+	truncate_prefix(y, t->key_bytes, t->info.key_bits, len);
+	return !memcmp(x, y, t->key_bytes);
+}
+
+/* What adoption reads: the valid results (their prefixes are in the shadow). */
+struct adoption {
+	uint32_t *held; /* the valid results */
+	unsigned nheld;
+	uint8_t *seen;  /* per level, per node: reached from the root */
+};
+
+/*
+ * The word the driver would have written at the level-i entry whose first `end` key bits
+ * are `bits` (end = the level's last bit): as its result, the longest prefix of this level
+ * that covers it; a child when a longer prefix runs through it. The child pointer is the
+ * hardware's own (node numbers depend on the order of past adds and deletes).
+ */
+static uint32_t expected_word(const struct matcha_table *t, const struct adoption *ad,
+			      unsigned i, const uint8_t *bits, uint32_t hw_word)
+{
+	const struct lpm_trie *trie = t->lpm;
+	unsigned end = trie->level[i].shift + trie->level[i].stride;
+	uint32_t best = NO_RESULT, word = 0;
+	bool child = false;
+	for (unsigned k = 0; k < ad->nheld; k++) {
+		uint32_t r = ad->held[k];
+		unsigned len = trie->len[r];
+		if (len > end) {
+			child = child || same_top(t, prefix_at(t, r), bits, end);
+			continue;
+		}
+		if (level_of(trie, len) != i || !same_top(t, prefix_at(t, r), bits, len))
+			continue;
+		if (best == NO_RESULT || len > trie->len[best])
+			best = r;
+	}
+	if (child)
+		word = with_child(0, hw_word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK);
+	return with_result(word, best);
+}
+
+/* The key bits an entry covers, in hex with their length ("0x0a010000/16"). */
+static void describe_entry(const struct matcha_table *t, const uint8_t *bits, unsigned end,
+			   char *buf, size_t len)
+{
+	size_t o = (size_t)snprintf(buf, len, "0x");
+	for (unsigned b = 0; b < t->key_bytes && o + 3 < len; b++)
+		o += (size_t)snprintf(buf + o, len - o, "%02x", bits[b]);
+	snprintf(buf + o, len - o, "/%u", end);
+}
+
+/*
+ * Reads node `node` of level i (its key bits above the level in `bits`), checks every entry
+ * against the prefix set and goes down into its children.
+ */
+static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *ad, unsigned i,
+		      uint32_t node, uint8_t *bits)
+{
+	struct lpm_trie *trie = t->lpm;
+	struct lpm_level *lv = &trie->level[i];
+	unsigned end = lv->shift + lv->stride;
+	char where[160];
+	for (uint32_t c = 0; c < 1u << lv->stride; c++) {
+		uint32_t a = node << lv->stride | c, word;
+		int rc;
+		if ((rc = matcha_window_command(dev, t, CMD_READ, lpm_index(i, a))) ||
+		    (rc = matcha_reg_read(dev, t->info.base + WIN_DATA, &word)))
+			return rc;
+		set_chunk(bits, t->key_bytes, t->info.key_bits, lv->shift, lv->stride, c);
+		uint32_t want = expected_word(t, ad, i, bits, word);
+		if (word != want) {
+			describe_entry(t, bits, end, where, sizeof where);
+			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: level %u entry 0x%x (keys "
+					   "%s) holds 0x%08x, the prefix store gives 0x%08x: the "
+					   "trie does not match its prefixes", t->index, i,
+					   (unsigned)a, where, (unsigned)word, (unsigned)want);
+		}
+		lv->words[a] = word;
+		lv->used[node] += word != 0;
+		if (!(word & LPM_HAS_CHILD))
+			continue;
+		/* The word is the expected one, and no prefix is longer than the key: an entry of
+		 * the last level has no child. */
+		uint32_t child = word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK;
+		if (child >= trie->level[i + 1].nodes) {
+			describe_entry(t, bits, end, where, sizeof where);
+			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: level %u entry 0x%x (keys "
+					   "%s) points at node %u of level %u, which is beyond the "
+					   "level's nodes", t->index, i, (unsigned)a, where,
+					   (unsigned)child, i + 1);
+		}
+		uint8_t *seen = &ad->seen[(size_t)(i + 1) * MAX_NODES + child];
+		if (*seen)
+			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: node %u of level %u is "
+					   "reached twice (again from level %u entry 0x%x)", t->index,
+					   (unsigned)child, i + 1, i, (unsigned)a);
+		*seen = 1;
+		uint8_t below[MATCHA_MAX_KEY_BYTES];
+		memcpy(below, bits, t->key_bytes);
+		if ((rc = adopt_node(dev, t, ad, i + 1, child, below)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Reads the valid results and their prefixes (KEY, PRIORITY) into the shadow's prefix set. */
+static int adopt_results(matcha_dev *dev, struct matcha_table *t, struct adoption *ad)
+{
+	struct lpm_trie *trie = t->lpm;
+	uint32_t base = t->info.base, flags, words[STAGING_WORDS], len;
+	uint8_t prefix[MATCHA_MAX_KEY_BYTES], canon[MATCHA_MAX_KEY_BYTES];
+	trie->nfree_results = 0;
+	for (uint32_t r = trie->results; r-- > 0;) {
+		int rc;
+		if ((rc = matcha_window_command(dev, t, CMD_READ, lpm_index(trie->levels, r))) ||
+		    (rc = matcha_reg_read(dev, base + WIN_FLAGS, &flags)))
+			return rc;
+		if (!(flags & FLAGS_VALID)) {
+			trie->free_results[trie->nfree_results++] = r; /* lowest ends on top */
+			continue;
+		}
+		if (!t->info.prefix_store)
+			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: result %u is in use but the "
+					   "hardware keeps no prefix store (descriptor kind bit 10), "
+					   "so its prefixes cannot be read back", t->index,
+					   (unsigned)r);
+		for (unsigned w = 0; w < t->key_words; w++)
+			if ((rc = matcha_reg_read(dev, base + WIN_KEY + 4 * w, &words[w])))
+				return rc;
+		if ((rc = matcha_reg_read(dev, base + WIN_PRIORITY, &len)))
+			return rc;
+		matcha_words_to_be(words, t->key_words, prefix, t->key_bytes);
+		memcpy(canon, prefix, t->key_bytes);
+		if (len <= t->info.key_bits)
+			truncate_prefix(canon, t->key_bytes, t->info.key_bits, len);
+		if (len > t->info.key_bits || memcmp(canon, prefix, t->key_bytes))
+			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: result %u has the prefix "
+					   "length %u, %s", t->index, (unsigned)r, (unsigned)len,
+					   len > t->info.key_bits ? "longer than the key" :
+					   "but bits set beyond it");
+		uint32_t other = prefix_find(t, canon, len);
+		if (other != NO_RESULT)
+			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: results %u and %u hold the "
+					   "same /%u prefix", t->index, (unsigned)r, (unsigned)other,
+					   (unsigned)len);
+		memcpy(trie->prefix + (size_t)r * t->key_bytes, canon, t->key_bytes);
+		trie->len[r] = (uint16_t)len;
+		prefix_insert(t, r);
+		ad->held[ad->nheld++] = r;
+	}
+	return 0;
+}
+
+/*
+ * Adoption: the prefix set from the results and the prefix store, then the trie from the
+ * root, each reachable entry checked against what the prefix set gives. Nodes no entry
+ * points at are free, and taken to be zero as CLEAR and the driver's deletes leave them.
+ */
+int matcha_lpm_adopt(matcha_dev *dev, struct matcha_table *t)
+{
+	struct lpm_trie *trie = t->lpm;
+	struct adoption ad = {
+		.held = calloc(trie->results ? trie->results : 1, sizeof *ad.held),
+		.seen = calloc((size_t)trie->levels * MAX_NODES, 1),
+	};
+	uint8_t bits[MATCHA_MAX_KEY_BYTES] = { 0 };
+	int rc;
+	if (!ad.held || !ad.seen)
+		rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory to adopt LPM table %u", t->index);
+	else if (!(rc = adopt_results(dev, t, &ad)))
+		rc = adopt_node(dev, t, &ad, 0, 0, bits);
+	for (unsigned i = 1; !rc && i < trie->levels; i++) {
+		struct lpm_level *lv = &trie->level[i];
+		lv->nfree = 0;
+		for (unsigned n = lv->nodes; n-- > 0;)
+			if (!ad.seen[(size_t)i * MAX_NODES + n])
+				lv->free_nodes[lv->nfree++] = n;
+	}
+	free(ad.held);
+	free(ad.seen);
+	return rc;
+}
+
+bool matcha_lpm_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+{
+	const struct lpm_trie *trie = t->lpm;
+	if (!trie || i >= trie->results || prefix_find(t, prefix_at(t, i), trie->len[i]) != i)
+		return false;
+	memset(k, 0, sizeof *k);
+	memcpy(k->value, prefix_at(t, i), t->key_bytes);
+	k->prefix_len = trie->len[i];
+	return true;
 }

@@ -159,6 +159,23 @@ static int64_t find(const struct matcha_table *t, const uint32_t *value, const u
 	return -1;
 }
 
+/* The index of a rule the call needs in the table; `op` names the call. */
+static int present_index(matcha_dev *dev, struct matcha_table *t, const char *op,
+			 const uint8_t *value, const uint8_t *mask, unsigned key_bits,
+			 uint32_t priority, uint32_t *index)
+{
+	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	int rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words);
+	if (rc)
+		return rc;
+	int64_t at = find(t, value_words, mask_words, priority);
+	if (at < 0)
+		return matcha_fail(dev, MATCHA_ENOENT, "%s: no such entry in table %u (priority "
+				   "%u)", op, t->index, (unsigned)priority);
+	*index = (uint32_t)at;
+	return 0;
+}
+
 int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
 		       const uint8_t *mask, unsigned key_bits, uint32_t priority,
 		       uint8_t action_id, const uint8_t *data, unsigned data_bits)
@@ -200,22 +217,18 @@ int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 			  const uint8_t *mask, unsigned key_bits, uint32_t priority)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_delete", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+	    (rc = present_index(dev, t, "ternary_delete", value, mask, key_bits, priority, &at)))
 		return rc;
 	struct ternary_shadow *s = t->ternary;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_delete: no such entry in table %u "
-				   "(priority %u)", table, (unsigned)priority);
 	/* With counters the entry goes first, so that its index is free for the next one;
 	 * the last move then leaves the last index invalid. */
-	if (t->carried && (rc = invalidate_index(dev, t, (uint32_t)at)))
+	if (t->carried && (rc = invalidate_index(dev, t, at)))
 		return rc;
-	for (uint32_t i = (uint32_t)at; i + 1 < s->used; i++)
+	for (uint32_t i = at; i + 1 < s->used; i++)
 		if ((rc = move_index(dev, t, i + 1, i)))
 			return rc;
 	if (!t->carried && (rc = invalidate_index(dev, t, s->used - 1)))
@@ -229,21 +242,16 @@ int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
 			  uint8_t action_id, const uint8_t *data, unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[STAGING_WORDS], at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_modify", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)))
+					t->info.data_bits, data_words)) ||
+	    (rc = present_index(dev, t, "ternary_modify", value, mask, key_bits, priority, &at)))
 		return rc;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_modify: no such entry in table %u "
-				   "(priority %u)", table, (unsigned)priority);
 	/* One WRITE of the same rule at its index: no shift, the counts stay. */
-	return write_index(dev, t, (uint32_t)at, value_words, mask_words, priority, action_id,
+	return write_index(dev, t, at, value_at(t, at), mask_at(t, at), priority, action_id,
 			   data_words);
 }
 
@@ -252,18 +260,9 @@ int matcha_ternary_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *val
 			     uint32_t *index)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
-		return rc;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_lookup_sw: no such entry in table "
-				   "%u (priority %u)", table, (unsigned)priority);
-	*index = (uint32_t)at;
-	return 0;
+	int rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t);
+	return rc ? rc : present_index(dev, t, "ternary_lookup_sw", value, mask, key_bits,
+				       priority, index);
 }
 
 int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *value,
@@ -271,18 +270,15 @@ int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *valu
 			    uint64_t *packets, uint64_t *bytes, unsigned flags)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "ternary_counters")) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)))
+	    (rc = present_index(dev, t, "ternary_counters", value, mask, key_bits, priority,
+				&at)))
 		return rc;
-	int64_t at = find(t, value_words, mask_words, priority);
-	if (at < 0)
-		return matcha_fail(dev, MATCHA_ENOENT, "ternary_counters: no such entry in table %u "
-				   "(priority %u)", table, (unsigned)priority);
-	return matcha_counter_entry(dev, t, (uint32_t)at, packets, bytes, flags);
+	return matcha_counter_entry(dev, t, at, packets, bytes, flags);
 }
 
 int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
@@ -297,4 +293,64 @@ int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
 				   "(table %u has %u entries)", (unsigned)index, table,
 				   t->info.size);
 	return matcha_window_read(dev, t, index, entry);
+}
+
+/*
+ * Adoption: READ every index. The valid entries must be packed at 0..n-1 with priorities
+ * that never increase (equal priorities keep their order: it is their insertion order),
+ * values inside their masks, and no rule twice.
+ */
+int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t)
+{
+	struct ternary_shadow *s = t->ternary;
+	struct matcha_entry e;
+	uint32_t value[STAGING_WORDS], mask[STAGING_WORDS], data[STAGING_WORDS];
+	for (uint32_t i = 0; i < t->info.size; i++) {
+		int rc = matcha_window_read(dev, t, i, &e);
+		if (rc)
+			return rc;
+		if (!e.valid)
+			continue;
+		if (i != s->used)
+			return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entry %u is valid but "
+					   "entry %u before it is not (entries are packed from 0)",
+					   t->index, (unsigned)i, (unsigned)s->used);
+		if (i > 0 && e.priority > s->priority[i - 1])
+			return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entry %u has priority "
+					   "%u, above the %u of entry %u before it", t->index,
+					   (unsigned)i, (unsigned)e.priority,
+					   (unsigned)s->priority[i - 1], (unsigned)i - 1);
+		matcha_be_to_words(e.key, t->key_bytes, value, t->key_words);
+		matcha_be_to_words(e.mask, t->key_bytes, mask, t->key_words);
+		matcha_be_to_words(e.data, t->data_bytes, data, t->data_words);
+		for (unsigned w = 0; w < t->key_words; w++)
+			if (value[w] & ~mask[w])
+				return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entry %u has "
+						   "value bits outside its mask (word %u: value "
+						   "0x%08x, mask 0x%08x)", t->index, (unsigned)i, w,
+						   (unsigned)value[w], (unsigned)mask[w]);
+		int64_t other = find(t, value, mask, e.priority);
+		if (other >= 0)
+			return matcha_fail(dev, MATCHA_EHW, "ternary table %u: entries %u and %u hold "
+					   "the same value, mask and priority", t->index,
+					   (unsigned)other, (unsigned)i);
+		memcpy(value_at(t, i), value, t->key_words * sizeof *value);
+		memcpy(mask_at(t, i), mask, t->key_words * sizeof *mask);
+		memcpy(data_at(t, i), data, t->data_words * sizeof *data);
+		s->priority[i] = e.priority;
+		s->action[i] = e.action_id;
+		s->used++;
+	}
+	return 0;
+}
+
+bool matcha_ternary_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+{
+	if (!t->ternary || i >= t->ternary->used)
+		return false;
+	memset(k, 0, sizeof *k);
+	matcha_words_to_be(value_at(t, i), t->key_words, k->value, t->key_bytes);
+	matcha_words_to_be(mask_at(t, i), t->key_words, k->mask, t->key_bytes);
+	k->priority = t->ternary->priority[i];
+	return true;
 }

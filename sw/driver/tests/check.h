@@ -51,6 +51,24 @@
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
 	X(ternary_port_range)                                                              \
+	X(session_key_ipv4)                                                                \
+	X(session_discovery)                                                               \
+	X(session_read_find_delete)                                                        \
+	X(session_delete_is_compare_and_delete)                                            \
+	X(session_settings_and_stats)                                                      \
+	X(session_flush)                                                                   \
+	X(session_adopted)                                                                 \
+	X(meter_discovery)                                                                 \
+	X(meter_units)                                                                     \
+	X(meter_get)                                                                       \
+	X(meter_range)                                                                     \
+	X(meter_errors)                                                                    \
+	X(meter_adopted)                                                                   \
+	X(adopt_exact_moved_entries)                                                       \
+	X(adopt_lpm_hidden_prefixes)                                                       \
+	X(adopt_ternary_priorities_and_ties)                                               \
+	X(adopt_refuses_inconsistent_tables)                                               \
+	X(adopt_refuses_corrupt_tries_and_rules)                                           \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_short_mapping)                                                              \
@@ -64,19 +82,34 @@
 	X(layout_malformed_json)                                                           \
 	X(layout_schema_errors)                                                            \
 	X(layout_copy_current)                                                             \
+	X(layout_policer_meters)                                                           \
+	X(layout_meter_disagrees_with_hardware)                                            \
+	X(layout_meter_descriptors_covered_once)                                           \
+	X(layout_conntrack_sessions)                                                       \
+	X(layout_session_disagrees_with_hardware)                                          \
 	X(entries_exact)                                                                   \
 	X(entries_lpm)                                                                     \
 	X(entries_ternary_ranges)                                                          \
 	X(entries_without_layout)                                                          \
+	X(entries_adopted)                                                                 \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \
 	X(ctl_commands)                                                                    \
 	X(ctl_command_errors)                                                              \
+	X(ctl_meter_commands)                                                              \
+	X(ctl_meter_command_errors)                                                        \
+	X(ctl_session_commands)                                                            \
+	X(ctl_session_command_errors)                                                      \
 	X(ctl_batch_checked_by_readback)                                                   \
 	X(ctl_batch_stops_at_first_error)                                                  \
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_program_meters)                                                              \
+	X(ctl_program_sessions)                                                            \
+	X(ctl_conntrack_session_by_name)                                                   \
+	X(ctl_second_run_adopts_the_first)                                                 \
+	X(ctl_refused_table_cleared)                                                       \
 	X(ctl_second_program)
 
 #define DECLARE_TEST(name) void test_##name(void);

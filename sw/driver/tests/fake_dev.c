@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "util.h"
 
 #define WINDOW 0x10000u
 
@@ -21,14 +22,26 @@ struct fake_cfg fake_standard_cfg(void)
 	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 2048,
 					      .data_bits = 32, .ways_or_levels = 4, .latency = 6,
 					      .level_nodes = { 1, 128, 512, 1024 }, .counters = true,
-					      .default_action = true };
+					      .default_action = true, .prefix_store = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = 2, .key_bits = 128, .size = 1024,
-					      .data_bits = 48, .ways_or_levels = 16, .latency = 18 };
+					      .data_bits = 48, .ways_or_levels = 16, .latency = 18,
+					      .prefix_store = true };
 	c.table[2].level_nodes[0] = 1;
 	for (unsigned i = 1; i < 16; i++)
 		c.table[2].level_nodes[i] = 192;
 	c.table[3] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 256,
 					      .data_bits = 32, .latency = 2 };
+	return c;
+}
+
+struct fake_cfg fake_session_cfg(void)
+{
+	struct fake_cfg c = fake_standard_cfg();
+	c.table[FAKE_SESSION_TABLE] = (struct fake_table_cfg){
+		.kind = MATCHA_KIND_SESSION, .key_bits = 128, .size = FAKE_SESSION_SIZE,
+		.data_bits = 17, .ways_or_levels = FAKE_SESSION_WAYS, .latency = 4,
+		.counters = true };
+	c.ntables = FAKE_SESSION_TABLE + 1;
 	return c;
 }
 
@@ -46,10 +59,53 @@ struct fake_cfg fake_l2l3_cfg(void)
 	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 64,
 					      .data_bits = 100, .ways_or_levels = 4, .latency = 6,
 					      .level_nodes = { 1, 16, 16, 16 }, .counters = true,
-					      .default_action = true };
+					      .default_action = true, .prefix_store = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 64,
 					      .data_bits = 1, .latency = 7, .counters = true,
 					      .default_action = true };
+	return c;
+}
+
+struct fake_cfg fake_policer_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = POLICER_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 48,
+					      .size = 64, .data_bits = 6, .ways_or_levels = 4,
+					      .latency = 3, .counters = true,
+					      .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 2, .size = 8,
+					      .data_bits = 6, .ways_or_levels = 2, .latency = 3,
+					      .counters = true, .default_action = true };
+	/* Descriptor word 5: rateWidth | levelWidth << 8 | timeWidth << 16. */
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 6,
+					      .size = 64, .data_bits = 384,
+					      .ways_or_levels = 32 | 40 << 8 | 32 << 16,
+					      .latency = 6, .extra = 1 };
+	return c;
+}
+
+struct fake_cfg fake_conntrack_cfg(void)
+{
+	struct fake_cfg c = {
+		.magic = 0x4D544348,
+		.version = 1u << 16,
+		.build_id = CONNTRACK_BUILD_ID,
+		.ntables = 3,
+	};
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_TERNARY, .key_bits = 104,
+					      .size = 64, .data_bits = 1, .latency = 7,
+					      .counters = true, .default_action = true };
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 6, .size = 16,
+					      .data_bits = 1, .ways_or_levels = 4, .latency = 3,
+					      .counters = true, .default_action = true };
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_SESSION, .key_bits = 128,
+					      .size = 64, .data_bits = 17, .ways_or_levels = 4,
+					      .latency = 4, .counters = true };
 	return c;
 }
 
@@ -152,11 +208,30 @@ static void command(struct fake_table *t, uint32_t cmd)
 	case 1: /* WRITE */
 		if (!(e = entry_at(t, t->index, &word)))
 			t->status = 1u << 8;
+		else if (t->cfg.kind == MATCHA_KIND_SESSION) {
+			if ((e->flags & 1) && !memcmp(e->key, t->staging.key, sizeof e->key)) {
+				e->flags = 0;
+				t->deletes++;
+			}
+		}
 		else if (word)
 			*word = t->staging.data[0];
 		else {
 			check_fresh_counts(t, c, e, &t->staging);
 			*e = t->staging;
+			if (t->cfg.kind == MATCHA_KIND_METER) {
+				bool on = e->flags & 1;
+				for (unsigned w = 0; w < 4; w++)
+					e->data[7 + w] = on ? e->data[3 + w] : 0;
+				e->data[11] = 0;
+			} else if (t->cfg.kind == MATCHA_KIND_LPM) {
+				/* A result keeps FLAGS and DATA, and with a prefix store KEY and PRIORITY. */
+				memset(e->mask, 0, sizeof e->mask);
+				if (!t->cfg.prefix_store) {
+					memset(e->key, 0, sizeof e->key);
+					e->priority = 0;
+				}
+			}
 		}
 		break;
 	case 2: /* READ */
@@ -223,6 +298,66 @@ void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned byte
 	t->bytes[index] += bytes;
 }
 
+void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
+		      const uint8_t key[16], unsigned state, bool initiator_high, unsigned age,
+		      uint64_t packets, uint64_t bytes)
+{
+	struct fake_table *t = &fd->table[table];
+	struct fake_entry *e = &t->entries[index];
+	memset(e, 0, sizeof *e);
+	e->flags = state << 8 | 1;
+	for (unsigned i = 0; i < 16; i++)
+		e->key[(15 - i) / 4] |= (uint32_t)key[i] << (8 * ((15 - i) % 4));
+	e->data[0] = (initiator_high ? 1u << 16 : 0) | (age & 0xFFFF);
+	t->packets[index] = packets;
+	t->bytes[index] = bytes;
+	t->learned++;
+}
+
+/* Session registers: 0x200 OCCUPANCY, 0x204 CONTROL, 0x208 TICK, 0x20C NOW,
+ * 0x220 + 4 * state TIMEOUT (states 1..6), 0x240/0x248/0x250 LEARNED, INSERT_FAILED, AGED. */
+static uint32_t *session_reg(struct fake_table *t, uint32_t off)
+{
+	if (t->cfg.kind != MATCHA_KIND_SESSION)
+		return NULL;
+	if (off == 0x204) return &t->control;
+	if (off == 0x208) return &t->tick;
+	if (off >= 0x224 && off < 0x23C) return &t->timeout[(off - 0x220) / 4];
+	return NULL;
+}
+
+static int session_read(struct fake_table *t, uint32_t off, uint32_t *val)
+{
+	uint32_t *reg;
+	if (t->cfg.kind != MATCHA_KIND_SESSION)
+		return 1;
+	if ((reg = session_reg(t, off))) {
+		*val = *reg;
+		return 0;
+	}
+	if (off == 0x200) {
+		*val = 0;
+		for (unsigned i = 0; i < t->nentries; i++)
+			*val += t->entries[i].flags & 1;
+		return 0;
+	}
+	if (off == 0x20C) {
+		*val = t->now;
+		return 0;
+	}
+	if (off >= 0x240 && off < 0x258) {
+		uint64_t v = off < 0x248 ? t->learned : off < 0x250 ? t->insert_failed : t->aged;
+		unsigned n = (off - 0x240) / 8;
+		if (off % 8 == 0) {
+			t->session_hi_latch[n] = (uint32_t)(v >> 32);
+			*val = (uint32_t)v;
+		} else
+			*val = t->session_hi_latch[n];
+		return 0;
+	}
+	return 1;
+}
+
 static uint32_t *staging_reg(struct fake_table *t, uint32_t off)
 {
 	if (off == 0x004) return &t->index;
@@ -255,10 +390,11 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		else if (addr >= 0x040 && addr < 0x040 + 32 * c->ntables) {
 			const struct fake_table_cfg *tc = &c->table[(addr - 0x40) / 32];
 			uint32_t kind = tc->kind | (tc->counters ? 1u << 8 : 0) |
-					(tc->default_action ? 1u << 9 : 0) | tc->kind_extra;
+					(tc->default_action ? 1u << 9 : 0) |
+					(tc->prefix_store ? 1u << 10 : 0) | tc->kind_extra;
 			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
 					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
-					  tc->latency, 0 };
+					  tc->latency, tc->extra };
 			*val = w[(addr - 0x40) % 32 / 4];
 		} else
 			return 1;
@@ -288,7 +424,7 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		uint64_t v = off < 0x118 ? t->packets_latch : t->bytes_latch;
 		*val = (uint32_t)(off % 8 ? v >> 32 : v);
 	} else
-		return 1;
+		return session_read(t, off, val);
 	return 0;
 }
 
@@ -302,7 +438,7 @@ static int fake_write32(void *ctx, uint32_t addr, uint32_t val)
 	if (off == 0x000) {
 		command(t, val);
 		fd->commands++;
-	} else if ((reg = staging_reg(t, off)))
+	} else if ((reg = staging_reg(t, off)) || (reg = session_reg(t, off)))
 		*reg = val;
 	else
 		return 1;
@@ -328,4 +464,20 @@ void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *v)
 		.words = v->words,
 		.entries = v->entries,
 	};
+}
+
+long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, unsigned key_bits)
+{
+	const struct fake_table *t = &fd->table[table];
+	unsigned ways = t->cfg.ways_or_levels, slots = t->cfg.size / ways;
+	uint32_t words[16];
+	unsigned nwords = (t->cfg.key_bits + 31) / 32;
+	test_be_to_words(key, (key_bits + 7) / 8, words, nwords);
+	for (unsigned w = 0; w < ways; w++) {
+		uint32_t i = w * slots + matcha_exact_index(key, key_bits, w, slots);
+		if ((t->entries[i].flags & 1) &&
+		    !memcmp(t->entries[i].key, words, nwords * sizeof *words))
+			return (long)i;
+	}
+	return -1;
 }

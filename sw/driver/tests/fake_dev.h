@@ -3,9 +3,12 @@
  * window per table with staging registers and WRITE/READ/CLEAR commands acting on entry
  * arrays laid out as docs/tables.md says; for tables with per-entry counters, the counter
  * memory, ZERO and the PACKETS/BYTES registers that READ latches; for tables with a default
- * action, DEFAULT and READ_DEFAULT. Unmapped addresses fail like SLVERR, and so do the
+ * action, DEFAULT and READ_DEFAULT; for LPM tables with a prefix store, the prefix (KEY) and
+ * length (PRIORITY) written with each result. Unmapped addresses fail like SLVERR, and so do the
  * counter registers of a table without counters. A hook can run after every register
  * write, to inspect the table memory between writes (and to count hits with fake_hit).
+ * A meter (kind 4) WRITE fills the levels (DATA words 7..10) from the bursts, as the
+ * hardware fills both buckets; a test may change them in `entries` before a READ.
  */
 #include <stdbool.h>
 #ifndef FAKE_DEV_H
@@ -24,6 +27,8 @@ struct fake_table_cfg {
 	unsigned latency;
 	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level */
 	bool counters, default_action;         /* descriptor kind bits 8 and 9 */
+	uint32_t extra;                        /* descriptor word 7 (meters: tick clocks) */
+	bool prefix_store; /* LPM, kind bit 10: a result's WRITE keeps KEY and PRIORITY */
 	uint32_t kind_extra;                   /* other bits of descriptor word 0 */
 };
 
@@ -59,6 +64,12 @@ struct fake_table {
 	 * on counts that were not zero: the driver did not ZERO before reusing the index. */
 	unsigned long stale_writes;
 	struct fake_entry default_entry; /* the miss action (cfg.default_action) */
+	/* Session tables (kind 5): the registers beyond the common window
+	 * (docs/sessions.md); WRITE removes entry INDEX if it holds the staged key. */
+	uint32_t control, tick, now, timeout[8];
+	uint64_t learned, insert_failed, aged;
+	uint32_t session_hi_latch[3];
+	unsigned long deletes; /* WRITEs that removed a session */
 };
 
 struct fake_dev {
@@ -75,13 +86,36 @@ struct fake_dev {
  * (16 levels), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
 
+/* The standard device with a session table added as table 4 (FAKE_SESSION_TABLE): IPv4
+ * keys (128 bits), 256 entries in 4 ways, counters, the unit's 17-bit data and latency 4. */
+#define FAKE_SESSION_TABLE 4
+#define FAKE_SESSION_SIZE 256
+#define FAKE_SESSION_WAYS 4
+struct fake_cfg fake_session_cfg(void);
+
 /* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
  * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 4 levels of 16
  * nodes, 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit
  * data); all with counters and a default action. BUILD_ID is that of
  * tests/data/l2l3_w64.layout.json. */
-#define L2L3_BUILD_ID 3854758791u
+#define L2L3_BUILD_ID 1535772805u
 struct fake_cfg fake_l2l3_cfg(void);
+
+/* The policer program (matcha_policer, docs/pipeline.md) as the w64 build has it: 0 police
+ * (exact, 48-bit keys, 64 entries, 4 ways, 6-bit data), 1 by_colour (exact, 2-bit keys, 8
+ * entries, 2 ways, 6-bit data), both with counters and a default action; 2 policers, 64
+ * meters with the generated geometry (32-bit rates, 40-bit levels, 32-bit time, one clock
+ * per tick). BUILD_ID is that of tests/data/policer_w64.layout.json. */
+#define POLICER_BUILD_ID 1896247507u
+struct fake_cfg fake_policer_cfg(void);
+
+/* The conntrack program (matcha_conntrack, docs/pipeline.md) as the w64 build has it: 0 acl
+ * (ternary, 104-bit keys, 64 entries, 1-bit data), 1 by_session (exact, 6-bit keys, 16
+ * entries, 4 ways, 1-bit data), both with counters and a default action; 2 sessions, a
+ * session table of 64 entries in 4 ways. BUILD_ID is that of
+ * tests/data/conntrack_w64.layout.json. */
+#define CONNTRACK_BUILD_ID 3192343082u
+struct fake_cfg fake_conntrack_cfg(void);
 
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
 void fake_free(struct fake_dev *fd);
@@ -92,6 +126,18 @@ matcha_dev *fake_open(struct fake_dev *fd);
 
 /* A lookup that hit counter `index` (entry or LPM result) with a frame of `bytes` bytes. */
 void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned bytes);
+
+/* Puts a session at `index` of session table `table`, as the data path would learn it:
+ * canonical key (big-endian, 16 bytes), state, initiator bit, age in ticks and counts. */
+void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
+		      const uint8_t key[16], unsigned state, bool initiator_high, unsigned age,
+		      uint64_t packets, uint64_t bytes);
+
+/*
+ * Finds a key in an exact table of the fake's memory as the hardware does: its slot in
+ * every way, the lowest valid match wins. Returns the entry index or -1.
+ */
+long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, unsigned key_bits);
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {

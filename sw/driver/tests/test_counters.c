@@ -40,11 +40,11 @@ void test_discovery_kind_flags(void)
 
 	/* A flag on an unknown kind is still an unknown kind. */
 	cfg = fake_standard_cfg();
-	cfg.table[2].kind = 4;
+	cfg.table[2].kind = 6;
 	cfg.table[2].counters = true;
 	fd = fake_new(&cfg);
 	CHECK(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV);
-	CHECK(strstr(matcha_last_error(dev), "descriptor 2 has unknown kind 4"));
+	CHECK(strstr(matcha_last_error(dev), "descriptor 2 has unknown kind 6"));
 	matcha_close(dev);
 	fake_free(fd);
 }
@@ -116,6 +116,7 @@ void test_counters_unsupported(void)
 	CHECK_RC(dev, matcha_counters_read(dev, EXACT, 0, &p, &b), MATCHA_ENOTSUP);
 	CHECK(strstr(matcha_last_error(dev), "counters_read: table 0 has no per-entry counters"));
 	CHECK_RC(dev, matcha_counters_zero(dev, TERNARY, 0), MATCHA_ENOTSUP);
+	CHECK(fd->reads == reads && fd->writes == writes);
 	CHECK_OK(dev, matcha_exact_add(dev, EXACT, key, 44, 1, NULL, 0));
 	reads = fd->reads, writes = fd->writes;
 	CHECK_RC(dev, matcha_exact_counters(dev, EXACT, key, 44, &p, &b, 0), MATCHA_ENOTSUP);

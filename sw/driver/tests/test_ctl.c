@@ -26,17 +26,31 @@ struct session {
 	FILE *stream;
 };
 
-static bool session_open(struct session *s)
+/* A session on `cfg` with `layout` loaded (none if NULL). */
+static bool session_open_on(struct session *s, const struct fake_cfg *cfg, const char *layout)
 {
-	struct fake_cfg cfg = fake_l2l3_cfg();
 	memset(s, 0, sizeof *s);
-	s->fd = fake_new(&cfg);
+	s->fd = fake_new(cfg);
 	s->dev = fake_open(s->fd);
-	if (!s->dev || matcha_layout_load(s->dev, MATCHA_LAYOUT))
+	if (!s->dev || (layout && matcha_layout_load(s->dev, layout)))
 		return false;
 	s->stream = open_memstream(&s->out, &s->outlen);
 	ctl_init(&s->c, s->dev, s->stream);
 	return true;
+}
+
+/* The l2l3 program (most commands). */
+static bool session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	return session_open_on(s, &cfg, MATCHA_LAYOUT);
+}
+
+/* The policer program: tables police and by_colour, meter array policers. */
+static bool policer_session_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	return session_open_on(s, &cfg, MATCHA_POLICER_LAYOUT);
 }
 
 static void session_close(struct session *s)
@@ -84,6 +98,24 @@ static const char *run(struct session *s, const char *line, int *rc)
 		CHECK_MSG(strstr((s)->c.error, message), "\"%s\": message \"%s\", expected \"%s\"", \
 			  line, (s)->c.error, message);                                      \
 	} while (0)
+
+/* On `cfg` with no layout loaded, `line` fails with MATCHA_ELAYOUT and `message`;
+ * table_info, which needs no names, still shows the hardware. */
+static void fails_without_layout(const struct fake_cfg *cfg, const char *line,
+				 const char *message)
+{
+	struct fake_dev *fd = fake_new(cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	FILE *null = fopen("/dev/null", "w");
+	ctl_init(&c, dev, null);
+	CHECK_MSG(ctl_execute(&c, line) == MATCHA_ELAYOUT && strstr(c.error, message),
+		  "\"%s\": message \"%s\", expected \"%s\"", line, c.error, message);
+	CHECK(ctl_execute(&c, "table_info") == 0);
+	fclose(null);
+	matcha_close(dev);
+	fake_free(fd);
+}
 
 void test_ctl_values(void)
 {
@@ -271,7 +303,7 @@ void test_ctl_commands(void)
 	CHECK(!e.valid);
 	RUN_OK(&s, "table_clear l2_fwd", "Table l2_fwd cleared");
 	CHECK_RC(s.dev, matcha_exact_lookup_sw(s.dev, 0, mac, 48, &index), MATCHA_ENOENT);
-	RUN_OK(&s, "table_info", "build id 0xe5c2f387, 3 tables, program l2l3\n"
+	RUN_OK(&s, "table_info", "build id 0x5b8a0885, 3 tables, program l2l3\n"
 	       "0 l2_fwd: exact, 64 entries, 48-bit key, 4-bit action data, counters, default "
 	       "action\n  key: hdr.eth.dst[48]\n  action no_op() (initial default)\n"
 	       "  action forward(port[4])\n");
@@ -404,20 +436,501 @@ void test_ctl_command_errors(void)
 	free(longline);
 	session_close(&s);
 
-	/* Without a layout, names mean nothing; table_info still shows the hardware. */
+	/* Without a layout, names mean nothing. */
 	struct fake_cfg cfg = fake_l2l3_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
-	matcha_dev *dev = fake_open(fd);
-	struct ctl c;
-	FILE *null = fopen("/dev/null", "w");
-	ctl_init(&c, dev, null);
-	CHECK(ctl_execute(&c, "table_dump l2_fwd") == MATCHA_ELAYOUT &&
-	      strstr(c.error, "table_dump: tables have names only with a layout: start "
-			     "matcha-ctl with --layout FILE"));
-	CHECK(ctl_execute(&c, "table_info") == 0);
-	fclose(null);
-	matcha_close(dev);
-	fake_free(fd);
+	fails_without_layout(&cfg, "table_dump l2_fwd", "table_dump: tables have names only "
+			     "with a layout: start matcha-ctl with --layout FILE");
+}
+
+/* ------------------------------------------------------------------------- meters */
+
+/* The policer array's descriptor in the policer program. */
+#define POLICERS 2
+
+/* Meter `index` reads back through matcha_meter_get as `want`: flags and bursts exactly,
+ * rates within the 0.1 % matcha_meter_set promises. */
+static bool meter_reads_back(struct session *s, uint32_t index,
+			     const struct matcha_meter_config *want)
+{
+	struct matcha_meter_config got;
+	uint64_t committed, peak;
+	int rc = matcha_meter_get(s->dev, POLICERS, index, &got, &committed, &peak);
+	bool ok = rc == 0 && got.flags == want->flags && got.cburst == want->cburst &&
+		  got.pburst == want->pburst && got.cir * 1000 >= want->cir * 999 &&
+		  got.cir * 1000 <= want->cir * 1001 && got.pir * 1000 >= want->pir * 999 &&
+		  got.pir * 1000 <= want->pir * 1001;
+	if (!ok)
+		check_fail(__FILE__, __LINE__, "meter %u: rc %d, flags 0x%x cir %llu cbs %llu pir "
+			   "%llu pbs %llu; expected flags 0x%x cir %llu cbs %llu pir %llu pbs %llu",
+			   (unsigned)index, rc, got.flags, (unsigned long long)got.cir,
+			   (unsigned long long)got.cburst, (unsigned long long)got.pir,
+			   (unsigned long long)got.pburst, want->flags,
+			   (unsigned long long)want->cir, (unsigned long long)want->cburst,
+			   (unsigned long long)want->pir, (unsigned long long)want->pburst);
+	return ok;
+}
+
+void test_ctl_meter_commands(void)
+{
+	struct session s;
+	CHECK(policer_session_open(&s));
+	char expect[400];
+
+	/* meter_reset needs no clock; the rate commands do. */
+	RUN_OK(&s, "meter_reset policers 3", "Meter policers[3] reset");
+	RUN_FAILS(&s, "meter_set_rates policers 3 125000:10000", MATCHA_EINVAL,
+		  "meter_set_rates: the pipeline's clock frequency is not known: start matcha-ctl "
+		  "with --clock-hz HZ or run set_clock_hz HZ first");
+	RUN_FAILS(&s, "meter_get_rates policers 3", MATCHA_EINVAL,
+		  "meter_get_rates: the pipeline's clock frequency is not known");
+	RUN_OK(&s, "set_clock_hz 250000000", "Clock set to 250000000 Hz");
+
+	/* Two pairs: trTCM by default. */
+	RUN_OK(&s, "meter_set_rates policers 3 125000:10000 250000:20000",
+	       "Meter policers[3] set");
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000,
+					 .cburst = 10000, .pir = 250000, .pburst = 20000 };
+	CHECK(meter_reads_back(&s, 3, &m));
+	/* What meter_get_rates prints is what matcha_meter_get reads. */
+	struct matcha_meter_config got;
+	uint64_t committed, peak;
+	CHECK_OK(s.dev, matcha_meter_get(s.dev, POLICERS, 3, &got, &committed, &peak));
+	CHECK(committed == 10000 && peak == 20000); /* a write fills both buckets */
+	snprintf(expect, sizeof expect, "policers[3]: trtcm (RFC 2698), color-blind, bytes\n"
+		 "  committed: rate %llu bytes/s, burst 10000 bytes, 10000 tokens\n"
+		 "  peak:      rate %llu bytes/s, burst 20000 bytes, 20000 tokens\n",
+		 (unsigned long long)got.cir, (unsigned long long)got.pir);
+	RUN_OK(&s, "meter_get_rates policers 3", expect);
+
+	/* One pair: srTCM with no excess bucket. */
+	RUN_OK(&s, "meter_set_rates policers 0 1000000:65536", "Meter policers[0] set");
+	m = (struct matcha_meter_config){ .cir = 1000000, .cburst = 65536 };
+	CHECK(meter_reads_back(&s, 0, &m));
+	CHECK_OK(s.dev, matcha_meter_get(s.dev, POLICERS, 0, &got, NULL, NULL));
+	snprintf(expect, sizeof expect, "policers[0]: srtcm (RFC 2697), color-blind, bytes\n"
+		 "  committed: rate %llu bytes/s, burst 65536 bytes, 65536 tokens\n"
+		 "  excess:    burst 0 bytes (fills at the committed rate), 0 tokens\n",
+		 (unsigned long long)got.cir);
+	RUN_OK(&s, "meter_get_rates policers 0", expect);
+
+	/* srTCM with an excess bucket, colour-aware, counting packets; options in any order. */
+	RUN_OK(&s, "meter_set_rates policers 63 1000:10 0:30 packets srtcm color-aware",
+	       "Meter policers[63] set");
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_COLOR_AWARE | MATCHA_METER_PACKETS,
+					  .cir = 1000, .cburst = 10, .pburst = 30 };
+	CHECK(meter_reads_back(&s, 63, &m));
+	RUN_OK(&s, "meter_get_rates policers 63", "policers[63]: srtcm (RFC 2697), color-aware, "
+	       "packets\n  committed: rate 1000 packets/s, burst 10 packets, 10 tokens\n"
+	       "  excess:    burst 30 packets (fills at the committed rate), 30 tokens\n");
+
+	/* trtcm named explicitly, 0x hex accepted; a later set replaces the configuration. */
+	RUN_OK(&s, "meter_set_rates policers 3 0x1e848:0x400 0x3d090:0x800 trtcm color-aware",
+	       "Meter policers[3] set");
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_TWO_RATE |
+						   MATCHA_METER_COLOR_AWARE,
+					  .cir = 125000, .cburst = 1024, .pir = 250000,
+					  .pburst = 2048 };
+	CHECK(meter_reads_back(&s, 3, &m));
+
+	/* meter_reset unconfigures. */
+	RUN_OK(&s, "meter_reset policers 3", "Meter policers[3] reset");
+	CHECK(matcha_meter_get(s.dev, POLICERS, 3, &got, NULL, NULL) == MATCHA_ENOENT);
+	RUN_OK(&s, "meter_get_rates policers 3",
+	       "policers[3]: not configured (marks every packet green)\n");
+
+	/* Help and table_info know the meters. */
+	RUN_OK(&s, "help meter_set_rates", "rates in bytes per\nsecond, bursts in bytes");
+	RUN_OK(&s, "table_info", "2 policers: meter array, 64 meters\n");
+	session_close(&s);
+}
+
+void test_ctl_meter_command_errors(void)
+{
+	struct session s;
+	CHECK(policer_session_open(&s));
+	RUN_FAILS(&s, "meter_set_rates policers 1 1000:10", MATCHA_EINVAL,
+		  "clock frequency is not known");
+	RUN_OK(&s, "set_clock_hz 0xee6b280", "Clock set to 250000000 Hz");
+	RUN_OK(&s, "meter_set_rates policers 5 125000:10000 250000:20000 trtcm", "set");
+	static const struct {
+		const char *line;
+		int code;
+		const char *message;
+	} cases[] = {
+		/* usage, from the command table */
+		{ "meter_set_rates policers 5", MATCHA_EINVAL,
+		  "meter_set_rates: usage: meter_set_rates <meter> <index> <cir>:<cburst> "
+		  "[<pir>:<pburst>] [srtcm|trtcm] [color-aware] [packets]" },
+		{ "meter_get_rates policers", MATCHA_EINVAL,
+		  "meter_get_rates: usage: meter_get_rates <meter> <index>" },
+		{ "meter_get_rates policers 1 2", MATCHA_EINVAL, "meter_get_rates: usage:" },
+		{ "meter_reset policers", MATCHA_EINVAL,
+		  "meter_reset: usage: meter_reset <meter> <index>" },
+		{ "set_clock_hz", MATCHA_EINVAL, "set_clock_hz: usage: set_clock_hz <hz>" },
+		{ "set_clock_hz 1 2", MATCHA_EINVAL, "set_clock_hz: usage:" },
+		/* names and indexes */
+		{ "meter_set_rates police 0 1:1", MATCHA_ENOTABLE,
+		  "meter_set_rates: unknown meter array \"police\" (meter arrays: policers)" },
+		{ "meter_get_rates meters 0", MATCHA_ENOTABLE,
+		  "meter_get_rates: unknown meter array \"meters\"" },
+		{ "meter_reset by_colour 0", MATCHA_ENOTABLE,
+		  "meter_reset: unknown meter array \"by_colour\"" },
+		{ "meter_set_rates policers x 1:1", MATCHA_EINVAL,
+		  "meter_set_rates: meter index \"x\" is not a number 0..4294967295" },
+		{ "meter_set_rates policers 64 1000:100", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: meter 64 is out of range (table 2 has 64 meters)" },
+		{ "meter_get_rates policers 64", MATCHA_EINVAL,
+		  "meter_get_rates: meter_get: meter 64 is out of range" },
+		{ "meter_reset policers 4294967295", MATCHA_EINVAL,
+		  "meter_reset: meter_set: meter 4294967295 is out of range" },
+		/* pairs and numbers */
+		{ "meter_set_rates policers 1 1000", MATCHA_EINVAL,
+		  "meter_set_rates: the committed pair \"1000\" is not <rate>:<burst>" },
+		{ "meter_set_rates policers 1 abc:10", MATCHA_EINVAL,
+		  "meter_set_rates: committed rate \"abc\" is not a number (decimal or 0x hex)" },
+		{ "meter_set_rates policers 1 1000:", MATCHA_EINVAL,
+		  "meter_set_rates: committed burst \"\" is not a number" },
+		{ "meter_set_rates policers 1 1000:10 2000:1:2", MATCHA_EINVAL,
+		  "meter_set_rates: peak burst \"1:2\" is not a number" },
+		{ "meter_set_rates policers 1 1.2.3.4:10", MATCHA_EINVAL,
+		  "committed rate \"1.2.3.4\" is not a number" },
+		{ "meter_set_rates policers 1 18446744073709551616:10", MATCHA_EINVAL,
+		  "meter_set_rates: committed rate \"18446744073709551616\" is wider than 64 bits" },
+		/* options */
+		{ "meter_set_rates policers 1 1000:10 blind", MATCHA_EINVAL,
+		  "meter_set_rates: unknown option \"blind\" (srtcm, trtcm, color-aware, packets)" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 3000:30", MATCHA_EINVAL,
+		  "meter_set_rates: unknown option \"3000:30\"" },
+		{ "meter_set_rates policers 1 1000:10 packets packets", MATCHA_EINVAL,
+		  "meter_set_rates: option packets given twice" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 trtcm srtcm", MATCHA_EINVAL,
+		  "meter_set_rates: srtcm and trtcm: a meter is one or the other (given: trtcm, "
+		  "then srtcm)" },
+		/* the RFCs' rules and the hardware's ranges, from the library */
+		{ "meter_set_rates policers 1 2000:10 1000:20", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: PIR 1000 is below CIR 2000 (RFC 2698: PIR >= CIR)" },
+		{ "meter_set_rates policers 1 1000:10 trtcm", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: PIR 0 is below CIR 1000" },
+		{ "meter_set_rates policers 1 1000:0 2000:20", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a two-rate meter needs CBS and PBS above 0" },
+		{ "meter_set_rates policers 1 1000:10 2000:20 srtcm", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a single-rate meter has no PIR (its excess bucket "
+		  "fills at CIR): pir must be 0, got 2000" },
+		{ "meter_set_rates policers 1 1000:0", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: a single-rate meter needs CBS or EBS above 0" },
+		{ "meter_set_rates policers 1 1000:1099511627776", MATCHA_E2BIG,
+		  "meter_set_rates: meter_set: burst 1099511627776 bytes exceeds the largest the "
+		  "meter holds, 1099511627775" },
+		{ "meter_set_rates policers 1 1:1000000000", MATCHA_EINVAL,
+		  "meter_set_rates: meter_set: CIR 1 bytes/s with bursts of 1000000000 and 0 bytes "
+		  "cannot be held within 0.1 %" },
+		{ "set_clock_hz 0", MATCHA_EINVAL, "set_clock_hz: the clock frequency is 0" },
+		{ "set_clock_hz 250MHz", MATCHA_EINVAL,
+		  "set_clock_hz: clock frequency \"250MHz\" is not a number" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		RUN_FAILS(&s, cases[i].line, cases[i].code, cases[i].message);
+	/* None of the failures touched a meter (nor the clock: meter 5 reads back the same). */
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000,
+					 .cburst = 10000, .pir = 250000, .pburst = 20000 };
+	CHECK(meter_reads_back(&s, 5, &m));
+	struct matcha_meter_config got;
+	CHECK(matcha_meter_get(s.dev, POLICERS, 1, &got, NULL, NULL) == MATCHA_ENOENT);
+	session_close(&s);
+
+	/* Without a layout, meter arrays have no names. */
+	struct fake_cfg cfg = fake_policer_cfg();
+	fails_without_layout(&cfg, "meter_reset policers 0", "meter_reset: meter arrays have "
+			     "names only with a layout: start matcha-ctl with --layout FILE");
+}
+
+/* ---------------------------------------------------------------- session tables */
+
+#define SESSIONS FAKE_SESSION_TABLE
+
+/* The session device (fake_session_cfg), without a layout: session tables are named by
+ * index. */
+static bool sessions_open(struct session *s)
+{
+	struct fake_cfg cfg = fake_session_cfg();
+	return session_open_on(s, &cfg, NULL);
+}
+
+/* Entry `way` of the candidate slots of canonical key `key`, where the data path could
+ * have learned it. */
+static uint32_t session_slot(const uint8_t key[16], unsigned way)
+{
+	unsigned slots = FAKE_SESSION_SIZE / FAKE_SESSION_WAYS;
+	return way * slots + matcha_exact_index(key, 128, way, slots);
+}
+
+/* Canonical keys written out from docs/sessions.md ("Key"): zone (24), protocol, the lower
+ * (address, port), the higher one. */
+static const uint8_t web_key[16] = { 0, 0, 7, 6, 10, 0, 0, 2, 0x01, 0xBB,
+				     192, 168, 0, 1, 0x9C, 0x40 }; /* 443, 40000 */
+static const uint8_t dns_key[16] = { 0x12, 0x34, 0x56, 17, 10, 0, 0, 1, 0x13, 0x88,
+				     10, 0, 0, 1, 0x13, 0x89 }; /* 5000, 5001 */
+
+void test_ctl_session_commands(void)
+{
+	struct session s;
+	CHECK(sessions_open(&s));
+	struct fake_table *t = &s.fd->table[SESSIONS];
+	/* 192.168.0.1:40000 opened a TCP session to 10.0.0.2:443: the initiator is the higher
+	 * pair. 10.0.0.1:5000 sent UDP to 10.0.0.1:5001: the lower pair. */
+	uint32_t web = session_slot(web_key, 2), dns = session_slot(dns_key, 0);
+	CHECK(web != dns);
+	fake_session_put(s.fd, SESSIONS, web, web_key, MATCHA_SESSION_ESTABLISHED, true, 12, 5,
+			 700);
+	fake_session_put(s.fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 65535,
+			 1ull << 40, 3ull << 40);
+	t->now = 4321;
+	char web_line[200], dns_line[200], want[600];
+	snprintf(web_line, sizeof web_line, "  %-5u zone 7 tcp 192.168.0.1:40000 -> 10.0.0.2:443 "
+		 "ESTABLISHED age 12 packets 5 bytes 700\n", (unsigned)web);
+	snprintf(dns_line, sizeof dns_line, "  %-5u zone 1193046 udp 10.0.0.1:5000 -> "
+		 "10.0.0.1:5001 UDP age 65535 packets 1099511627776 bytes 3298534883328\n",
+		 (unsigned)dns);
+	/* The dump goes by index. */
+	snprintf(want, sizeof want,
+		 "session table 4 (256 entries, 4 ways), tick now 4321\n"
+		 "  index zone protocol initiator -> responder state age(ticks) packets bytes\n"
+		 "%s%s2 sessions\n", web < dns ? web_line : dns_line, web < dns ? dns_line : web_line);
+	RUN_OK(&s, "session_dump 4", want);
+
+	/* Statistics: the occupancy is what the table holds, the counts the registers'. */
+	t->learned = 9;
+	t->aged = 6;
+	t->insert_failed = 0x100000003ull;
+	t->hits = 1000;
+	t->misses = 77;
+	RUN_OK(&s, "session_stats 4",
+	       "session table 4\n"
+	       "  occupancy 2 of 256 entries\n"
+	       "  learned   9\n"
+	       "  aged      6\n"
+	       "  refused   4294967299 (could learn, found no free way)\n"
+	       "  hits      1000\n"
+	       "  misses    77\n");
+
+	/* Delete by the reply's direction; then it is gone in both. */
+	RUN_OK(&s, "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000",
+	       "Session zone 7 tcp 10.0.0.2:443 <-> 192.168.0.1:40000 deleted from table 4\n");
+	CHECK(!(t->entries[web].flags & 1) && t->deletes == 1 && (t->entries[dns].flags & 1));
+	RUN_FAILS(&s, "session_delete 4 7 TCP 192.168.0.1 40000 10.0.0.2 443", MATCHA_ENOENT,
+		  "session_delete: table 4 has no session zone 7 tcp 10.0.0.2:443 <-> "
+		  "192.168.0.1:40000 (in either direction)");
+	/* The initiator's direction, the zone in hex, the protocol by number. */
+	RUN_OK(&s, "session_delete 4 0x123456 17 10.0.0.1 5000 10.0.0.1 5001",
+	       "Session zone 1193046 udp 10.0.0.1:5000 <-> 10.0.0.1:5001 deleted from table 4\n");
+	CHECK(!(t->entries[dns].flags & 1) && t->deletes == 2);
+	RUN_OK(&s, "session_dump 4", "  index zone protocol initiator -> responder state "
+	       "age(ticks) packets bytes\n0 sessions\n");
+
+	/* Flush: every entry and every count goes. */
+	fake_session_put(s.fd, SESSIONS, web, web_key, MATCHA_SESSION_SYN_SENT, true, 0, 1, 60);
+	fake_session_put(s.fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 0, 1, 60);
+	RUN_OK(&s, "session_flush 4", "Session table 4 flushed\n");
+	for (unsigned i = 0; i < FAKE_SESSION_SIZE; i++)
+		CHECK(!(t->entries[i].flags & 1) && t->packets[i] == 0);
+	RUN_OK(&s, "session_stats 4", "  occupancy 0 of 256 entries\n");
+
+	/* Timeouts: state names as docs/sessions.md writes them, in any case. */
+	RUN_OK(&s, "session_set_timeout 4 ESTABLISHED 3600",
+	       "Timeout of ESTABLISHED in table 4 set to 3600 ticks\n");
+	RUN_OK(&s, "session_set_timeout 4 syn_ack 30", "Timeout of SYN_ACK in table 4 set to 30");
+	RUN_OK(&s, "session_set_timeout 4 Udp 65535", "Timeout of UDP in table 4 set to 65535");
+	CHECK(t->timeout[MATCHA_SESSION_ESTABLISHED] == 3600 &&
+	      t->timeout[MATCHA_SESSION_SYN_ACK] == 30 && t->timeout[MATCHA_SESSION_UDP] == 65535);
+	t->timeout[MATCHA_SESSION_SYN_SENT] = 1;
+	t->timeout[MATCHA_SESSION_CLOSING] = 31;
+	t->timeout[MATCHA_SESSION_RESET] = 5;
+	RUN_OK(&s, "session_get_timeout 4 established", "ESTABLISHED  3600 ticks\n");
+	RUN_OK(&s, "session_get_timeout 4",
+	       "SYN_SENT     1 ticks\nSYN_ACK      30 ticks\nESTABLISHED  3600 ticks\n"
+	       "CLOSING      31 ticks\nRESET        5 ticks\nUDP          never\n");
+
+	RUN_OK(&s, "session_set_tick 4 250000", "Tick of table 4 set to 250000 clocks\n");
+	CHECK(t->tick == 250000);
+
+	RUN_OK(&s, "session_get_policy 4",
+	       "table 4: punt (a packet that may learn but finds no free way goes to the host)\n");
+	RUN_OK(&s, "session_set_policy 4 drop", "Full policy of table 4 set to drop\n");
+	CHECK(t->control == 1);
+	RUN_OK(&s, "session_get_policy 4", "table 4: drop (a packet that may learn but finds no "
+	       "free way is dropped)\n");
+	RUN_OK(&s, "session_set_policy 4 punt", "set to punt");
+	CHECK(t->control == 0);
+
+	RUN_OK(&s, "table_info", "4 (no layout): session, 256 entries, 128-bit key, 17-bit "
+	       "action data, counters\n");
+	static const char *const listed[] = {
+		"session_dump       <table>\n",
+		"session_delete     <table> <zone> <protocol> <src> <sport> <dst> <dport>\n",
+		"session_flush      <table>\n", "session_stats      <table>\n",
+		"session_set_timeout <table> <state> <ticks>\n",
+		"session_get_timeout <table> [<state>]\n", "session_set_tick   <table> <clocks>\n",
+		"session_set_policy <table> punt|drop\n", "session_get_policy <table>\n",
+		"States: SYN_SENT SYN_ACK ESTABLISHED CLOSING RESET UDP",
+	};
+	for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++)
+		RUN_OK(&s, "help", listed[i]);
+	RUN_OK(&s, "help session_delete",
+	       "Example: session_delete 4 7 tcp 10.0.0.1 40000 192.168.0.1 443\n");
+	session_close(&s);
+}
+
+/* On the conntrack program the session table is named by the layout's "sessions" list. */
+void test_ctl_conntrack_session_by_name(void)
+{
+	struct session s;
+	struct fake_cfg cfg = fake_conntrack_cfg();
+	CHECK(session_open_on(&s, &cfg, MATCHA_CONNTRACK_LAYOUT));
+	s.fd->table[2].learned = 3;
+	RUN_OK(&s, "session_stats sessions", "session table 2\n  occupancy 0 of 64 entries\n"
+	       "  learned   3\n");
+	RUN_OK(&s, "session_set_policy sessions drop", "Full policy of table 2 set to drop\n");
+	CHECK(s.fd->table[2].control == 1);
+	RUN_OK(&s, "session_stats 2", "session table 2\n");
+	RUN_OK(&s, "table_info", "1 by_session: exact, 16 entries, 6-bit key, 1-bit action data, "
+	       "counters, default action\n  key: meta.ingressPort[4] meta.sessionHit[1] "
+	       "meta.sessionLearned[1]\n  action pass() (initial default)\n  action drop()\n"
+	       "  action to_host()\n2 sessions: session, 64 entries, 128-bit key, 17-bit action "
+	       "data, counters\n  4 ways, the stage after acl\n");
+	RUN_FAILS(&s, "session_stats acl", MATCHA_EKIND, "session_stats: table acl (ternary) is "
+		  "not a session table (session tables: 2)");
+	RUN_FAILS(&s, "session_flush nat", MATCHA_ENOTABLE, "unknown session table \"nat\" "
+		  "(session tables: sessions)");
+	session_close(&s);
+}
+
+void test_ctl_session_command_errors(void)
+{
+	struct session s;
+	CHECK(sessions_open(&s));
+	static const struct {
+		const char *line;
+		int code;
+		const char *message;
+	} cases[] = {
+		/* usage, from the command table */
+		{ "session_dump", MATCHA_EINVAL, "session_dump: usage: session_dump <table>" },
+		{ "session_dump 4 4", MATCHA_EINVAL, "session_dump: usage:" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1", MATCHA_EINVAL,
+		  "session_delete: usage: session_delete <table> <zone> <protocol> <src> <sport> "
+		  "<dst> <dport>" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000 1", MATCHA_EINVAL,
+		  "session_delete: usage:" },
+		{ "session_flush", MATCHA_EINVAL, "session_flush: usage: session_flush <table>" },
+		{ "session_stats 4 x", MATCHA_EINVAL, "session_stats: usage: session_stats <table>" },
+		{ "session_set_timeout 4 UDP", MATCHA_EINVAL,
+		  "session_set_timeout: usage: session_set_timeout <table> <state> <ticks>" },
+		{ "session_get_timeout", MATCHA_EINVAL,
+		  "session_get_timeout: usage: session_get_timeout <table> [<state>]" },
+		{ "session_get_timeout 4 UDP 1", MATCHA_EINVAL, "session_get_timeout: usage:" },
+		{ "session_set_tick 4", MATCHA_EINVAL,
+		  "session_set_tick: usage: session_set_tick <table> <clocks>" },
+		{ "session_set_policy 4", MATCHA_EINVAL,
+		  "session_set_policy: usage: session_set_policy <table> punt|drop" },
+		{ "session_get_policy", MATCHA_EINVAL,
+		  "session_get_policy: usage: session_get_policy <table>" },
+		/* the table */
+		{ "session_dump 5", MATCHA_ENOTABLE, "session_dump: table 5 does not exist (5 "
+						     "tables)" },
+		{ "session_stats 99999999999", MATCHA_ELAYOUT,
+		  "session_stats: table \"99999999999\" is not an index 0..4, and tables have names "
+		  "only with a layout (--layout FILE)" },
+		{ "session_flush 0", MATCHA_EKIND,
+		  "session_flush: table 0 (exact) is not a session table (session tables: 4)" },
+		{ "session_set_tick 3 10", MATCHA_EKIND,
+		  "session_set_tick: table 3 (ternary) is not a session table (session tables: 4)" },
+		{ "session_get_policy sessions", MATCHA_ELAYOUT,
+		  "session_get_policy: table \"sessions\" is not an index 0..4, and tables have "
+		  "names only with a layout" },
+		/* the flow */
+		{ "session_delete 4 16777216 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: zone 16777216 is wider than 24 bits (0..16777215)" },
+		{ "session_delete 4 vni7 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: zone \"vni7\" is not a number (decimal or 0x hex)" },
+		{ "session_delete 4 7 icmp 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: protocol \"icmp\" is not tcp, udp or a number 0..255" },
+		{ "session_delete 4 7 256 10.0.0.2 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "protocol \"256\" is not tcp, udp or a number 0..255" },
+		{ "session_delete 4 7 tcp 10.0.0 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: source address \"10.0.0\" is not an IPv4 address (a.b.c.d)" },
+		{ "session_delete 4 7 tcp 167772162 443 192.168.0.1 40000", MATCHA_EINVAL,
+		  "source address \"167772162\" is not an IPv4 address" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.256 40000", MATCHA_EINVAL,
+		  "destination address \"192.168.0.256\" is not an IPv4 address (a.b.c.d)" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 ::ffff:10.0.0.1 40000", MATCHA_EINVAL,
+		  "destination address \"::ffff:10.0.0.1\" is not an IPv4 address" },
+		{ "session_delete 4 7 tcp 10.0.0.2 https 192.168.0.1 40000", MATCHA_EINVAL,
+		  "session_delete: source port \"https\" is not a number 0..65535" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 65536", MATCHA_EINVAL,
+		  "session_delete: destination port \"65536\" is not a number 0..65535" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 -1", MATCHA_EINVAL,
+		  "destination port \"-1\" is not a number 0..65535" },
+		{ "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_ENOENT,
+		  "session_delete: table 4 has no session zone 7 tcp 10.0.0.2:443 <-> "
+		  "192.168.0.1:40000 (in either direction)" },
+		/* states, timeouts, tick, policy */
+		{ "session_set_timeout 4 OPEN 30", MATCHA_EINVAL,
+		  "session_set_timeout: \"OPEN\" is not a session state (SYN_SENT, SYN_ACK, "
+		  "ESTABLISHED, CLOSING, RESET, UDP)" },
+		{ "session_set_timeout 4 3 30", MATCHA_EINVAL, "\"3\" is not a session state" },
+		{ "session_set_timeout 4 UDP 0", MATCHA_EINVAL,
+		  "session_set_timeout: 0 ticks is not in 1..65535" },
+		{ "session_set_timeout 4 UDP 65536", MATCHA_EINVAL,
+		  "session_set_timeout: 65536 ticks is not in 1..65535" },
+		{ "session_set_timeout 4 UDP 1m", MATCHA_EINVAL,
+		  "session_set_timeout: timeout \"1m\" is not a number 0..4294967295" },
+		{ "session_get_timeout 4 CLOSED", MATCHA_EINVAL,
+		  "session_get_timeout: \"CLOSED\" is not a session state" },
+		{ "session_set_tick 4 0", MATCHA_EINVAL,
+		  "session_set_tick: a tick is at least 1 clock" },
+		{ "session_set_tick 4 4294967296", MATCHA_EINVAL,
+		  "session_set_tick: tick \"4294967296\" is not a number 0..4294967295" },
+		{ "session_set_policy 4 reject", MATCHA_EINVAL,
+		  "session_set_policy: policy \"reject\" is neither punt nor drop" },
+		{ "help session_dumps", MATCHA_EINVAL, "help: no command \"session_dumps\"" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char twice[80];
+		const char *cmd = cases[i].line;
+		size_t n = strcspn(cmd, " ");
+		RUN_FAILS(&s, cases[i].line, cases[i].code, cases[i].message);
+		/* The library names its calls; the command's name comes once all the same. */
+		snprintf(twice, sizeof twice, "%.*s: %.*s:", (int)n, cmd, (int)n, cmd);
+		CHECK_MSG(!strstr(s.c.error, twice), "\"%s\": %s", cmd, s.c.error);
+	}
+	/* Nothing was changed by a refused line. */
+	struct fake_table *t = &s.fd->table[SESSIONS];
+	CHECK(t->deletes == 0 && t->tick == 0 && t->control == 0 &&
+	      t->timeout[MATCHA_SESSION_UDP] == 0);
+	session_close(&s);
+
+	/* With a layout, a session table's name is taken from its "sessions" list (a table's
+	 * name is refused as not a session table); the l2l3 program has no session table. */
+	CHECK(session_open(&s));
+	RUN_FAILS(&s, "session_stats acl", MATCHA_EKIND,
+		  "session_stats: table acl (ternary) is not a session table (session tables: "
+		  "none)");
+	RUN_FAILS(&s, "session_dump sessions", MATCHA_ENOTABLE,
+		  "session_dump: unknown session table \"sessions\" (session tables: none)");
+	session_close(&s);
+
+	/* The address commands know IPv4 sessions only; the others take any key. */
+	struct fake_cfg cfg = fake_session_cfg();
+	cfg.table[SESSIONS].key_bits = 320; /* zone, protocol, two IPv6 addresses and ports */
+	CHECK(session_open_on(&s, &cfg, NULL));
+	RUN_FAILS(&s, "session_dump 4", MATCHA_ENOTSUP,
+		  "session_dump: session table 4 has 320-bit keys; matcha-ctl reads and writes "
+		  "IPv4 sessions (128-bit keys) only");
+	RUN_FAILS(&s, "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000", MATCHA_ENOTSUP,
+		  "session_delete: session table 4 has 320-bit keys");
+	RUN_OK(&s, "session_stats 4", "  occupancy 0 of 256 entries\n");
+	RUN_OK(&s, "session_flush 4", "flushed");
+	session_close(&s);
 }
 
 /* ------------------------------------------------------------------------- batches */
@@ -560,6 +1073,13 @@ static const char *const vocabulary[] = {
 	"4294967296", "0x", "0xffffffffffff", "00:11:22:33:44:55", "10.0.0.0/8", "10.0.0.1",
 	"1.2.3.4/33", "0&&&0", "1&&&3", "80->90", "90->80", "->", "&&&", "/", "/0", "#", "x",
 	"18446744073709551616", "::::::", "1.2.3.4.5", "0/0", "\t", "=>=>", "a=>b",
+	"meter_set_rates", "meter_get_rates", "meter_reset", "set_clock_hz", "policers", "police",
+	"by_colour", "mark", "srtcm", "trtcm", "color-aware", "packets", "1000:10", "0:0",
+	"125000:10000", "250000:20000", "1:1099511627776", "63", "64", "250000000", ":", "1:",
+	"session_dump", "session_delete", "session_flush", "session_stats", "session_set_timeout",
+	"session_get_timeout", "session_set_tick", "session_set_policy", "session_get_policy",
+	"4", "tcp", "udp", "SYN_SENT", "established", "UDP", "punt", "drop", "10.0.0.2",
+	"192.168.0.1", "443", "40000", "65536", "16777215", "16777216", "0x123456",
 };
 #define NVOCAB (sizeof vocabulary / sizeof vocabulary[0])
 
@@ -576,6 +1096,23 @@ static const char *const valid_lines[] = {
 	"counter_reset ipv4_lpm 0",
 	"table_dump acl",
 	"table_clear ipv4_lpm",
+	"table_add police police 00:11:22:33:44:55 => 7",
+	"table_add by_colour mark 1 => 10",
+	"set_clock_hz 250000000",
+	"meter_set_rates policers 7 125000:10000 250000:20000",
+	"meter_set_rates policers 63 1000:10 0:30 srtcm color-aware packets",
+	"meter_get_rates policers 7",
+	"meter_reset policers 63",
+	"session_dump 4",
+	"session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000",
+	"session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000",
+	"session_flush 4",
+	"session_stats 4",
+	"session_set_timeout 4 ESTABLISHED 3600",
+	"session_get_timeout 4 UDP",
+	"session_set_tick 4 250000",
+	"session_set_policy 4 drop",
+	"session_get_policy 4",
 };
 #define NVALID (sizeof valid_lines / sizeof valid_lines[0])
 
@@ -613,24 +1150,26 @@ static void random_line(struct rng *r, char *line, size_t cap)
 		line[rng_below(r, (uint32_t)len)] = (char)(1 + rng_below(r, 255));
 }
 
-void test_ctl_fuzz_lines_and_batches(void)
+/* Random lines and batches on a session for `seconds`; then every table of `tables` holds
+ * what the driver says it does, every meter of `meters` reads back, and every session table
+ * holds as many sessions as its occupancy says. */
+static void fuzz(struct session *s, double seconds, const char *const *tables,
+		 unsigned ntables, const char *meters)
 {
-	struct session s;
-	CHECK(session_open(&s));
 	FILE *null = fopen("/dev/null", "w");
-	ctl_init(&s.c, s.dev, null);
+	ctl_init(&s->c, s->dev, null);
 	struct rng r = rng_for_test();
 	char line[600];
 	unsigned long lines = 0, ok = 0, batches = 0;
-	clock_t end = clock() + (clock_t)(FUZZ_SECONDS * CLOCKS_PER_SEC);
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	while (clock() < end) {
 		random_line(&r, line, sizeof line);
-		int rc = ctl_execute(&s.c, line);
+		int rc = ctl_execute(&s->c, line);
 		lines++;
 		ok += rc == 0;
 		CHECK_MSG(rc <= 0, "\"%s\" returned %d", line, rc);
-		CHECK_MSG(rc == 0 || s.c.error[0], "\"%s\" failed without a message", line);
-		s.c.quit = false;
+		CHECK_MSG(rc == 0 || s->c.error[0], "\"%s\" failed without a message", line);
+		s->c.quit = false;
 		if (lines % 64)
 			continue;
 		/* A batch of random lines with NULs and CRs, through ctl_batch. */
@@ -644,37 +1183,93 @@ void test_ctl_fuzz_lines_and_batches(void)
 		if (len && rng_below(&r, 4) == 0)
 			text[rng_below(&r, (uint32_t)len)] = '\0';
 		FILE *in = fmemopen(text, len ? len : 1, "r");
-		rc = ctl_batch(&s.c, in, "fuzz");
+		rc = ctl_batch(&s->c, in, "fuzz");
 		fclose(in);
 		batches++;
-		CHECK_MSG(rc == 0 || strstr(s.c.error, "fuzz:"), "batch error without its line: %s",
-			  s.c.error);
-		s.c.quit = false;
+		CHECK_MSG(rc == 0 || strstr(s->c.error, "fuzz:"), "batch error without its line: %s",
+			  s->c.error);
+		s->c.quit = false;
 	}
-	/* What was added is what the hardware holds. */
-	static const char *const tables[] = { "l2_fwd", "ipv4_lpm", "acl" };
-	unsigned long entries = 0;
-	for (unsigned t = 0; t < 3; t++) {
+	/* Every entry added is in the hardware: matcha_entry_read finds it valid, with the key
+	 * it was written with and an action the layout names. */
+	unsigned long entries = 0, configured = 0;
+	for (unsigned t = 0; t < ntables; t++) {
 		uint32_t h = 0;
-		for (; matcha_entry_next(s.dev, tables[t], h, &h) == 0; h++, entries++) {
+		for (; matcha_entry_next(s->dev, tables[t], h, &h) == 0; h++, entries++) {
 			struct matcha_entry_view v;
-			CHECK_OK(s.dev, matcha_entry_read(s.dev, tables[t], h, &v));
+			CHECK_OK(s->dev, matcha_entry_read(s->dev, tables[t], h, &v));
 		}
 	}
-	printf("  %lu lines (%lu ran), %lu batches, %lu entries at the end\n", lines, ok, batches,
-	       entries);
+	/* A meter is configured or not; a configured one reads back (with any clock set). */
+	unsigned array;
+	struct matcha_table_info in;
+	if (meters && matcha_meter_by_name(s->dev, meters, &array) == 0 && s->c.clock_hz &&
+	    matcha_table_info(s->dev, array, &in) == 0)
+		for (uint32_t i = 0; i < in.size; i++) {
+			int rc = matcha_meter_get(s->dev, array, i, NULL, NULL, NULL);
+			CHECK_MSG(rc == 0 || rc == MATCHA_ENOENT, "meter %u: %s", (unsigned)i,
+				  matcha_last_error(s->dev));
+			configured += rc == 0;
+		}
+	unsigned long sessions = 0;
+	for (unsigned t = 0; t < matcha_table_count(s->dev); t++) {
+		struct matcha_session_stats st;
+		if (matcha_table_info(s->dev, t, &in) || in.kind != MATCHA_KIND_SESSION)
+			continue;
+		unsigned valid = 0;
+		for (uint32_t i = 0; i < in.size; i++) {
+			struct matcha_session one;
+			CHECK_OK(s->dev, matcha_session_read(s->dev, t, i, &one));
+			valid += one.valid;
+		}
+		CHECK_OK(s->dev, matcha_session_stats(s->dev, t, &st));
+		CHECK_MSG(st.occupancy == valid, "session table %u: occupancy %u, %u sessions", t,
+			  (unsigned)st.occupancy, valid);
+		sessions += valid;
+	}
+	printf("  %lu lines (%lu ran), %lu batches, %lu entries, %lu meters and %lu sessions at "
+	       "the end\n", lines, ok, batches, entries, configured, sessions);
 	fclose(null);
-	s.c.out = s.stream;
+	s->c.out = s->stream;
+}
+
+void test_ctl_fuzz_lines_and_batches(void)
+{
+	static const char *const l2l3[] = { "l2_fwd", "ipv4_lpm", "acl" };
+	static const char *const policer[] = { "police", "by_colour" };
+	struct session s;
+	CHECK(session_open(&s));
+	fuzz(&s, FUZZ_SECONDS / 3, l2l3, 3, NULL);
+	session_close(&s);
+	CHECK(policer_session_open(&s));
+	fuzz(&s, FUZZ_SECONDS / 3, policer, 2, "policers");
+	session_close(&s);
+	/* The session device has no layout: its tables go by index. Sessions to delete: the
+	 * two of the valid lines and more in every way. */
+	CHECK(sessions_open(&s));
+	fake_session_put(s.fd, SESSIONS, session_slot(web_key, 1), web_key,
+			 MATCHA_SESSION_ESTABLISHED, true, 1, 2, 3);
+	fake_session_put(s.fd, SESSIONS, session_slot(dns_key, 3), dns_key, MATCHA_SESSION_UDP,
+			 false, 1, 2, 3);
+	struct rng r = rng_for_test();
+	for (unsigned n = 0; n < 64; n++) {
+		uint8_t key[16];
+		rng_bytes(&r, key, sizeof key);
+		fake_session_put(s.fd, SESSIONS, session_slot(key, rng_below(&r, FAKE_SESSION_WAYS)),
+				 key, 1 + rng_below(&r, 6), rng_below(&r, 2), rng_below(&r, 65536),
+				 n, 64 * n);
+	}
+	fuzz(&s, FUZZ_SECONDS / 3, NULL, 0, NULL);
 	session_close(&s);
 }
 
-void test_layout_fuzz(void)
+/* Mutations of layout `path` loaded on `cfg` for `seconds`: accepted or refused with a message. */
+static void fuzz_layout(const struct fake_cfg *cfg, const char *path, double seconds)
 {
-	struct fake_cfg cfg = fake_l2l3_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
+	struct fake_dev *fd = fake_new(cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	FILE *f = fopen(MATCHA_LAYOUT, "rb");
+	FILE *f = fopen(path, "rb");
 	CHECK(f);
 	static char text[1 << 16], copy[1 << 16];
 	size_t len = fread(text, 1, sizeof text, f);
@@ -682,7 +1277,7 @@ void test_layout_fuzz(void)
 	struct rng r = rng_for_test();
 	unsigned long runs = 0, loaded = 0;
 	static const char specials[] = "{}[]\":,\\0123456789-+.eE \ntfn";
-	clock_t end = clock() + (clock_t)(FUZZ_SECONDS / 2 * CLOCKS_PER_SEC);
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	while (clock() < end) {
 		size_t n = len;
 		memcpy(copy, text, len);
@@ -703,15 +1298,27 @@ void test_layout_fuzz(void)
 		CHECK_MSG(rc == 0 || (rc == MATCHA_ELAYOUT && matcha_last_error(dev)[0]),
 			  "returned %d: %s", rc, matcha_last_error(dev));
 	}
-	printf("  %lu mutated layouts, %lu still accepted\n", runs, loaded);
+	printf("  %lu mutated layouts of %s, %lu still accepted\n", runs, strrchr(path, '/') + 1,
+	       loaded);
 	matcha_close(dev);
 	fake_free(fd);
 }
 
+void test_layout_fuzz(void)
+{
+	struct fake_cfg l2l3 = fake_l2l3_cfg(), policer = fake_policer_cfg();
+	struct fake_cfg conntrack = fake_conntrack_cfg();
+	fuzz_layout(&l2l3, MATCHA_LAYOUT, FUZZ_SECONDS / 4);
+	fuzz_layout(&policer, MATCHA_POLICER_LAYOUT, FUZZ_SECONDS / 4);
+	fuzz_layout(&conntrack, MATCHA_CONNTRACK_LAYOUT, FUZZ_SECONDS / 4);
+}
+
 /* ------------------------------------------------------------- the program itself */
 
-/* Runs matcha-ctl with `args` against a socket server; its exit status, output in *out. */
-static int run_program(const char *const *args, const char *batch, char *out, size_t cap)
+/* Runs matcha-ctl on the device `uri` with the options `args` (NULL-terminated) and `batch`
+ * as its -f file; its exit status, its output in *out. */
+static int run_program_at(const char *uri, const char *const *args, const char *batch,
+			  char *out, size_t cap)
 {
 	char batch_path[64], out_path[64], cmd[1024];
 	snprintf(batch_path, sizeof batch_path, "/tmp/matcha-ctl-%d.batch", (int)getpid());
@@ -719,7 +1326,7 @@ static int run_program(const char *const *args, const char *batch, char *out, si
 	FILE *f = fopen(batch_path, "w");
 	fputs(batch, f);
 	fclose(f);
-	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s", MATCHA_CTL_BIN);
+	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s '%s'", MATCHA_CTL_BIN, uri);
 	for (const char *const *a = args; *a; a++)
 		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " '%s'", *a);
 	snprintf(cmd + len, sizeof cmd - len, " -f %s > %s 2>&1", batch_path, out_path);
@@ -734,20 +1341,29 @@ static int run_program(const char *const *args, const char *batch, char *out, si
 	return status;
 }
 
+/* run_program_at on `fd`, served on a fresh socket for the one run. */
+static int run_program(struct fake_dev *fd, const char *const *args, const char *batch,
+		       char *out, size_t cap)
+{
+	struct sim_server s;
+	char uri[128];
+	if (sim_server_start(&s, fd))
+		return -1;
+	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	int status = run_program_at(uri, args, batch, out, cap);
+	sim_server_stop(&s);
+	return status;
+}
+
 void test_ctl_program_over_sim_socket(void)
 {
 	struct fake_cfg cfg = fake_l2l3_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
-	struct sim_server s;
-	char uri[128], out[4096];
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	const char *args[] = { uri, "--layout", MATCHA_LAYOUT, NULL };
-	int status = run_program(args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
-					"table_add acl deny 0&&&0 0&&&0 17 0&&&0 5000->5001 => 3\n",
+	char out[4096];
+	const char *args[] = { "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(fd, args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
+					    "table_add acl deny 0&&&0 0&&&0 17 0&&&0 5000->5001 => 3\n",
 				 out, sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(status == 0 && strstr(out, "Entry added to l2_fwd with handle 0\n") &&
 		  strstr(out, ": 2 entries loaded\n"), "status %d, output: %s", status, out);
 	/* The server's fake holds the entry. */
@@ -762,12 +1378,8 @@ void test_ctl_program_over_sim_socket(void)
 	      fd->table[2].entries[0].key[0] == 5000 && fd->table[2].entries[0].mask[0] == 0xFFFE);
 
 	/* A bad line: exit status 1, the line and the reason on standard error. */
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(args, "table_info\ntable_add l2_fwd forward 1 => 99\n", out,
+	status = run_program(fd, args, "table_info\ntable_add l2_fwd forward 1 => 99\n", out,
 			     sizeof out);
-	sim_server_stop(&s);
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
 		  strstr(out, "matcha-ctl: ") && strstr(out, ".batch:2: table_add: parameter port "
 		  "of action forward takes 0..15 (4 bits): 99 (0x63) is out of range (0 entries "
@@ -777,18 +1389,191 @@ void test_ctl_program_over_sim_socket(void)
 	/* A layout of another bitstream is refused before any command runs. */
 	cfg.build_id = 1;
 	struct fake_dev *other = fake_new(&cfg);
-	if (sim_server_start(&s, other))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	status = run_program(args, "table_info\n", out, sizeof out);
-	sim_server_stop(&s);
+	status = run_program(other, args, "table_info\n", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "the hardware's BUILD_ID is 1 "
 		  "(0x00000001): the layout belongs to another bitstream"), "%s", out);
 	fake_free(other);
-	const char *bad_uri[] = { "sim:/nonexistent/sock", NULL };
-	status = run_program(bad_uri, "", out, sizeof out);
+	const char *no_options[] = { NULL };
+	status = run_program_at("sim:/nonexistent/sock", no_options, "", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
 		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
+	fake_free(fd);
+}
+
+/* The program's --clock-hz on the policer program; a second run reads the meter back. */
+void test_ctl_program_meters(void)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	char out[4096];
+	const char *args[] = { "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "250000000", NULL };
+	int status = run_program(fd, args, "meter_set_rates policers 9 125000:10000 "
+					    "250000:20000\n"
+					    "table_add police police 02:00:00:00:00:09 => 9\n",
+				 out, sizeof out);
+	CHECK_MSG(status == 0 && strstr(out, "Meter policers[9] set\n") &&
+		  strstr(out, ": 1 entry loaded\n"), "status %d, output: %s", status, out);
+	CHECK(fd->table[2].entries[9].flags == 1);
+
+	status = run_program(fd, args, "meter_get_rates policers 9\n", out, sizeof out);
+	/* The rate as the hardware holds it, within matcha_meter_set's 0.1 %. */
+	const char *at = strstr(out, "policers[9]: trtcm (RFC 2698), color-blind, bytes\n"
+				"  committed: rate ");
+	unsigned long long rate = 0, burst = 0, tokens = 0;
+	CHECK_MSG(status == 0 && at && sscanf(strchr(at, '\n') + 1, "  committed: rate %llu "
+		  "bytes/s, burst %llu bytes, %llu tokens", &rate, &burst, &tokens) == 3 &&
+		  rate >= 124875 && rate <= 125125 && burst == 10000 && tokens == 10000,
+		  "status %d, output: %s", status, out);
+
+	/* Without --clock-hz the rate commands say what is missing; a bad value stops the
+	 * program before any command runs. */
+	const char *no_clock[] = { "--layout", MATCHA_POLICER_LAYOUT, NULL };
+	status = run_program(fd, no_clock, "meter_get_rates policers 9\n", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, ".batch:1: meter_get_rates: the "
+		  "pipeline's clock frequency is not known: start matcha-ctl with --clock-hz HZ"),
+		  "status %d, output: %s", status, out);
+	const char *bad_clock[] = { "--layout", MATCHA_POLICER_LAYOUT, "--clock-hz", "0", NULL };
+	status = run_program(fd, bad_clock, "meter_reset policers 9\n", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "matcha-ctl: --clock-hz: set_clock_hz: "
+		  "the clock frequency is 0") && fd->table[2].entries[9].flags == 1,
+		  "status %d, output: %s", status, out);
+	fake_free(fd);
+}
+
+/* The program without a layout on a device with a session table: it adopts the other
+ * tables, leaves the sessions to the data path, and its session commands take the index. */
+void test_ctl_program_sessions(void)
+{
+	struct fake_cfg cfg = fake_session_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct fake_table *t = &fd->table[SESSIONS];
+	char out[4096];
+	uint32_t web = session_slot(web_key, 0), dns = session_slot(dns_key, 1);
+	fake_session_put(fd, SESSIONS, web, web_key, MATCHA_SESSION_SYN_ACK, true, 3, 2, 120);
+	fake_session_put(fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 9, 4, 400);
+	const char *args[] = { NULL };
+	int status = run_program(fd, args, "session_dump 4\n"
+					    "session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000\n"
+					    "session_set_timeout 4 SYN_ACK 40\n"
+					    "session_stats 4\n",
+				 out, sizeof out);
+	CHECK_MSG(status == 0 && strstr(out, " zone 7 tcp 192.168.0.1:40000 -> 10.0.0.2:443 "
+		  "SYN_ACK age 3 packets 2 bytes 120\n") &&
+		  strstr(out, " zone 1193046 udp 10.0.0.1:5000 -> 10.0.0.1:5001 UDP age 9 packets 4 "
+		  "bytes 400\n2 sessions\n") &&
+		  strstr(out, "Session zone 1193046 udp 10.0.0.1:5000 <-> 10.0.0.1:5001 deleted "
+		  "from table 4\n") && strstr(out, "  occupancy 1 of 256 entries\n") &&
+		  strstr(out, ": 0 entries loaded\n"), "status %d, output: %s", status, out);
+	CHECK((t->entries[web].flags & 1) && !(t->entries[dns].flags & 1) && t->deletes == 1 &&
+	      t->packets[web] == 2 && t->timeout[MATCHA_SESSION_SYN_ACK] == 40);
+	fake_free(fd);
+}
+
+/*
+ * Two runs of matcha-ctl against one device: the second continues the first's tables, as
+ * simple_switch_CLI sessions share a switch's. It lists them (a prefix hidden under two
+ * longer ones included, ternary priorities included), deletes one and adds after them.
+ */
+void test_ctl_second_run_adopts_the_first(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	char out[8192];
+	const char *args[] = { "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(fd, args,
+		"table_add l2_fwd forward 02:00:00:00:00:07 => 7\n"
+		"table_add ipv4_lpm route 10.0.0.0/8 => 1 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add ipv4_lpm route 11.0.0.0/8 => 2 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add ipv4_lpm route 10.0.0.0/7 => 3 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add acl deny 10.0.0.0&&&255.0.0.0 0&&&0 6 0&&&0 0&&&0 => 10\n"
+		"table_add acl to_host 0&&&0 192.168.0.0/16 17 53 0&&&0 => 20\n"
+		"table_add acl deny 0&&&0 0&&&0 17 0&&&0 0&&&0 => 10\n", out, sizeof out);
+	CHECK_MSG(status == 0 && strstr(out, ": 7 entries loaded\n"), "first run: %s", out);
+
+	status = run_program(fd, args,
+		"table_dump l2_fwd\ntable_dump ipv4_lpm\ntable_dump acl\n"
+		"table_delete ipv4_lpm 0\ntable_delete ipv4_lpm 1\n"
+		"table_add ipv4_lpm route 10.1.0.0/16 => 4 02:00:00:00:00:01 02:00:00:00:00:02\n"
+		"table_add acl deny 0&&&0 0&&&0 6 0&&&0 0&&&0 => 10\n"
+		"table_add l2_fwd forward 02:00:00:00:00:07 => 8\n", out, sizeof out);
+	/* Handles follow the hardware's order: l2_fwd by slot, LPM by result (given out lowest
+	 * first), the ACL by index (priority order, ties in the order they were added). */
+	CHECK_MSG(strstr(out, "  0    02:00:00:00:00:07 => forward(port=7)\n"), "%s", out);
+	CHECK_MSG(strstr(out,
+		"  0    10.0.0.0/8 => route(port=1, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+		"  1    11.0.0.0/8 => route(port=2, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"
+		"  2    10.0.0.0/7 => route(port=3, dmac=02:00:00:00:00:01, smac=02:00:00:00:00:02)\n"),
+		"%s", out);
+	CHECK_MSG(strstr(out,
+		"  0    0.0.0.0&&&0.0.0.0 192.168.0.0&&&255.255.0.0 17 53 0&&&0 => to_host() "
+		"priority 20\n"
+		"  1    10.0.0.0&&&255.0.0.0 0.0.0.0&&&0.0.0.0 6 0&&&0 0&&&0 => deny() priority 10\n"
+		"  2    0.0.0.0&&&0.0.0.0 0.0.0.0&&&0.0.0.0 17 0&&&0 0&&&0 => deny() priority 10\n"
+		"  default => permit()\n3 entries\n"), "%s", out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, ".batch:8: table_add: table l2_fwd: "
+		  "duplicate entry: handle 0 has the same key (2 entries loaded before it)"),
+		  "status %d: %s", status, out);
+	/* The hidden /7 answers for 10/8 and 11/8 now, 10.1/16 is below it (port, the first
+	 * parameter, is bits 99..96 of the action data: word 3), the new ACL tie
+	 * went after the old ones. */
+	struct fake_lpm_view v;
+	uint32_t result;
+	fake_lpm_view(fd, 1, &v);
+	static const uint8_t k10[4] = { 10, 9, 9, 9 }, k11[4] = { 11, 9, 9, 9 };
+	static const uint8_t k101[4] = { 10, 1, 9, 9 };
+	CHECK(matcha_lpm_walk_image(&v.img, k10, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 3);
+	CHECK(matcha_lpm_walk_image(&v.img, k11, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 3);
+	CHECK(matcha_lpm_walk_image(&v.img, k101, &result) == 0 &&
+	      fd->table[1].entries[result].data[3] == 4);
+	CHECK(fd->table[2].entries[3].priority == 10 && (fd->table[2].entries[3].flags & 1) &&
+	      fd->table[2].entries[3].key[1] == 6 && !(fd->table[2].entries[4].flags & 1));
+	fake_free(fd);
+}
+
+/*
+ * A table whose content the driver could not have written (one key in two ways of l2_fwd):
+ * matcha-ctl warns, the other tables work, the refused one answers with the refusal until
+ * table_clear starts it over.
+ */
+void test_ctl_refused_table_cleared(void)
+{
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	char out[8192];
+	const char *args[] = { "--layout", MATCHA_LAYOUT, NULL };
+	int status = run_program(fd, args, "table_add l2_fwd forward 02:00:00:00:00:07 => 7\n",
+				 out, sizeof out);
+	CHECK_MSG(status == 0, "status %d: %s", status, out);
+	/* l2_fwd: 4 ways of 16 slots (docs/pipeline.md); the copy goes to its slot in way 1. */
+	const uint8_t key[6] = { 0x02, 0, 0, 0, 0, 0x07 };
+	long at = fake_exact_find(fd, 0, key, 48);
+	uint32_t dup = 16 + matcha_exact_index(key, 48, 1, 16);
+	CHECK(at >= 0 && at < 16);
+	fd->table[0].entries[dup] = fd->table[0].entries[at];
+
+	status = run_program(fd, args, "table_add ipv4_lpm route 10.0.0.0/8 => 1 "
+					"02:00:00:00:00:01 02:00:00:00:00:02\ntable_dump l2_fwd\n",
+			     out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: warning: ") &&
+		  strstr(out, "hold the same key; table_clear starts that table over") &&
+		  strstr(out, "Entry added to ipv4_lpm with handle 0") &&
+		  strstr(out, ".batch:2: table_dump: entry_next: ") &&
+		  strstr(out, "matcha_table_clear() starts it over (1 entry loaded before it)"),
+		  "status %d: %s", status, out);
+
+	status = run_program(fd, args, "table_clear l2_fwd\n"
+					"table_add l2_fwd forward 02:00:00:00:00:07 => 8\n"
+					"table_dump l2_fwd\n", out, sizeof out);
+	CHECK_MSG(status == 0 && strstr(out, "Table l2_fwd cleared") &&
+		  strstr(out, "  0    02:00:00:00:00:07 => forward(port=8)\n"),
+		  "status %d: %s", status, out);
+	/* One valid copy of the key is left, the new one. */
+	unsigned valid = 0;
+	for (unsigned i = 0; i < 64; i++)
+		valid += fd->table[0].entries[i].flags & 1;
+	CHECK(valid == 1 && fd->table[0].entries[fake_exact_find(fd, 0, key, 48)].data[0] == 8);
 	fake_free(fd);
 }
 

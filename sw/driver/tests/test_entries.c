@@ -342,3 +342,53 @@ void test_entries_without_layout(void)
 	matcha_close(dev);
 	fake_free(fd);
 }
+
+/*
+ * A second handle names the first one's entries whether its layout comes before the
+ * adoption or after it; an entry whose action id the layout does not name is refused
+ * either way.
+ */
+void test_entries_adopted(void)
+{
+	struct fake_dev *fd;
+	matcha_dev *first = open_l2l3(&fd), *second;
+	CHECK(first);
+	const uint8_t mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x07 };
+	struct matcha_match m = exact(val_bytes(mac, 6));
+	struct matcha_value port = val_u64(7);
+	struct matcha_entry_view v;
+	uint32_t h;
+	CHECK_OK(first, matcha_entry_add(first, "l2_fwd", &m, 1, "forward", &port, 1,
+					 MATCHA_NO_PRIORITY, &h));
+
+	/* The layout after the adoption: the entry gets its handle when the layout comes. */
+	second = fake_open(fd);
+	CHECK(second);
+	CHECK_OK(second, matcha_tables_adopt(second));
+	CHECK_OK(second, matcha_layout_load(second, MATCHA_LAYOUT));
+	CHECK_OK(second, matcha_entry_read(second, "l2_fwd", 0, &v));
+	CHECK(!strcmp(v.action->name, "forward") && v.nparams == 1 &&
+	      !memcmp(&v.params[0], &port, sizeof port) && v.nmatch == 1 &&
+	      !memcmp(&v.match[0], &m, sizeof m));
+	matcha_close(second);
+
+	/* Action id 9, where l2_fwd's actions are 0..2 (docs/pipeline.md): with the layout
+	 * first, the table is refused; with the layout after, the layout is. */
+	CHECK_OK(first, matcha_exact_modify(first, 0, mac, 48, 9, NULL, 0));
+	const char *want = "table l2_fwd holds action id 9, which the layout does not name "
+			   "(adopting entry ";
+	second = fake_open(fd);
+	CHECK(second);
+	CHECK_OK(second, matcha_layout_load(second, MATCHA_LAYOUT));
+	EXPECT_ERROR(second, matcha_tables_adopt(second), MATCHA_EHW, want);
+	EXPECT_ERROR(second, matcha_entry_read(second, "l2_fwd", 0, &v), MATCHA_EHW, want);
+	matcha_close(second);
+	second = fake_open(fd);
+	CHECK(second);
+	CHECK_OK(second, matcha_tables_adopt(second));
+	EXPECT_ERROR(second, matcha_layout_load(second, MATCHA_LAYOUT), MATCHA_EHW, want);
+	CHECK(!matcha_layout_program(second));
+	matcha_close(second);
+	matcha_close(first);
+	fake_free(fd);
+}

@@ -20,30 +20,10 @@ struct key_entry {
 	bool present;
 };
 
-/*
- * Finds a key in the fake's memory as the hardware does: its slot in every way, lowest
- * valid match wins. Returns the entry index or -1.
- */
-static long hw_find(struct fake_dev *fd, unsigned table, const uint8_t *key, unsigned key_bits)
-{
-	const struct fake_table *t = &fd->table[table];
-	unsigned ways = t->cfg.ways_or_levels, slots = t->cfg.size / ways;
-	uint32_t words[16];
-	unsigned nwords = (t->cfg.key_bits + 31) / 32;
-	test_be_to_words(key, (key_bits + 7) / 8, words, nwords);
-	for (unsigned w = 0; w < ways; w++) {
-		uint32_t i = w * slots + matcha_exact_index(key, key_bits, w, slots);
-		if ((t->entries[i].flags & 1) &&
-		    !memcmp(t->entries[i].key, words, nwords * sizeof *words))
-			return (long)i;
-	}
-	return -1;
-}
-
 /* Whether the hardware would answer the key with its action and data. */
 static bool hw_answers(struct fake_dev *fd, const struct key_entry *e)
 {
-	long i = hw_find(fd, EXACT, e->key, KEY_BITS);
+	long i = fake_exact_find(fd, EXACT, e->key, KEY_BITS);
 	if (i < 0)
 		return false;
 	uint32_t data[2];
@@ -85,7 +65,7 @@ void test_exact_add_read_delete(void)
 		uint32_t index;
 		struct matcha_entry got;
 		CHECK_OK(dev, matcha_exact_lookup_sw(dev, EXACT, e[i].key, KEY_BITS, &index));
-		CHECK(hw_find(fd, EXACT, e[i].key, KEY_BITS) == (long)index);
+		CHECK(fake_exact_find(fd, EXACT, e[i].key, KEY_BITS) == (long)index);
 		CHECK(hw_answers(fd, &e[i]));
 		CHECK_OK(dev, matcha_exact_read(dev, EXACT, index, &got));
 		CHECK(got.valid && got.action_id == e[i].action && got.key_bits == KEY_BITS &&
@@ -105,14 +85,14 @@ void test_exact_add_read_delete(void)
 		CHECK(strstr(matcha_last_error(dev), "not in table 0"));
 	}
 	for (unsigned i = 0; i < N; i++)
-		CHECK_MSG((hw_find(fd, EXACT, e[i].key, KEY_BITS) >= 0) == (i % 2 == 1), "key %u", i);
+		CHECK_MSG((fake_exact_find(fd, EXACT, e[i].key, KEY_BITS) >= 0) == (i % 2 == 1), "key %u", i);
 	/* A key narrower than the table is zero-extended: the same entry as its full width. */
 	uint8_t narrow[2] = { 0x0A, 0xBC }, wide[KEY_BYTES] = { 0, 0, 0, 0, 0x0A, 0xBC };
 	uint32_t a, b;
 	CHECK_OK(dev, matcha_exact_add(dev, EXACT, narrow, 12, 7, NULL, 0));
 	CHECK_OK(dev, matcha_exact_lookup_sw(dev, EXACT, wide, KEY_BITS, &a));
 	CHECK_OK(dev, matcha_exact_lookup_sw(dev, EXACT, narrow, 12, &b));
-	CHECK(a == b && hw_find(fd, EXACT, wide, KEY_BITS) == (long)a);
+	CHECK(a == b && fake_exact_find(fd, EXACT, wide, KEY_BITS) == (long)a);
 	CHECK_RC(dev, matcha_exact_add(dev, EXACT, wide, KEY_BITS, 7, NULL, 0), MATCHA_EEXIST);
 	CHECK(strstr(matcha_last_error(dev), "already in table 0"));
 	matcha_close(dev);
@@ -215,13 +195,13 @@ void test_exact_collisions_in_all_ways(void)
 	CHECK_OK(dev, matcha_exact_add(dev, 0, keys[1], 16, 2, NULL, 0));
 	CHECK_RC(dev, matcha_exact_add(dev, 0, keys[2], 16, 3, NULL, 0), MATCHA_ENOSPC);
 	CHECK(strstr(matcha_last_error(dev), "its 2 candidate slots are taken"));
-	CHECK(hw_find(fd, 0, keys[0], 16) == (long)i0);
-	CHECK(hw_find(fd, 0, keys[1], 16) == (long)(16 + i1));
-	CHECK(hw_find(fd, 0, keys[2], 16) == -1);
+	CHECK(fake_exact_find(fd, 0, keys[0], 16) == (long)i0);
+	CHECK(fake_exact_find(fd, 0, keys[1], 16) == (long)(16 + i1));
+	CHECK(fake_exact_find(fd, 0, keys[2], 16) == -1);
 	/* Deleting one makes room again. */
 	CHECK_OK(dev, matcha_exact_delete(dev, 0, keys[0], 16));
 	CHECK_OK(dev, matcha_exact_add(dev, 0, keys[2], 16, 3, NULL, 0));
-	CHECK(hw_find(fd, 0, keys[2], 16) == (long)i0);
+	CHECK(fake_exact_find(fd, 0, keys[2], 16) == (long)i0);
 	matcha_close(dev);
 	fake_free(fd);
 }
@@ -246,7 +226,7 @@ void test_exact_collisions_in_way0(void)
 	for (unsigned i = 0; i < N; i++)
 		CHECK_OK(dev, matcha_exact_add(dev, 0, keys[i], 16, (uint8_t)i, NULL, 0));
 	for (unsigned i = 0; i < N; i++) {
-		long at = hw_find(fd, 0, keys[i], 16);
+		long at = fake_exact_find(fd, 0, keys[i], 16);
 		CHECK_MSG(at >= 0, "key %u lost", i);
 		CHECK((fd->table[0].entries[at].flags >> 8) == i);
 		in_way0 += at == 5;
@@ -283,7 +263,7 @@ static void count_hits(struct fake_dev *fd, struct mbb_check *c)
 	for (unsigned i = 0; i < c->n; i++) {
 		if (!c->e[i].present && (long)i != c->skip)
 			continue;
-		long at = hw_find(fd, EXACT, c->e[i].key, KEY_BITS);
+		long at = fake_exact_find(fd, EXACT, c->e[i].key, KEY_BITS);
 		if (at < 0)
 			continue;
 		unsigned len = 60 + (unsigned)((i * 7 + fd->commands) % 1459);
@@ -438,9 +418,9 @@ void test_exact_counters_follow_moves(void)
 		if (rc == MATCHA_ENOSPC)
 			break;
 		CHECK_OK(dev, rc);
-		first_at[n] = hw_find(fd, 0, keys[n], 16);
+		first_at[n] = fake_exact_find(fd, 0, keys[n], 16);
 		for (unsigned j = 0; j <= n; j++) {
-			long at = hw_find(fd, 0, keys[j], 16);
+			long at = fake_exact_find(fd, 0, keys[j], 16);
 			CHECK(at >= 0);
 			for (unsigned h = 0; h <= j; h++)
 				fake_hit(fd, 0, (uint32_t)at, 100);
@@ -449,7 +429,7 @@ void test_exact_counters_follow_moves(void)
 	}
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t p, b, raw;
-		long at = hw_find(fd, 0, keys[i], 16);
+		long at = fake_exact_find(fd, 0, keys[i], 16);
 		moved += at != first_at[i];
 		CHECK_OK(dev, matcha_exact_counters(dev, 0, keys[i], 16, &p, &b, 0));
 		CHECK_MSG(p == want[i] && b == 100 * want[i], "key %u: %llu packets, want %llu", i,
@@ -533,7 +513,7 @@ void test_exact_clear(void)
 	CHECK_OK(dev, matcha_table_clear(dev, EXACT));
 	uint32_t index;
 	for (unsigned i = 0; i < 20; i++) {
-		CHECK(hw_find(fd, EXACT, e[i].key, KEY_BITS) < 0);
+		CHECK(fake_exact_find(fd, EXACT, e[i].key, KEY_BITS) < 0);
 		CHECK_RC(dev, matcha_exact_lookup_sw(dev, EXACT, e[i].key, KEY_BITS, &index),
 			 MATCHA_ENOENT);
 	}

@@ -1,7 +1,8 @@
 /*
- * The layout reader against tests/data/l2l3_w64.layout.json, a copy of the generator's
- * build/rtl/w64/layout.json: committed so that the C tests run without the JVM build;
- * layout_copy_current checks it against a generated one whenever there is one.
+ * The layout reader against tests/data/l2l3_w64.layout.json and policer_w64.layout.json,
+ * copies of the generator's build/rtl/w64/layout.json and layout-policer.json: committed so
+ * that the C tests run without the JVM build; layout_copy_current checks them against
+ * generated ones whenever there are.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +27,11 @@ static char *read_text(const char *path, size_t *len)
 	return text;
 }
 
-/* The layout text with the first `from` replaced by `to` (which must occur). */
-static char *edited(const char *from, const char *to, size_t *len)
+/* The text of layout `path` with the first `from` replaced by `to` (which must occur). */
+static char *edited(const char *path, const char *from, const char *to, size_t *len)
 {
 	size_t n;
-	char *text = read_text(MATCHA_LAYOUT, &n);
+	char *text = read_text(path, &n);
 	char *at = text ? strstr(text, from) : NULL;
 	if (!at) {
 		free(text);
@@ -46,17 +47,19 @@ static char *edited(const char *from, const char *to, size_t *len)
 	return out;
 }
 
-/* Loading text (or the layout edited from -> to) on `cfg` fails with `want` and `needle`. */
-static bool load_fails(const struct fake_cfg *cfg, const char *text, const char *from,
-		       const char *to, int want, const char *needle)
+/* Loading text (or layout `path` edited from -> to) on `cfg` fails with `want` and
+ * `needle`; the text is called `name` in messages. */
+static bool load_fails_path(const struct fake_cfg *cfg, const char *path, const char *name,
+			    const char *text, const char *from, const char *to, int want,
+			    const char *needle)
 {
 	struct fake_dev *fd = fake_new(cfg);
 	matcha_dev *dev = fake_open(fd);
 	size_t len = text ? strlen(text) : 0;
-	char *owned = text ? NULL : edited(from, to, &len);
+	char *owned = text ? NULL : edited(path, from, to, &len);
 	bool ok = false;
 	if (dev && (text || owned)) {
-		int rc = matcha_layout_load_text(dev, text ? text : owned, len, "l2l3.json");
+		int rc = matcha_layout_load_text(dev, text ? text : owned, len, name);
 		ok = rc == want && strstr(matcha_last_error(dev), needle) &&
 		     !matcha_layout_program(dev);
 		if (!ok)
@@ -68,6 +71,20 @@ static bool load_fails(const struct fake_cfg *cfg, const char *text, const char 
 	matcha_close(dev);
 	fake_free(fd);
 	return ok;
+}
+
+static bool load_fails(const struct fake_cfg *cfg, const char *text, const char *from,
+		       const char *to, int want, const char *needle)
+{
+	return load_fails_path(cfg, MATCHA_LAYOUT, "l2l3.json", text, from, to, want, needle);
+}
+
+/* The policer layout edited from -> to fails on `cfg` with MATCHA_ELAYOUT and `needle`. */
+static bool policer_fails(const struct fake_cfg *cfg, const char *from, const char *to,
+			  const char *needle)
+{
+	return load_fails_path(cfg, MATCHA_POLICER_LAYOUT, "policer.json", NULL, from, to,
+			       MATCHA_ELAYOUT, needle);
 }
 
 void test_layout_good(void)
@@ -125,14 +142,14 @@ void test_layout_build_id_mismatch(void)
 	struct fake_cfg cfg = fake_l2l3_cfg();
 	cfg.build_id = 0x0BADF00D;
 	CHECK(load_fails(&cfg, NULL, "\"buildId\"", "\"buildId\"", MATCHA_ELAYOUT,
-			 "layout l2l3.json: buildId is 3854758791 (0xe5c2f387), the hardware's "
+			 "layout l2l3.json: buildId is 1535772805 (0x5b8a0885), the hardware's "
 			 "BUILD_ID is 195948557 (0x0badf00d): the layout belongs to another "
 			 "bitstream"));
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
 	CHECK_RC(dev, matcha_layout_load(dev, MATCHA_LAYOUT), MATCHA_ELAYOUT);
-	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 3854758791"));
+	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 1535772805"));
 	CHECK_RC(dev, matcha_layout_load(dev, "/nonexistent/layout.json"), MATCHA_ELAYOUT);
 	CHECK(!strcmp(matcha_last_error(dev), "cannot open layout /nonexistent/layout.json: No "
 		      "such file or directory"));
@@ -214,13 +231,24 @@ void test_layout_malformed_json(void)
 		{ "{}", "the layout has no \"buildId\"" },
 		{ "{\"buildId\": \"1\"}", "\"buildId\" of the layout is a string, not a number" },
 		{ "{\"buildId\": 4294967296}", "buildId 4294967296 is not a 32-bit number" },
-		{ "{\"buildId\": 3854758791}", "the layout has no \"program\"" },
-		{ "{\"buildId\": 3854758791, \"program\": {\"name\": \"x\", \"tables\": {}}}",
+		{ "{\"buildId\": 1535772805}", "the layout has no \"program\"" },
+		{ "{\"buildId\": 1535772805, \"program\": {\"name\": \"x\", \"tables\": {}}}",
 		  "\"tables\" of the program is an object, not an array" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		CHECK_MSG(load_fails(&cfg, cases[i].text, NULL, NULL, MATCHA_ELAYOUT,
 				     cases[i].message), "case %zu", i);
+	/* The nesting limit the README gives, 64: that deep parses (and is no layout), one
+	 * more is refused. */
+	char deep[2 * 65 + 1];
+	for (unsigned depth = 64; depth <= 65; depth++) {
+		memset(deep, '[', depth);
+		memset(deep + depth, ']', depth);
+		deep[2 * depth] = '\0';
+		CHECK_MSG(load_fails(&cfg, deep, NULL, NULL, MATCHA_ELAYOUT, depth == 64 ?
+				     "the top level is an array" : "nested too deeply"),
+			  "%u nested arrays", depth);
+	}
 }
 
 void test_layout_schema_errors(void)
@@ -256,16 +284,16 @@ void test_layout_schema_errors(void)
 				     cases[i].message), "case %zu", i);
 }
 
-void test_layout_copy_current(void)
+/* The program of the committed copy `copy` is that of the generated `built`, if there is one. */
+static void copy_current(const char *copy_path, const char *built_path)
 {
 	size_t n1, n2;
-	char *built = read_text(MATCHA_BUILT_LAYOUT, &n1);
+	char *built = read_text(built_path, &n1);
 	if (!built) {
-		printf("  no %s (make rtl): the committed copy is not compared\n",
-		       MATCHA_BUILT_LAYOUT);
+		printf("  no %s (make rtl): the committed copy is not compared\n", built_path);
 		return;
 	}
-	char *copy = read_text(MATCHA_LAYOUT, &n2), err[160];
+	char *copy = read_text(copy_path, &n2), err[160];
 	struct json *a = json_parse(built, n1, err, sizeof err);
 	struct json *b = copy ? json_parse(copy, n2, err, sizeof err) : NULL;
 	bool same = a && b && json_equal(json_get(a, "program"), json_get(b, "program"));
@@ -274,5 +302,223 @@ void test_layout_copy_current(void)
 	free(built);
 	free(copy);
 	CHECK_MSG(same, "the program in %s differs from the generated one: cp %s %s",
-		  MATCHA_LAYOUT, MATCHA_BUILT_LAYOUT, MATCHA_LAYOUT);
+		  copy_path, built_path, copy_path);
+}
+
+void test_layout_copy_current(void)
+{
+	copy_current(MATCHA_LAYOUT, MATCHA_BUILT_LAYOUT);
+	copy_current(MATCHA_POLICER_LAYOUT, MATCHA_BUILT_POLICER_LAYOUT);
+	copy_current(MATCHA_CONNTRACK_LAYOUT, MATCHA_BUILT_CONNTRACK_LAYOUT);
+}
+
+/* The conntrack layout edited from -> to fails on `cfg` with MATCHA_ELAYOUT and `needle`. */
+static bool conntrack_fails(const struct fake_cfg *cfg, const char *from, const char *to,
+			    const char *needle)
+{
+	return load_fails_path(cfg, MATCHA_CONNTRACK_LAYOUT, "conntrack.json", NULL, from, to,
+			       MATCHA_ELAYOUT, needle);
+}
+
+void test_layout_conntrack_sessions(void)
+{
+	struct fake_cfg cfg = fake_conntrack_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	unsigned t;
+	CHECK_RC(dev, matcha_session_by_name(dev, "sessions", &t), MATCHA_ELAYOUT);
+	CHECK(matcha_layout_session(dev, 2) == NULL);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_CONNTRACK_LAYOUT));
+	CHECK(!strcmp(matcha_layout_program(dev), "conntrack"));
+
+	/* docs/pipeline.md, "The conntrack program": acl, by_session, then session table
+	 * sessions after acl. */
+	const struct matcha_table_layout *acl = matcha_layout_table(dev, 0);
+	CHECK(acl && !strcmp(acl->name, "acl") && acl->kind == MATCHA_KIND_TERNARY);
+	const struct matcha_table_layout *by_session = matcha_layout_table(dev, 1);
+	CHECK(by_session && !strcmp(by_session->name, "by_session") && by_session->nfields == 3);
+	CHECK(matcha_layout_table(dev, 2) == NULL && matcha_layout_meter(dev, 2) == NULL);
+	const struct matcha_session_layout *s = matcha_layout_session(dev, 2);
+	CHECK(s && !strcmp(s->name, "sessions") && s->table == 2 && s->size == 64 &&
+	      s->ways == 4 && !strcmp(s->after, "acl"));
+	CHECK(matcha_layout_session(dev, 0) == NULL && matcha_layout_session(dev, 3) == NULL);
+
+	CHECK_OK(dev, matcha_session_by_name(dev, "sessions", &t));
+	CHECK(t == 2);
+	CHECK_RC(dev, matcha_session_by_name(dev, "acl", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown session table \"acl\" (session tables: "
+		      "sessions)"));
+	CHECK_RC(dev, matcha_table_by_name(dev, "sessions", &t), MATCHA_ENOTABLE);
+	/* Adoption leaves the session table's slot of the layout alone. */
+	CHECK_OK(dev, matcha_tables_adopt(dev));
+	CHECK(matcha_layout_session(dev, 2) && matcha_layout_table(dev, 2) == NULL);
+	matcha_close(dev);
+	fake_free(fd);
+
+	/* The policer layout has no session tables. */
+	cfg = fake_policer_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_POLICER_LAYOUT));
+	CHECK_RC(dev, matcha_session_by_name(dev, "sessions", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown session table \"sessions\" (session "
+		      "tables: none)"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_layout_session_disagrees_with_hardware(void)
+{
+	struct fake_cfg cfg = fake_conntrack_cfg();
+	cfg.table[2].size = 128;
+	CHECK(conntrack_fails(&cfg, "x", "x", "layout conntrack.json: session table 2 (sessions) "
+			      "has size 64, the hardware 128: the layout does not describe this "
+			      "bitstream"));
+	cfg = fake_conntrack_cfg();
+	cfg.table[2].ways_or_levels = 2;
+	CHECK(conntrack_fails(&cfg, "x", "x", "session table 2 (sessions) has ways 4, the "
+			      "hardware 2"));
+	cfg = fake_conntrack_cfg();
+	cfg.table[2].latency = 5;
+	CHECK(conntrack_fails(&cfg, "x", "x", "session table 2 (sessions) has latency 4, the "
+			      "hardware 5"));
+	cfg = fake_conntrack_cfg();
+	cfg.table[2] = cfg.table[1];
+	CHECK(conntrack_fails(&cfg, "x", "x", "session table 2 (sessions) is a session table in "
+			      "the layout, exact in the hardware"));
+	/* A session table where the layout has a table, a name clash, an unknown table to
+	 * follow, and descriptor counts that disagree. */
+	cfg = fake_conntrack_cfg();
+	CHECK(conntrack_fails(&cfg, "\"name\": \"sessions\", \"index\": 2",
+			      "\"name\": \"sessions\", \"index\": 1",
+			      "session table #0 and table 1 (by_session) both have index 1"));
+	CHECK(conntrack_fails(&cfg, "\"name\": \"sessions\"", "\"name\": \"acl\"",
+			      "table 0 and session table 2 are both called acl"));
+	CHECK(conntrack_fails(&cfg, "\"after\": \"acl\"", "\"after\": \"nat\"",
+			      "session table 2 (sessions) follows table nat, which the program "
+			      "does not have"));
+	CHECK(conntrack_fails(&cfg, "\"sessions\": [", "\"sessions\": [], \"x\": [",
+			      "the program has 2 tables, the hardware 3"));
+	cfg.ntables = 2;
+	CHECK(conntrack_fails(&cfg, "x", "x", "the program has 2 tables, 0 meter arrays and 1 "
+			      "session tables, the hardware 2 descriptors"));
+}
+
+void test_layout_policer_meters(void)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	unsigned t;
+	CHECK_RC(dev, matcha_meter_by_name(dev, "policers", &t), MATCHA_ELAYOUT);
+	CHECK(matcha_layout_meter(dev, 2) == NULL);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_POLICER_LAYOUT));
+	CHECK(!strcmp(matcha_layout_program(dev), "policer"));
+
+	/* docs/pipeline.md, "The policer program": two tables, then meter array policers. */
+	const struct matcha_table_layout *police = matcha_layout_table(dev, 0);
+	CHECK(police && !strcmp(police->name, "police") && police->kind == MATCHA_KIND_EXACT);
+	const struct matcha_action_info *pa = police ? matcha_action_by_name(police, "police") :
+						       NULL;
+	CHECK(pa && pa->nparams == 1 && !strcmp(pa->params[0].name, "meter") &&
+	      pa->params[0].width == 6);
+	const struct matcha_table_layout *by_colour = matcha_layout_table(dev, 1);
+	CHECK(by_colour && !strcmp(by_colour->name, "by_colour") && by_colour->key_bits == 2);
+	CHECK(matcha_layout_table(dev, 2) == NULL);
+	const struct matcha_meter_layout *m = matcha_layout_meter(dev, 2);
+	CHECK(m && !strcmp(m->name, "policers") && m->table == 2 && m->size == 64);
+	CHECK(matcha_layout_meter(dev, 0) == NULL && matcha_layout_meter(dev, 3) == NULL);
+
+	CHECK_OK(dev, matcha_meter_by_name(dev, "policers", &t));
+	CHECK(t == 2);
+	CHECK_RC(dev, matcha_meter_by_name(dev, "police", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown meter array \"police\" (meter arrays: "
+		      "policers)"));
+	CHECK_RC(dev, matcha_table_by_name(dev, "policers", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown table \"policers\" (tables: police, "
+		      "by_colour)"));
+	/* Adoption and a clear leave the meter array's slot of the layout alone. */
+	CHECK_OK(dev, matcha_tables_adopt(dev));
+	CHECK_OK(dev, matcha_table_clear(dev, 2));
+	CHECK(matcha_layout_meter(dev, 2) && matcha_layout_table(dev, 2) == NULL);
+	matcha_close(dev);
+	fake_free(fd);
+
+	/* The l2l3 layout has no meter arrays: no meter has a name. */
+	cfg = fake_l2l3_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_LAYOUT));
+	CHECK_RC(dev, matcha_meter_by_name(dev, "policers", &t), MATCHA_ENOTABLE);
+	CHECK(!strcmp(matcha_last_error(dev), "unknown meter array \"policers\" (meter arrays: "
+		      "none)"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_layout_meter_disagrees_with_hardware(void)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	cfg.table[2].size = 128;
+	cfg.table[2].key_bits = 7;
+	CHECK(policer_fails(&cfg, "x", "x", "layout policer.json: meter array 2 (policers) has "
+			    "size 64, the hardware 128: the layout does not describe this "
+			    "bitstream"));
+	cfg = fake_policer_cfg();
+	cfg.table[2].latency = 7;
+	CHECK(policer_fails(&cfg, "x", "x", "meter array 2 (policers) has latency 6, the "
+			    "hardware 7"));
+	/* Descriptor 2 an exact table, the layout's meter array there. */
+	cfg = fake_policer_cfg();
+	cfg.table[2] = cfg.table[0];
+	CHECK(policer_fails(&cfg, "x", "x", "meter array 2 (policers) is a meter array in the "
+			    "layout, exact in the hardware"));
+	/* A meter array where the hardware has a table, and the reverse. */
+	cfg = fake_policer_cfg();
+	CHECK(policer_fails(&cfg, "\"name\": \"policers\", \"index\": 2",
+			    "\"name\": \"policers\", \"index\": 1",
+			    "meter array #0 and table 1 (by_colour) both have index 1"));
+	CHECK(policer_fails(&cfg, "\"name\": \"by_colour\", \"index\": 1",
+			    "\"name\": \"by_colour\", \"index\": 2",
+			    "table 2 (by_colour) is exact in the layout, meter in the hardware"));
+}
+
+void test_layout_meter_descriptors_covered_once(void)
+{
+	struct fake_cfg cfg = fake_policer_cfg();
+	/* Described twice: a second meter array on descriptor 2 (and one too many entries). */
+	CHECK(policer_fails(&cfg, "\"meters\": [",
+			    "\"meters\": [{\"name\": \"extra\", \"index\": 2, \"size\": 64, "
+			    "\"latency\": 6}, ",
+			    "the program has 2 tables and 2 meter arrays, the hardware 3 descriptors"));
+	/* Described twice with the counts right: descriptor 1 is then described by nothing. */
+	CHECK(policer_fails(&cfg, "\"name\": \"by_colour\", \"index\": 1",
+			    "\"name\": \"by_colour\", \"index\": 0",
+			    "two tables have index 0"));
+	/* Not described: the meters list left out, or empty. */
+	CHECK(policer_fails(&cfg, "\"meters\": [", "\"no_meters\": [",
+			    "the program has 2 tables, the hardware 3"));
+	cfg.ntables = 2;
+	CHECK(policer_fails(&cfg, "x", "x", "the program has 2 tables and 1 meter arrays, the "
+			    "hardware 2 descriptors"));
+	/* A second meter array in the hardware: the layout's two on one descriptor, or with
+	 * one name. */
+	cfg = fake_policer_cfg();
+	cfg.ntables = 4;
+	cfg.table[3] = cfg.table[2];
+	CHECK(policer_fails(&cfg, "\"meters\": [",
+			    "\"meters\": [{\"name\": \"extra\", \"index\": 2, \"size\": 64, "
+			    "\"latency\": 6}, ", "two meter arrays have index 2"));
+	CHECK(policer_fails(&cfg, "\"meters\": [",
+			    "\"meters\": [{\"name\": \"policers\", \"index\": 3, \"size\": 64, "
+			    "\"latency\": 6}, ", "meter arrays 3 and 2 are both called policers"));
+	cfg = fake_policer_cfg();
+	CHECK(policer_fails(&cfg, "\"index\": 2, \"size\"", "\"index\": 3, \"size\"",
+			    "meter array #0 has index 3, the hardware has 3 descriptors"));
+	CHECK(policer_fails(&cfg, "\"meters\": [", "\"meters\": 7, \"was\": [",
+			    "\"meters\" of the program is a number, not an array"));
 }

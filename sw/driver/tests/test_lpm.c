@@ -452,32 +452,11 @@ void test_lpm_make_before_break_128(void)
 
 /* ---------------------------------------------------------------- named cases */
 
-static void ipv4(uint8_t *k, unsigned a, unsigned b, unsigned c, unsigned d)
-{
-	k[0] = (uint8_t)a, k[1] = (uint8_t)b, k[2] = (uint8_t)c, k[3] = (uint8_t)d;
-}
-
 static long answer4(struct fake_dev *fd, unsigned a, unsigned b, unsigned c, unsigned d)
 {
 	uint8_t k[4];
 	ipv4(k, a, b, c, d);
 	return hw_lookup(fd, LPM32, k);
-}
-
-static int add4(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d, unsigned len,
-		uint32_t id)
-{
-	uint8_t k[4], data[4] = { (uint8_t)(id >> 24), (uint8_t)(id >> 16), (uint8_t)(id >> 8),
-				  (uint8_t)id };
-	ipv4(k, a, b, c, d);
-	return matcha_lpm_add(dev, LPM32, k, len, (uint8_t)id, data, 32);
-}
-
-static int del4(matcha_dev *dev, unsigned a, unsigned b, unsigned c, unsigned d, unsigned len)
-{
-	uint8_t k[4];
-	ipv4(k, a, b, c, d);
-	return matcha_lpm_delete(dev, LPM32, k, len);
 }
 
 void test_lpm_levels_probed(void)
@@ -505,12 +484,12 @@ void test_lpm_nested_ipv4(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	CHECK_OK(dev, add4(dev, 10, 0, 0, 0, 8, 8));
-	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 16, 16));
-	CHECK_OK(dev, add4(dev, 10, 1, 2, 0, 24, 24));
-	CHECK_OK(dev, add4(dev, 10, 1, 2, 3, 32, 32));
-	CHECK_OK(dev, add4(dev, 10, 1, 2, 128, 25, 25));
-	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 20, 20)); /* 10.1.0.0 - 10.1.15.255 */
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 0, 0, 0, 8, 8));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 16));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 2, 0, 24, 24));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 2, 3, 32, 32));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 2, 128, 25, 25));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 20, 20)); /* 10.1.0.0 - 10.1.15.255 */
 	CHECK(answer4(fd, 9, 255, 255, 255) == MISS);
 	CHECK(answer4(fd, 10, 0, 0, 0) == 8);
 	CHECK(answer4(fd, 10, 1, 16, 0) == 16);
@@ -521,22 +500,22 @@ void test_lpm_nested_ipv4(void)
 	CHECK(answer4(fd, 10, 1, 2, 128) == 25);
 	CHECK(answer4(fd, 10, 1, 2, 255) == 25);
 	CHECK(answer4(fd, 11, 0, 0, 0) == MISS);
-	CHECK_OK(dev, del4(dev, 10, 1, 0, 0, 20));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 0, 0, 20));
 	CHECK(answer4(fd, 10, 1, 15, 255) == 16);
-	CHECK_OK(dev, del4(dev, 10, 1, 2, 0, 24));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 0, 24));
 	CHECK(answer4(fd, 10, 1, 2, 2) == 16);
 	CHECK(answer4(fd, 10, 1, 2, 3) == 32);
 	CHECK(answer4(fd, 10, 1, 2, 200) == 25);
-	CHECK_OK(dev, del4(dev, 10, 1, 0, 0, 16));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 0, 0, 16));
 	CHECK(answer4(fd, 10, 1, 2, 2) == 8);
-	CHECK_OK(dev, add4(dev, 10, 1, 2, 0, 24, 124));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 2, 0, 24, 124));
 	CHECK(answer4(fd, 10, 1, 2, 2) == 124);
-	CHECK_OK(dev, del4(dev, 10, 0, 0, 0, 8));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 0, 0, 0, 8));
 	CHECK(answer4(fd, 10, 1, 3, 0) == MISS);
 	CHECK(answer4(fd, 10, 1, 2, 0) == 124);
-	CHECK_OK(dev, del4(dev, 10, 1, 2, 0, 24));
-	CHECK_OK(dev, del4(dev, 10, 1, 2, 3, 32));
-	CHECK_OK(dev, del4(dev, 10, 1, 2, 128, 25));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 0, 24));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 3, 32));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 128, 25));
 	CHECK(memory_empty(fd, LPM32));
 	matcha_close(dev);
 	fake_free(fd);
@@ -548,15 +527,15 @@ void test_lpm_default_and_host_routes(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	CHECK_OK(dev, add4(dev, 0, 0, 0, 0, 0, 1));
-	CHECK_OK(dev, add4(dev, 255, 255, 255, 255, 32, 2));
-	CHECK_OK(dev, add4(dev, 0, 0, 0, 0, 32, 3));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 0, 0, 0, 0, 0, 1));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 255, 255, 255, 255, 32, 2));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 0, 0, 0, 0, 32, 3));
 	CHECK(answer4(fd, 0, 0, 0, 0) == 3);
 	CHECK(answer4(fd, 0, 0, 0, 1) == 1);
 	CHECK(answer4(fd, 255, 255, 255, 254) == 1);
 	CHECK(answer4(fd, 255, 255, 255, 255) == 2);
 	CHECK(answer4(fd, 128, 0, 0, 0) == 1);
-	CHECK_OK(dev, del4(dev, 0, 0, 0, 0, 0));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 0, 0, 0, 0, 0));
 	CHECK(answer4(fd, 128, 0, 0, 0) == MISS);
 	CHECK(answer4(fd, 0, 0, 0, 0) == 3);
 
@@ -643,9 +622,9 @@ void test_lpm_counters(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	CHECK_OK(dev, add4(dev, 10, 0, 0, 0, 8, 8));
-	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 16, 16));
-	CHECK_OK(dev, add4(dev, 10, 1, 2, 3, 32, 32));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 0, 0, 0, 8, 8));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 16));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 2, 3, 32, 32));
 	CHECK(fd->table[LPM32].zeros == 3);
 	CHECK(hit4(fd, 10, 9, 9, 9, 100) == 8);
 	CHECK(hit4(fd, 10, 1, 9, 9, 200) == 16);
@@ -664,12 +643,12 @@ void test_lpm_counters(void)
 	CHECK_OK(dev, matcha_counters_read(dev, LPM32, r16, &p, &b));
 	CHECK(p == 2 && b == 500);
 	/* Delete the /16: its keys fall back to the /8 and count there. */
-	CHECK_OK(dev, del4(dev, 10, 1, 0, 0, 16));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 0, 0, 16));
 	CHECK(hit4(fd, 10, 1, 9, 9, 50) == 8);
 	expect_counts(dev, 10, 0, 0, 0, 8, 2, 150, MATCHA_COUNTERS_RESET);
 	expect_counts(dev, 10, 0, 0, 0, 8, 0, 0, 0);
 	/* Added again, it takes the freed result, zeroed before it is written. */
-	CHECK_OK(dev, add4(dev, 10, 1, 0, 0, 16, 116));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 116));
 	uint32_t again;
 	CHECK_OK(dev, matcha_lpm_lookup_sw(dev, LPM32, k, &again));
 	CHECK(again == r16);
@@ -692,20 +671,20 @@ void test_lpm_out_of_nodes_and_results(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	CHECK_OK(dev, add4(dev, 1, 0, 0, 0, 32, 1));
-	CHECK_OK(dev, add4(dev, 2, 0, 0, 0, 32, 2));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 1, 0, 0, 0, 32, 1));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 2, 0, 0, 0, 32, 2));
 	unsigned long writes = fd->writes;
-	CHECK_RC(dev, add4(dev, 3, 0, 0, 0, 32, 3), MATCHA_ENOSPC);
+	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 3, 0, 0, 0, 32, 3), MATCHA_ENOSPC);
 	CHECK(strstr(matcha_last_error(dev), "no free node at level 1 (2 nodes)"));
 	CHECK(fd->writes == writes);
-	CHECK_OK(dev, add4(dev, 3, 0, 0, 0, 8, 3));
-	CHECK_OK(dev, add4(dev, 1, 0, 0, 0, 31, 4)); /* shares the /32's nodes */
-	CHECK_RC(dev, add4(dev, 4, 0, 0, 0, 8, 5), MATCHA_ENOSPC);
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 3, 0, 0, 0, 8, 3));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 1, 0, 0, 0, 31, 4)); /* shares the /32's nodes */
+	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 4, 0, 0, 0, 8, 5), MATCHA_ENOSPC);
 	CHECK(strstr(matcha_last_error(dev), "all its results are used"));
 	CHECK(answer4(fd, 1, 0, 0, 1) == 4 && answer4(fd, 3, 9, 9, 9) == 3);
 	/* Freed nodes and results are reusable. */
-	CHECK_OK(dev, del4(dev, 2, 0, 0, 0, 32));
-	CHECK_OK(dev, add4(dev, 3, 0, 0, 0, 32, 6));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 2, 0, 0, 0, 32));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 3, 0, 0, 0, 32, 6));
 	CHECK(answer4(fd, 3, 0, 0, 0) == 6 && answer4(fd, 2, 0, 0, 0) == MISS);
 	matcha_close(dev);
 	fake_free(fd);

@@ -101,7 +101,11 @@ void test_open_pci_resource_file(void)
 	CHECK_OK(dev, matcha_reg_read(dev, 0x1FFFC, &back));
 	CHECK(back == 0x600DF00D);
 
-	/* Beyond the mapping: a bus error with a message, not a SIGBUS. */
+	/* The last word of the mapping is in it; beyond: a bus error with a message, not a
+	 * SIGBUS. */
+	CHECK_OK(dev, matcha_reg_write(dev, 0x2FFFC, 0x0BADCAFE));
+	CHECK_OK(dev, matcha_reg_read(dev, 0x2FFFC, &back));
+	CHECK(back == 0x0BADCAFE);
 	CHECK_RC(dev, matcha_reg_read(dev, 0x30000, &back), MATCHA_EIO);
 	CHECK(strstr(matcha_last_error(dev), "read of register 0x030000 failed: the address is "
 		     "outside the 0x30000-byte mapping"));
@@ -128,17 +132,31 @@ void test_open_short_mapping(void)
 	unlink(path);
 }
 
-void test_open_sim_socket(void)
+/* A fake of fake_standard_cfg served on `s` and opened over the socket, in *fd and *dev;
+ * false (the test failed) if either fails. */
+static bool open_over_socket(struct sim_server *s, struct fake_dev **fd, matcha_dev **dev)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
-	struct sim_server s;
 	char uri[128];
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	*fd = fake_new(&cfg);
+	*dev = NULL;
+	if (sim_server_start(s, *fd))
+		return false;
+	snprintf(uri, sizeof uri, "sim:%s", s->path);
+	int rc = matcha_open(uri, dev);
+	if (rc)
+		check_fail(__FILE__, __LINE__, "matcha_open(\"%s\") returned %d: %s", uri, rc,
+			   matcha_last_error(*dev));
+	return rc == 0;
+}
+
+void test_open_sim_socket(void)
+{
+	struct fake_dev *fd;
 	matcha_dev *dev;
-	CHECK_OK(dev, matcha_open(uri, &dev));
+	struct sim_server s;
+	if (!open_over_socket(&s, &fd, &dev))
+		return;
 	CHECK(matcha_table_count(dev) == 4 && matcha_build_id(dev) == 0xC0FFEE01);
 	unsigned stride, nodes;
 	CHECK_OK(dev, matcha_lpm_level(dev, 1, 2, &stride, &nodes)); /* probed over the socket */
@@ -163,16 +181,12 @@ void test_open_sim_socket(void)
 
 void test_open_sim_bus_errors(void)
 {
-	struct fake_cfg cfg = fake_standard_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
+	struct fake_dev *fd;
+	matcha_dev *dev;
 	struct sim_server s;
-	char uri[128];
-	if (sim_server_start(&s, fd))
+	if (!open_over_socket(&s, &fd, &dev))
 		return;
 	s.decerr_from = 0x40000; /* table 3's window and above: no slave there */
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
-	matcha_dev *dev;
-	CHECK_OK(dev, matcha_open(uri, &dev));
 	uint8_t v[13] = { 0 }, m[13] = { 0 };
 	CHECK_RC(dev, matcha_ternary_add(dev, 3, v, m, 104, 1, 0, NULL, 0), MATCHA_EIO);
 	CHECK_MSG(strstr(matcha_last_error(dev), "write of 0x00000000 to register 0x040040 failed: "
@@ -198,15 +212,11 @@ void test_open_sim_bus_errors(void)
 
 void test_open_sim_closes_mid_transaction(void)
 {
-	struct fake_cfg cfg = fake_standard_cfg();
-	struct fake_dev *fd = fake_new(&cfg);
-	struct sim_server s;
-	char uri[128];
-	if (sim_server_start(&s, fd))
-		return;
-	snprintf(uri, sizeof uri, "sim:%s", s.path);
+	struct fake_dev *fd;
 	matcha_dev *dev;
-	CHECK_OK(dev, matcha_open(uri, &dev));
+	struct sim_server s;
+	if (!open_over_socket(&s, &fd, &dev))
+		return;
 	/* The server takes the third request of the add and closes without answering. */
 	atomic_store(&s.close_at, atomic_load(&s.served) + 2);
 	uint8_t key[6] = { 1, 2, 3, 4, 5, 6 };

@@ -26,6 +26,30 @@ static inline void random_value(struct rng *r, uint8_t *p, unsigned bits)
 		p[0] &= (uint8_t)((1u << bits % 8) - 1);
 }
 
+/* The IPv4 address a.b.c.d as 4 big-endian bytes in k; k. */
+static inline uint8_t *ipv4(uint8_t *k, unsigned a, unsigned b, unsigned c, unsigned d)
+{
+	k[0] = (uint8_t)a, k[1] = (uint8_t)b, k[2] = (uint8_t)c, k[3] = (uint8_t)d;
+	return k;
+}
+
+/* Adds the route a.b.c.d/len to the IPv4 LPM table `table`: action id `id` (its low byte),
+ * action data `id` (32 bits). */
+static inline int ipv4_route_add(matcha_dev *dev, unsigned table, unsigned a, unsigned b,
+				 unsigned c, unsigned d, unsigned len, uint32_t id)
+{
+	uint8_t k[4], data[4] = { (uint8_t)(id >> 24), (uint8_t)(id >> 16), (uint8_t)(id >> 8),
+				  (uint8_t)id };
+	return matcha_lpm_add(dev, table, ipv4(k, a, b, c, d), len, (uint8_t)id, data, 32);
+}
+
+static inline int ipv4_route_delete(matcha_dev *dev, unsigned table, unsigned a, unsigned b,
+				    unsigned c, unsigned d, unsigned len)
+{
+	uint8_t k[4];
+	return matcha_lpm_delete(dev, table, ipv4(k, a, b, c, d), len);
+}
+
 /* A struct matcha_value (512-bit big-endian) of a 64-bit number or of big-endian bytes. */
 static inline struct matcha_value val_u64(uint64_t x)
 {

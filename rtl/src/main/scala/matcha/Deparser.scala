@@ -67,10 +67,15 @@ class Deparser(cfg: MatchaConfig) extends Component {
     val frames = slave(Axis(cfg.dataBytes, 0))
     val out = master(Axis(cfg.dataBytes, cfg.outUserWidth))
     val drop = master(Flow(UInt(8 bits)))
+    /** One pulse per frame, in frame order, when the frame's first beat enters: whether it
+      * is dropped. A wrapper that carries per-frame state beside the path learns each frame's
+      * fate here, before any of its bytes can reach `out`. */
+    val decision = master(Flow(Bool()))
   }
   noIoPrefix()
   io.phv.setName("s_phv")
   io.drop.setName("drop")
+  io.decision.setName("decision")
   Axis.renameToSpec(io.frames, "s_axis")
   Axis.renameToSpec(io.out, "m_axis")
 
@@ -227,6 +232,8 @@ class Deparser(cfg: MatchaConfig) extends Component {
     }
     io.drop.valid := io.phv.fire && drop
     io.drop.payload := context.reason.asUInt
+    io.decision.valid := io.frames.fire && writeBack.beatIndex === 0
+    io.decision.payload := drop
   }
 
   /** Pushed headers first (as chunks of up to lanes bytes), then the part of each beat past popLen. */

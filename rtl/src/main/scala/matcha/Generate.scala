@@ -1,14 +1,20 @@
 package matcha
 
 import java.io.{File, PrintWriter}
+import matcha.corundum.{CorundumAppBlock, CorundumConfig}
 import matcha.program.{Program, ProgramJson, Programs}
 import spinal.core._
 
 /** Writes the Verilog of every configuration and its layout.json under `--out DIR`. */
 object Generate {
   val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512))
+  /** The Corundum application block: the deliverable at 512 bits, and a 64-bit one for the
+    * tests (ip/corundum/README.md). */
+  val corundumConfigs = Seq(CorundumConfig("corundum", configs(1)), CorundumConfig("corundum-w64", configs(0)))
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
+  /** Programs generated besides it, each as `matcha_<name>` with its `layout-<name>.json`. */
+  val extraPrograms: Seq[Program] = Seq(Programs.policer, Programs.conntrack)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
@@ -68,6 +74,37 @@ ${fields.mkString(",\n")}
 """
   }
 
+  def write(path: String, text: String): Unit = {
+    val w = new PrintWriter(path)
+    w.write(text)
+    w.close()
+  }
+
+  /** `mqnic_app_block.v` of a Corundum configuration: the Verilog shell with Corundum's
+    * parameters and ports (rtl/src/main/resources/matcha/corundum/mqnic_app_block.v, its
+    * `@NAME@` placeholders filled in), followed by the generated core and everything under
+    * it; and the layout.json of the pipeline inside. */
+  def corundum(out: String, cc: CorundumConfig): Unit = {
+    val dir = s"$out/${cc.name}"
+    new File(dir).mkdirs()
+    val (text, buildId) = layout(cc.matcha, program)
+    spinal(dir).generateVerilog(top(new CorundumAppBlock(cc, program, buildId))())
+    val coreFile = new File(s"$dir/matcha_corundum_app.v")
+    val core = scala.io.Source.fromFile(coreFile).mkString
+    coreFile.delete()
+    val values = Map(
+      "DATA_WIDTH" -> cc.matcha.dataWidth, "PORTS" -> cc.ports, "PTP_TS_WIDTH" -> cc.ptpTsWidth,
+      "TX_TAG_WIDTH" -> cc.txTagWidth, "CTRL_ADDR_WIDTH" -> table.ControlBus.addressWidth)
+    val template = scala.io.Source.fromResource("matcha/corundum/mqnic_app_block.v").mkString
+    val shell = values.foldLeft(template.replace("@APP_ID@", f"32'h${CorundumAppBlock.AppId}%08X")
+      .replace("@BUILD_ID@", f"32'h$buildId%08X").replace("@CONFIG@", cc.name)) {
+      case (t, (k, v)) => t.replace(s"@$k@", v.toString)
+    }
+    require(!shell.contains("@"), "unfilled placeholder in the mqnic_app_block template")
+    write(s"$dir/mqnic_app_block.v", shell + "\n" + core)
+    write(s"$dir/layout.json", text)
+  }
+
   /** The board configuration: the w64 pipeline with the built-in program between two RGMII
     * ports. `matcha_versa` is the Versa board's top (make bitstream); `matcha_board` is its
     * core without the PLL, with the UART at 8 clocks per bit and no receive delay, for
@@ -80,9 +117,7 @@ ${fields.mkString(",\n")}
     spinal(dir).generateVerilog(top(new board.Board(boardConfig, program, buildId, uartClockDivider = 0,
       rxDelayTaps = 0))())
     spinal(dir).generateVerilog(new board.VersaTop(boardConfig, program, buildId))
-    val w = new PrintWriter(s"$dir/layout.json")
-    w.write(text)
-    w.close()
+    write(s"$dir/layout.json", text)
   }
 
   def main(args: Array[String]): Unit = {
@@ -94,13 +129,14 @@ ${fields.mkString(",\n")}
       require(parser.toplevel.latency == cfg.graph.levels + 1)
       spinal(dir).generateVerilog(top(new Deparser(cfg))())
       spinal(dir).generateVerilog(top(new PacketPath(cfg))())
-      val (text, buildId) = layout(cfg, program)
-      spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(program), buildId))())
-      val w = new PrintWriter(s"$dir/layout.json")
-      w.write(text)
-      w.close()
+      for ((p, file) <- (program -> "layout.json") +: extraPrograms.map(p => p -> s"layout-${p.name}.json")) {
+        val (text, buildId) = layout(cfg, p)
+        spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), buildId))())
+        write(s"$dir/$file", text)
+      }
     }
     generateBoard(s"$out/board")
+    corundumConfigs.foreach(corundum(out, _))
     val tables = s"$out/tables"
     new File(tables).mkdirs()
     spinal(tables).generateVerilog(top(new table.EntryCountersUnit(size = 16, drain = 3))())
@@ -110,5 +146,9 @@ ${fields.mkString(",\n")}
     spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
     spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
       "matcha_ternary128_table"))())
+    spinal(tables).generateVerilog(top(new table.SessionTableUnit(table.SessionTableConfig(size = 64)))())
+    spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 256)))())
+    spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10,
+      tickClocks = 3), "matcha_meter_small_table"))())
   }
 }

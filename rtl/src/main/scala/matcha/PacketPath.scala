@@ -1,6 +1,6 @@
 package matcha
 
-import matcha.program.{MatchStage, Program}
+import matcha.program.{MatchStage, PipelineStage, Program, SessionStage}
 import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
@@ -16,12 +16,15 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
     val frames = slave(Axis(cfg.dataBytes, cfg.inUserWidth))
     val out = master(Axis(cfg.dataBytes, cfg.outUserWidth))
     val drop = master(Flow(UInt(8 bits)))
+    /** Per frame, in frame order, before any of its bytes leave: dropped or not (Deparser). */
+    val decision = master(Flow(Bool()))
     val ctrl = program.isDefined generate slave(AxiLite4(ControlBus.axiConfig))
   }
   noIoPrefix()
   Axis.renameToSpec(io.frames, "s_axis")
   Axis.renameToSpec(io.out, "m_axis")
   io.drop.setName("drop")
+  io.decision.setName("decision")
   for (ctrl <- Option(io.ctrl)) {
     AxiLite4SpecRenamer(ctrl)
     ctrl.setName("s_axil")
@@ -41,7 +44,20 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   parser.io.record << inputStage.io.records
 
   val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, buildId.toInt))
-  val stages = for (p <- program.toSeq; bus <- control.toSeq; tables <- p.stages) yield new MatchStage(tables, cfg.layout, bus)
+  val stages: Seq[PipelineStage] = for (p <- program.toSeq; bus <- control.toSeq; step <- p.steps) yield step match {
+    case Left(tables) => new MatchStage(tables, cfg.layout, bus, p.meters)
+    case Right(session) => new SessionStage(session, cfg.layout)
+  }
+  // Meter arrays' windows follow the tables', in the program's order, and the session
+  // table's comes last (docs/pipeline.md).
+  for (p <- program; bus <- control; m <- p.meters; stage <- stages) stage match {
+    case s: MatchStage if s.metering != null && s.metering.spec == m => s.metering.attach(bus)
+    case _ =>
+  }
+  for (bus <- control; stage <- stages) stage match {
+    case s: SessionStage => s.attach(bus)
+    case _ =>
+  }
   control.foreach(_.build())
   val staged = stages.foldLeft(parser.io.phv) { (phv, stage) => stage.input << phv; stage.output }
   phvFifo.io.push << staged.toStream
@@ -50,4 +66,5 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   inputStage.io.creditReturn := phvFifo.io.pop.fire
   io.out << deparser.io.out
   io.drop << deparser.io.drop
+  io.decision << deparser.io.decision
 }

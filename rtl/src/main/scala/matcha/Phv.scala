@@ -47,7 +47,9 @@ case class PhvLayout(cfg: MatchaConfig) {
     named ++= Seq(
       "meta.ingressPort" -> cfg.portWidth, "meta.egressPort" -> cfg.portWidth, "meta.drop" -> 1, "meta.punt" -> 1,
       "meta.reason" -> 8, "meta.parseError" -> 8, "meta.frameLen" -> cfg.frameLenWidth,
-      "meta.payloadOffset" -> cfg.offsetWidth
+      "meta.payloadOffset" -> cfg.offsetWidth, "meta.color" -> 2,
+      "meta.learn" -> 1, "meta.sessionHit" -> 1, "meta.sessionReply" -> 1, "meta.sessionState" -> 3,
+      "meta.sessionLearned" -> 1, "meta.sessionFailed" -> 1
     )
     val list = named.result()
     list.scanLeft(0)(_ + _._2).zip(list).map { case (off, (n, w)) => PhvField(n, off, w) }

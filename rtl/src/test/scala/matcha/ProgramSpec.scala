@@ -31,6 +31,68 @@ class ProgramSpec extends AnyFunSuite {
     assert(Stage.keyWidth(p.tables(2), layout) == 32 + 32 + 8 + 16 + 16)
   }
 
+  test("a meter op takes its stage's colour and adds the meter's latency; a table on the colour follows") {
+    val p = Programs.policer
+    assert(p.stages.map(_.map(_.name)) == Seq(Seq("police"), Seq("by_colour")))
+    val lookups = p.tables.map(Stage.tableLatency(_, layout))
+    assert(p.latency(layout) == (lookups(0) + 6 + 2) + (lookups(1) + 2))
+  }
+
+  test("meter ops that cannot work are refused") {
+    val arrays = Seq(MeterSpec("m", 16))
+    def metered(name: String, param: Param, array: String = "m") =
+      TableSpec(name, MatchKind.Exact, Seq(KeyField("hdr.eth.dst")), size = 16,
+        actions = Seq(Action("a", Seq(param), Seq(Op.Meter(array, param.name)))), default = "a")
+    def refused(reason: String)(p: => Any): Unit = {
+      val e = intercept[IllegalArgumentException](p)
+      assert(e.getMessage.contains(reason), e.getMessage)
+    }
+    val ok = metered("t", Param("i", 4))
+    assert(Program("p", Seq(ok), arrays).stages.size == 1)
+    refused("no meter array nope")(Program("p", Seq(metered("t", Param("i", 4), "nope")), arrays))
+    refused("meter index i must be 4 bits")(Program("p", Seq(metered("t", Param("i", 5))), arrays))
+    // A second metered table reads the colour the first sets: it starts a stage of its own,
+    // so a stage meters at most once and an array on two tables is in two stages.
+    val two = Program("p", Seq(ok, metered("u", Param("i", 4), "n")), arrays :+ MeterSpec("n", 16))
+    assert(two.stages.map(_.map(_.name)) == Seq(Seq("t"), Seq("u")))
+    refused("meter array m must be used by exactly one stage")(Program("p", Seq(ok, metered("u", Param("i", 4))), arrays))
+    refused("meter array m must be used by exactly one stage")(Program("p", Seq(table("a", "hdr.eth.dst")), arrays)) // unused
+    refused("its meter ops all execute one meter array")(TableSpec("t", MatchKind.Exact, Seq(KeyField("hdr.eth.dst")), 16,
+      Seq(Action("a", Seq(Param("i", 4)), Seq(Op.Meter("m", "i"))), Action("b", Seq(Param("i", 4)), Seq(Op.Meter("n", "i")))),
+      default = "a"))
+    refused("a power of two")(MeterSpec("m", 12))
+  }
+
+  test("the session stage follows its table's stage, ends that stage, adds 6 clocks and takes the last descriptor") {
+    val p = Programs.conntrack
+    assert(p.stages.map(_.map(_.name)) == Seq(Seq("acl"), Seq("by_session")))
+    assert(p.steps.map(_.fold(_.map(_.name).mkString(","), _.name)) == Seq("acl", "sessions", "by_session"))
+    val lookups = p.tables.map(Stage.tableLatency(_, layout))
+    assert(p.latency(layout) == (lookups(0) + 2) + 6 + (lookups(1) + 2))
+    assert(p.sessionIndex == 2 && p.tableIndex == Map("acl" -> 0, "by_session" -> 1))
+    // A table that reads nothing the one before writes still starts a stage after the session stage.
+    val a = table("a", "hdr.eth.dst")
+    val b = table("b", "hdr.eth.src")
+    val split = Program("s", Seq(a, b), session = Some(SessionSpec("s0", 16, after = "a", reason = 0x30)))
+    assert(split.stages.map(_.map(_.name)) == Seq(Seq("a"), Seq("b")))
+    assert(Program("s", Seq(a, b)).stages.size == 1)
+  }
+
+  test("session stages that cannot work are refused with the reason") {
+    val a = table("a", "hdr.eth.dst")
+    val e1 = intercept[IllegalArgumentException](Program("s", Seq(a), session = Some(SessionSpec("s0", 16, "nope", 0x30))))
+    assert(e1.getMessage.contains("follows no table nope"))
+    val e2 = intercept[IllegalArgumentException](SessionSpec("s0", 16, "a", reason = 4))
+    assert(e2.getMessage.contains("parse errors own"))
+    val e3 = intercept[IllegalArgumentException](Program("s", Seq(a), session = Some(SessionSpec("a", 16, "a", 0x30))))
+    assert(e3.getMessage.contains("names two things"))
+    val e4 = intercept[IllegalArgumentException](SessionSpec("s0", 16, "a", 0x30, zone = KeyField("hdr.eth.dst")).check(layout))
+    assert(e4.getMessage.contains("zone field hdr.eth.dst is 48 bits"))
+    val e5 = intercept[IllegalArgumentException](SessionSpec("s0", 16, "a", 0x30, learn = "meta.reason").check(layout))
+    assert(e5.getMessage.contains("not a 1-bit field"))
+    SessionSpec("s0", 16, "a", 0x30, zone = KeyField("meta.ingressPort")).check(layout)
+  }
+
   test("action parameters are packed first parameter most significant") {
     val route = Programs.l2l3.tables(1).actions.head
     assert(route.offsets == Map("port" -> 96, "dmac" -> 48, "smac" -> 0))

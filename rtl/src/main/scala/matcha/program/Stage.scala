@@ -12,6 +12,17 @@ object Stage {
     if (field.startsWith("hdr.") || field.startsWith("push.")) field.substring(0, field.lastIndexOf('.')) + ".valid"
     else field
 
+  /** A PHV field as a key reads it: 0 when its header is not valid. */
+  def field(phv: PhvAccess, name: String): Bits = {
+    val v = validOf(name)
+    if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, phv.layout(name).width bits)
+  }
+
+  /** One key part: its field, or the first of its fields whose header is valid (0 if none). */
+  def keyField(phv: PhvAccess, k: KeyField): Bits =
+    if (k.fields.size == 1) field(phv, k.fields.head)
+    else PriorityMux(k.fields.map(f => phv.bool(validOf(f)) -> phv(f)) :+ (True -> B(0, phv.layout(k.fields.head).width bits)))
+
   def keyWidth(t: TableSpec, layout: PhvLayout): Int = t.key.map { k =>
     val widths = k.fields.map(layout(_).width).distinct
     require(widths.size == 1, s"table ${t.name}: firstValid fields ${k.fields.mkString(", ")} differ in width")
@@ -24,8 +35,23 @@ object Stage {
     case MatchKind.Ternary => t.ternaryConfig(keyWidth(t, layout)).latency
   }
 
-  /** A clock to form the keys, the slowest lookup, a clock to apply the actions. */
-  def latency(tables: Seq[TableSpec], layout: PhvLayout): Int = tables.map(tableLatency(_, layout)).max + 2
+  /** Clocks a stage's meter adds: its request leaves with the lookup results, its colour
+    * meets the PHV before the actions apply. */
+  def meterLatency(tables: Seq[TableSpec]): Int =
+    if (tables.exists(_.meters.nonEmpty)) MeterTableConfig(meters = 2).latency else 0
+
+  /** A clock to form the keys, the slowest lookup, the meter if any, a clock to apply the
+    * actions. */
+  def latency(tables: Seq[TableSpec], layout: PhvLayout): Int =
+    tables.map(tableLatency(_, layout)).max + meterLatency(tables) + 2
+}
+
+/** A stage of the chain between parser and deparser: a PHV in every clock, the same PHV
+  * (as the stage leaves it) a fixed `latency` clocks later. */
+trait PipelineStage extends Area {
+  def input: Flow[Bits]
+  def output: Flow[Bits]
+  def latency: Int
 }
 
 /** `input` `latency` clocks later, the PHV in a small RAM (distributed RAM on an FPGA)
@@ -53,38 +79,40 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  private def addWindow(kind: Int, size: Int, geometry: Int, extra: Int = 0, indexValid: Option[UInt => Bool] = None) =
-    bus.addTable(kind, keyWidth, size, spec.dataWidth, geometry, latency, extra, indexValid, features)
-
   val (result, window, entries) = spec.kind match {
     case MatchKind.Exact =>
       val c = spec.exactConfig(keyWidth)
       val t = new ExactTable(c)
-      val w = addWindow(TableKind.Exact, c.size, c.ways)
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
     case MatchKind.Lpm =>
       val c = spec.lpmConfig(keyWidth)
       val t = new LpmTable(c)
-      val w = addWindow(TableKind.Lpm, c.results, c.levels, c.nodes, Some(t.indexValid))
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.results)
     case MatchKind.Ternary =>
       val c = spec.ternaryConfig(keyWidth)
       val t = new TernaryTable(c)
-      val w = addWindow(TableKind.Ternary, c.size, 0)
+      val w = t.addWindow(bus, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
   }
+
+  /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
+  def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =
+    (result.hit ? result.actionId | window.defaultAction.get, result.hit ? result.actionData | window.defaultData.get)
 
   val counters = spec.counters generate new Area {
     val unit = new EntryCounters(entries, frameLen.getWidth, drain = latency + 2)
     unit.events.valid := result.valid && result.hit
     unit.events.index := result.entryIndex.resized
     unit.events.bytes := Delay(frameLen, latency)
+    unit.restart := False
     unit.attach(window)
   }
 }
@@ -92,27 +120,22 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
 /** A stage of the pipeline: every table's lookup starts in the same clock from the stage's
   * input PHV, the PHV waits for the slowest lookup, then each table's action (its hit's, or
   * the default on a miss) is applied in table order (docs/pipeline.md). */
-class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) extends Area {
+class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, meterSpecs: Seq[MeterSpec] = Nil)
+    extends PipelineStage {
   val input = Flow(Bits(layout.width bits))
   val tables = specs.map(s => new StageTable(s, layout, bus))
   val lookupLatency = tables.map(_.latency).max
-  def latency: Int = lookupLatency + 2
+  val meterLatency = Stage.meterLatency(specs)
+  def latency: Int = lookupLatency + meterLatency + 2
 
   /** Clock 0: the keys. */
   val keys = new Area {
     val phv = new PhvAccess(input.payload, layout)
-    def field(name: String): Bits = {
-      val v = Stage.validOf(name)
-      if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, layout(name).width bits)
-    }
-    def keyField(k: KeyField): Bits =
-      if (k.fields.size == 1) field(k.fields.head)
-      else PriorityMux(k.fields.map(f => phv.bool(Stage.validOf(f)) -> phv(f)) :+ (True -> B(0, layout(k.fields.head).width bits)))
     val parsed = phv("meta.parseError") === 0
     val active = specs.map(s => RegNext(input.valid && parsed && s.applyIf.map(phv.bool).getOrElse(True)) init False)
     for ((t, a) <- tables.zip(active)) {
       t.lookup.valid := a
-      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(keyField)))
+      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(Stage.keyField(phv, _))))
       t.frameLen := RegNext(phv.u("meta.frameLen"))
     }
     val out = RegNext(input)
@@ -125,11 +148,44 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) exte
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
 
+  /** The stage's meter array, if a table's actions execute one (at most one per stage: such
+    * a table reads the colour an earlier one writes, so it starts a stage of its own): a
+    * request for every packet whose action (of a hit or the default) has the `meter` op,
+    * with the index from its parameter, meta.frameLen bytes and meta.color as the colour
+    * in; the PHV and the results wait for the colour. */
+  private val meteredTable = specs.indexWhere(_.meters.nonEmpty)
+  val metering = (meteredTable >= 0) generate new MeterStage(tables(meteredTable), results(meteredTable),
+    meterSpecs.find(m => specs(meteredTable).meters.contains(m.name)).get)
+  class MeterStage(t: StageTable, result: Flow[LookupResult], val spec: MeterSpec) extends Area {
+    val unit = new MeterTable(spec.config)
+    val phv = new PhvAccess(waited.payload, layout)
+    val (actionId, data) = t.chosenAction(result)
+    val metered = t.spec.actions.zipWithIndex.collect { case (a, id) if a.ops.exists(_.isInstanceOf[Op.Meter]) => (a, id) }
+    unit.request.valid := result.valid && metered.map { case (_, id) => actionId === id }.reduce(_ || _)
+    unit.request.index := 0
+    for ((a, id) <- metered; param <- a.ops.collectFirst { case Op.Meter(_, p) => p })
+      when(actionId === id) { unit.request.index := data(a.offsets(param), spec.indexWidth bits).asUInt }
+    unit.request.bytes := phv.u("meta.frameLen").resized
+    unit.request.colour := phv("meta.color").asUInt
+
+    /** Adds the array's window to `bus`, after every table's (the program's descriptor order). */
+    def attach(bus: ControlBus): Unit = unit.attach(unit.addWindow(bus).setCompositeName(this, "window"))
+  }
+  /** The PHV and the lookup results once the colour has come. */
+  val metered = new Area {
+    val phv = if (meterLatency == 0) waited else {
+      val line = new DelayLine(layout.width, meterLatency)
+      line.input << waited
+      line.output
+    }
+    val results = MatchStage.this.results.map(r => (0 until meterLatency).foldLeft(r)((x, _) => x.stage()))
+  }
+
   /** The last clock: the actions. */
   val applied = new Area {
-    val phv = tables.zip(results).foldLeft(waited.payload)((before, tr) => apply(tr._1, tr._2, before))
+    val phv = tables.zip(metered.results).foldLeft(metered.phv.payload)((before, tr) => apply(tr._1, tr._2, before))
     val out = Flow(Bits(layout.width bits))
-    out.valid := RegNext(waited.valid) init False
+    out.valid := RegNext(metered.phv.valid) init False
     out.payload := RegNext(phv)
   }
   val output: Flow[Bits] = applied.out
@@ -139,9 +195,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) exte
     val in = new PhvAccess(before, layout)
     val after = Bits(layout.width bits)
     after := before
-    val hit = result.hit
-    val actionId = hit ? result.actionId | t.window.defaultAction.get
-    val data = hit ? result.actionData | t.window.defaultData.get
+    val (actionId, data) = t.chosenAction(result)
     when(result.valid) {
       for ((action, id) <- spec.actions.zipWithIndex) when(actionId === id) {
         // Ops apply in order: each sees the fields as the ops before it left them.
@@ -155,10 +209,75 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus) exte
           case Op.Decrement(f) => set(f, (value(f).asUInt - 1).asBits)
           case Op.Drop(r) => set("meta.drop", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
           case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
+          case Op.Meter(_, _) => set("meta.color", metering.unit.result.colour.asBits)
         }
         for ((f, v) <- written) after(layout(f).offset, layout(f).width bits) := v
       }
     }
     after
   }
+}
+
+/** The session table as a stage (docs/pipeline.md, "The session stage"): clock 0 takes the
+  * table's inputs from the PHV, the table answers `config.latency` clocks later while the
+  * PHV waits, and the last clock writes the result into the meta.session* fields and, for a
+  * frame refused by a full table, the punt or drop of the table's policy with the spec's
+  * reason. */
+class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineStage {
+  spec.check(layout)
+  val config = spec.config
+  val input = Flow(Bits(layout.width bits))
+  def latency: Int = spec.stageLatency
+
+  val table = new SessionTable(config)
+
+  /** The table's window: the program's last descriptor, after the meter arrays'. */
+  def attach(bus: ControlBus): Unit = table.attach(bus.addTable(TableKind.Session, config.keyWidth, config.size,
+    config.dataWidth, config.ways, config.latency, features = WindowFeatures(counters = true)))
+
+  /** Clock 0: the packet. */
+  val packet = new Area {
+    val phv = new PhvAccess(input.payload, layout)
+    val parsed = phv("meta.parseError") === 0
+    val p = table.packet
+    p.valid := RegNext(input.valid && parsed && spec.applyIf.map(phv.bool).getOrElse(True)) init False
+    val parts = spec.inputs.map { case (_, k, w) => Stage.keyField(phv, k).resize(w) }
+    p.zone := RegNext(parts(0))
+    p.protocol := RegNext(parts(1))
+    p.srcAddr := RegNext(parts(2))
+    p.dstAddr := RegNext(parts(3))
+    p.srcPort := RegNext(parts(4))
+    p.dstPort := RegNext(parts(5))
+    p.tcpFlags := RegNext(parts(6))
+    p.learn := RegNext(phv.bool(spec.learn))
+    p.frameLen := RegNext(phv.u("meta.frameLen").resize(16 bits))
+    val out = RegNext(input)
+    out.valid.init(False)
+  }
+
+  /** The PHV meets the result `config.latency` clocks later. */
+  val delayLine = new DelayLine(layout.width, config.latency)
+  delayLine.input << packet.out
+
+  /** The last clock: the result into the PHV. */
+  val applied = new Area {
+    val before = delayLine.output.payload
+    val r = table.result
+    val after = Bits(layout.width bits)
+    after := before
+    def set(f: String, v: Bits): Unit = after(layout(f).offset, layout(f).width bits) := v.resize(layout(f).width)
+    when(r.valid) {
+      set("meta.sessionHit", r.hit.asBits)
+      set("meta.sessionReply", r.reply.asBits)
+      set("meta.sessionState", r.state.asBits)
+      set("meta.sessionLearned", r.learned.asBits)
+      set("meta.sessionFailed", r.insertFailed.asBits)
+      when(r.drop) { set("meta.drop", B(1, 1 bits)); set("meta.reason", B(spec.reason, 8 bits)) }
+      when(r.punt) { set("meta.punt", B(1, 1 bits)); set("meta.reason", B(spec.reason, 8 bits)) }
+    }
+    val out = Flow(Bits(layout.width bits))
+    out.valid := RegNext(delayLine.output.valid) init False
+    out.payload := RegNext(after)
+  }
+  val output: Flow[Bits] = applied.out
 }

@@ -19,6 +19,16 @@ object ControlBus {
   def axiConfig = AxiLite4Config(addressWidth = addressWidth, dataWidth = 32)
   /** Window base of table `i`: windows follow the 64 KiB self-describing block. */
   def windowBase(i: Int): Int = (i + 1) * WindowBytes
+
+  /** SLVERR for every read and write of an address `mapped` does not claim. */
+  def errorUnmapped(factory: BusSlaveFactory, mapped: UInt => Bool): Unit = {
+    factory.onReadPrimitive(AllMapping, haltSensitive = false, null) {
+      when(!mapped(factory.readAddress(AllMapping))) { factory.readError() }
+    }
+    factory.onWritePrimitive(AllMapping, haltSensitive = false, null) {
+      when(!mapped(factory.writeAddress(AllMapping))) { factory.writeError() }
+    }
+  }
 }
 
 /** The AXI4-Lite control slave: the self-describing block at 0 (docs/tables.md), one window
@@ -33,7 +43,7 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
   def addTable(kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int, extra: Int = 0,
       indexValid: Option[UInt => Bool] = None, features: WindowFeatures = WindowFeatures()): TableWindow = {
     val base = ControlBus.windowBase(descriptors.size)
-    descriptors += ObjectDescriptor(kind | features.kindFlags, keyWidth, size, dataWidth, base, geometry, latency, extra)
+    descriptors += ObjectDescriptor(kind | TableKind.flags(kind) | features.kindFlags, keyWidth, size, dataWidth, base, geometry, latency, extra)
     val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size), features)
     windows += base -> w
     w
@@ -56,12 +66,7 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
       }
       (inWindows :+ inInfo).reduce(_ || _)
     }
-    factory.onReadPrimitive(AllMapping, haltSensitive = false, null) {
-      when(!mapped(factory.readAddress(AllMapping))) { factory.readError() }
-    }
-    factory.onWritePrimitive(AllMapping, haltSensitive = false, null) {
-      when(!mapped(factory.writeAddress(AllMapping))) { factory.writeError() }
-    }
+    ControlBus.errorUnmapped(factory, mapped)
   }
 }
 
@@ -77,9 +82,9 @@ class ExactTableUnit(c: ExactTableConfig) extends Component {
   AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency)
-  bus.build()
   val table = new ExactTable(c)
+  val window = table.addWindow(bus)
+  bus.build()
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result

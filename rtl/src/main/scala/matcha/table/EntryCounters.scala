@@ -18,6 +18,9 @@ case class CountEvent(indexWidth: Int, bytesWidth: Int) extends Bundle {
 class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
   val indexWidth = log2Up(size)
   val events = Flow(CountEvent(indexWidth, bytesWidth))
+  /** With an event: a new entry starts at its index, so its count starts from this hit
+    * rather than from what the index held (the session table's learned sessions). */
+  val restart = Bool()
   val commands = Flow(CounterCommand())
   /** The answer to a command: a READ's values, or zeros once a ZERO or CLEAR is done. */
   val answer = Flow(CounterValues())
@@ -52,6 +55,7 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
     val index = UInt(indexWidth bits)
     val bytes = UInt(bytesWidth bits)
     val count = Bool() // a hit: add one packet and `bytes`
+    val restart = Bool() // ... to zero rather than to the stored count
     val zero = Bool() // ZERO or CLEAR: write 0
     val report = Bool() // READ: hand the value to the window
   }
@@ -61,6 +65,7 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
   issued.index := events.valid ? events.index | bus.index
   issued.bytes := events.bytes
   issued.count := events.valid
+  issued.restart := events.valid && restart
   issued.zero := !events.valid && bus.op =/= CounterOp.read
   issued.report := !events.valid && bus.op === CounterOp.read && bus.finished
 
@@ -85,8 +90,8 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
   val next = CounterValues()
   next := current
   when(fetched.count) {
-    next.packets := current.packets + 1
-    next.bytes := current.bytes + fetched.bytes
+    next.packets := (fetched.restart ? U(0, 64 bits) | current.packets) + 1
+    next.bytes := (fetched.restart ? U(0, 64 bits) | current.bytes) + fetched.bytes
   }
   when(fetched.zero) { next := CounterValues().getZero }
 
@@ -118,6 +123,7 @@ class EntryCountersUnit(size: Int, drain: Int) extends Component {
     val answer = master(Flow(CounterValues()))
   }
   counters.events << io.events
+  counters.restart := False
   counters.commands << io.commands
   io.answer << counters.answer
 }

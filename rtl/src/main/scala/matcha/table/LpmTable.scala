@@ -11,6 +11,8 @@ case class LpmTableConfig(keyWidth: Int, dataWidth: Int, levels: Int, nodes: Int
   def stride: Int = keyWidth / levels
   def entries(level: Int): Int = (if (level == 0) 1 else nodes) << stride
   def indexWidth: Int = log2Up(results)
+  /** Bits of a prefix length, 0 to keyWidth. */
+  def lengthWidth: Int = log2Up(keyWidth + 1)
   /** One clock per level, one for the result RAM, one output register. */
   def latency: Int = levels + 2
 }
@@ -29,6 +31,14 @@ case class LpmResult(c: LpmTableConfig) extends Bundle {
   val data = Bits(c.dataWidth bits)
 }
 
+/** The prefix a result belongs to, as the driver wrote it beside the result. The trie
+  * alone cannot give the prefix set back (a prefix covered by longer ones of its level
+  * leaves no entry), so a driver that opens a loaded table reads this instead. */
+case class LpmPrefix(c: LpmTableConfig) extends Bundle {
+  val prefix = Bits(c.keyWidth bits)
+  val length = UInt(c.lengthWidth bits)
+}
+
 /** Longest-prefix match: one trie level per clock (docs/tables.md, "LPM"). Each level's RAM
   * is read with the address the previous level's entry gives, so a new key enters every
   * clock; the best result seen so far travels with the key. The driver builds the image. */
@@ -37,6 +47,8 @@ class LpmTable(c: LpmTableConfig) extends Area {
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   val trie = (0 until c.levels).map(i => Mem(TrieEntry(), c.entries(i)))
   val results = Mem(LpmResult(c), c.results)
+  /** Bus-only: written and read with the results, never on the lookup path. */
+  val prefixes = Mem(LpmPrefix(c), c.results)
   def chunk(key: Bits, level: Int): UInt = key(c.keyWidth - (level + 1) * c.stride, c.stride bits).asUInt
 
   case class Walk() extends Bundle {
@@ -94,8 +106,12 @@ class LpmTable(c: LpmTableConfig) extends Area {
     (inTrie :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
   }
 
-  /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA); CLEAR zeroes
-    * every level and result. */
+  /** The table's descriptor (kind 2, prefix store flag) and control window on `bus`. */
+  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
+
+  /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA, and its
+    * prefix in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. */
   def attach(window: TableWindow): Unit = new Area {
     val cmd = window.commands
     val levelOf = (cmd.index >> 20).resize(8)
@@ -105,26 +121,26 @@ class LpmTable(c: LpmTableConfig) extends Area {
     val port = Reg(UInt(log2Up(deepest) bits)) init 0
     val reading = cmd.valid && cmd.op === TableOp.read
     val writing = cmd.valid && cmd.op === TableOp.write
+    /** A RAM's bus port: its word at `address` for a READ or WRITE of `level`; CLEAR zeroes
+      * its `words` words. */
+    def busPort[T <: Data](ram: Mem[T], words: Int, level: Int, word: T): T = ram.readWriteSync(
+      address = (clearing ? port | address).resized,
+      data = clearing ? word.getZero | word,
+      enable = (clearing && port.resize(port.getWidth + 1) < words) || ((reading || writing) && levelOf === level),
+      write = clearing || writing
+    )
     val trieWord = TrieEntry()
     trieWord.assignFromBits(cmd.entry.data.resize(32))
-    val trieRead = trie.zipWithIndex.map { case (m, i) =>
-      m.readWriteSync(
-        address = (clearing ? port | address).resized,
-        data = clearing ? TrieEntry().getZero | trieWord,
-        enable = (clearing && port.resize(port.getWidth + 1) < c.entries(i)) || ((reading || writing) && levelOf === i),
-        write = clearing || writing
-      )
-    }
+    val trieRead = trie.zipWithIndex.map { case (m, i) => busPort(m, c.entries(i), i, trieWord) }
     val resultWord = LpmResult(c)
     resultWord.valid := cmd.entry.valid
     resultWord.actionId := cmd.entry.actionId
     resultWord.data := cmd.entry.data
-    val resultRead = results.readWriteSync(
-      address = (clearing ? port | address).resized,
-      data = clearing ? LpmResult(c).getZero | resultWord,
-      enable = (clearing && port.resize(port.getWidth + 1) < c.results) || ((reading || writing) && levelOf === c.levels),
-      write = clearing || writing
-    )
+    val resultRead = busPort(results, c.results, c.levels, resultWord)
+    val prefixWord = LpmPrefix(c)
+    prefixWord.prefix := cmd.entry.key
+    prefixWord.length := cmd.entry.priority.asUInt.resized
+    val prefixRead = busPort(prefixes, c.results, c.levels, prefixWord)
     val readPending = RegNext(reading) init False
     val readLevel = RegNext(levelOf)
     window.done := False
@@ -132,9 +148,9 @@ class LpmTable(c: LpmTableConfig) extends Area {
     val isResult = readLevel === c.levels
     window.readBack.payload.valid := isResult ? resultRead.valid | True
     window.readBack.actionId := isResult ? resultRead.actionId | B(0, 8 bits)
-    window.readBack.key := 0
+    window.readBack.key := isResult ? prefixRead.prefix | B(0, c.keyWidth bits)
     window.readBack.mask := 0
-    window.readBack.priority := 0
+    window.readBack.priority := isResult ? prefixRead.length.asBits.resize(32) | B(0, 32 bits)
     val trieWordRead = Vec(trieRead.map(_.asBits))(readLevel.resize(log2Up(c.levels max 2)))
     window.readBack.data := isResult ? resultRead.data | trieWordRead.resize(c.dataWidth)
     // A WRITE completes once every lookup that may have read the old word has left the
@@ -169,8 +185,7 @@ class LpmTableUnit(c: LpmTableConfig) extends Component {
   io.ctrl.setName("s_axil")
   val table = new LpmTable(c)
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, extra = c.nodes,
-    indexValid = Some(table.indexValid))
+  val window = table.addWindow(bus)
   bus.build()
   table.attach(window)
   table.lookup << io.lookup

@@ -9,6 +9,12 @@ object TableKind {
   val Exact = 1
   val Lpm = 2
   val Ternary = 3
+  val Meter = 4
+  val Session = 5
+  /** Descriptor word 0, bit 10: an LPM table keeps each result's prefix (its prefix store). */
+  val PrefixStoreFlag = 1 << 10
+  /** Kind flags every table of a kind has, whatever its window features. */
+  def flags(kind: Int): Int = if (kind == Lpm) PrefixStoreFlag else 0
 }
 
 /** What every match unit hands its stage. */
@@ -66,7 +72,7 @@ case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int,
   * The table answers a command on `commands` with `done` (and, for a read, the entry in
   * `readBack`); the counters answer theirs on `counterCommands` with `counterRead`; a command
   * is busy until everything it was sent to has answered. */
-class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
+class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
     features: WindowFeatures = WindowFeatures()) extends Area {
   private def words(bits: Int) = (bits + 31) / 32
   require(words(keyWidth) <= 16 && words(dataWidth) <= 16, "keys and action data are at most 512 bits")
@@ -182,11 +188,16 @@ class TableWindow(bus: BusSlaveFactory, base: BigInt, keyWidth: Int, dataWidth: 
   val hits = counter64(hit, 0x100)
   val misses = counter64(miss, 0x108)
 
+  /** Registers a table adds to its window beyond these, as [from, until) offset ranges. */
+  private val added = scala.collection.mutable.ArrayBuffer[(Int, Int)]()
+  def addRegisters(from: Int, until: Int): Unit = added += from -> until
+
   /** Offsets of this window that answer; everything else in it is an error. */
   def mapped(offset: UInt): Bool = {
     val o = offset
     o === 0x00 || o === 0x04 || o === 0x08 || o === 0x0c ||
     (o >= 0x40 && o < 0x40 + 4 * key.size) || (o >= 0x80 && o < 0x80 + 4 * mask.size) ||
-    (o >= 0xc0 && o < 0xc0 + 4 * data.size) || (o >= 0x100 && o < 0x120)
+    (o >= 0xc0 && o < 0xc0 + 4 * data.size) || (o >= 0x100 && o < 0x120) ||
+    added.map { case (from, until) => o >= from && o < until }.foldLeft(False)(_ || _)
   }
 }

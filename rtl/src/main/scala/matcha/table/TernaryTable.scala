@@ -136,6 +136,10 @@ class TernaryTable(c: TernaryTableConfig) extends Area {
     * READ reads the entry store. CLEAR clears the valid vector in its first clock, then
     * zeroes the entry store, one entry per clock; the row memories keep what they held,
     * which no lookup sees until a WRITE has rebuilt them. */
+  /** The table's descriptor (kind 3) and control window on `bus`. */
+  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(TableKind.Ternary, c.keyWidth, c.size, c.dataWidth, 0, c.latency, features = features)
+
   def attach(window: TableWindow): Unit = new Area {
     require(c.writeClocks - 1 > 4, "a lookup that matched the old entry must read its action before the copy changes")
     val cmd = window.commands
@@ -248,9 +252,9 @@ class TernaryTableUnit(c: TernaryTableConfig, name: String = "matcha_ternary_tab
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
   val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Ternary, c.keyWidth, c.size, c.dataWidth, 0, c.latency)
-  bus.build()
   val table = new TernaryTable(c)
+  val window = table.addWindow(bus)
+  bus.build()
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result

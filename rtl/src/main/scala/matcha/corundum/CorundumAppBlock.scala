@@ -1,0 +1,485 @@
+package matcha.corundum
+
+import matcha._
+import matcha.program.Program
+import matcha.table.ControlBus
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axilite._
+
+/** Generator parameters of the Corundum application core (ip/corundum/README.md).
+  *
+  * `ports` is how many Corundum ports the core serves on the sync taps; the Verilog shell
+  * `mqnic_app_block` connects the first PORT_COUNT of them and refuses a Corundum
+  * configuration with more. The tuser field widths are the largest Corundum uses; the shell
+  * zero-extends narrower ones. */
+case class CorundumConfig(
+    name: String,
+    matcha: MatchaConfig,
+    ports: Int = 2,
+    ptpTsWidth: Int = 96,
+    txTagWidth: Int = 16,
+    framesInFlight: Int = 64,
+    minTxBytes: Int = 60
+) {
+  /** Ingress port numbers from here up name the host side of a port (TX tap). */
+  val hostPortBase: Int = 1 << (matcha.portWidth - 1)
+  require(ports >= 1 && ports <= hostPortBase, s"at most $hostPortBase ports")
+  require(isPow2(framesInFlight))
+  def dataBytes: Int = matcha.dataBytes
+  def portIndexWidth: Int = log2Up(ports) max 1
+  def rxUserWidth: Int = ptpTsWidth + 1
+  def txUserWidth: Int = txTagWidth + 1
+}
+
+object CorundumAppBlock {
+  /** Corundum APP_ID of a Matcha application block: "MTCA". */
+  val AppId: Long = 0x4d544341L
+  /** Major << 16 | minor of the app block's own registers. */
+  val Version: Int = 0x00010000
+  /** The app block's registers; below this the pipeline's control window (docs/tables.md). */
+  val RegBase: Int = 0x800000
+  val RegSelectBit: Int = 23
+
+  object Regs {
+    val AppId = 0x00
+    val Version = 0x04
+    val Ports = 0x08
+    val DataWidth = 0x0c
+    val Control = 0x10
+    val RxFrames = 0x20
+    val TxFrames = 0x24
+    val Dropped = 0x28
+    val Punted = 0x2c
+    val ToHost = 0x30
+    val ToWire = 0x34
+    val TxBypass = 0x38
+    val TxCompletions = 0x3c
+    val counters = Seq(RxFrames, TxFrames, Dropped, Punted, ToHost, ToWire, TxBypass, TxCompletions)
+  }
+}
+
+/** One beat of a Corundum sync tap: tuser bit 0 is bad_frame. */
+case class TapBeat(dataBytes: Int, userWidth: Int) extends Bundle {
+  val data = Bits(dataBytes * 8 bits)
+  val keep = Bits(dataBytes bits)
+  val user = Bits(userWidth bits)
+}
+
+/** `n` AXI4-Stream interfaces packed into vectors, the way Corundum passes its taps: lane `k`
+  * of `tvalid`, and bits `[k*w +: w]` of every field of width `w`. */
+case class PackedAxis(n: Int, dataBytes: Int, userWidth: Int) extends Bundle with IMasterSlave {
+  val tdata = Bits(n * dataBytes * 8 bits)
+  val tkeep = Bits(n * dataBytes bits)
+  val tvalid = Bits(n bits)
+  val tready = Bits(n bits)
+  val tlast = Bits(n bits)
+  val tuser = Bits(n * userWidth bits)
+
+  override def asMaster(): Unit = {
+    out(tdata, tkeep, tvalid, tlast, tuser)
+    in(tready)
+  }
+
+  def beat = TapBeat(dataBytes, userWidth)
+
+  /** Interface `k` of a slave-side bundle as a stream. */
+  def slaveStream(k: Int): Stream[Fragment[TapBeat]] = {
+    val s = Stream(Fragment(beat))
+    s.valid := tvalid(k)
+    tready(k) := s.ready
+    s.last := tlast(k)
+    s.fragment.data := tdata(k * dataBytes * 8, dataBytes * 8 bits)
+    s.fragment.keep := tkeep(k * dataBytes, dataBytes bits)
+    s.fragment.user := tuser(k * userWidth, userWidth bits)
+    s
+  }
+
+  /** Drives interface `k` of a master-side bundle from `s`. */
+  def drive(k: Int, s: Stream[Fragment[TapBeat]]): Unit = {
+    tvalid(k) := s.valid
+    s.ready := tready(k)
+    tlast(k) := s.last
+    tdata(k * dataBytes * 8, dataBytes * 8 bits) := s.fragment.data
+    tkeep(k * dataBytes, dataBytes bits) := s.fragment.keep
+    tuser(k * userWidth, userWidth bits) := s.fragment.user
+  }
+}
+
+/** Corundum's TX completion streams (`*_tx_cpl_ts`, `_tag`, `_valid`, `_ready`), packed. */
+case class PackedCpl(n: Int, tsWidth: Int, tagWidth: Int) extends Bundle with IMasterSlave {
+  val ts = Bits(n * tsWidth bits)
+  val tag = Bits(n * tagWidth bits)
+  val valid = Bits(n bits)
+  val ready = Bits(n bits)
+  override def asMaster(): Unit = { out(ts, tag, valid); in(ready) }
+
+  def slaveStream(k: Int): Stream[Completion] = {
+    val s = Stream(Completion(tsWidth, tagWidth))
+    s.valid := valid(k)
+    ready(k) := s.ready
+    s.ts := ts(k * tsWidth, tsWidth bits)
+    s.tag := tag(k * tagWidth, tagWidth bits)
+    s
+  }
+  def drive(k: Int, s: Stream[Completion]): Unit = {
+    valid(k) := s.valid
+    s.ready := ready(k)
+    ts(k * tsWidth, tsWidth bits) := s.ts
+    tag(k * tagWidth, tagWidth bits) := s.tag
+  }
+}
+
+case class Completion(tsWidth: Int, tagWidth: Int) extends Bundle {
+  val ts = Bits(tsWidth bits)
+  val tag = Bits(tagWidth bits)
+}
+
+/** What the pipeline does not carry for a frame: which tap and port it came from and
+  * Corundum's per-frame tuser fields (RX: PTP timestamp, TX: tag), restored on its way out. */
+case class Sideband(c: CorundumConfig) extends Bundle {
+  val fromTx = Bool()
+  val port = UInt(c.portIndexWidth bits)
+  val ts = Bits(c.ptpTsWidth bits)
+  val tag = Bits(c.txTagWidth bits)
+}
+
+case class InBeat(c: CorundumConfig) extends Bundle {
+  val data = Bits(c.dataBytes * 8 bits)
+  val keep = Bits(c.dataBytes bits)
+  val bad = Bool()
+  val side = Sideband(c)
+}
+
+/** A TX completion made here for a host frame that never reaches a MAC. */
+case class MadeCompletion(c: CorundumConfig) extends Bundle {
+  val port = UInt(c.portIndexWidth bits)
+  val tag = Bits(c.txTagWidth bits)
+}
+
+/** Pads frames shorter than `minBytes` with zero bytes (what the MAC does on the wire), so
+  * that short frames from the host do not reach the parser as runts. */
+class Padder(beat: TapBeat, minBytes: Int) extends Area {
+  val input = Stream(Fragment(beat))
+  val output = Stream(Fragment(beat))
+  val lanes = beat.dataBytes
+  val countWidth = log2Up(minBytes + lanes + 1)
+  val count = Reg(UInt(countWidth bits)) init 0
+  val padding = Reg(Bool()) init False
+  val padLeft = Reg(UInt(countWidth bits)) init 0
+  /** tuser of a frame being padded (bad_frame moves to its last padding beat). */
+  val heldUser = Reg(Bits(beat.user.getWidth bits))
+
+  val bytes = Axis.keepCount(input.fragment.keep).resize(countWidth)
+  val total = count + bytes
+  val need = U(minBytes, countWidth bits) - count
+  val short = input.last && total < minBytes
+  val zeroed = Bits(lanes * 8 bits)
+  for (i <- 0 until lanes) zeroed(i * 8, 8 bits) := input.fragment.keep(i) ? input.fragment.data(i * 8, 8 bits) | B(0, 8 bits)
+
+  when(padding) {
+    output.valid := True
+    output.fragment.user := heldUser
+    output.fragment.data := 0
+    output.fragment.keep := Axis.keepMask(Hw.min(padLeft, U(lanes, countWidth bits)), lanes)
+    output.last := padLeft <= lanes
+    input.ready := False
+    when(output.fire) {
+      padLeft := padLeft - lanes
+      when(output.last) { padding := False }
+    }
+  } otherwise {
+    output.valid := input.valid
+    output.fragment := input.fragment
+    output.last := input.last
+    input.ready := output.ready
+    when(short) {
+      output.fragment.data := zeroed
+      output.fragment.keep := Axis.keepMask(Hw.min(need, U(lanes, countWidth bits)), lanes)
+      // bad_frame counts on the last beat: it moves to the padding beats.
+      when(need > lanes) {
+        output.last := False
+        output.fragment.user(0) := False
+      }
+    }
+    when(input.fire) {
+      count := Hw.min(total, U(minBytes, countWidth bits)).resized
+      when(input.last) { count := 0 }
+      when(short && need > lanes) {
+        padding := True
+        padLeft := need - lanes
+        heldUser := input.fragment.user
+      }
+    }
+  }
+}
+
+/** Splits one AXI4-Lite slave in two by one address bit: `outputs(0)` answers addresses with
+  * the bit clear, `outputs(1)` those with it set. One write and one read in flight. */
+class AxiLite4Split(config: AxiLite4Config, bit: Int) extends Area {
+  val input = AxiLite4(config)
+  val outputs = Seq.fill(2)(AxiLite4(config))
+
+  val write = new Area {
+    val awDone = Reg(Bool()) init False
+    val wDone = Reg(Bool()) init False
+    val sel = Reg(Bool()) init False
+    val selNow = awDone ? sel | input.aw.addr(bit)
+    val known = input.aw.valid || awDone
+    for ((o, i) <- outputs.zipWithIndex) {
+      val mine = if (i == 1) selNow else !selNow
+      val mineLatched = if (i == 1) sel else !sel
+      o.aw.valid := input.aw.valid && !awDone && mine
+      o.aw.payload := input.aw.payload
+      o.w.valid := input.w.valid && !wDone && known && mine
+      o.w.payload := input.w.payload
+      o.b.ready := awDone && wDone && mineLatched && input.b.ready
+    }
+    input.aw.ready := !awDone && (selNow ? outputs(1).aw.ready | outputs(0).aw.ready)
+    input.w.ready := !wDone && known && (selNow ? outputs(1).w.ready | outputs(0).w.ready)
+    input.b.valid := awDone && wDone && (sel ? outputs(1).b.valid | outputs(0).b.valid)
+    input.b.payload := sel ? outputs(1).b.payload | outputs(0).b.payload
+    when(input.aw.fire) { awDone := True; sel := selNow }
+    when(input.w.fire) { wDone := True }
+    when(input.b.fire) { awDone := False; wDone := False }
+  }
+
+  val read = new Area {
+    val arDone = Reg(Bool()) init False
+    val sel = Reg(Bool()) init False
+    val selNow = arDone ? sel | input.ar.addr(bit)
+    for ((o, i) <- outputs.zipWithIndex) {
+      val mine = if (i == 1) selNow else !selNow
+      val mineLatched = if (i == 1) sel else !sel
+      o.ar.valid := input.ar.valid && !arDone && mine
+      o.ar.payload := input.ar.payload
+      o.r.ready := arDone && mineLatched && input.r.ready
+    }
+    input.ar.ready := !arDone && (selNow ? outputs(1).ar.ready | outputs(0).ar.ready)
+    input.r.valid := arDone && (sel ? outputs(1).r.valid | outputs(0).r.valid)
+    input.r.payload := sel ? outputs(1).r.payload | outputs(0).r.payload
+    when(input.ar.fire) { arDone := True; sel := selNow }
+    when(input.r.fire) { arDone := False }
+  }
+}
+
+/** The Matcha application core for Corundum: the packet path with a program on the sync taps
+  * of `ports` ports, and its control window on the app AXI-Lite port. The Verilog shell
+  * `mqnic_app_block` (Corundum's parameters and ports) instantiates it; ip/corundum/README.md
+  * is the contract.
+  *
+  * Frames from the wire (`s_axis_rx`, port k: ingress port k) and, while CONTROL bit 0 is set,
+  * frames from the host (`s_axis_tx`, port k: ingress port `hostPortBase + k`; shorter ones
+  * padded to `minTxBytes`) share one pipeline. The sync taps keep a frame on its path:
+  *
+  *  - a frame from the wire that is not dropped goes to the host on its own port;
+  *  - a frame from the host goes out of its own port's MAC, or to the host (RX tap of its
+  *    port) when punted; dropped or punted, it gets its TX completion here (timestamp 0);
+  *  - the egress port and the punt reason are not carried (the sync taps have no tdest).
+  *
+  * The pipeline keeps frame order but carries nothing per frame except tuser, so each frame's
+  * `Sideband` waits in `pending` from its first beat until the pipeline decides its fate
+  * (`decision`, before any of its bytes leave) and then, unless dropped, in `decided` until
+  * its last beat has left. */
+class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) extends Component {
+  setDefinitionName("matcha_corundum_app")
+  import CorundumAppBlock._
+  val n = c.ports
+  val P = c.matcha.portWidth
+  val io = new Bundle {
+    val s_axil = slave(AxiLite4(ControlBus.axiConfig))
+    val s_axis_rx = slave(PackedAxis(n, c.dataBytes, c.rxUserWidth))
+    val m_axis_rx = master(PackedAxis(n, c.dataBytes, c.rxUserWidth))
+    val s_axis_tx = slave(PackedAxis(n, c.dataBytes, c.txUserWidth))
+    val m_axis_tx = master(PackedAxis(n, c.dataBytes, c.txUserWidth))
+    val s_axis_tx_cpl = slave(PackedCpl(n, c.ptpTsWidth, c.txTagWidth))
+    val m_axis_tx_cpl = master(PackedCpl(n, c.ptpTsWidth, c.txTagWidth))
+    /** CONTROL bit 0 (host frames through the pipeline) after reset. */
+    val tx_pipeline_at_reset = in Bool()
+  }
+  noIoPrefix()
+  AxiLite4SpecRenamer(io.s_axil)
+
+  val pipeline = new PacketPath(c.matcha, Some(program), buildId)
+
+  // ------------------------------------------------------------------ control
+  val split = new AxiLite4Split(ControlBus.axiConfig, RegSelectBit)
+  split.input << io.s_axil
+  pipeline.io.ctrl << split.outputs(0)
+
+  val regs = new Area {
+    val factory = AxiLite4SlaveFactory(split.outputs(1))
+    val txViaPipeline = Reg(Bool()) init io.tx_pipeline_at_reset
+    factory.read(B(AppId, 32 bits), RegBase + Regs.AppId)
+    factory.read(B(Version, 32 bits), RegBase + Regs.Version)
+    factory.read(B(n, 32 bits), RegBase + Regs.Ports)
+    factory.read(B(c.matcha.dataWidth, 32 bits), RegBase + Regs.DataWidth)
+    factory.readAndWrite(txViaPipeline, RegBase + Regs.Control, 0)
+    val counters = Regs.counters.map { addr =>
+      val r = Reg(UInt(32 bits)) init 0
+      factory.read(r, RegBase + addr)
+      addr -> r
+    }.toMap
+    private val increments = scala.collection.mutable.ArrayBuffer[(Int, Bool)]()
+    /** Counts `inc` into the counter at `addr` (several sources may count in one clock). */
+    def count(addr: Int, inc: Bool): Unit = increments += addr -> inc
+    def buildCounters(): Unit = for ((addr, incs) <- increments.groupBy(_._1)) {
+      val r = counters(addr)
+      r := r + incs.map(i => U(i._2).resize(32)).reduce(_ + _)
+    }
+    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control) ++ Regs.counters
+    ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))
+  }
+
+  def ingressPort(side: Sideband): UInt =
+    side.fromTx ? (U(c.hostPortBase, P bits) | side.port.resize(P)) | side.port.resize(P)
+
+  // ------------------------------------------------------------------ into the pipeline
+  def toInBeat(fromTx: Boolean, k: Int, s: Stream[Fragment[TapBeat]]): Stream[Fragment[InBeat]] =
+    s.translateWith {
+      val f = Fragment(InBeat(c))
+      f.last := s.last
+      f.fragment.data := s.fragment.data
+      f.fragment.keep := s.fragment.keep
+      f.fragment.bad := s.fragment.user(0)
+      f.fragment.side.fromTx := Bool(fromTx)
+      f.fragment.side.port := U(k, c.portIndexWidth bits)
+      f.fragment.side.ts := (if (fromTx) B(0, c.ptpTsWidth bits) else s.fragment.user(1, c.ptpTsWidth bits))
+      f.fragment.side.tag := (if (fromTx) s.fragment.user(1, c.txTagWidth bits) else B(0, c.txTagWidth bits))
+      f
+    }
+
+  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, io.s_axis_rx.slaveStream(k)))
+
+  /** Host frames: through the pipeline or straight to the MAC, chosen per frame at its first
+    * beat from CONTROL bit 0. */
+  val txSplit = for (k <- 0 until n) yield new Area {
+    val tx = io.s_axis_tx.slaveStream(k)
+    val inFrame = Reg(Bool()) init False
+    val latched = Reg(Bool()) init False
+    val viaPipeline = inFrame ? latched | regs.txViaPipeline
+    when(tx.fire) {
+      inFrame := !tx.last
+      when(!inFrame) { latched := regs.txViaPipeline }
+    }
+    val padder = new Padder(io.s_axis_tx.beat, c.minTxBytes)
+    padder.input.valid := tx.valid && viaPipeline
+    padder.input.payload := tx.payload
+    val bypass = Stream(Fragment(io.s_axis_tx.beat))
+    bypass.valid := tx.valid && !viaPipeline
+    bypass.payload := tx.payload
+    tx.ready := viaPipeline ? padder.input.ready | bypass.ready
+    val toPipeline = toInBeat(fromTx = true, k, padder.output)
+  }
+
+  val ingress = new Area {
+    val merged = StreamArbiterFactory().roundRobin.fragmentLock.on(rxIn ++ txSplit.map(_.toPipeline))
+    val first = Reg(Bool()) init True
+    /** Frames admitted and not yet retired: bounds every per-frame FIFO below. */
+    val inFlight = Reg(UInt(log2Up(c.framesInFlight + 1) bits)) init 0
+    val admitted = merged.haltWhen(first && inFlight === c.framesInFlight)
+    when(admitted.fire) { first := admitted.last }
+
+    val pending = StreamFifo(Sideband(c), c.framesInFlight)
+    pending.io.push.valid := admitted.fire && first
+    pending.io.push.payload := admitted.fragment.side
+
+    val side = admitted.fragment.side
+    pipeline.io.frames.arbitrationFrom(admitted)
+    pipeline.io.frames.last := admitted.last
+    pipeline.io.frames.fragment.data := admitted.fragment.data
+    pipeline.io.frames.fragment.keep := admitted.fragment.keep
+    pipeline.io.frames.fragment.user := ingressPort(side).asBits ## admitted.fragment.bad
+
+    regs.count(Regs.RxFrames, pending.io.push.fire && !side.fromTx)
+    regs.count(Regs.TxFrames, pending.io.push.fire && side.fromTx)
+  }
+
+  // ------------------------------------------------------------------ fates
+  val fates = new Area {
+    val decision = pipeline.io.decision
+    val head = ingress.pending.io.pop
+    head.ready := decision.valid
+    val dropped = decision.valid && decision.payload
+    val decided = StreamFifo(Sideband(c), c.framesInFlight)
+    decided.io.push.valid := decision.valid && !decision.payload
+    decided.io.push.payload := head.payload
+    /** Completions for dropped host frames. */
+    val droppedCpl = StreamFifo(MadeCompletion(c), c.framesInFlight)
+    droppedCpl.io.push.valid := dropped && head.fromTx
+    droppedCpl.io.push.port := head.port
+    droppedCpl.io.push.tag := head.tag
+    regs.count(Regs.Dropped, dropped)
+  }
+
+  // ------------------------------------------------------------------ out of the pipeline
+  val egress = new Area {
+    val out = pipeline.io.out
+    val punt = out.fragment.user(0)
+    val head = fates.decided.io.pop
+    val side = head.payload
+    val toHost = !side.fromTx || punt
+
+    val host = Seq.fill(n)(Stream(Fragment(io.m_axis_rx.beat)))
+    val wire = Seq.fill(n)(Stream(Fragment(io.s_axis_tx.beat)))
+    for ((h, k) <- host.zipWithIndex) {
+      h.valid := out.valid && head.valid && toHost && side.port === k
+      h.last := out.last
+      h.fragment.data := out.fragment.data
+      h.fragment.keep := out.fragment.keep
+      h.fragment.user := side.ts ## False
+    }
+    for ((w, k) <- wire.zipWithIndex) {
+      w.valid := out.valid && head.valid && !toHost && side.port === k
+      w.last := out.last
+      w.fragment.data := out.fragment.data
+      w.fragment.keep := out.fragment.keep
+      w.fragment.user := side.tag ## False
+    }
+    val hostReady = if (n == 1) host.head.ready else Vec(host.map(_.ready))(side.port)
+    val wireReady = if (n == 1) wire.head.ready else Vec(wire.map(_.ready))(side.port)
+    out.ready := head.valid && (toHost ? hostReady | wireReady)
+    val lastOut = out.fire && out.last
+    head.ready := lastOut
+
+    /** Completions for punted host frames (they reach the host on RX, never a MAC). */
+    val puntedCpl = StreamFifo(MadeCompletion(c), c.framesInFlight)
+    puntedCpl.io.push.valid := lastOut && side.fromTx && punt
+    puntedCpl.io.push.port := side.port
+    puntedCpl.io.push.tag := side.tag
+
+    regs.count(Regs.Punted, lastOut && punt)
+    regs.count(Regs.ToHost, lastOut && toHost)
+    regs.count(Regs.ToWire, lastOut && !toHost)
+  }
+
+  val made = StreamArbiterFactory().roundRobin.noLock.on(Seq(fates.droppedCpl.io.pop, egress.puntedCpl.io.pop))
+  regs.count(Regs.TxCompletions, made.fire)
+  // A frame is retired when nothing of it is held here any more: every FIFO above holds at
+  // most framesInFlight entries, so none can overflow.
+  ingress.inFlight := ingress.inFlight + U(ingress.pending.io.push.fire).resized -
+    U(fates.dropped && !fates.head.fromTx).resized -
+    U(egress.lastOut && !(egress.side.fromTx && egress.punt)).resized -
+    U(made.fire).resized
+
+  for (k <- 0 until n) io.m_axis_rx.drive(k, egress.host(k).s2mPipe().m2sPipe())
+
+  // ------------------------------------------------------------------ towards the MACs
+  val madePerPort = StreamDemux(made, made.port, n)
+  val macs = for (k <- 0 until n) yield new Area {
+    val frames = StreamArbiterFactory().roundRobin.fragmentLock.on(
+      Seq(egress.wire(k).s2mPipe().m2sPipe(), txSplit(k).bypass))
+    io.m_axis_tx.drive(k, frames)
+    regs.count(Regs.TxBypass, txSplit(k).bypass.fire && txSplit(k).bypass.last)
+
+    /** The MAC's completions (only host frames reach a MAC) and the ones made here. */
+    val madeHere = madePerPort(k).translateWith {
+      val cp = Completion(c.ptpTsWidth, c.txTagWidth)
+      cp.ts := 0
+      cp.tag := madePerPort(k).tag
+      cp
+    }
+    io.m_axis_tx_cpl.drive(k, StreamArbiterFactory().roundRobin.noLock.on(Seq(io.s_axis_tx_cpl.slaveStream(k), madeHere)))
+  }
+  regs.buildCounters()
+}

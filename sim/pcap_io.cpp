@@ -1,0 +1,88 @@
+#include "pcap_io.h"
+
+#include <pcap/pcap.h>
+
+namespace matcha {
+
+namespace {
+
+// Room for the largest frame any configuration accepts, with margin.
+constexpr int kSnapLen = 262144;
+
+struct Reader {
+    pcap_t* p = nullptr;
+    ~Reader() {
+        if (p) pcap_close(p);
+    }
+};
+
+}  // namespace
+
+void read_capture(const std::string& path, unsigned port, size_t max_bytes,
+                  std::vector<Frame>& frames) {
+    char err[PCAP_ERRBUF_SIZE] = "";
+    Reader r;
+    r.p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO,
+                                                  err);
+    if (!r.p) throw InputError(path + ": " + err);
+    int link = pcap_datalink(r.p);
+    if (link != DLT_EN10MB) {
+        const char* name = pcap_datalink_val_to_name(link);
+        throw InputError(path + ": link type " + (name ? name : std::to_string(link)) +
+                         ", the simulator takes Ethernet (EN10MB) captures");
+    }
+    for (uint32_t n = 1;; n++) {
+        pcap_pkthdr* hdr;
+        const u_char* data;
+        int rc = pcap_next_ex(r.p, &hdr, &data);
+        if (rc == PCAP_ERROR_BREAK) break;  // end of the file
+        std::string where = path + ": packet " + std::to_string(n);
+        if (rc != 1) throw InputError(where + ": " + pcap_geterr(r.p));
+        if (hdr->caplen < hdr->len)
+            throw InputError(where + ": captured " + std::to_string(hdr->caplen) + " of its " +
+                             std::to_string(hdr->len) +
+                             " bytes (snapshot length); the simulator needs whole frames");
+        if (hdr->caplen == 0) throw InputError(where + ": empty packet");
+        if (hdr->caplen > max_bytes)
+            throw InputError(where + ": " + std::to_string(hdr->caplen) +
+                             " bytes, longer than the pipeline's maximum frame of " +
+                             std::to_string(max_bytes) + " bytes");
+        Frame f;
+        f.port = port;
+        f.packet = n;
+        f.time_ns = uint64_t(hdr->ts.tv_sec) * 1000000000ull + uint64_t(hdr->ts.tv_usec);
+        f.bytes.assign(data, data + hdr->caplen);
+        frames.push_back(std::move(f));
+    }
+}
+
+CaptureWriter::CaptureWriter(const std::string& path) : path_(path) {
+    dead_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, kSnapLen,
+                                                 PCAP_TSTAMP_PRECISION_NANO);
+    if (!dead_) throw InputError(path + ": cannot set up a capture writer");
+    dumper_ = pcap_dump_open(dead_, path.c_str());
+    if (!dumper_) {
+        std::string msg = path + ": " + pcap_geterr(dead_);
+        pcap_close(dead_);
+        dead_ = nullptr;
+        throw InputError(msg);
+    }
+}
+
+CaptureWriter::~CaptureWriter() {
+    if (dumper_) pcap_dump_close(dumper_);
+    if (dead_) pcap_close(dead_);
+}
+
+void CaptureWriter::write(uint64_t time_ns, const std::vector<uint8_t>& bytes) {
+    pcap_pkthdr h{};
+    h.ts.tv_sec = time_t(time_ns / 1000000000ull);
+    // With nanosecond precision the "usec" field holds nanoseconds.
+    h.ts.tv_usec = suseconds_t(time_ns % 1000000000ull);
+    h.caplen = h.len = uint32_t(bytes.size());
+    pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, bytes.data());
+}
+
+void CaptureWriter::flush() { pcap_dump_flush(dumper_); }
+
+}  // namespace matcha

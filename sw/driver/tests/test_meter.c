@@ -1,0 +1,317 @@
+/*
+ * Meters: P4Runtime MeterConfig values to the hardware's units (docs/tables.md, "Meters")
+ * and back, the RFCs' rules on a configuration, the range of representable rates, errors.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_dev.h"
+
+#define METER 4     /* 256 meters, one tick per clock */
+#define METER4 5    /* 64 meters, one tick every 4 clocks, 24-bit rates */
+#define EXACT 0
+#define HZ 250000000ull
+#define GEOMETRY(rate, level, time) ((rate) | (level) << 8 | (time) << 16)
+
+static struct fake_cfg meter_cfg(void)
+{
+	struct fake_cfg c = fake_standard_cfg();
+	c.ntables = 6;
+	c.table[METER] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 8,
+						  .size = 256, .data_bits = 384,
+						  .ways_or_levels = GEOMETRY(32, 40, 32),
+						  .latency = 6, .extra = 1 };
+	c.table[METER4] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 6,
+						   .size = 64, .data_bits = 384,
+						   .ways_or_levels = GEOMETRY(24, 40, 16),
+						   .latency = 6, .extra = 4 };
+	return c;
+}
+
+static uint64_t word_pair(const uint32_t *w) { return (uint64_t)w[1] << 32 | w[0]; }
+
+void test_meter_discovery(void)
+{
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct matcha_table_info in;
+	CHECK_OK(dev, matcha_table_info(dev, METER, &in));
+	CHECK(in.kind == MATCHA_KIND_METER && in.size == 256 && in.key_bits == 8 &&
+	      in.data_bits == 384 && in.latency == 6 && in.ways == 0 && in.levels == 0);
+	/* The meter calls want a meter table, and the table calls take one. */
+	struct matcha_meter_config m = { .cir = 1000, .cburst = 1500, .pburst = 1500 };
+	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
+	CHECK_RC(dev, matcha_meter_set(dev, EXACT, 0, &m), MATCHA_EKIND);
+	CHECK(strstr(matcha_last_error(dev), "table 0 is an exact table, not meter"));
+	uint8_t key[6] = { 0 };
+	CHECK_RC(dev, matcha_exact_add(dev, METER, key, 8, 0, NULL, 0), MATCHA_EKIND);
+	uint64_t hits, misses;
+	CHECK_OK(dev, matcha_table_counters(dev, METER, &hits, &misses));
+	matcha_close(dev);
+	fake_free(fd);
+
+	/* Geometry the driver cannot use. */
+	const uint32_t bad[] = { GEOMETRY(0, 40, 32), GEOMETRY(33, 40, 32), GEOMETRY(32, 7, 32),
+				 GEOMETRY(32, 61, 32), GEOMETRY(32, 40, 0), GEOMETRY(32, 40, 33) };
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cfg = meter_cfg();
+		cfg.table[METER].ways_or_levels = bad[i];
+		fd = fake_new(&cfg);
+		CHECK_MSG(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV, "geometry 0x%x",
+			  (unsigned)bad[i]);
+		CHECK(strstr(matcha_last_error(dev), "table 4: meter geometry"));
+		matcha_close(dev);
+		fake_free(fd);
+	}
+	cfg = meter_cfg();
+	cfg.table[METER].extra = 0;
+	fd = fake_new(&cfg);
+	CHECK(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV);
+	CHECK(strstr(matcha_last_error(dev), "meter tick of 0 clocks"));
+	matcha_close(dev);
+	fake_free(fd);
+	cfg = meter_cfg();
+	cfg.table[METER].data_bits = 352;
+	fd = fake_new(&cfg);
+	CHECK(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_meter_units(void)
+{
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
+
+	/* 1 Gb/s is 0.5 byte per 4 ns tick. EBS 20000 bytes < 2^15 leaves 25 bits of shift in
+	 * 40-bit levels: 20000 << 25 < 2^40 <= 20000 << 26. CIR: 0.5 << 25 = 2^24 units/tick. */
+	struct matcha_meter_config m = { .cir = 125000000, .cburst = 10000, .pburst = 20000 };
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 17, &m));
+	const struct fake_entry *e = &fd->table[METER].entries[17];
+	CHECK(e->flags == 1);
+	CHECK_MSG(e->data[0] == 25u << 8, "mode word 0x%x", (unsigned)e->data[0]);
+	CHECK(e->data[1] == 1u << 24 && e->data[2] == 0);
+	CHECK(word_pair(&e->data[3]) == 10000ull << 25 && word_pair(&e->data[5]) == 20000ull << 25);
+
+	/* Two-rate, colour-aware, in packets: 1000 and 3000 packets/s, bursts 10 and 30. With
+	 * 4-clock ticks a packet/s is 1.6e-5 per tick; 30 << 35 < 2^40, and 3000/s << 35 ticks
+	 * is 1649267 units, within 24 bits. */
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_TWO_RATE | MATCHA_METER_COLOR_AWARE |
+					  MATCHA_METER_PACKETS,
+					  .cir = 1000, .cburst = 10, .pir = 3000, .pburst = 30 };
+	CHECK_OK(dev, matcha_meter_set(dev, METER4, 63, &m));
+	e = &fd->table[METER4].entries[63];
+	CHECK_MSG(e->data[0] == (0x7u | 35u << 8), "mode word 0x%x", (unsigned)e->data[0]);
+	/* round(1000 * 4 * 2^35 / 250e6) = round(549755.8) and 3 times that, rounded. */
+	CHECK_MSG(e->data[1] == 549756 && e->data[2] == 1649267, "rates %u %u",
+		  (unsigned)e->data[1], (unsigned)e->data[2]);
+	CHECK(word_pair(&e->data[3]) == 10ull << 35 && word_pair(&e->data[5]) == 30ull << 35);
+
+	/* Unconfigure: FLAGS.valid clear. */
+	unsigned long writes = fd->writes;
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 17, NULL));
+	CHECK(fd->table[METER].entries[17].flags == 0 && fd->writes > writes);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_meter_get(void)
+{
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000000,
+					 .cburst = 10000, .pir = 250000000, .pburst = 20000 }, got;
+	uint64_t c, p;
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 3, &m));
+	CHECK_OK(dev, matcha_meter_get(dev, METER, 3, &got, &c, &p));
+	CHECK(got.flags == m.flags && got.cir == m.cir && got.cburst == m.cburst &&
+	      got.pir == m.pir && got.pburst == m.pburst);
+	CHECK(c == 10000 && p == 20000); /* a WRITE fills both buckets */
+	/* Levels come back in whole bytes, rounded down: 1234.99 bytes and 0.5 byte. */
+	struct fake_entry *e = &fd->table[METER].entries[3];
+	unsigned shift = (e->data[0] >> 8) & 0x3F;
+	uint64_t lc = (1235ull << shift) - 1, lp = 1ull << (shift - 1);
+	e->data[7] = (uint32_t)lc, e->data[8] = (uint32_t)(lc >> 32);
+	e->data[9] = (uint32_t)lp, e->data[10] = (uint32_t)(lp >> 32);
+	CHECK_OK(dev, matcha_meter_get(dev, METER, 3, NULL, &c, &p));
+	CHECK_MSG(c == 1234 && p == 0, "tokens %llu %llu", (unsigned long long)c,
+		  (unsigned long long)p);
+	/* A rate that is not a whole number of units comes back as the hardware holds it. */
+	m = (struct matcha_meter_config){ .cir = 1000003, .cburst = 3000, .pburst = 0 };
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 4, &m));
+	CHECK_OK(dev, matcha_meter_get(dev, METER, 4, &got, NULL, NULL));
+	CHECK(got.cburst == 3000 && got.pburst == 0 && got.pir == 0 && got.flags == 0);
+	CHECK_MSG(got.cir >= 1000003 - 1 && got.cir <= 1000003 + 1, "cir %llu",
+		  (unsigned long long)got.cir);
+
+	/* Unconfigured: ENOENT, everything zeroed. */
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 3, NULL));
+	got.cir = c = p = 99;
+	CHECK_RC(dev, matcha_meter_get(dev, METER, 3, &got, &c, &p), MATCHA_ENOENT);
+	CHECK(strstr(matcha_last_error(dev), "meter 3 of table 4 is not configured"));
+	CHECK(got.cir == 0 && got.flags == 0 && c == 0 && p == 0);
+	CHECK_RC(dev, matcha_meter_get(dev, METER, 200, &got, &c, &p), MATCHA_ENOENT);
+	/* CLEAR unconfigures every meter. */
+	CHECK_OK(dev, matcha_table_clear(dev, METER));
+	CHECK_RC(dev, matcha_meter_get(dev, METER, 4, &got, &c, &p), MATCHA_ENOENT);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* From 1 Mb/s to 100 Gb/s at 250 MHz, and 1 to 150M packets/s, with bursts from one packet
+ * to 100 ms of the rate: set, read back within 0.1 %. */
+void test_meter_range(void)
+{
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
+	struct rng r = rng_for_test();
+	const uint64_t bps[] = { 1000000, 1500000, 10000000, 64000000, 100000000, 1000000000,
+				 2500000000ull, 10000000000ull, 25000000000ull, 40000000000ull,
+				 100000000000ull };
+	for (unsigned table = METER; table <= METER4; table++) {
+		for (unsigned i = 0; i < sizeof bps / sizeof bps[0]; i++) {
+			for (unsigned k = 0; k < 4; k++) {
+				uint64_t cir = bps[i] / 8, pir = cir + cir / (1 + k);
+				/* bursts: 1500 bytes, 1 ms, 10 ms, 100 ms of the rate */
+				uint64_t burst = k == 0 ? 1500 : cir / (k == 1 ? 1000 : k == 2 ? 100 : 10);
+				struct matcha_meter_config m = {
+					.flags = (k & 1) ? MATCHA_METER_TWO_RATE : 0, .cir = cir,
+					.cburst = burst, .pir = (k & 1) ? pir : 0,
+					.pburst = burst + rng_below(&r, 9000) };
+				struct matcha_meter_config got;
+				uint32_t index = rng_below(&r, 64);
+				CHECK_RC(dev, matcha_meter_set(dev, table, index, &m), 0);
+				CHECK_OK(dev, matcha_meter_get(dev, table, index, &got, NULL, NULL));
+				CHECK_MSG(got.cburst == m.cburst && got.pburst == m.pburst &&
+					  got.flags == m.flags, "bursts %llu %llu",
+					  (unsigned long long)got.cburst,
+					  (unsigned long long)got.pburst);
+				double ec = (double)got.cir / (double)cir - 1;
+				double ep = m.pir ? (double)got.pir / (double)m.pir - 1 : 0;
+				CHECK_MSG(ec < 1e-3 && ec > -1e-3 && ep < 1e-3 && ep > -1e-3,
+					  "%llu B/s (burst %llu): got %llu, %llu", (unsigned long long)cir,
+					  (unsigned long long)burst, (unsigned long long)got.cir,
+					  (unsigned long long)got.pir);
+			}
+		}
+		const uint64_t pps[] = { 1, 10, 100, 10000, 1000000, 14880952, 148809523 };
+		for (unsigned i = 0; i < sizeof pps / sizeof pps[0]; i++) {
+			struct matcha_meter_config m = { .flags = MATCHA_METER_PACKETS, .cir = pps[i],
+							 .cburst = 1 + pps[i] / 100, .pburst = 1 };
+			struct matcha_meter_config got;
+			CHECK_OK(dev, matcha_meter_set(dev, table, 1, &m));
+			CHECK_OK(dev, matcha_meter_get(dev, table, 1, &got, NULL, NULL));
+			double e = (double)got.cir / (double)pps[i] - 1;
+			CHECK_MSG(e < 1e-3 && e > -1e-3, "%llu packets/s: got %llu",
+				  (unsigned long long)pps[i], (unsigned long long)got.cir);
+		}
+	}
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_meter_errors(void)
+{
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct matcha_meter_config m = { .cir = 125000, .cburst = 1500, .pburst = 1500 }, got;
+	unsigned long writes = fd->writes;
+	CHECK_RC(dev, matcha_meter_set(dev, METER, 0, &m), MATCHA_EINVAL);
+	CHECK(strstr(matcha_last_error(dev), "call matcha_set_clock_hz first"));
+	CHECK_RC(dev, matcha_meter_get(dev, METER, 0, &got, NULL, NULL), MATCHA_EINVAL);
+	CHECK_RC(dev, matcha_set_clock_hz(dev, 0), MATCHA_EINVAL);
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 0, NULL)); /* unconfiguring needs no clock */
+	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
+	writes = fd->writes;
+
+	struct {
+		struct matcha_meter_config m;
+		uint32_t index;
+		int rc;
+		const char *msg;
+	} bad[] = {
+		{ { .flags = 0x8, .cir = 1, .cburst = 1 }, 0, MATCHA_EINVAL, "unknown flags 0x8" },
+		{ { .cir = 1, .cburst = 1 }, 256, MATCHA_EINVAL, "meter 256 is out of range (table 4 "
+		  "has 256 meters)" },
+		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 2000, .cburst = 1, .pir = 1999,
+		    .pburst = 1 }, 0, MATCHA_EINVAL, "PIR 1999 is below CIR 2000" },
+		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 2000, .cburst = 0, .pir = 3000,
+		    .pburst = 1 }, 0, MATCHA_EINVAL, "needs CBS and PBS above 0" },
+		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 2000, .cburst = 1, .pir = 3000,
+		    .pburst = 0 }, 0, MATCHA_EINVAL, "needs CBS and PBS above 0" },
+		{ { .cir = 2000, .cburst = 1, .pir = 3000, .pburst = 1 }, 0, MATCHA_EINVAL,
+		  "pir must be 0, got 3000" },
+		{ { .cir = 2000, .cburst = 0, .pburst = 0 }, 0, MATCHA_EINVAL, "CBS or EBS above 0" },
+		/* 2^40 bytes: one more than 40-bit levels hold. */
+		{ { .cir = 2000, .cburst = 1ull << 40, .pburst = 0 }, 0, MATCHA_E2BIG,
+		  "burst 1099511627776 bytes exceeds the largest the meter holds, 1099511627775" },
+		{ { .flags = MATCHA_METER_PACKETS, .cir = 2000, .cburst = 1, .pburst = 1ull << 41 },
+		  0, MATCHA_E2BIG, "burst 2199023255552 packets exceeds" },
+		/* (2^32 - 1) units per 4 ns tick at shift 0 is about 1.07e18 bytes/s. */
+		{ { .cir = 1ull << 62, .cburst = 1, .pburst = 0 }, 0, MATCHA_E2BIG,
+		  "rate 4611686018427387904 bytes/s exceeds the largest the meter holds at 250000000 "
+		  "Hz, 1073741823750000000 bytes/s" },
+		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 1, .cburst = 1, .pir = UINT64_MAX,
+		    .pburst = 1 }, 0, MATCHA_E2BIG, "rate 18446744073709551615 bytes/s exceeds" },
+		/* 1 byte/s with a 2^39-byte bucket: shift 0, 4e-9 units per tick. */
+		{ { .cir = 1, .cburst = 1ull << 39, .pburst = 0 }, 0, MATCHA_EINVAL,
+		  "CIR 1 bytes/s with bursts of 549755813888 and 0 bytes cannot be held within "
+		  "0.1 % (it would be 0 bytes/s)" },
+		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 1000000, .cburst = 1ull << 30,
+		    .pir = 1000001, .pburst = 1ull << 30 }, 0, MATCHA_EINVAL, "CIR 1000000 bytes/s" },
+	};
+	for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK_RC(dev, matcha_meter_set(dev, METER, bad[i].index, &bad[i].m), bad[i].rc);
+		CHECK_MSG(strstr(matcha_last_error(dev), bad[i].msg), "case %u: \"%s\"", i,
+			  matcha_last_error(dev));
+	}
+	CHECK_MSG(fd->writes == writes, "a refused configuration wrote %lu registers",
+		  fd->writes - writes);
+	CHECK_RC(dev, matcha_meter_get(dev, METER, 256, &got, NULL, NULL), MATCHA_EINVAL);
+	CHECK_RC(dev, matcha_meter_set(dev, 6, 0, &m), MATCHA_ENOTABLE);
+	/* The widest values that fit are taken: 2^40 - 1 bytes, and the largest rate. */
+	m = (struct matcha_meter_config){ .cir = 1073741823750000000ull, .cburst = (1ull << 40) - 1 };
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 255, &m));
+	CHECK(fd->table[METER].entries[255].data[1] == 0xFFFFFFFFu &&
+	      fd->table[METER].entries[255].data[0] == 0);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+void test_meter_adopted(void)
+{
+	/* A second handle adopts a device whose meters are configured: the meters are left
+	 * as they are and read back through the new handle. */
+	struct fake_cfg cfg = meter_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *first = fake_open(fd), *second;
+	CHECK(first);
+	CHECK_OK(first, matcha_set_clock_hz(first, HZ));
+	struct matcha_meter_config m = { .flags = MATCHA_METER_TWO_RATE, .cir = 125000000,
+					 .cburst = 10000, .pir = 250000000, .pburst = 20000 }, got;
+	CHECK_OK(first, matcha_meter_set(first, METER, 5, &m));
+	second = fake_open(fd);
+	CHECK(second);
+	CHECK_OK(second, matcha_tables_adopt(second));
+	CHECK_OK(second, matcha_set_clock_hz(second, HZ));
+	CHECK_OK(second, matcha_meter_get(second, METER, 5, &got, NULL, NULL));
+	CHECK(got.flags == m.flags && got.cir == m.cir && got.cburst == m.cburst &&
+	      got.pir == m.pir && got.pburst == m.pburst);
+	matcha_close(second);
+	matcha_close(first);
+	fake_free(fd);
+}

@@ -1,0 +1,270 @@
+"""Running matcha-sim (sim/) from pytest: the binary, a process, its outputs, and what the
+reference model says they must be.
+
+The binary is built by sim/build.py, once per configuration and test process (the build
+itself is skipped when up to date and serialized between pytest-xdist workers by a file
+lock). The oracle of every frame is the packet-path model's parse and deparse around the
+program model (tb/model/program.py) holding the tables the test loaded through the C
+driver.
+"""
+
+import csv
+import functools
+import json
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
+
+from tb.common import driver as drv
+from tb.common import sim
+from tb.model import deparse, parse
+
+REPO = Path(__file__).resolve().parents[2]
+DLT_EN10MB = 1
+
+
+@functools.lru_cache(maxsize=None)
+def binary(config):
+    """build/sim/<config>/matcha-sim, built if it is missing or stale."""
+    r = subprocess.run([sys.executable, str(REPO / "sim" / "build.py"), "--config", config],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"sim/build.py --config {config} failed:\n{r.stdout}{r.stderr}")
+    return Path(r.stdout.strip().splitlines()[-1])
+
+
+@functools.lru_cache(maxsize=None)
+def matcha_ctl():
+    """build/sw/matcha-ctl, brought up to date by the driver's Makefile (make decides; a
+    file lock keeps pytest-xdist workers from building it at the same time)."""
+    with sim.locked(drv.SW_BUILD / ".matcha-ctl.lock"):
+        r = subprocess.run(["make", "-s", "-C", str(drv.DRIVER_DIR), f"BUILD={drv.SW_BUILD}"],
+                           capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"building matcha-ctl failed:\n{r.stdout}{r.stderr}")
+    return drv.SW_BUILD / "matcha-ctl"
+
+
+def short_dir():
+    """A fresh directory with a short path (a Unix socket path has at most 107 bytes)."""
+    return Path(tempfile.mkdtemp(prefix="msim-"))
+
+
+class Simulator:
+    """A matcha-sim process; stdout and stderr are collected when it ends."""
+
+    def __init__(self, config, *args):
+        self.args = [str(binary(config)), *map(str, args)]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.rc = self.out = self.err = None
+
+    def finish(self, timeout=600):
+        """Waits for the end; returns (exit status, stdout, stderr)."""
+        try:
+            self.out, self.err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.out, self.err = self.proc.communicate()
+            raise AssertionError(f"matcha-sim did not end in {timeout} s: {self.args}\n"
+                                 f"{self.out}\n{self.err}")
+        self.rc = self.proc.returncode
+        return self.rc, self.out, self.err
+
+    def stop(self, timeout=60):
+        """SIGTERM (the end of a serving run), then finish()."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.finish(timeout)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+def run(config, *args, timeout=600):
+    """Runs matcha-sim to its end; returns (exit status, stdout, stderr)."""
+    with Simulator(config, *args) as s:
+        return s.finish(timeout)
+
+
+# ----------------------------------------------------------------------- captures
+
+
+@dataclass
+class Sent:
+    """One input frame: where it enters and its number in that port's capture (from 1)."""
+    port: int
+    packet: int
+    frame: bytes
+
+
+def write_captures(directory, frames, pcapng_ports=()):
+    """Writes [(port, frame)] as one capture per port, timestamps increasing in list order
+    (so the simulator's merge by timestamp sends them in list order); pcap, or pcapng for
+    the ports in `pcapng_ports` (their frames must be Ethernet frames scapy can dissect).
+    Returns the --in arguments and the Sent records in send order."""
+    per_port = defaultdict(list)
+    sent = []
+    for i, (port, frame) in enumerate(frames):
+        p = Raw(frame)  # as captured: scapy must not dissect (and fail on) malformed frames
+        p.time = 1_700_000_000 + i * 1e-6
+        per_port[port].append(p)
+        sent.append(Sent(port, len(per_port[port]), frame))
+    args = []
+    for port, pkts in sorted(per_port.items()):
+        path = Path(directory) / f"in{port}.pcap"
+        if port in pcapng_ports:
+            path = path.with_suffix(".pcapng")
+            writer = PcapNgWriter(str(path))
+            for p in pkts:
+                eth = Ether(bytes(p))
+                eth.time = p.time
+                writer.write(eth)
+            writer.close()
+        else:
+            wrpcap(str(path), pkts, linktype=DLT_EN10MB)
+        args += ["--in", f"{port}={path}"]
+    return args, sent
+
+
+# ------------------------------------------------------------------------ outputs
+
+
+@dataclass
+class Outputs:
+    ports: dict        # egress port -> [frame]
+    punt: list         # [frame]
+    punt_rows: list    # punt.csv as dicts
+    drop_rows: list    # drop.csv as dicts
+    summary: dict      # summary.json
+
+
+def frames_of(path):
+    """The frames of a capture as bytes, undissected."""
+    with RawPcapReader(str(path)) as r:
+        return [data for data, _ in r]
+
+
+def read_outputs(out_dir):
+    out_dir = Path(out_dir)
+    ports = {}
+    for f in out_dir.glob("port*.pcap"):
+        m = re.fullmatch(r"port(\d+)\.pcap", f.name)
+        if m:
+            ports[int(m.group(1))] = frames_of(f)
+    with open(out_dir / "punt.csv") as f:
+        punt_rows = list(csv.DictReader(f))
+    with open(out_dir / "drop.csv") as f:
+        drop_rows = list(csv.DictReader(f))
+    return Outputs(ports, frames_of(out_dir / "punt.pcap"), punt_rows,
+                   drop_rows, json.loads((out_dir / "summary.json").read_text()))
+
+
+@dataclass
+class Expected:
+    ports: dict        # egress port -> [frame]
+    punt: list         # [(Sent, frame, egress port, reason)]
+    drops: list        # [(Sent, reason)]
+    in_counts: dict    # port -> (frames, bytes)
+
+
+def expected(program, sent):
+    """What the model makes of the frames in send order (its counters counting them)."""
+    exp = Expected(defaultdict(list), [], [], defaultdict(lambda: [0, 0]))
+    for s in sent:
+        out, tuser, drop = deparse(s.frame, program.apply(parse(s.frame, ingress_port=s.port)))
+        exp.in_counts[s.port][0] += 1
+        exp.in_counts[s.port][1] += len(s.frame)
+        if out is None:
+            exp.drops.append((s, drop))
+        elif tuser["punt"]:
+            exp.punt.append((s, out, tuser["egressPort"], tuser["reason"]))
+        else:
+            exp.ports[tuser["egressPort"]].append(out)
+    return exp
+
+
+def _first_difference(got, want):
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            return f"packet {i + 1}: got {g[:64].hex()}..., expected {w[:64].hex()}..."
+    return f"{len(got)} packets, expected {len(want)}"
+
+
+def compare(outputs, exp):
+    """Every output pcap, punt.csv and drop.csv against the model, packet by packet;
+    returns a list of differences (empty when they agree)."""
+    errors = []
+    for port in sorted(set(outputs.ports) | set(exp.ports)):
+        got, want = outputs.ports.get(port, []), exp.ports.get(port, [])
+        if got != want:
+            errors.append(f"port{port}.pcap: {_first_difference(got, want)}")
+    want_punt = [out for _, out, _, _ in exp.punt]
+    if outputs.punt != want_punt:
+        errors.append(f"punt.pcap: {_first_difference(outputs.punt, want_punt)}")
+    rows = [(int(r["ingress_port"]), int(r["ingress_packet"]), int(r["egress_port"]),
+             int(r["reason"]), int(r["bytes"])) for r in outputs.punt_rows]
+    want_rows = [(s.port, s.packet, port, reason, len(out)) for s, out, port, reason in exp.punt]
+    if rows != want_rows:
+        errors.append(f"punt.csv: {_first_row_difference(rows, want_rows)}")
+    if [int(r["packet"]) for r in outputs.punt_rows] != list(range(1, len(rows) + 1)):
+        errors.append("punt.csv: packet numbers are not 1, 2, 3, ...")
+    drops = [(int(r["ingress_port"]), int(r["ingress_packet"]), int(r["reason"]),
+              int(r["bytes"])) for r in outputs.drop_rows]
+    want_drops = [(s.port, s.packet, reason, len(s.frame)) for s, reason in exp.drops]
+    if drops != want_drops:
+        errors.append(f"drop.csv: {_first_row_difference(drops, want_drops)}")
+    return errors
+
+
+def _first_row_difference(got, want):
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            return f"row {i + 1}: {g}, expected {w}"
+    return f"{len(got)} rows, expected {len(want)}"
+
+
+def summary_errors(summary, exp, program):
+    """summary.json's counts against the model's: frames and bytes in and out per port,
+    punts and drops per reason, every table's hits and misses."""
+    errors = []
+
+    def check(what, got, want):
+        if got != want:
+            errors.append(f"{what}: {got}, expected {want}")
+
+    check("in", {int(p): (c["frames"], c["bytes"]) for p, c in summary["in"].items()},
+          {p: tuple(c) for p, c in exp.in_counts.items()})
+    check("out", {int(p): (c["frames"], c["bytes"]) for p, c in summary["out"].items()},
+          {p: (len(fs), sum(map(len, fs))) for p, fs in exp.ports.items() if fs})
+    check("punted per reason",
+          {int(r): v["frames"] for r, v in summary["punted"]["reasons"].items()},
+          dict(Counter(reason for _, _, _, reason in exp.punt)))
+    check("dropped per reason",
+          {int(r): v["frames"] for r, v in summary["dropped"]["reasons"].items()},
+          dict(Counter(reason for _, reason in exp.drops)))
+    check("tables", {t["name"]: (t["hits"], t["misses"]) for t in summary["tables"]},
+          program.counters())
+    n = sum(len(fs) for fs in exp.ports.values()) + len(exp.punt)
+    check("frames with a latency", summary["latency"]["frames"], n)
+    check("complete", summary["complete"], True)
+    check("problems", summary["problems"], [])
+    return errors
+

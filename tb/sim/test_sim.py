@@ -1,0 +1,709 @@
+"""matcha-sim, the Verilator harness of matcha_l2l3 (sim/README.md), run as a process.
+
+Tables are loaded over the simulator's control socket by the real C driver
+(tb/common/driver.py) on a Python client of docs/sim-socket.md (tb/common/sim_socket.py);
+every output capture, punt.csv, drop.csv and the summary's counts are compared with the
+reference model (tb/sim/harness.py: the packet-path model around the program model holding
+the same tables). The other tests are the socket protocol (bus errors, DECERR beyond the
+bus, requests the simulator cannot run), clients that disconnect in the middle of a run,
+seeded back-pressure, and bad input: missing, damaged or oversized captures, a socket path
+in use, bad options. Last, `make run`'s flow (sim/run_example.sh) on the shipped example,
+against the model holding the tables read back from the simulator after matcha-ctl loaded
+them.
+
+Run one: pytest tb/sim -k "capture and w64" [--matcha-seed N]
+"""
+
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import wrpcap
+
+from tb.common import driver as drv
+from tb.common import sim
+from tb.common.sim_socket import (
+    CANNOT_RUN, DECERR, OKAY, OP_READ, OP_WRITE, REQUEST, SLVERR, SocketBus, connect,
+)
+from tb.model import ERROR_NAMES, MAX_FRAME
+from tb.model.program import Program, ProgramError
+from tb.pipeline import traffic
+from tb.pipeline.control import MAGIC_VALUE as MAGIC, range_pairs
+from tb.sim import harness
+from tb.sim.harness import Simulator
+
+TOPLEVEL = "matcha_l2l3"
+# s_axil_awaddr of matcha_l2l3 is 24 bits wide: the control window is 16 MiB.
+WINDOW = 1 << 24
+ADDERS = {"exact": "exact_add", "lpm": "lpm_add", "ternary": "ternary_add"}
+
+
+def need(config):
+    missing = sim.rtl_missing(config, TOPLEVEL)
+    if missing:
+        pytest.skip(missing)
+
+
+@pytest.fixture
+def work():
+    d = harness.short_dir()
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def program_of(config):
+    return Program(sim.layout_file(config))
+
+
+# ------------------------------------------------------------------------ tables
+
+
+def random_tables(rng, program):
+    """Intended entries [(table, entry, action, data)]: exact MACs, nested LPM prefixes,
+    overlapping ACL rules with port ranges split by the driver."""
+    routes = traffic.random_routes(rng, program["ipv4_lpm"], rng.randint(20, 50))
+    items = [("l2_fwd", *x) for x in traffic.random_l2(rng, program["l2_fwd"],
+                                                        rng.randint(20, 45))]
+    items += [("ipv4_lpm", *x) for x in routes]
+    items += [("acl", *x) for x in traffic.random_acl(rng, program["acl"], rng.randint(10, 40),
+                                                      prefixes=[e for e, _, _ in routes],
+                                                      ranges=range_pairs)]
+    return items
+
+
+def random_defaults(rng, program):
+    """Miss actions [(table, action, data)] other than the reset ones, each table at most
+    once, some tables not at all."""
+    choices = {
+        "l2_fwd": [("forward", program["l2_fwd"].data("forward", port=rng.randrange(16)))],
+        "ipv4_lpm": [("drop", 0), ("route", traffic.random_route_data(rng, program["ipv4_lpm"]))],
+        "acl": [("to_host", 0)],
+    }
+    return [(t, *rng.choice(c)) for t, c in choices.items() if rng.random() < 0.3]
+
+
+def load(dev, program, items, defaults=()):
+    """Adds the entries through the driver and, those it takes, to the model; sets the
+    defaults on both. Returns how many entries the driver took."""
+    taken = 0
+    for name, entry, action, data in items:
+        t = program[name]
+        aid = t.action_id(action)
+        try:
+            getattr(dev, ADDERS[t.kind])(t.index, *entry, aid, data)
+        except drv.MatchaError as e:
+            if e.code in (drv.ENOSPC, drv.EEXIST):
+                continue  # no room where the driver can place it, or a repeated rule
+            raise
+        t.add(*entry, aid, data)
+        taken += 1
+    for name, action, data in defaults:
+        t = program[name]
+        dev.set_default(t.index, t.action_id(action), data)
+        t.set_default(action, data)
+    return taken
+
+
+def frames_for(rng, program, items, n):
+    """n random (port, frame) biased towards the intended entries (FrameMaker on a copy of
+    the model holding them all); frames with bad_frame set are left out, a capture cannot
+    carry that bit."""
+    scratch = program.copy()
+    for name, entry, action, data in items:
+        try:
+            scratch[name].add(*entry, action, data)
+        except ProgramError:
+            pass
+    maker = traffic.FrameMaker(rng, scratch)
+    out = []
+    while len(out) < n:
+        _, frame, port, bad = maker.frame()
+        if not bad:
+            out.append((port, frame))
+    return out
+
+
+# --------------------------------------------------------------- through the simulator
+
+
+MODES = {
+    "back_to_back": [],
+    "backpressure": ["--backpressure", "0.4", "--gap", "2"],
+}
+
+
+def printed_counts(text):
+    """The summary's printed 'in' and 'tables' lines: ({port: (frames, bytes)},
+    {table: (hits, misses)})."""
+    ins, tables = {}, {}
+    section = None
+    for line in text.splitlines():
+        head = line[:8].strip()
+        section = head or section
+        m = re.match(r"\S*\s+port (\d+)\s+(\d+) frames\s+(\d+) bytes", line)
+        if section == "in" and m:
+            ins[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+        m = re.match(r"\S*\s+(\w+)\s+(exact|lpm|ternary)\s+hits\s+(\d+)\s+misses\s+(\d+)", line)
+        if section == "tables" and m:
+            tables[m.group(1)] = (int(m.group(3)), int(m.group(4)))
+    return ins, tables
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("config", sim.CONFIGS)
+def test_capture_through_simulator(config, mode, work, matcha_seed):
+    """Random tables loaded over the socket by the C driver while the simulator waits
+    (--wait-client), then ~500 random frames on up to 16 ingress ports; every egress
+    capture, the punt capture with punt.csv and drop.csv against the model packet by
+    packet, and the summary's counts (in, out, punts and drops per reason, table hits and
+    misses) against the model's."""
+    need(config)
+    rng = random.Random(f"{matcha_seed}:{config}:{mode}")
+    program = program_of(config)
+    items = random_tables(rng, program)
+    defaults = random_defaults(rng, program)
+    in_args, sent = harness.write_captures(work, frames_for(rng, program, items, 500))
+    sock = work / "ctl.sock"
+    extra = MODES[mode] + (["--seed", matcha_seed] if mode == "backpressure" else [])
+    with Simulator(config, *in_args, "--out", work / "out", "--socket", sock, "--wait-client",
+                   "--layout", sim.layout_file(config), *extra) as s:
+        with SocketBus(sock) as bus:
+            with drv.Device(bus) as dev:
+                taken = load(dev, program, items, defaults)
+        rc, out, err = s.finish()
+    assert rc == 0, f"matcha-sim exit {rc}\n{out}\n{err}"
+    assert taken > 20
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+    ins, tables = printed_counts(out)
+    assert ins == {p: tuple(c) for p, c in exp.in_counts.items()}
+    assert tables == program.counters()
+    table_reasons = {op.reason: f"{t.name}.{a.name}" for t in program.tables
+                     for a in t.actions.values() for op in a.ops if op.reason is not None}
+    for row in got.punt_rows + got.drop_rows:
+        code = int(row["reason"])
+        assert row["reason_name"] == ERROR_NAMES.get(code, table_reasons.get(code)), row
+    assert got.summary["socket"]["connections_closed"] == 1
+    if mode == "backpressure":
+        assert f"seed {matcha_seed}" in out
+        assert got.summary["seed"] == matcha_seed
+
+
+@pytest.mark.parametrize("config", sim.CONFIGS)
+def test_drops_while_output_waits(config, work, matcha_seed):
+    """Frames that leave (forwarded, or punted for want of a route), each followed by a
+    run of frames l2_fwd drops, under heavy back-pressure: the deparser drops the later
+    frames while the earlier one still waits at the output (at w512, where a short frame
+    fits in the deparser's output registers), and drop.csv and punt.csv still name the
+    input frame of every drop and punt."""
+    need(config)
+    rng = random.Random(f"{matcha_seed}:{config}:drops_while_waiting")
+    program = program_of(config)
+    fwd, dropped = 0x02000000AA01, 0x02000000DD01
+    items = [("l2_fwd", (fwd,), "forward", program["l2_fwd"].data("forward", port=7)),
+             ("l2_fwd", (dropped,), "drop", 0)]
+    frames = []
+    for i in range(60):
+        if i % 3 == 2:  # IPv4 without a route: punted
+            frames.append((i % 4, traffic.build_ipv4(rng, eth_dst=fwd, src=rng.getrandbits(32),
+                                                     dst=rng.getrandbits(32), proto=17,
+                                                     length=rng.randint(60, 128))))
+        else:
+            frames.append((i % 4, traffic.ipv6_frame(rng, fwd, rng.randint(60, 400))))
+        frames += [(rng.randrange(4), traffic.ipv6_frame(rng, dropped, rng.randint(60, 90)))
+                   for _ in range(rng.randint(1, 5))]
+    in_args, sent = harness.write_captures(work, frames)
+    sock = work / "ctl.sock"
+    with Simulator(config, *in_args, "--out", work / "out", "--socket", sock, "--wait-client",
+                   "--backpressure", "0.85", "--seed", matcha_seed) as s:
+        with SocketBus(sock) as bus:
+            with drv.Device(bus) as dev:
+                assert load(dev, program, items) == 2
+        rc, out, err = s.finish()
+    assert rc == 0, f"matcha-sim exit {rc}\n{out}\n{err}"
+    exp = harness.expected(program, sent)
+    assert len(exp.drops) > 60 and exp.punt and exp.ports[7]
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+    if config == "w512":
+        # The case this test is for came up: a drop decided before the first beat of a
+        # frame sent earlier (a punted one, whose clocks punt.csv gives) had left.
+        order = {(s.port, s.packet): i for i, s in enumerate(sent)}
+
+        def sent_index(row):
+            return order[int(row["ingress_port"]), int(row["ingress_packet"])]
+
+        assert any(sent_index(d) > sent_index(p)
+                   and int(d["drop_clock"]) < int(p["first_out_clock"])
+                   for p in got.punt_rows for d in got.drop_rows), \
+            "no drop was decided while an earlier frame waited at the output"
+
+
+def test_backpressure_seed_repeats(work, matcha_seed):
+    """The same --seed gives the same back-pressure pattern (the same clocks and
+    latencies); without back-pressure the traffic takes fewer clocks; the outputs are the
+    model's in every case (tables empty: the reset defaults)."""
+    need("w64")
+    rng = random.Random(f"{matcha_seed}:seed_repeats")
+    program = program_of("w64")
+    in_args, sent = harness.write_captures(work, frames_for(rng, program, [], 80))
+    exp = harness.expected(program, sent)
+    runs = {}
+    for name, extra in (("a", ["--backpressure", "0.5", "--seed", matcha_seed]),
+                        ("b", ["--backpressure", "0.5", "--seed", matcha_seed]),
+                        ("none", [])):
+        rc, out, err = harness.run("w64", *in_args, "--out", work / name, *extra)
+        assert rc == 0, f"{out}\n{err}"
+        got = harness.read_outputs(work / name)
+        assert harness.compare(got, exp) == []
+        runs[name] = got.summary
+    assert runs["a"]["traffic_clocks"] == runs["b"]["traffic_clocks"]
+    assert runs["a"]["latency"] == runs["b"]["latency"]
+    assert runs["none"]["traffic_clocks"] < runs["a"]["traffic_clocks"]
+
+
+def test_frame_of_maximum_size_passes(work):
+    """A 9216-byte frame (the pipeline's maximum) and minimum-size frames around it."""
+    need("w64")
+    big = bytes(Ether(dst="02:00:00:00:00:01") / IP(dst="10.0.0.1") / UDP()
+                / Raw(bytes(range(256)) * 40))[:MAX_FRAME]
+    small = bytes(Ether(dst="02:00:00:00:00:02") / IP(dst="10.0.0.2") / UDP() / Raw(bytes(18)))
+    in_args, sent = harness.write_captures(work, [(1, small), (1, big), (2, small)])
+    out_dir = work / "not" / "yet" / "there"  # created with its parents
+    rc, out, err = harness.run("w64", *in_args, "--out", out_dir)
+    assert rc == 0, f"{out}\n{err}"
+    program = program_of("w64")
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(out_dir)
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+
+
+def test_pcapng_and_pcap_inputs(work):
+    """A pcapng capture on one port and a pcap capture on another, frames interleaved by
+    timestamp: both read, every output the model's."""
+    need("w64")
+    frames = [(2 if i % 3 else 9, bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
+                                        / IP(dst=f"10.0.0.{i}") / UDP(sport=i, dport=i)
+                                        / Raw(bytes(7 * i))))
+              for i in range(30)]
+    in_args, sent = harness.write_captures(work, frames, pcapng_ports={2})
+    assert any(a.endswith(".pcapng") for a in in_args)
+    rc, out, err = harness.run("w64", *in_args, "--out", work / "out")
+    assert rc == 0, f"{out}\n{err}"
+    program = program_of("w64")
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+
+
+# --------------------------------------------------------------------- the socket
+
+
+def test_socket_protocol_and_bus_errors(work):
+    """docs/sim-socket.md on a simulator serving only its socket: reads and writes answer
+    OKAY, an unmapped address inside the control window the pipeline's SLVERR, an address
+    beyond the bus's 24 address bits DECERR, an unaligned address, an unknown op or
+    non-zero padding 0xFF; the driver sees a bus error as MATCHA_EIO; SIGTERM ends the run
+    and removes the socket."""
+    need("w64")
+    sock = work / "ctl.sock"
+    layout = json.loads(sim.layout_file("w64").read_text())
+    with Simulator("w64", "--socket", sock, "--out", work / "out") as s:
+        with SocketBus(sock) as bus:
+            assert bus.transact(OP_READ, 0x000) == (OP_READ, OKAY, MAGIC)
+            assert bus.read32(0x008) == layout["buildId"]
+            base = bus.read32(0x040 + 16)  # descriptor 0, word 4: the window base
+            assert bus.transact(OP_WRITE, base + drv.WIN_INDEX, 5) == (OP_WRITE, OKAY, 0)
+            assert bus.read32(base + drv.WIN_INDEX) == 5
+            for addr in (WINDOW, WINDOW + base, 0x7FFFFFFC, 0xFFFFFFFC):
+                assert bus.transact(OP_READ, addr) == (OP_READ, DECERR, 0), hex(addr)
+                assert bus.transact(OP_WRITE, addr, 1) == (OP_WRITE, DECERR, 0), hex(addr)
+            for addr in (0x00F000, WINDOW - 4):
+                assert bus.transact(OP_READ, addr)[1] == SLVERR, hex(addr)
+                assert bus.transact(OP_WRITE, addr, 1) == (OP_WRITE, SLVERR, 0), hex(addr)
+            assert bus.transact(OP_READ, 0x002) == (OP_READ, CANNOT_RUN, 0)
+            assert bus.transact(OP_WRITE, base + 1, 7) == (OP_WRITE, CANNOT_RUN, 0)
+            assert bus.transact(ord("X"), 0x000) == (ord("X"), CANNOT_RUN, 0)
+            bus.send_raw(b"R\x01\x00\x00" + struct.pack("<II", 0, 0))
+            assert bus.receive(ord("R")) == (ord("R"), CANNOT_RUN, 0)
+            # Still in step after all that:
+            assert bus.read32(base + drv.WIN_INDEX) == 5
+            n_first = bus.transactions
+        with SocketBus(sock) as bus:
+            with drv.Device(bus) as dev:
+                names = {t["index"]: t for t in layout["program"]["tables"]}
+                assert dev.table_count() == len(names)
+                for i, info in enumerate(dev.tables):
+                    assert (info.key_bits, info.size, info.data_bits) == (
+                        names[i]["keyWidth"], names[i]["size"], names[i]["dataWidth"])
+            n_second = bus.transactions
+
+        class BeyondTheBus:
+            """Every address moved past the bus's address bits: all DECERR."""
+
+            def __init__(self, bus):
+                self.bus = bus
+
+            def read32(self, addr):
+                return self.bus.read32(addr + WINDOW)
+
+            def write32(self, addr, value):
+                self.bus.write32(addr + WINDOW, value)
+
+        with SocketBus(sock) as bus:
+            with pytest.raises(drv.MatchaError) as e:
+                drv.Device(BeyondTheBus(bus))
+            assert e.value.code == drv.EIO
+            n_third = bus.transactions
+        # Served once the simulator has seen the third client go; still connected at the end.
+        last = SocketBus(sock)
+        assert last.read32(0) == MAGIC
+        rc, out, err = s.stop()
+        last.close()
+    assert rc == 0, f"{out}\n{err}"
+    assert not sock.exists()
+    summary = json.loads((work / "out" / "summary.json").read_text())
+    assert summary["socket"] == {"transactions": n_first + n_second + n_third + 1,
+                                 "connections_closed": 3}
+
+
+def test_clients_disconnect_mid_run(work, matcha_seed):
+    """While a long capture runs: a client that closes in the middle of a request (the
+    first, which starts the traffic), one that closes with a transaction in flight, one
+    that opens the driver and reads counters. The run goes on, every frame as the model
+    says, and the summary counts the three connections and the whole transactions."""
+    need("w64")
+    rng = random.Random(f"{matcha_seed}:disconnect")
+    program = program_of("w64")
+    # Long enough (~400k clocks) for the clients below to come and go during the traffic.
+    frames = [(rng.randrange(4), f) for _, f in frames_for(rng, program, [], 300)]
+    template = bytes(Ether(dst="02:00:00:00:00:09") / IP(dst="10.9.9.9") / UDP()
+                     / Raw(bytes(1400)))
+    frames += [(3, template)] * 2500
+    in_args, sent = harness.write_captures(work, frames)
+    sock = work / "ctl.sock"
+    with Simulator("w64", *in_args, "--out", work / "out", "--socket", sock,
+                   "--wait-client") as s:
+        a = connect(sock)
+        a.sendall(REQUEST.pack(OP_READ, 0, 0)[:5])
+        a.close()
+        with SocketBus(sock) as b:
+            assert b.read32(0x000) == MAGIC
+            hits = b.read32(0x10000 + drv.WIN_HITS)
+            b.send_raw(REQUEST.pack(OP_WRITE, 0x10000 + drv.WIN_INDEX, 3))
+        with SocketBus(sock) as c:
+            with drv.Device(c) as dev:
+                assert dev.table_count() == 3
+            later = c.read32(0x10000 + drv.WIN_HITS) | c.read32(0x10000 + drv.WIN_HITS + 4) << 32
+            assert later >= hits
+            n_c = c.transactions
+        assert s.alive(), "the run ended before the clients were done; make it longer"
+        rc, out, err = s.finish()
+    assert rc == 0, f"{out}\n{err}"
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+    assert got.summary["socket"] == {"transactions": 3 + n_c, "connections_closed": 3}
+
+
+def test_wait_client_without_captures(work):
+    """--socket --wait-client and no captures: the run ends once the first client has
+    closed, with the tables' counts in the summary (how a table loader is tried out)."""
+    need("w64")
+    sock = work / "ctl.sock"
+    program = program_of("w64")
+    with Simulator("w64", "--socket", sock, "--wait-client", "--out", work / "out") as s:
+        with SocketBus(sock) as bus:
+            with drv.Device(bus) as dev:
+                assert load(dev, program, [("l2_fwd", (0x020000000001,), "drop", 0)]) == 1
+        rc, out, err = s.finish(timeout=120)
+    assert rc == 0, f"{out}\n{err}"
+    summary = json.loads((work / "out" / "summary.json").read_text())
+    assert summary["complete"] and summary["frames_in"] == 0
+    assert [(t["name"], t["hits"], t["misses"]) for t in summary["tables"]] == [
+        (t.name, 0, 0) for t in program.tables]
+    assert not sock.exists()
+
+
+def test_clock_limit_and_signal_stop_early(work):
+    """--max-clocks before the last frame has left, and SIGTERM before the traffic could
+    start: the summary says INCOMPLETE, summary.json "complete" is false, exit status 1."""
+    need("w64")
+    frame = bytes(Ether(dst="02:00:00:00:00:01") / IP(dst="10.0.0.1") / UDP() / Raw(bytes(1000)))
+    in_args, _ = harness.write_captures(work, [(0, frame)] * 50)
+    rc, out, err = harness.run("w64", *in_args, "--out", work / "limit", "--max-clocks", 2000)
+    assert rc == 1, f"{out}\n{err}"
+    assert "INCOMPLETE" in out and "clock limit" in out
+    summary = json.loads((work / "limit" / "summary.json").read_text())
+    assert not summary["complete"] and 0 < summary["frames_done"] < 50
+    sock = work / "ctl.sock"
+    with Simulator("w64", *in_args, "--out", work / "signal", "--socket", sock,
+                   "--wait-client") as s:
+        with SocketBus(sock) as bus:  # the simulator is up; this client never leaves
+            assert bus.read32(0) == MAGIC
+            rc, out, err = s.stop()
+    assert rc == 1, f"{out}\n{err}"
+    assert "INCOMPLETE: 0 of 50 frames entered" in out and "interrupted" in out
+
+
+# ------------------------------------------------------------------------ bad input
+
+
+def sim_error(*args):
+    """Runs matcha-sim expecting a refusal: returns its stderr (exit status 2 checked)."""
+    rc, out, err = harness.run("w64", *args, timeout=120)
+    assert rc == 2, f"exit {rc}, expected 2\n{out}\n{err}"
+    assert "matcha-sim: " in err
+    return err
+
+
+def one_frame_capture(path, **kw):
+    wrpcap(str(path), [Ether(dst="02:00:00:00:00:01") / IP() / UDP() / Raw(bytes(40))], **kw)
+    return path
+
+
+def test_missing_capture(work):
+    need("w64")
+    err = sim_error("--in", f"0={work / 'absent.pcap'}", "--out", work / "out")
+    assert "absent.pcap" in err
+
+
+def test_capture_that_is_not_a_capture(work):
+    need("w64")
+    bad = work / "text.pcap"
+    bad.write_text("this is not a packet capture\n")
+    assert "text.pcap" in sim_error("--in", f"0={bad}", "--out", work / "out")
+
+
+def test_capture_cut_in_a_record(work):
+    need("w64")
+    good = one_frame_capture(work / "good.pcap")
+    cut = work / "cut.pcap"
+    data = good.read_bytes()
+    cut.write_bytes(data + data[24:24 + 16 + 20])  # a second record, its data cut short
+    err = sim_error("--in", f"3={cut}", "--out", work / "out")
+    assert "cut.pcap: packet 2" in err
+
+
+def test_capture_with_short_snapshot(work):
+    """A packet captured shorter than it was on the wire (snaplen) is refused."""
+    need("w64")
+    path = work / "snap.pcap"
+    header = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 64, 1)
+    record = struct.pack("<IIII", 0, 0, 64, 100) + bytes(64)
+    path.write_bytes(header + record)
+    assert "captured 64 of its 100 bytes" in sim_error("--in", f"0={path}", "--out",
+                                                       work / "out")
+
+
+def test_capture_not_ethernet(work):
+    need("w64")
+    path = work / "rawip.pcap"
+    wrpcap(str(path), [IP() / UDP()], linktype=101)
+    assert "link type" in sim_error("--in", f"0={path}", "--out", work / "out")
+
+
+def test_frame_longer_than_maximum(work):
+    need("w64")
+    path = work / "jumbo.pcap"
+    wrpcap(str(path), [Ether() / IP() / Raw(bytes(MAX_FRAME))])
+    err = sim_error("--in", f"0={path}", "--out", work / "out")
+    assert f"longer than the pipeline's maximum frame of {MAX_FRAME} bytes" in err
+    assert "jumbo.pcap: packet 1" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--in", "16=x.pcap"], "out of range"),
+    (["--in", "x.pcap"], "PORT=FILE"),
+    (["--backpressure", "1"], "below 1"),
+    (["--gap", "-1"], "not a non-negative integer"),
+    (["--wait-client"], "needs --socket"),
+    ([], "nothing to simulate"),
+    (["--bogus"], "unknown option"),
+], ids=["port_out_of_range", "no_port", "backpressure_1", "negative_gap", "wait_no_socket",
+        "no_inputs", "unknown_option"])
+def test_bad_options(work, args, message):
+    need("w64")
+    assert message in sim_error(*args)
+
+
+def test_out_is_a_file(work):
+    need("w64")
+    capture = one_frame_capture(work / "one.pcap")
+    taken = work / "taken"
+    taken.write_text("a file")
+    assert f"--out {taken}" in sim_error("--in", f"0={capture}", "--out", taken)
+
+
+def test_socket_path_in_use(work):
+    """A second simulator on a socket path another one serves is refused; the first one
+    keeps serving."""
+    need("w64")
+    sock = work / "ctl.sock"
+    with Simulator("w64", "--socket", sock, "--out", work / "a") as first:
+        with SocketBus(sock) as bus:
+            assert bus.read32(0) == MAGIC
+        assert "in use by another process" in sim_error("--socket", sock, "--out", work / "b")
+        with SocketBus(sock) as bus:
+            assert bus.read32(0) == MAGIC
+        rc, out, err = first.stop()
+    assert rc == 0, err
+
+
+def test_socket_path_not_a_socket(work):
+    need("w64")
+    path = work / "file"
+    path.write_text("keep me")
+    assert "not a socket" in sim_error("--socket", path, "--out", work / "out")
+    assert path.read_text() == "keep me"
+
+
+def test_socket_path_too_long(work):
+    need("w64")
+    assert "path longer than" in sim_error("--socket", work / ("s" * 120), "--out",
+                                           work / "out")
+
+
+def test_stale_socket_is_replaced(work):
+    """A socket file nobody listens on (left by a process that died) is taken over."""
+    need("w64")
+    sock = work / "ctl.sock"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(sock))
+    s.close()
+    assert sock.exists()
+    with Simulator("w64", "--socket", sock, "--out", work / "out") as sim_proc:
+        with SocketBus(sock) as bus:
+            assert bus.read32(0) == MAGIC
+        rc, _, err = sim_proc.stop()
+    assert rc == 0, err
+
+
+def test_layout_of_another_build(work):
+    need("w64")
+    layout = json.loads(sim.layout_file("w64").read_text())
+    layout["buildId"] ^= 1
+    other = work / "layout.json"
+    other.write_text(json.dumps(layout))
+    capture = one_frame_capture(work / "one.pcap")
+    err = sim_error("--in", f"0={capture}", "--out", work / "out", "--layout", other)
+    assert "buildId" in err and "layout.json" in err
+
+
+# ------------------------------------------------------------------------ examples
+
+
+def test_example_capture_is_what_its_script_makes(work):
+    """sim/examples/l2l3.pcap is the output of sim/examples/make_l2l3_pcap.py."""
+    out = work / "l2l3.pcap"
+    r = subprocess.run([sys.executable, str(harness.REPO / "sim" / "examples" /
+                                            "make_l2l3_pcap.py"), str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == (harness.REPO / "sim" / "examples" / "l2l3.pcap").read_bytes()
+
+
+# `make run`: sim/run_example.sh with matcha-ctl behind tb/sim/ctl_then_read_back.py, which
+# reads the tables back from the running simulator once matcha-ctl has loaded them.
+RUN_EXAMPLE = harness.REPO / "sim" / "run_example.sh"
+EXAMPLE_CAPTURE = harness.REPO / "sim" / "examples" / "l2l3.pcap"
+EXAMPLE_TABLES = "sim/examples/l2l3_tables.txt"
+READ_BACK = harness.REPO / "tb" / "sim" / "ctl_then_read_back.py"
+
+
+def run_example(work, **env):
+    """sim/run_example.sh into work/out; returns the finished process."""
+    if "MATCHA_SIM" not in env:
+        env["MATCHA_SIM"] = harness.binary("w64")
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "MATCHA_LAYOUT": sim.layout_file("w64"), "MATCHA_SOCKET": work / "ctl.sock",
+           "MATCHA_CTL": READ_BACK, "MATCHA_READBACK_CTL": harness.matcha_ctl(),
+           "MATCHA_READBACK_OUT": work / "tables.json", **env}
+    return subprocess.run(["bash", str(RUN_EXAMPLE), str(work / "out")],
+                          env={**os.environ, **{k: str(v) for k, v in env.items()}},
+                          capture_output=True, text=True, timeout=600)
+
+
+def program_read_back(path):
+    """The model holding the entries read back from the simulator."""
+    program = program_of("w64")
+    for index, entries in json.loads(path.read_text()).items():
+        t = program[int(index)]
+        for *entry, action_id, data in entries:
+            t.add(*entry, action_id, data)
+    return program
+
+
+def test_make_run_example(work):
+    """The flow of `make run`: the tables of sim/examples/l2l3_tables.txt, loaded by
+    matcha-ctl into the running simulator and read back from it, are the ones the file
+    means (counts per table, entries written out here from the file); every output
+    capture, punt.csv, drop.csv and the summary agree with the model holding what was read
+    back; the script ends with the summary and the list of captures."""
+    need("w64")
+    r = run_example(work)
+    assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
+    assert f"{EXAMPLE_TABLES}: 9 entries loaded" in r.stdout
+
+    program = program_read_back(work / "tables.json")
+    l2, lpm, acl = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
+    assert (len(l2), len(lpm), len(acl)) == (3, 4, 2)
+    assert l2.lookup(0x001122334466)[1:3] == (l2.action_id("forward"), l2.data("forward", port=4))
+    assert l2.lookup(0x001122334477)[1] == l2.action_id("drop")
+    assert sorted(lpm.entries()) == [(0x00000000, 1), (0x0A010000, 16), (0x0A010200, 24),
+                                     (0x0A420000, 16)]
+    assert lpm.lookup(0x0A010203)[1:3] == (lpm.action_id("route"), lpm.data(
+        "route", port=5, dmac=0x020000000005, smac=0x020000000001))
+    assert lpm.lookup(0x0A42FFFF)[1] == lpm.action_id("drop")
+    deny = (acl.key(src=0x0A090000, protocol=6, dstPort=22),
+            acl.key(src=0xFFFF0000, protocol=0xFF, dstPort=0xFFFF), 10)
+    to_host = (acl.key(dst=0x0A010035, protocol=17, dstPort=53),
+               acl.key(dst=0xFFFFFFFF, protocol=0xFF, dstPort=0xFFFF), 5)
+    assert acl.entries() == [deny, to_host]
+
+    sent = [harness.Sent(0, i + 1, f) for i, f in enumerate(harness.frames_of(EXAMPLE_CAPTURE))]
+    exp = harness.expected(program, sent)
+    got = harness.read_outputs(work / "out")
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+    # Something of everything the example is there to show.
+    assert len(exp.ports) >= 5 and exp.punt and exp.drops
+
+    captures = sorted((work / "out").glob("*.pcap"))
+    tail = r.stdout.splitlines()[-(len(captures) + 1):]
+    assert tail == [f"output captures in {work / 'out'}:"] + [f"  {c}" for c in captures]
+    assert "socket " in r.stdout and "tables   l2_fwd" in r.stdout
+
+
+def test_make_run_example_loader_fails(work):
+    """A loader that fails: the script says so, exits 1, and the simulator waiting for its
+    tables is stopped rather than left running (its socket file is gone)."""
+    need("w64")
+    r = run_example(work, MATCHA_CTL="/bin/false")
+    assert r.returncode == 1
+    assert "matcha-ctl could not load" in r.stderr and "matcha-sim stopped" in r.stderr
+    assert not (work / "ctl.sock").exists()
+
+
+def test_make_run_example_without_simulator(work):
+    """A simulator that is not built: a clear error naming the target that builds it."""
+    r = run_example(work, MATCHA_SIM=work / "matcha-sim")
+    assert r.returncode == 1
+    assert "matcha-sim is missing: build it with 'make sim'" in r.stderr
