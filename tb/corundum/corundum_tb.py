@@ -275,8 +275,10 @@ class CorundumTb(AxiLiteRegisters):
         timeout = timeout or 8000 + 12 * beats + 80 * len(self.sent)
         # Every frame into the block first: the last ones may be dropped, which nothing
         # below waits for.
-        for src in (self.rx_src, self.tx_src):
-            await src.wait()
+        await wait_for(lambda: self.rx_src.idle() and self.tx_src.idle(), self.dut.clk, timeout,
+                       f"the block to take every frame ({self.rx_src.queue_occupancy_frames} "
+                       f"from the MAC and {self.tx_src.queue_occupancy_frames} from the host "
+                       f"queued)")
         await wait_for(lambda: len(self.host_frames) >= len(to_host)
                        and len(self.wire_frames) >= len(to_wire)
                        and len(self.completions) >= len(from_host), self.dut.clk, timeout,
@@ -569,9 +571,10 @@ async def test_tx_pipeline(dut):
 @cocotb.test()
 async def test_tx_switch_under_traffic(dut):
     """CONTROL bit 0 flipped while host frames flow, some already taken and the rest
-    waiting in the host's queue: each frame takes one path, chosen at its first beat, so
-    the frames up to some point take the old path and the rest the new one, that point
-    being the frame whose first beat the host was presenting when the write landed. Every
+    waiting in the host's queue: each frame takes one path, chosen when its first beat is
+    offered, so the frames up to some point take the old path and the rest the new one,
+    that point being just after the last frame whose first beat the host had offered when
+    the write landed. Every
     frame comes out (or not) as the model has it on its path, in order on each path, and
     gets exactly one completion; the counters count each frame on its path."""
     tb = await setup(dut, "tx_switch_under_traffic")
@@ -612,6 +615,65 @@ async def test_tx_switch_under_traffic(dut):
         dut._log.info("round %d: frames 0..%d on the old path, %d..%d on the new", rnd,
                       point - 1, point, n - 1)
         tb.retire()
+
+
+async def taken_or_held(tb, src, valid, ready, clocks=200):
+    """After a frame is queued on `src`: True once lane 0 of the stream it feeds has offered
+    a beat that is not taken for `clocks` clocks in a row, False once `src` has sent all."""
+    held = 0
+    for _ in range(100_000):
+        await RisingEdge(tb.dut.clk)
+        held = held + 1 if int(valid.value) & 1 and not int(ready.value) & 1 else 0
+        if held >= clocks:
+            return True
+        if src.idle():
+            return False
+    raise AssertionError("a frame neither taken nor held")
+
+
+@cocotb.test()
+async def test_tx_switch_with_beat_offered(dut):
+    """CONTROL bit 0 flipped while a host frame's first beat is offered and not taken: the
+    frame stays on the path it was offered to, and neither path stalls. To the pipeline: the
+    MAC stops taking, a host frame waits at the MAC, the switch to the pipeline comes, then
+    more host frames and frames from the wire. To the bypass: host frames the tables drop
+    wait for completions the TX engine does not take, until the next one waits at the
+    pipeline's input, the switch to the bypass comes, then frames from the wire, which
+    share that input."""
+    tb = await setup(dut, "tx_switch_with_beat_offered")
+    await fixed_tables(tb)
+    for sink in (tb.host, tb.wire):
+        sink.set_pause_generator(None)
+
+    tb.wire.pause = True
+    await tb.send_tx("waits at the MAC", ipv4(tb, "10.1.1.1"))
+    assert await taken_or_held(tb, tb.tx_src, dut.m_axis_sync_tx_tvalid,
+                               dut.m_axis_sync_tx_tready), "the MAC took a frame while stopped"
+    await tb.tx_through_pipeline(True)
+    for name, frame, _ in fates(tb):
+        await tb.send_tx(f"host {name}", frame)
+        await tb.send_rx(f"wire {name}", frame)
+    tb.wire.pause = False
+    await tb.check()
+
+    # Dropped host frames owe completions the block makes; with the TX engine taking none,
+    # they stay in flight until the block's limit stops the next frame at its first beat.
+    await tb.tx_through_pipeline(True)
+    tb.cpl_busy = 1.0
+    l2_drop = next(frame for name, frame, _ in fates(tb) if name == "l2 drop")
+    for k in range(1000):
+        await tb.send_tx(f"in flight #{k}", l2_drop)
+        if await taken_or_held(tb, tb.tx_src, dut.s_axis_sync_tx_tvalid,
+                               dut.s_axis_sync_tx_tready):
+            break
+    else:
+        raise AssertionError("1000 dropped host frames did not stop the host's tap")
+    dut._log.info("the host's tap stopped after %d dropped frames", k + 1)
+    await tb.tx_through_pipeline(False)
+    for name, frame, _ in fates(tb):
+        await tb.send_rx(f"wire {name}", frame)
+    tb.cpl_busy = 0.0
+    await tb.check()
 
 
 @cocotb.test()

@@ -351,17 +351,21 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
 
   val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, io.s_axis_rx.slaveStream(k)))
 
-  /** Host frames: through the pipeline or straight to the MAC, chosen per frame at its first
-    * beat from CONTROL bit 0. */
+  /** Host frames: through the pipeline or straight to the MAC, chosen per frame from CONTROL
+    * bit 0 in the first clock its first beat is presented, and kept until its last beat is
+    * taken. Choosing only when the first beat is taken would let a write to CONTROL withdraw
+    * a beat already offered to one path; the arbiter there, locked on it, would then wait
+    * for that frame for ever. */
   val txSplit = for (k <- 0 until n) yield new Area {
     val tx = io.s_axis_tx.slaveStream(k)
-    val inFrame = Reg(Bool()) init False
+    val chosen = Reg(Bool()) init False
     val latched = Reg(Bool()) init False
-    val viaPipeline = inFrame ? latched | regs.txViaPipeline
-    when(tx.fire) {
-      inFrame := !tx.last
-      when(!inFrame) { latched := regs.txViaPipeline }
+    val viaPipeline = chosen ? latched | regs.txViaPipeline
+    when(tx.valid && !chosen) {
+      chosen := True
+      latched := regs.txViaPipeline
     }
+    when(tx.fire && tx.last) { chosen := False }
     val padder = new Padder(io.s_axis_tx.beat, c.minTxBytes)
     padder.input.valid := tx.valid && viaPipeline
     padder.input.payload := tx.payload
