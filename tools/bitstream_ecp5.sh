@@ -71,7 +71,7 @@ if (( synth_only )); then cat "$OUT/utilization.txt"; exit 0; fi
 start=$(date +%s)
 echo "bitstream: nextpnr-ecp5 ${DEVICE[*]}, log $OUT/nextpnr.log"
 "$NEXTPNR" "${DEVICE[@]}" --json "$OUT/$TOP.json" --lpf "$LPF" --textcfg "$OUT/$TOP.config" \
-  --report "$OUT/report.json" --log "$OUT/nextpnr.log" --seed "$SEED" --timing-allow-fail -q \
+  --report "$OUT/report.json" --log "$OUT/nextpnr.log" --seed "$SEED" --router router2 --timing-allow-fail -q \
   || { echo "bitstream: FAIL: nextpnr (see $OUT/nextpnr.log)" >&2; tail -20 "$OUT/nextpnr.log" >&2; exit 1; }
 echo "bitstream: place and route done in $(( $(date +%s) - start ))s"
 

@@ -24,7 +24,7 @@ from tb.common import cocotb_util
 from tb.common import driver as drv
 from tb.pipeline.control import MAGIC_VALUE, snapshot_for
 
-CLK_NS = 16        # pipeline clock, 62.5 MHz
+CLK_NS = 24        # pipeline clock: 41.67 MHz, below the Versa top's 44.64 MHz
 RGMII_NS = 8       # 125 MHz: transmit clock and both PHYs' receive clocks
 BIT_NS = 8 * CLK_NS  # matcha_board's UART: 8 clocks per bit
 

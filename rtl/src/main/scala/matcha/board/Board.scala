@@ -143,13 +143,14 @@ class Board(cfg: MatchaConfig, program: Program, buildId: Long, uartClockDivider
 }
 
 /** The Lattice ECP5-5G Versa board (LFE5UM5G-45F): the 100 MHz oscillator, a PLL making
-  * the 125 MHz transmit clock (and its 90° copy) and the 62.5 MHz pipeline clock, both
+  * the 125 MHz transmit clock (and its 90° copy) and the 44.64 MHz pipeline clock, both
   * RGMII PHYs (taken out of reset once the PLL locks), and the FT2232H's UART (channel B)
   * at `baud`. */
 class VersaTop(cfg: MatchaConfig, program: Program, buildId: Long, baud: Int = 115200, rxDelayTaps: Int = 80)
     extends Component {
   setDefinitionName("matcha_versa")
-  val PipelineHz = 62500000
+  /** VCO / 14 (the PLL below): 44 642 857 Hz and a fraction. */
+  val PipelineHz = 625000000 / 14
   val io = new Bundle {
     val clk100 = in Bool()
     val eth = Vec(master(RgmiiPins()), 2)
@@ -159,10 +160,10 @@ class VersaTop(cfg: MatchaConfig, program: Program, buildId: Long, baud: Int = 1
   noIoPrefix()
   io.eth.zipWithIndex.foreach { case (e, i) => e.setName(s"eth$i") }
 
-  // 100 MHz / 4 * 5 = 125 MHz on CLKOP with the VCO at 625 MHz; CLKOS = VCO / 10 = 62.5 MHz;
+  // 100 MHz / 4 * 5 = 125 MHz on CLKOP with the VCO at 625 MHz; CLKOS = VCO / 14 = 44.64 MHz;
   // CLKOS2 = VCO / 5 = 125 MHz, 1.25 VCO cycles (2 ns, 90°) later
-  // (`ecppll -i 100 -o 125 --clkout1 62.5 --clkout2 125 --phase2 90`).
-  val pll = Ecp5.pll(io.clk100, refDiv = 4, fbDiv = 5, op = Ecp5.PllOutput(5, 2), os = Ecp5.PllOutput(10, 2),
+  // (`ecppll -i 100 -o 125 --clkout1 44.64 --clkout2 125 --phase2 90`).
+  val pll = Ecp5.pll(io.clk100, refDiv = 4, fbDiv = 5, op = Ecp5.PllOutput(5, 2), os = Ecp5.PllOutput(14, 2),
     os2 = Ecp5.PllOutput(5, 3, 2))
 
   val pipelineDomain = ClockDomain(pll.CLKOS, ResetCtrl.asyncAssertSyncDeassert(!pll.LOCK, ClockDomain(pll.CLKOS)),

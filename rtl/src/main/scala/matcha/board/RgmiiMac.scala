@@ -44,7 +44,9 @@ class RgmiiMac(txClockDomain: ClockDomain, rxDelayTaps: Int, rxDepth: Int = 512,
   val rxArea = new ClockingArea(rxDomain) {
     val gmii = new GmiiRx
     gmii.io.gmii := ddr.io.rx
-    val beats = gmii.io.beats
+    /** Registered, so that the FCS check and the FIFO's write (its block RAM may be placed
+      * far away) each get a clock of their own. */
+    val beats = gmii.io.beats.stage()
     val push = rxFifo.io.push
 
     /** The frame in progress is being discarded. */
@@ -87,8 +89,11 @@ class RgmiiMac(txClockDomain: ClockDomain, rxDelayTaps: Int, rxDepth: Int = 512,
 
   val txArea = new ClockingArea(txClockDomain) {
     val gmii = new GmiiTx
-    gmii.io.beats << txFifo.io.pop
-    val framesAvailable = fromGray(BufferCC(framesInGray, init = B(0, 12 bits)))
+    // Registered both ways: the transmitter takes a beat when its last byte goes out, and
+    // that decision must not have to reach the FIFO's block RAM in the same clock.
+    gmii.io.beats << txFifo.io.pop.s2mPipe().m2sPipe()
+    /** Registered: the Gray decode is a chain of 12 XORs. */
+    val framesAvailable = RegNext(fromGray(BufferCC(framesInGray, init = B(0, 12 bits)))) init 0
     val framesStarted = Reg(UInt(12 bits)) init 0
     when(gmii.io.frameStart) { framesStarted := framesStarted + 1 }
     gmii.io.frameReady := framesAvailable =/= framesStarted
