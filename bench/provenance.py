@@ -21,6 +21,15 @@ def git_commit():
         return "unknown"
 
 
+def yosys_version():
+    """"Yosys 0.23+..." of the yosys on PATH, or "Yosys" when it cannot say."""
+    try:
+        return subprocess.run(["yosys", "-V"], capture_output=True, text=True,
+                              check=True).stdout.split("(")[0].strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "Yosys"
+
+
 def read_resources(path):
     """A resources.txt of tools/synth_ecp5.sh as {cell: count}; {} when it is missing."""
     p = Path(path)

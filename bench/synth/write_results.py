@@ -6,25 +6,16 @@ usage: python bench/synth/write_results.py --synth build/bench/synth --out FILE
 """
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from bench.provenance import read_resources, write_report  # noqa: E402
+from bench.provenance import read_resources, write_report, yosys_version  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
 ROWS = (("matcha_l2l3", "w64"), ("matcha_l2l3", "w512"), ("mqnic_app_block", "corundum-w64"))
-
-
-def yosys_version():
-    try:
-        return subprocess.run(["yosys", "-V"], capture_output=True, text=True,
-                              check=True).stdout.split("(")[0].strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "Yosys"
 
 
 def main():
