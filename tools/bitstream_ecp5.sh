@@ -11,6 +11,7 @@
 #        $OUT/utilization.txt      Yosys `stat` and nextpnr's device utilization
 #        $OUT/timing.txt           Fmax per clock and the critical paths (nextpnr)
 #        $OUT/report.json          nextpnr's machine-readable report
+#        $OUT/seconds-synth, seconds-pnr   wall-clock time of each tool
 #        $OUT/matcha_versa.bit     the bitstream (ecppack --compress), .svf for JTAG
 # A bitstream is written even when timing is not met; timing.txt says so and the
 # script exits 2 in that case (1 for any tool failure).
@@ -44,7 +45,7 @@ if (( synth_only )); then OUT=${OUT:-$root/build/bitstream-synth}; else OUT=${OU
 src=$RTL_DIR/board/$TOP.v
 [[ -f $src ]] || { echo "bitstream: FAIL: $src not found (run 'make rtl' first)" >&2; exit 1; }
 mkdir -p "$OUT"
-rm -f "$OUT"/{$TOP.json,$TOP.config,$TOP.bit,$TOP.svf,stat.txt,report.json,timing.txt,utilization.txt}
+rm -f "$OUT"/{$TOP.json,$TOP.config,$TOP.bit,$TOP.svf,stat.txt,report.json,timing.txt,utilization.txt,seconds-synth,seconds-pnr}
 
 # A copy of the sources (with any $readmem* files SpinalHDL wrote beside them), so that a
 # `make rtl` while this runs (it removes build/rtl) cannot pull them away from under Yosys.
@@ -60,7 +61,8 @@ echo "bitstream: yosys synth_ecp5 -top $TOP${blackbox:+ (black box: $blackbox)},
   synth_ecp5 -top $TOP -json $OUT/$TOP.json
   tee -q -o $OUT/stat.txt stat
 ") >"$OUT/yosys.stdout" 2>&1 || { echo "bitstream: FAIL: yosys (see $OUT/yosys.log)" >&2; tail -5 "$OUT/yosys.stdout" >&2; exit 1; }
-echo "bitstream: synthesis done in $(( $(date +%s) - start ))s"
+echo $(( $(date +%s) - start )) >"$OUT/seconds-synth"
+echo "bitstream: synthesis done in $(cat "$OUT/seconds-synth")s"
 awk '
   BEGIN { n = split("LUT4 TRELLIS_FF DP16KD TRELLIS_DPR16X4 CCU2C EHXPLLL IDDRX1F ODDRX1F DELAYG", k, " ") }
   $2 ~ /^[0-9]+$/ { v[$1] = $2 }
@@ -73,7 +75,8 @@ echo "bitstream: nextpnr-ecp5 ${DEVICE[*]}, log $OUT/nextpnr.log"
 "$NEXTPNR" "${DEVICE[@]}" --json "$OUT/$TOP.json" --lpf "$LPF" --textcfg "$OUT/$TOP.config" \
   --report "$OUT/report.json" --log "$OUT/nextpnr.log" --seed "$SEED" --router router2 --timing-allow-fail -q \
   || { echo "bitstream: FAIL: nextpnr (see $OUT/nextpnr.log)" >&2; tail -20 "$OUT/nextpnr.log" >&2; exit 1; }
-echo "bitstream: place and route done in $(( $(date +%s) - start ))s"
+echo $(( $(date +%s) - start )) >"$OUT/seconds-pnr"
+echo "bitstream: place and route done in $(cat "$OUT/seconds-pnr")s"
 
 { echo; echo "nextpnr device utilization:"; sed -n '/Device utilisation:/,/^Info: *$/p' "$OUT/nextpnr.log" | sed -n '2,$p' | grep -v ' 0/' ; } >>"$OUT/utilization.txt"
 {
