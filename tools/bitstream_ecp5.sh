@@ -78,12 +78,18 @@ echo "bitstream: nextpnr-ecp5 ${DEVICE[*]}, log $OUT/nextpnr.log"
 echo $(( $(date +%s) - start )) >"$OUT/seconds-pnr"
 echo "bitstream: place and route done in $(cat "$OUT/seconds-pnr")s"
 
-{ echo; echo "nextpnr device utilization:"; sed -n '/Device utilisation:/,/^Info: *$/p' "$OUT/nextpnr.log" | sed -n '2,$p' | grep -v ' 0/' ; } >>"$OUT/utilization.txt"
+# The resource table ends at the first blank line after its heading.
+{ echo; echo "nextpnr device utilization:"
+  awk '/Device utilisation:/ { on = 1; next } on && /^(Info: *)?$/ { exit } on && !/ 0\// { print }' "$OUT/nextpnr.log"
+} >>"$OUT/utilization.txt"
+# nextpnr prints an estimate after placement and the timing of the routed design after
+# "Routing complete"; only the latter counts.
+routed_timing() { sed -n '/Routing complete/,$p' "$OUT/nextpnr.log"; }
 {
-  echo "Fmax per clock (nextpnr, last report):"
-  grep -E "Max frequency for clock" "$OUT/nextpnr.log" | tail -n "$(grep -cE 'Max frequency for clock' "$OUT/nextpnr.log" | awk '{print ($1 > 0) ? $1 : 1}')" | awk '!seen[$0]++'
+  echo "Fmax per clock (nextpnr, routed):"
+  routed_timing | grep -E "Max frequency for clock"
   echo
-  sed -n '/Critical path report for clock/,$p' "$OUT/nextpnr.log" | head -200
+  routed_timing | sed -n '/Critical path report for clock/,$p' | head -200
 } >"$OUT/timing.txt"
 
 "$ECPPACK" --compress --svf "$OUT/$TOP.svf" "$OUT/$TOP.config" "$OUT/$TOP.bit" \
@@ -91,7 +97,7 @@ echo "bitstream: place and route done in $(cat "$OUT/seconds-pnr")s"
 echo "bitstream: $OUT/$TOP.bit ($(stat -c %s "$OUT/$TOP.bit") bytes)"
 cat "$OUT/utilization.txt"
 sed -n '1,/^$/p' "$OUT/timing.txt"
-if grep -q 'FAIL' <(grep -E "Max frequency for clock" "$OUT/nextpnr.log"); then
+if routed_timing | grep -E "Max frequency for clock" | grep -q 'FAIL'; then
   echo "bitstream: timing NOT met (see $OUT/timing.txt)" >&2
   exit 2
 fi

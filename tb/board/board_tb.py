@@ -16,7 +16,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Timer, with_timeout
 from cocotbext.eth import GmiiFrame, RgmiiSink, RgmiiSource
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.vxlan import VXLAN
 from scapy.layers.l2 import Ether
 
 from tb.board.uart import Bridge, BridgeError, Uart
@@ -85,21 +86,27 @@ class Board:
         out["not_forwarded"] = await self.bridge.read32(NOT_FORWARDED)
         return out
 
-    async def load_l2(self, entries):
-        """l2_fwd entries {mac: port} with the forward action, through the C driver."""
+    async def load(self, fill):
+        """Calls fill(dev, tables) with a C driver device and layout.json's tables by name,
+        then replays the bus transactions it made over the UART bridge."""
         lay = layout()
-        table = next(t for t in lay["program"]["tables"] if t["name"] == "l2_fwd")
-        forward = next(a for a in table["actions"] if a["name"] == "forward")
         # The block as docs/tables.md makes it of the layout (test_self_describing_block
         # checks the hardware's is the same), without reading it over the slow UART.
         rec = drv.RecordingBus(snapshot_for(lay["program"], lay["buildId"]))
         dev = drv.Device(rec)
         try:
-            for mac, port in entries.items():
-                dev.exact_add(table["index"], int(mac.replace(":", ""), 16), forward["id"], port)
+            fill(dev, {t["name"]: t for t in lay["program"]["tables"]})
         finally:
             dev.close()
         await drv.replay(rec.take(), self.bridge.write32, self.bridge.read32)
+
+    async def load_l2(self, entries):
+        """l2_fwd entries {mac: port} with the forward action."""
+        def fill(dev, tables):
+            table = tables["l2_fwd"]
+            for mac, port in entries.items():
+                dev.exact_add(table["index"], mac_int(mac), action_id(table, "forward"), port)
+        await self.load(fill)
 
     async def expect(self, port, frames, timeout_us=2000):
         """The next frames sent on `port` are `frames` (bytes without FCS, padded as the
@@ -115,6 +122,14 @@ class Board:
         await Timer(us, "us")
         for p in range(2):
             assert self.sinks[p].empty(), f"port {p} sent a frame nothing should have caused"
+
+
+def mac_int(mac):
+    return int(mac.replace(":", ""), 16)
+
+
+def action_id(table, name):
+    return next(a["id"] for a in table["actions"] if a["name"] == name)
 
 
 def l2_frame(dst, length, seed=0):
@@ -239,3 +254,44 @@ async def test_punted_frames_discarded(dut):
     c = await board.counters()
     assert c[(1, "rx_good")] == 1 and c["not_forwarded"] == 1
     assert c[(0, "tx_frames")] == c[(1, "tx_frames")] == 0
+
+
+@cocotb.test()
+async def test_routed_ipv4_rewritten(dut):
+    """ipv4_lpm routes IPv4 frames from port 0 to port 1: each leaves with the route's MAC
+    addresses, its TTL one less and its header checksum updated, as scapy rebuilds it; for
+    a VXLAN frame only the outer headers change (the board's parser stops at UDP)."""
+    board = await started(dut)
+    dmac, smac = "02:00:00:00:01:fe", "02:00:00:00:01:01"
+
+    def fill(dev, tables):
+        table = tables["ipv4_lpm"]
+        data = (1 << 96) | (mac_int(dmac) << 48) | mac_int(smac)
+        dev.lpm_add(table["index"], int.from_bytes(bytes([10, 1, 0, 0]), "big"), 16,
+                    action_id(table, "route"), data)
+    await board.load(fill)
+
+    outer = Ether(dst=MAC_UNKNOWN, src=MAC_SRC)
+    sent = [
+        outer / IP(src="10.0.0.1", dst="10.1.2.3", ttl=64) / UDP(sport=1000, dport=2000) / bytes(30),
+        outer / IP(src="10.0.0.2", dst="10.1.200.7", ttl=2, tos=0x28) / TCP(sport=5, dport=80, flags="S")
+        / bytes(range(50)),
+        outer / IP(src="10.0.0.3", dst="10.1.9.9", ttl=17) / UDP(sport=49152, dport=4789) / VXLAN(vni=42)
+        / Ether(dst="02:00:00:00:09:09", src="02:00:00:00:08:08") / IP(src="192.168.0.1", dst="192.168.0.2", ttl=9)
+        / TCP(sport=1234, dport=22) / bytes(20),
+    ]
+    sent = [Ether(bytes(f)) for f in sent]
+    want = []
+    for f in sent:
+        w = f.copy()
+        w[Ether].dst, w[Ether].src = dmac, smac
+        w[IP].ttl -= 1
+        del w[IP].chksum
+        want.append(bytes(w))
+    for f in sent:
+        await board.sources[0].send(GmiiFrame.from_payload(bytes(f)))
+    await board.expect(1, want)
+    await board.quiet()
+    c = await board.counters()
+    assert c[(0, "rx_good")] == len(sent) and c[(1, "tx_frames")] == len(sent)
+    assert c["pipeline_drops"] == 0 and c["not_forwarded"] == 0

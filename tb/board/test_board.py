@@ -20,6 +20,7 @@ CASES = [
     "test_bump_in_the_wire",
     "test_fcs_errors_dropped_and_counted",
     "test_punted_frames_discarded",
+    "test_routed_ipv4_rewritten",
 ]
 
 

@@ -105,7 +105,7 @@ class Deparser(cfg: MatchaConfig) extends Component {
     }
     val pushLen = UInt(log2Up(maxPush + 1) bits)
     pushLen := cfg.pushHeaders.zip(pushValid).map { case (h, v) => v ? U(h.htype.bytes, 8 bits) | U(0, 8 bits) }
-      .reduce(_ + _).resized
+      .foldLeft(U(0, 8 bits))(_ + _).resized
     val pushImages = cfg.pushHeaders.zipWithIndex.map { case (h, q) =>
       val t = h.htype
       val lengthFromHere = (pushLen - pushStart(q)).resize(16) + bodyLen
@@ -241,35 +241,38 @@ class Deparser(cfg: MatchaConfig) extends Component {
     val in = front.beats.m2sPipe()
     val out = Stream(Chunk(cfg))
     val ctx = in.ctx
-    val pushBeats = (maxPush + lanes - 1) / lanes
-    val pushIndex = Reg(UInt(log2Up(pushBeats + 1) bits)) init 0
-    val pushChunks = ((ctx.pushLen.resize(ctx.pushLen.getWidth + 1) + (lanes - 1)) >> log2Up(lanes)).resize(pushIndex.getWidth)
-    val pushing = in.beatIndex === 0 && pushIndex < pushChunks
-    val pushed = (pushIndex.resize(ctx.pushLen.getWidth + 1) << log2Up(lanes)).resize(ctx.pushLen.getWidth + 1)
-    val pushLeft = ctx.pushLen.resize(pushed.getWidth) - pushed
-    val pushSlices = (0 until pushBeats).map(c => ctx.pushLanes.resize(pushBeats * lanes * 8)(c * lanes * 8, lanes * 8 bits))
-    val pushSlice = if (pushBeats == 1) pushSlices.head else Vec(pushSlices)(pushIndex.resize(log2Up(pushBeats)))
 
     val beatStart = in.beatIndex.resize(cfg.offsetWidth + log2Up(lanes) + 1) << log2Up(lanes)
     val skip = (ctx.popLen > beatStart) ? Hw.min(ctx.popLen - beatStart, in.count.resize(beatStart.getWidth)) | U(0, beatStart.getWidth bits)
     val kept = in.count - skip.resize(cfg.keepCountWidth)
 
     out.user := ctx.user
-    when(pushing) {
-      out.valid := in.valid
-      out.data := pushSlice
-      out.start := 0
-      out.count := Hw.min(pushLeft, U(lanes)).resized
-      out.last := ctx.bodyEmpty && pushIndex === pushChunks - 1
-      in.ready := False
-      when(out.fire) { pushIndex := pushIndex + 1 }
-    } otherwise {
-      out.valid := in.valid && kept =/= 0
-      out.data := in.data
-      out.start := skip.resized
-      out.count := kept
-      out.last := in.last
-      in.ready := out.ready || kept === 0
+    out.valid := in.valid && kept =/= 0
+    out.data := in.data
+    out.start := skip.resized
+    out.count := kept
+    out.last := in.last
+    in.ready := out.ready || kept === 0
+
+    // A configuration that pushes no headers (maxPush 0) has no pushing state at all.
+    val push = (maxPush > 0) generate new Area {
+      val pushBeats = (maxPush + lanes - 1) / lanes
+      val pushIndex = Reg(UInt(log2Up(pushBeats + 1) bits)) init 0
+      val pushChunks = ((ctx.pushLen.resize(ctx.pushLen.getWidth + 1) + (lanes - 1)) >> log2Up(lanes)).resize(pushIndex.getWidth)
+      val pushing = in.beatIndex === 0 && pushIndex < pushChunks
+      val pushed = (pushIndex.resize(ctx.pushLen.getWidth + 1) << log2Up(lanes)).resize(ctx.pushLen.getWidth + 1)
+      val pushLeft = ctx.pushLen.resize(pushed.getWidth) - pushed
+      val pushSlices = (0 until pushBeats).map(c => ctx.pushLanes.resize(pushBeats * lanes * 8)(c * lanes * 8, lanes * 8 bits))
+      val pushSlice = if (pushBeats == 1) pushSlices.head else Vec(pushSlices)(pushIndex.resize(log2Up(pushBeats)))
+      when(pushing) {
+        out.valid := in.valid
+        out.data := pushSlice
+        out.start := 0
+        out.count := Hw.min(pushLeft, U(lanes)).resized
+        out.last := ctx.bodyEmpty && pushIndex === pushChunks - 1
+        in.ready := False
+        when(out.fire) { pushIndex := pushIndex + 1 }
+      }
       when(in.fire && in.last) { pushIndex := 0 }
     }
   }

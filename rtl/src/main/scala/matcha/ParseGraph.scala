@@ -138,28 +138,31 @@ object Headers {
   private def l4FromV6(prefix: String) =
     ParseSelect(Seq("nextHeader"), Seq(Seq(BigInt(17)) -> s"${prefix}udp", Seq(BigInt(6)) -> s"${prefix}tcp"))
 
+  private def stack(p: String) = Seq(
+    HeaderInstance(s"${p}eth", ethernet), HeaderInstance(s"${p}vlan", vlan), HeaderInstance(s"${p}ipv4", ipv4),
+    HeaderInstance(s"${p}ipv6", ipv6), HeaderInstance(s"${p}udp", udp), HeaderInstance(s"${p}tcp", tcp)
+  )
+  private def stackTransitions(p: String) = Map(
+    s"${p}eth" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan", l3(p), l3v6(p))),
+    s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
+    s"${p}ipv4" -> l4FromV4(p),
+    s"${p}ipv6" -> l4FromV6(p)
+  )
+
   /** Ethernet / 802.1Q / IPv4 / IPv6 / UDP / TCP, and VXLAN on UDP 4789 with the same stack inside. */
   val overlayGraph: ParseGraph = {
-    def stack(p: String) = Seq(
-      HeaderInstance(s"${p}eth", ethernet), HeaderInstance(s"${p}vlan", vlan), HeaderInstance(s"${p}ipv4", ipv4),
-      HeaderInstance(s"${p}ipv6", ipv6), HeaderInstance(s"${p}udp", udp), HeaderInstance(s"${p}tcp", tcp)
-    )
-    def stackTransitions(p: String) = Map(
-      s"${p}eth" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan", l3(p), l3v6(p))),
-      s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
-      s"${p}ipv4" -> l4FromV4(p),
-      s"${p}ipv6" -> l4FromV6(p)
-    )
     val outer = stack("")
-    val inner = stack("inner_")
     ParseGraph(
-      outer.take(5) ++ Seq(outer(5), HeaderInstance("vxlan", vxlan)) ++ inner,
+      outer.take(5) ++ Seq(outer(5), HeaderInstance("vxlan", vxlan)) ++ stack("inner_"),
       stackTransitions("") ++ stackTransitions("inner_") ++ Map(
         "udp" -> ParseSelect(Seq("dstPort"), Seq(Seq(VxlanPort) -> "vxlan")),
         "vxlan" -> ParseSelect(Nil, Seq(Nil -> "inner_eth"))
       )
     )
   }
+
+  /** The overlay graph's outer stack alone: what the L2/L3 program reads, and no more. */
+  val l2l3Graph: ParseGraph = ParseGraph(stack(""), stackTransitions(""))
 
   /** Headers a stage may push in front of the frame, emitted in this order (VXLAN encap). */
   val pushHeaders: Seq[HeaderInstance] =
