@@ -21,6 +21,7 @@ CASES = [
     "test_fcs_errors_dropped_and_counted",
     "test_punted_frames_discarded",
     "test_routed_ipv4_rewritten",
+    "test_rx_overflow_counted",
 ]
 
 
