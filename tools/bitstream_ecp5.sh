@@ -72,8 +72,12 @@ if (( synth_only )); then cat "$OUT/utilization.txt"; exit 0; fi
 
 start=$(date +%s)
 echo "bitstream: nextpnr-ecp5 ${DEVICE[*]}, log $OUT/nextpnr.log"
-"$NEXTPNR" "${DEVICE[@]}" --json "$OUT/$TOP.json" --lpf "$LPF" --textcfg "$OUT/$TOP.config" \
-  --report "$OUT/report.json" --log "$OUT/nextpnr.log" --seed "$SEED" --router router2 --timing-allow-fail -q \
+# The YoWASP tools reach the host's files through WASI preopens and mount a private
+# directory at /tmp, so an absolute path under /tmp (a clone there) is not theirs to open:
+# they run in $OUT with relative paths, the LPF copied beside the sources.
+cp "$LPF" "$OUT/src/"
+(cd "$OUT" && "$NEXTPNR" "${DEVICE[@]}" --json "$TOP.json" --lpf "src/$(basename "$LPF")" --textcfg "$TOP.config" \
+  --report report.json --log nextpnr.log --seed "$SEED" --router router2 --timing-allow-fail -q) \
   || { echo "bitstream: FAIL: nextpnr (see $OUT/nextpnr.log)" >&2; tail -20 "$OUT/nextpnr.log" >&2; exit 1; }
 echo $(( $(date +%s) - start )) >"$OUT/seconds-pnr"
 echo "bitstream: place and route done in $(cat "$OUT/seconds-pnr")s"
@@ -92,7 +96,7 @@ routed_timing() { sed -n '/Routing complete/,$p' "$OUT/nextpnr.log"; }
   routed_timing | sed -n '/Critical path report for clock/,$p' | head -200
 } >"$OUT/timing.txt"
 
-"$ECPPACK" --compress --svf "$OUT/$TOP.svf" "$OUT/$TOP.config" "$OUT/$TOP.bit" \
+(cd "$OUT" && "$ECPPACK" --compress --svf "$TOP.svf" "$TOP.config" "$TOP.bit") \
   || { echo "bitstream: FAIL: ecppack" >&2; exit 1; }
 echo "bitstream: $OUT/$TOP.bit ($(stat -c %s "$OUT/$TOP.bit") bytes)"
 cat "$OUT/utilization.txt"
