@@ -8,6 +8,7 @@ self-describing block is what docs/tables.md makes of layout.json's program, and
 bridge's answers are those of docs/sim-socket.md.
 """
 
+import ipaddress
 import json
 import logging
 import os
@@ -22,7 +23,9 @@ from scapy.layers.l2 import Ether
 
 from tb.board.uart import Bridge, BridgeError, Uart
 from tb.common import cocotb_util
+from tb.common.scapy_view import mac_int
 from tb.common import driver as drv
+from tb.model.program import Program
 from tb.pipeline.control import MAGIC_VALUE, snapshot_for
 
 CLK_NS = 24        # pipeline clock: 41.67 MHz, below the Versa top's 44.64 MHz
@@ -87,25 +90,26 @@ class Board:
         return out
 
     async def load(self, fill):
-        """Calls fill(dev, tables) with a C driver device and layout.json's tables by name,
-        then replays the bus transactions it made over the UART bridge."""
+        """Calls fill(dev, program) with a C driver device and the program model of
+        layout.json, then replays the bus transactions it made over the UART bridge."""
         lay = layout()
         # The block as docs/tables.md makes it of the layout (test_self_describing_block
         # checks the hardware's is the same), without reading it over the slow UART.
         rec = drv.RecordingBus(snapshot_for(lay["program"], lay["buildId"]))
         dev = drv.Device(rec)
         try:
-            fill(dev, {t["name"]: t for t in lay["program"]["tables"]})
+            fill(dev, Program(lay))
         finally:
             dev.close()
         await drv.replay(rec.take(), self.bridge.write32, self.bridge.read32)
 
     async def load_l2(self, entries):
         """l2_fwd entries {mac: port} with the forward action."""
-        def fill(dev, tables):
-            table = tables["l2_fwd"]
+        def fill(dev, program):
+            table = program["l2_fwd"]
             for mac, port in entries.items():
-                dev.exact_add(table["index"], mac_int(mac), action_id(table, "forward"), port)
+                dev.exact_add(table.index, mac_int(mac), table.action_id("forward"),
+                              table.data("forward", port=port))
         await self.load(fill)
 
     async def expect(self, port, frames, timeout_us=2000):
@@ -122,14 +126,6 @@ class Board:
         await Timer(us, "us")
         for p in range(2):
             assert self.sinks[p].empty(), f"port {p} sent a frame nothing should have caused"
-
-
-def mac_int(mac):
-    return int(mac.replace(":", ""), 16)
-
-
-def action_id(table, name):
-    return next(a["id"] for a in table["actions"] if a["name"] == name)
 
 
 def l2_frame(dst, length, seed=0):
@@ -264,11 +260,10 @@ async def test_routed_ipv4_rewritten(dut):
     board = await started(dut)
     dmac, smac = "02:00:00:00:01:fe", "02:00:00:00:01:01"
 
-    def fill(dev, tables):
-        table = tables["ipv4_lpm"]
-        data = (1 << 96) | (mac_int(dmac) << 48) | mac_int(smac)
-        dev.lpm_add(table["index"], int.from_bytes(bytes([10, 1, 0, 0]), "big"), 16,
-                    action_id(table, "route"), data)
+    def fill(dev, program):
+        table = program["ipv4_lpm"]
+        dev.lpm_add(table.index, int(ipaddress.IPv4Address("10.1.0.0")), 16, table.action_id("route"),
+                    table.data("route", port=1, dmac=mac_int(dmac), smac=mac_int(smac)))
     await board.load(fill)
 
     outer = Ether(dst=MAC_UNKNOWN, src=MAC_SRC)

@@ -13,7 +13,8 @@ from scapy.layers.l2 import Dot1Q, Dot3, Ether
 from scapy.layers.vxlan import VXLAN
 
 
-def _mac(s):
+def mac_int(s):
+    """A MAC address ("02:00:00:00:01:01") as an int."""
     return int(s.replace(":", ""), 16)
 
 
@@ -23,9 +24,9 @@ def _ip(s):
 
 def _fields(layer):
     if isinstance(layer, Ether):
-        return {"dst": _mac(layer.dst), "src": _mac(layer.src), "etherType": layer.type}
+        return {"dst": mac_int(layer.dst), "src": mac_int(layer.src), "etherType": layer.type}
     if isinstance(layer, Dot3):
-        return {"dst": _mac(layer.dst), "src": _mac(layer.src), "etherType": layer.len}
+        return {"dst": mac_int(layer.dst), "src": mac_int(layer.src), "etherType": layer.len}
     if isinstance(layer, Dot1Q):
         return {"pcp": layer.prio, "dei": layer.dei, "vid": layer.vlan,
                 "etherType": layer.type}

@@ -107,8 +107,9 @@ ${fields.mkString(",\n")}
 
   /** The board configuration: a 64-bit pipeline with the built-in program between two RGMII
     * ports. It parses the headers that program reads (no VXLAN, no inner stack) and pushes
-    * none, which makes its PHV 974 bits instead of 2301: the overlay's PHV, carried through
-    * every stage, does not route on the board's LFE5UM5G-45F (bench/results/bitstream.md).
+    * none, which makes its PHV 974 bits instead of 2301: with the overlay's PHV, carried
+    * through every stage, nextpnr's router did not converge on the board's LFE5UM5G-45F
+    * (bench/results/bitstream.md as of commit db09e0f has those runs).
     * `matcha_versa` is the Versa board's top (make bitstream); `matcha_board` is its core
     * without the PLL, with the UART at 8 clocks per bit and no receive delay, for
     * simulation (tb/board). */
