@@ -19,6 +19,8 @@ from bench.provenance import write_report, yosys_version  # noqa: E402
 # The cells worth a row, in the order a reader looks for them.
 CELLS = ("TRELLIS_COMB", "TRELLIS_FF", "TRELLIS_RAMW", "DP16KD", "CCU2C", "IOLOGIC", "TRELLIS_IO",
          "EHXPLLL", "DCCA")
+# Yosys's cells of the design, as bench/results/synth_ecp5.md counts them.
+SYNTH_CELLS = ("LUT4", "TRELLIS_FF", "DP16KD", "TRELLIS_DPR16X4", "CCU2C")
 # What each derived clock net is (tools/bitstream_ecp5.sh: matcha_versa).
 CLOCKS = {
     "pll_CLKOS": "pipeline, UART bridge, status block (PLL CLKOS)",
@@ -53,6 +55,15 @@ def path_summary(path):
         if not blocks or blocks[-1] != b:
             blocks.append(b)
     return total, levels, routing, blocks
+
+
+def yosys_cells(build):
+    """Yosys's cell counts: the "Yosys cells:" block that opens utilization.txt."""
+    f = build / "utilization.txt"
+    if not f.exists():
+        return {}
+    block = f.read_text().split("\n\n")[0].splitlines()[1:]
+    return {name: int(count) for name, count in (ln.split() for ln in block)}
 
 
 def seconds(build, name):
@@ -95,6 +106,10 @@ def main():
             util.append(f"| {cell} | {u['used']} | {u['available']} | "
                         f"{100 * u['used'] / u['available']:.0f} % |")
 
+    cells = yosys_cells(build)
+    synth = ["| " + " | ".join(SYNTH_CELLS) + " |", "| " + " | ".join("---:" for _ in SYNTH_CELLS) + " |",
+             "| " + " | ".join(str(cells.get(c, "?")) for c in SYNTH_CELLS) + " |"]
+
     paths = ["| clock | path | logic levels | routing | through |",
              "| --- | ---: | ---: | ---: | --- |"]
     for cp in report.get("critical_paths", []):
@@ -134,9 +149,13 @@ def main():
         "",
         *paths,
         "",
-        "## Device utilization",
+        "## Device utilization (nextpnr)",
         "",
         *util,
+        "",
+        "## Cells after synthesis (Yosys)",
+        "",
+        *synth,
         "",
         "",
     ])
