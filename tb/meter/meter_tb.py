@@ -12,7 +12,6 @@ through the C driver in P4Runtime terms (docs/tables.md, "Meters").
 """
 
 import copy
-import random
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
@@ -21,6 +20,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from tb.common import cocotb_util
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
+from tb.common.sim import only_on
 from tb.model.meter import GREEN, NAMES, RED, YELLOW, HwMeter, MeterBank
 
 BASE = 0x10000
@@ -638,6 +638,7 @@ async def test_long_run_single_rate(dut):
     await long_run(dut, "long_run_single_rate", 0, 1_250_000_000, 2000, 0, 2000, offered=2)
 
 
+@only_on("matcha_meter_table")
 @cocotb.test(timeout_time=300, timeout_unit="ms")
 async def test_long_run_two_rate(dut):
     """trTCM, colour-blind: CIR 5 Gb/s, PIR 8 Gb/s, bursts 4000 bytes, offered 15 Gb/s. (A
@@ -649,12 +650,14 @@ async def test_long_run_two_rate(dut):
                    1_000_000_000, 4000, offered=3)
 
 
+@only_on("matcha_meter_table")
 @cocotb.test(timeout_time=300, timeout_unit="ms")
 async def test_long_run_packets(dut):
     """srTCM counting packets: CIR 2.5M packets/s, CBS 2, EBS 1, offered twice that."""
     await long_run(dut, "long_run_packets", drv.METER_PACKETS, 2_500_000, 2, 0, 1, offered=2)
 
 
+@only_on("matcha_meter_small_table")
 @cocotb.test(timeout_time=60, timeout_unit="ms")
 async def test_time_wrap(dut):
     """The time base wraps (the small unit's every 1024 ticks, 3072 clocks): a meter left

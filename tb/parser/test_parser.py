@@ -12,23 +12,7 @@ from tb.model import all_field_names
 
 TOPLEVEL = "matcha_parser"
 CONFIG = "w64"
-CASES = [
-    "test_header_combinations",
-    "test_random_frames",
-    "test_fuzz_windows",
-    "test_malformed",
-    "test_garbage_past_frame_end",
-    "test_latency_with_gaps",
-    "test_reset_clears_pipeline",
-]
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_parser(case, matcha_seed):
-    missing = sim.rtl_missing(CONFIG, TOPLEVEL)
-    if missing:
-        pytest.skip(missing)
-    sim.run(CONFIG, TOPLEVEL, "tb.parser.parser_tb", testcase=case, seed=matcha_seed)
+test_parser = sim.cocotb_entry("tb.parser.parser_tb", [sim.Model(CONFIG, TOPLEVEL)])
 
 
 @pytest.mark.parametrize("config", sim.CONFIGS)

@@ -20,32 +20,8 @@ from tb.pipeline.control import Control, entry_args, range_pairs, snapshot_for
 from tb.pipeline.outputs import Emitted, Sent, match
 
 TOPLEVEL = "matcha_l2l3"
-CASES = [
-    "test_self_describing_block",
-    "test_l2_forwarding",
-    "test_ipv4_routing",
-    "test_no_route_punt",
-    "test_acl",
-    "test_non_ipv4_skips_l3",
-    "test_parse_errors_untouched",
-    "test_default_action_runtime",
-    "test_random_traffic",
-    "test_back_to_back_one_flow",
-    "test_counters_follow_moved_entries",
-    "test_updates_under_traffic",
-    "test_acl_and_l2_updates_under_traffic",
-]
-
-
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("config", sim.CONFIGS)
-def test_pipeline(config, case, matcha_seed):
-    missing = sim.rtl_missing(config, TOPLEVEL)
-    if missing:
-        pytest.skip(missing)
-    driver.build_library()
-    sim.run(config, TOPLEVEL, "tb.pipeline.pipeline_tb", testcase=case, seed=matcha_seed,
-            run_name=case)
+test_pipeline = sim.cocotb_entry("tb.pipeline.pipeline_tb",
+                                 [sim.Model(c, TOPLEVEL) for c in sim.CONFIGS])
 
 
 # ------------------------------------------------------------------ the layout

@@ -8,26 +8,19 @@ import json
 
 import pytest
 
-from tb.common import driver, sim
+from tb.common import sim
 from tb.model.program import Program
 
 TOPLEVEL = "matcha_policer"
-CASES = ["test_police_by_source", "test_meter_set_again_refills"]
+LAYOUT = "layout-policer.json"
 
 
 def layout_file(config):
-    return sim.RTL_DIR / config / "layout-policer.json"
+    return sim.RTL_DIR / config / LAYOUT
 
 
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("config", sim.CONFIGS)
-def test_policer(config, case, matcha_seed):
-    missing = sim.rtl_missing(config, TOPLEVEL)
-    if missing or not layout_file(config).exists():
-        pytest.skip(missing or f"{layout_file(config)} not found (run `make rtl`)")
-    driver.build_library()
-    sim.run(config, TOPLEVEL, "tb.policer.policer_tb", testcase=case, seed=matcha_seed,
-            run_name=case, env={"MATCHA_TB_LAYOUT": layout_file(config)})
+test_policer = sim.cocotb_entry("tb.policer.policer_tb",
+                                [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in sim.CONFIGS])
 
 
 @pytest.mark.parametrize("config", sim.CONFIGS)

@@ -42,6 +42,21 @@ def binary(config):
     return Path(r.stdout.strip().splitlines()[-1])
 
 
+@dataclass(frozen=True)
+class SimBinary:
+    """matcha-sim of one configuration, as a build target of the tests (tb/conftest.py)."""
+    config: str
+
+    def missing(self):
+        return sim.rtl_missing(self.config, "matcha_l2l3")
+
+    def build(self):
+        return binary(self.config)
+
+    def __str__(self):
+        return f"{self.config}/matcha-sim"
+
+
 @functools.lru_cache(maxsize=None)
 def matcha_ctl():
     """build/sw/matcha-ctl, brought up to date by the driver's Makefile (make decides; a

@@ -46,6 +46,7 @@ from tb.sim.harness import Simulator
 TOPLEVEL = "matcha_l2l3"
 # s_axil_awaddr of matcha_l2l3 is 24 bits wide: the control window is 16 MiB.
 WINDOW = 1 << 24
+pytestmark = pytest.mark.builds(*(harness.SimBinary(c) for c in sim.CONFIGS))
 ADDERS = {"exact": "exact_add", "lpm": "lpm_add", "ternary": "ternary_add"}
 
 
