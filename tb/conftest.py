@@ -19,6 +19,8 @@ def pytest_addoption(parser):
                      help="seed for randomized tests (default: env MATCHA_SEED or random)")
     parser.addoption("--soak", action="store_true",
                      help="run only the long scenarios (marked soak), without the time budget")
+    parser.addoption("--with-soak", action="store_true",
+                     help="run the long scenarios too (for one test named on the command line)")
     parser.addoption("--build-models", action="store", type=int, default=None, metavar="N",
                      help="build every model the selected tests need, N at a time, then stop")
 
@@ -31,6 +33,8 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    if config.getoption("--with-soak"):
+        return
     soak = config.getoption("--soak")
     keep, drop = [], []
     for item in items:
@@ -81,7 +85,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if (report.when == "call" and report.passed and TEST_BUDGET_S > 0
-            and not item.config.getoption("--soak") and report.duration > TEST_BUDGET_S):
+            and item.get_closest_marker("soak") is None and report.duration > TEST_BUDGET_S):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} passed but took {report.duration:.0f} s, over the "
                            f"{TEST_BUDGET_S:.0f} s budget of one test in `make test`: make "

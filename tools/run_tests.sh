@@ -4,14 +4,18 @@
 # Called by the Makefile (`make test`) with MAKE set; each step is a make target, so a
 # step can also be run alone (`make rtl-test`, `make tb-test`, `make synth-w64`, ...).
 # Every step's output is shown and also kept in build/logs/<step>.log.
-# Exit status: 0 if no step failed. The last line is "<N> passed, <M> failed" (steps).
+# Exit status: 0 if no step failed. The summary gives each step's wall time and the total;
+# a total over RUN_BUDGET_S (CI's budget for `make test`) is reported loudly. The last line
+# is "<N> passed, <M> failed" (steps).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
 RTL_STAMP=${RTL_STAMP:-build/rtl/.generated}
 CONFIGS=${CONFIGS:-w64 w512}
+RUN_BUDGET_S=${RUN_BUDGET_S:-1500}
 LOGS=build/logs
+run_start=$(date +%s)
 mkdir -p "$LOGS"
 
 # Under `make -n test` the sub-makes only print their commands.
@@ -65,14 +69,18 @@ d_pytest() {
   line=$(grep -E '[0-9]+ (passed|failed|errors?|skipped)' "$1" | grep -E ' in [0-9.]+s' | tail -1)
   [[ -n $line ]] && grep -Eo '[0-9]+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected)' <<<"$line" | paste -sd, - | sed 's/,/, /g'
 }
+d_models() { grep -Eo '[0-9]+ models up to date in [0-9]+ s' "$1" | tail -1; }
 d_synth() {
-  local cfg=${1##*/synth-}; cfg=${cfg%.log}
-  local f=build/synth/$cfg/resources.txt
-  if [[ -s $f && $2 == 0 ]]; then
-    awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' "$f"
-  else
-    grep -m1 -o "synth $cfg: FAIL.*" "$1"
-  fi
+  local cfg f out=()
+  for cfg in $CONFIGS; do
+    f=build/synth/$cfg/resources.txt
+    if [[ -s $f ]] && ! grep -q "synth $cfg: FAIL" "$1"; then
+      out+=("$cfg $(awk '$1 == "LUT4" { print $2 " LUT4" }' "$f")")
+    else
+      out+=("$cfg FAILED")
+    fi
+  done
+  (IFS=','; echo "${out[*]}" | sed 's/,/, /g')
 }
 d_synth_board() {
   local f=build/bitstream-synth/utilization.txt
@@ -88,10 +96,10 @@ d_ctest() { grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
 step rtl d_rtl "$MAKE" --no-print-directory rtl
 step rtl-test d_scalatest "$MAKE" --no-print-directory rtl-test
 # Later steps use whatever `rtl` produced; -o keeps them from retrying a failed generation.
-step tb-test d_pytest "$MAKE" --no-print-directory -o "$RTL_STAMP" tb-test
-for cfg in $CONFIGS; do
-  step "synth-$cfg" d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" "synth-$cfg"
-done
+step tb-models d_models "$MAKE" --no-print-directory -o "$RTL_STAMP" tb-models
+step tb-test d_pytest "$MAKE" --no-print-directory -o "$RTL_STAMP" -o tb-models tb-test
+# Yosys runs on one core: both configurations at once.
+step synth d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" -j2 $(printf 'synth-%s ' $CONFIGS)
 step synth-board d_synth_board "$MAKE" --no-print-directory -o "$RTL_STAMP" synth-board
 if [[ -f sw/driver/Makefile ]] && "$MAKE" -s -C sw/driver -n test >/dev/null 2>&1; then
   step sw-test d_ctest "$MAKE" --no-print-directory -C sw/driver test
@@ -106,7 +114,13 @@ for i in "${!names[@]}"; do
   case ${results[$i]} in passed) pass=$((pass + 1)) ;; FAILED) fail=$((fail + 1)) ;; esac
   printf '%-12s %-8s %6s  %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}" "${details[$i]}"
 done
+total=$(( $(date +%s) - run_start ))
+printf '%-12s %-8s %6s  %s\n' total "" "${total}s" "budget ${RUN_BUDGET_S}s"
 echo "============================================================"
+if (( !dry && total > RUN_BUDGET_S )); then
+  echo "!!!! make test took ${total}s, over its budget of ${RUN_BUDGET_S}s (CI's limit is"
+  echo "!!!! 25 minutes on 2 cores): see the step times above and tb/README.md, 'Time budget'"
+fi
 (( dry )) && echo "(dry run: nothing was executed)"
 echo "$pass passed, $fail failed"
 (( fail == 0 ))

@@ -8,6 +8,7 @@ self-describing block is what docs/tables.md makes of layout.json's program, and
 bridge's answers are those of docs/sim-socket.md.
 """
 
+import contextlib
 import ipaddress
 import json
 import logging
@@ -66,27 +67,44 @@ class Board:
     async def start(self):
         dut = self.dut
         Clock(dut.clk, CLK_NS, unit="ns").start()
-        Clock(dut.tx_clk, RGMII_NS, unit="ns").start()
-        # Each PHY's receive clock with a phase of its own.
-        await Timer(1, "ns")
-        Clock(dut.eth0_rxc, RGMII_NS, unit="ns").start()
-        await Timer(1, "ns")
-        # A quarter period after tx_clk.
-        Clock(dut.tx_clk90, RGMII_NS, unit="ns").start()
-        await Timer(1, "ns")
-        Clock(dut.eth1_rxc, RGMII_NS, unit="ns").start()
+        await self._start_phy_clocks()
         dut.rst.value = 1
         await ClockCycles(dut.clk, 20)
         dut.rst.value = 0
         await ClockCycles(dut.clk, 20)
 
+    async def _start_phy_clocks(self):
+        """tx_clk, then each PHY's receive clock with a phase of its own; tx_clk90 a quarter
+        period after tx_clk."""
+        dut = self.dut
+        self.phy_clocks = []
+        for signal in (dut.tx_clk, dut.eth0_rxc, dut.tx_clk90, dut.eth1_rxc):
+            clock = Clock(signal, RGMII_NS, unit="ns")
+            clock.start()
+            self.phy_clocks.append(clock)
+            await Timer(1, "ns")
+
+    @contextlib.asynccontextmanager
+    async def phys_held(self):
+        """The 125 MHz clocks stopped while only the UART and the pipeline clock have work:
+        the PHY models wake at every edge of them, which makes a table load over the UART
+        take minutes instead of seconds. Nothing may be on the wire when it is used."""
+        for clock in self.phy_clocks:
+            clock.stop()
+        try:
+            yield
+        finally:
+            await self._start_phy_clocks()
+
     async def counters(self):
+        """The status block's counters, read once the wire is quiet."""
         out = {}
-        for p in range(2):
-            for j, name in enumerate(PORT_COUNTERS):
-                out[(p, name)] = await self.bridge.read32(STATUS + 0x10 + 0x10 * p + 4 * j)
-        out["pipeline_drops"] = await self.bridge.read32(PIPELINE_DROPS)
-        out["not_forwarded"] = await self.bridge.read32(NOT_FORWARDED)
+        async with self.phys_held():
+            for p in range(2):
+                for j, name in enumerate(PORT_COUNTERS):
+                    out[(p, name)] = await self.bridge.read32(STATUS + 0x10 + 0x10 * p + 4 * j)
+            out["pipeline_drops"] = await self.bridge.read32(PIPELINE_DROPS)
+            out["not_forwarded"] = await self.bridge.read32(NOT_FORWARDED)
         return out
 
     async def load(self, fill):
@@ -101,7 +119,8 @@ class Board:
             fill(dev, Program(lay))
         finally:
             dev.close()
-        await drv.replay(rec.take(), self.bridge.write32, self.bridge.read32)
+        async with self.phys_held():
+            await drv.replay(rec.take(), self.bridge.write32, self.bridge.read32)
 
     async def load_l2(self, entries):
         """l2_fwd entries {mac: port} with the forward action."""
@@ -147,10 +166,11 @@ async def test_self_describing_block(dut):
     makes of layout.json's program; the board's status block answers above it."""
     board = await started(dut)
     lay = layout()
-    snap = await drv.read_info_block(board.bridge.read32)
-    assert snap == snapshot_for(lay["program"], lay["buildId"])
-    assert await board.bridge.read32(STATUS) == STATUS_MAGIC
-    assert await board.bridge.read32(STATUS + 4) == 2
+    async with board.phys_held():
+        snap = await drv.read_info_block(board.bridge.read32)
+        assert snap == snapshot_for(lay["program"], lay["buildId"])
+        assert await board.bridge.read32(STATUS) == STATUS_MAGIC
+        assert await board.bridge.read32(STATUS + 4) == 2
 
 
 @cocotb.test()
@@ -158,16 +178,17 @@ async def test_bridge_bad_requests(dut):
     """Answers of docs/sim-socket.md for requests that cannot run, and the frame boundary
     found again after a partial request."""
     board = await started(dut)
-    b = board.bridge
-    assert (await b.transact("R", 0x2))[0] == 0xFF, "unaligned address"
-    assert (await b.transact("X", 0x0))[0] == 0xFF, "unknown op"
-    assert (await b.transact("R", 0x01000000))[0] == 3, "beyond the 24-bit bus"
-    assert (await b.transact("R", 0x20))[0] == 2, "unmapped pipeline register: SLVERR"
-    assert (await b.transact("W", 0x20, 5))[0] == 2, "unmapped pipeline register: SLVERR"
-    # A lost byte: 5 bytes of a request, then silence longer than 64 character times.
-    await b.uart.send(b"R\0\0\0\0")
-    await Timer(64 * 10 * BIT_NS + 20 * BIT_NS, "ns")
-    assert await b.read32(0x0) == MAGIC_VALUE
+    async with board.phys_held():
+        b = board.bridge
+        assert (await b.transact("R", 0x2))[0] == 0xFF, "unaligned address"
+        assert (await b.transact("X", 0x0))[0] == 0xFF, "unknown op"
+        assert (await b.transact("R", 0x01000000))[0] == 3, "beyond the 24-bit bus"
+        assert (await b.transact("R", 0x20))[0] == 2, "unmapped pipeline register: SLVERR"
+        assert (await b.transact("W", 0x20, 5))[0] == 2, "unmapped pipeline register: SLVERR"
+        # A lost byte: 5 bytes of a request, then silence longer than 64 character times.
+        await b.uart.send(b"R\0\0\0\0")
+        await Timer(64 * 10 * BIT_NS + 20 * BIT_NS, "ns")
+        assert await b.read32(0x0) == MAGIC_VALUE
 
 
 @cocotb.test()
