@@ -136,7 +136,7 @@ tb-models: setup rtl
 
 tb-test: setup rtl tb-models
 	$(TEST_ENV) MATCHA_TEST_BUDGET_S=$(TEST_BUDGET_S) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q \
-	  -p no:cacheprovider --durations=15 $(PYTEST_ARGS)
+	  -p no:cacheprovider --durations=15 --junitxml=$(BUILD)/logs/tb-test.xml $(PYTEST_ARGS)
 
 # The long scenarios; their seeds are printed as in every randomized test, no time budget.
 soak: setup rtl tb-models

@@ -75,7 +75,7 @@ def pytest_collection_finish(session):
     # Each build is one Verilator front end (one core) and a parallel C++ compile.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for target, secs in pool.map(build, targets):
-            print(f"built {target} in {secs:.0f} s", flush=True)
+            print(f"{target}: ready ({secs:.0f} s)", flush=True)
     pytest.exit(f"{len(targets)} models up to date in {time.monotonic() - start:.0f} s",
                 returncode=0)
 

@@ -17,6 +17,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
 from tb.common import driver as drv
+from tb.common.sim import soak
 from tb.model.session import ACK, CLOSING, ESTABLISHED, FIN, RST, SYN, UDP, UDP_STATE
 from tb.pipeline.pipeline_tb import setup
 from tb.pipeline.traffic import build_ipv4
@@ -181,7 +182,18 @@ async def test_random_traffic(dut):
     """Random TCP and UDP frames of a few dozen flows in both directions with random
     flags (SYN, ACK, FIN, RST mixes), lengths and gaps, from inside and outside: every
     frame's output, the session statistics and the table counters are the model's."""
-    tb = await conntrack_setup(dut, "random_traffic")
+    await random_traffic(dut, "random_traffic", frames=300)
+
+
+@soak
+@cocotb.test()
+async def test_random_traffic_soak(dut):
+    """test_random_traffic with 3,000 frames."""
+    await random_traffic(dut, "random_traffic_soak", frames=3000)
+
+
+async def random_traffic(dut, name, frames):
+    tb = await conntrack_setup(dut, name)
     tb.random_gaps()
     rng = tb.rng
     flows = []
@@ -191,7 +203,7 @@ async def test_random_traffic(dut):
         flows.append((client, 0xC0A80000 | rng.getrandbits(8), proto,
                       rng.randrange(1024, 4789), rng.choice([22, 23, 80, 443, 8080])))
     flag_mixes = [SYN, SYN, SYN | ACK, ACK, ACK, FIN | ACK, RST, SYN | FIN, 0]
-    for i in range(300):
+    for i in range(frames):
         src, dst, proto, sport, dport = rng.choice(flows)
         flags = rng.choice(flag_mixes)
         if rng.random() < 0.5:

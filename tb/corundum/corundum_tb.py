@@ -34,6 +34,7 @@ from scapy.layers.l2 import ARP, Ether
 from tb.common import cocotb_util
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
+from tb.common.sim import soak
 from tb.common.axis import check_beats, wait_for
 from tb.model import deparse, parse
 from tb.model.program import Program
@@ -709,15 +710,26 @@ async def test_random_traffic(dut):
     """Random tables and defaults (as tb/pipeline draws them), random frames on both taps
     (IPv4 biased to the entries, non-IP, VXLAN, malformed, bad_frame, short host frames)
     under random gaps and back-pressure, host frames through the pipeline or not."""
-    tb = await setup(dut, "random_traffic")
+    await random_traffic(dut, "random_traffic", rounds=4)
+
+
+@soak
+@cocotb.test()
+async def test_random_traffic_soak(dut):
+    """test_random_traffic for 40 rounds (4,800 frames)."""
+    await random_traffic(dut, "random_traffic_soak", rounds=40)
+
+
+async def random_traffic(dut, name, rounds):
+    tb = await setup(dut, name)
     rng = tb.rng
     l2, routes, acl = random_tables(tb)
     for table, items in (("l2_fwd", l2), ("ipv4_lpm", routes), ("acl", acl)):
         for entry, action, data in items:
             await tb.add(table, *entry_args(entry), action=action, data=data)
     maker = traffic.FrameMaker(rng, tb.model)
-    for rnd in range(4):
-        await tb.tx_through_pipeline(rnd != 2)
+    for rnd in range(rounds):
+        await tb.tx_through_pipeline(rnd % 4 != 2)
         tb.random_gaps()
         for _ in range(120):
             name, frame, _, bad = maker.frame()

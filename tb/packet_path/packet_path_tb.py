@@ -12,6 +12,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 
 from tb.common import cocotb_util, packets
 from tb.common.axis import BeatCounter, DropMonitor, OutputChecker, in_tuser_bytes
+from tb.common.sim import soak
 from tb.model import (
     BAD_FRAME, ERROR_NAMES, NO_ERROR, OVERSIZE, deparse, parse,
 )
@@ -81,13 +82,26 @@ async def test_pass_through_random(dut):
     """Random well-formed frames 60..1518 bytes (a few up to 9000), random ports, random
     input gaps and output back-pressure: byte-exact, egress port = ingress port,
     punt 0."""
-    rng, _ = cocotb_util.test_rng(dut, "pass_through_random")
+    await pass_through_random(dut, "pass_through_random", rounds=4,
+                              jumbo=lambda rnd, k: k == 30 and rnd < 2)
+
+
+@soak
+@cocotb.test()
+async def test_jumbo_flood_soak(dut):
+    """test_pass_through_random for 40 rounds with every fifth frame a jumbo frame."""
+    await pass_through_random(dut, "jumbo_flood_soak", rounds=40, jumbo=lambda rnd, k: k % 5 == 0)
+
+
+async def pass_through_random(dut, name, rounds, jumbo):
+    """`rounds` rounds of 60 frames; frame k of round rnd is a jumbo frame if jumbo(rnd, k)."""
+    rng, _ = cocotb_util.test_rng(dut, name)
     tb = PacketPathTb(dut, rng)
     await tb.start()
-    for rnd in range(4):
+    for rnd in range(rounds):
         tb.random_gaps()
         for k in range(60):
-            if k == 30 and rnd < 2:
+            if jumbo(rnd, k):
                 frame = passing_frame(rng, rng.randint(8000, 9000))
             else:
                 frame = passing_frame(rng, 60, rng.choice([100, 300, 1518]))

@@ -30,6 +30,7 @@ from scapy.layers.l2 import Ether
 from tb.common import cocotb_util, packets
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
+from tb.common.sim import soak
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
 from tb.model import NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import Program
@@ -702,7 +703,18 @@ async def test_random_traffic(dut):
     in order against the model; between rounds entries are added and deleted (on the live
     bus, so counted entries that move keep their counts); table hit/miss counts and every
     entry's packet and byte counts against the model at the end."""
-    tb = await setup(dut, "random_traffic")
+    await random_traffic(dut, "random_traffic", rounds=4)
+
+
+@soak
+@cocotb.test()
+async def test_random_traffic_soak(dut):
+    """test_random_traffic for 40 rounds (10,000 frames)."""
+    await random_traffic(dut, "random_traffic_soak", rounds=40)
+
+
+async def random_traffic(dut, name, rounds):
+    tb = await setup(dut, name)
     rng = tb.rng
     l2, routes, acl = random_tables(tb)
     added = {"l2_fwd": await tb.load("l2_fwd", l2),
@@ -711,7 +723,7 @@ async def test_random_traffic(dut):
     dut._log.info("tables: %s", {k: len(v) for k, v in added.items()})
     await random_defaults(tb)
     maker = traffic.FrameMaker(rng, tb.model)
-    for rnd in range(4):
+    for rnd in range(rounds):
         tb.random_gaps()
         for _ in range(250):
             name, frame, port, bad = maker.frame()

@@ -13,6 +13,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util, driver
+from tb.common.sim import soak
 from tb.model import session as model
 from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP, Packet
 
@@ -428,13 +429,24 @@ async def test_flush_under_traffic(dut):
 async def test_random_traffic(dut):
     """Random flows, directions, TCP flags, learn bits and gaps, checked packet by packet;
     then the whole table and the statistics through the driver."""
+    await random_traffic(dut, "test_random_traffic", slots=3000)
+
+
+@soak
+@cocotb.test()
+async def test_random_traffic_soak(dut):
+    """test_random_traffic with 30,000 packet slots."""
+    await random_traffic(dut, "test_random_traffic_soak", slots=30000)
+
+
+async def random_traffic(dut, name, slots):
     tb = SessionTb(dut)
-    rng, seed = cocotb_util.test_rng(dut, "test_random_traffic")
+    rng, seed = cocotb_util.test_rng(dut, name)
     await tb.start()
     pool = [flow(n, rng.choice((TCP, UDP)), zone=rng.randrange(3)) for n in range(90)]
     flags = [SYN, SYN | ACK, ACK, FIN | ACK, RST, ACK | 0x08, 0]
     packets = []
-    for _ in range(3000):
+    for _ in range(slots):
         if rng.random() < 0.25:
             packets.append(None)
             continue

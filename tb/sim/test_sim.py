@@ -169,12 +169,24 @@ def test_capture_through_simulator(config, mode, work, matcha_seed):
     capture, the punt capture with punt.csv and drop.csv against the model packet by
     packet, and the summary's counts (in, out, punts and drops per reason, table hits and
     misses) against the model's."""
+    capture_through_simulator(config, mode, work, matcha_seed, frames=500)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("config", sim.CONFIGS)
+def test_capture_through_simulator_soak(config, mode, work, matcha_seed):
+    """test_capture_through_simulator with 20,000 frames."""
+    capture_through_simulator(config, mode, work, matcha_seed, frames=20000)
+
+
+def capture_through_simulator(config, mode, work, matcha_seed, frames):
     need(config)
     rng = random.Random(f"{matcha_seed}:{config}:{mode}")
     program = program_of(config)
     items = random_tables(rng, program)
     defaults = random_defaults(rng, program)
-    in_args, sent = harness.write_captures(work, frames_for(rng, program, items, 500))
+    in_args, sent = harness.write_captures(work, frames_for(rng, program, items, frames))
     sock = work / "ctl.sock"
     extra = MODES[mode] + (["--seed", matcha_seed] if mode == "backpressure" else [])
     with Simulator(config, *in_args, "--out", work / "out", "--socket", sock, "--wait-client",
