@@ -131,28 +131,25 @@ def make_vars():
     return MAKE_VARS
 
 
-def public_ports_file(toplevel, directory):
-    """A Verilator configuration file that makes only `toplevel`'s own signals reachable
-    over VPI. cocotb's runner passes --public-flat-rw, which keeps every signal of every
-    module and stops Verilator from optimizing across them; the tests drive and watch
-    ports only, so the model compiles about a third faster and runs no slower."""
-    path = Path(directory) / "public_ports.vlt"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f'`verilator_config\npublic_flat_rw -module "{toplevel}" -var "*"\n')
-    return path
+def public_ports_config(toplevel):
+    """A Verilator configuration file's text that makes only `toplevel`'s own signals
+    reachable over VPI. cocotb's runner passes --public-flat-rw, which keeps every signal
+    of every module and stops Verilator from optimizing across them; the tests use the top
+    level's ports and signals only, so the model compiles about a third faster and runs no
+    slower (tb/README.md)."""
+    return f'`verilator_config\npublic_flat_rw -module "{toplevel}" -var "*"\n'
 
 
-def get_runner(test_build=True):
-    """cocotb's Verilator runner with the project's make variables; `test_build` also
-    drops --public-flat-rw (see public_ports_file) and compiles with TEST_OPT."""
+def get_runner():
+    """cocotb's Verilator runner with the project's make variables and TEST_OPT, without
+    --public-flat-rw (see public_ports_config)."""
     from cocotb_tools.runner import Verilator
 
     class _Verilator(Verilator):
         def _build_command(self):
             cmds = super()._build_command()
-            if test_build:
-                cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
-            cmds[-1] = list(cmds[-1]) + make_vars() + (TEST_OPT if test_build else [])
+            cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
+            cmds[-1] = list(cmds[-1]) + make_vars() + TEST_OPT
             return cmds
 
     return _Verilator()
@@ -166,9 +163,10 @@ def build(config, toplevel, waves=None, models=()):
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
     model = _model_dir(config, toplevel, waves)
-    sources = [source, *map(Path, models), public_ports_file(toplevel, model.parent / ".vlt" / toplevel)]
+    public = public_ports_config(toplevel)
+    sources = [source, *map(Path, models)]
     args = BUILD_ARGS + (WAVE_ARGS if waves else [])
-    key = _build_key(sources, args + TEST_OPT, vbin)
+    key = _build_key(sources, args + TEST_OPT + [public], vbin)
     stamp = model / ".matcha-build"
     with locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
         if stamp.exists() and stamp.read_text() == key and (model / toplevel).exists():
@@ -180,6 +178,9 @@ def build(config, toplevel, waves=None, models=()):
                 if p.name != "runs":
                     shutil.rmtree(p) if p.is_dir() else p.unlink()
         model.mkdir(parents=True, exist_ok=True)
+        config_file = model / "public_ports.vlt"
+        config_file.write_text(public)
+        sources.append(config_file)
         runner = get_runner()
         log = model / "build.log"
         try:
