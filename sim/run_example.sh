@@ -45,14 +45,16 @@ fail() { stop_sim; echo "run_example: $*" >&2; exit 1; }
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || fail "RUN_TIMEOUT must be a whole number of seconds, not '$timeout'"
 
 mkdir -p "$out" || fail "cannot create $out"
-# A socket file left by a killed run may be there already: wait for one newer than this.
+# A socket file left by a killed run may be there already: wait for one not older than
+# this (file times move in steps of a few milliseconds, so the simulator's socket can
+# have the very time of the marker: "newer" alone missed it about one run in four).
 started=$(mktemp) || fail "cannot create a temporary file"
 "$sim" --socket "$sock" --wait-client --in "0=$capture" --out "$out" --layout "$layout" &
 sim_pid=$!
 
 # Until the simulator listens (it checks its input and the layout first): at most 30 s.
 for ((i = 0; i < 300; i++)); do
-  [[ -S $sock && $sock -nt $started ]] && break
+  [[ -S $sock && ! $started -nt $sock ]] && break
   if ! kill -0 "$sim_pid" 2>/dev/null; then
     wait "$sim_pid"
     rc=$? sim_pid=
@@ -60,7 +62,7 @@ for ((i = 0; i < 300; i++)); do
   fi
   sleep 0.1
 done
-[[ -S $sock && $sock -nt $started ]] || fail "matcha-sim did not open $sock in 30 s"
+[[ -S $sock && ! $started -nt $sock ]] || fail "matcha-sim did not open $sock in 30 s"
 
 # The loader's own bound: the driver gives up on a simulator silent for 60 s.
 if ! "$ctl" "sim:$sock" --layout "$layout" -f "$tables"; then
