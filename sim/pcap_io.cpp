@@ -48,8 +48,8 @@ void read_capture(const std::string& path, unsigned port, const InputRules& rule
         // Nothing after a record libpcap cannot read can be trusted: the file is refused.
         if (rc != 1)
             throw InputError(path + ": packet " + std::to_string(n) + ": " + pcap_geterr(r.p) +
-                             " (a damaged or cut-off file; the " + std::to_string(n - 1) +
-                             " packets before it were read whole)");
+                             " (a damaged or cut-off file; packets read whole before it: " +
+                             std::to_string(n - 1) + ")");
         // A bad record is one frame a capture could not give whole, not a reason to
         // refuse the others.
         auto skip = [&](SkipReason why) {
