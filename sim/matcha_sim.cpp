@@ -935,7 +935,7 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
     }
     if (opt_.pad)
         std::fprintf(out, "padded  %18" PRIu64 " frames  captured shorter than %zu bytes, "
-                     "zero-padded to it\n", padded_, kEthernetMinBytes);
+                     "zero-padded to %zu\n", padded_, kEthernetMinBytes, kEthernetMinBytes);
     else
         std::fprintf(out, "padded   off (--no-pad)\n");
     std::fprintf(out, "skipped %18zu frames  %s\n", skipped_.size(),

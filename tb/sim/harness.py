@@ -289,7 +289,8 @@ def compare(outputs, exp):
     if drops != want_drops:
         errors.append(f"drop.csv: {_first_row_difference(drops, want_drops)}")
     skipped = sorted((int(r["ingress_port"]), int(r["ingress_packet"]), r["reason"],
-                      int(r["captured_bytes"]), int(r["wire_bytes"])) for r in outputs.skipped_rows)
+                      int(r["captured_bytes"]), int(r["wire_bytes"]))
+                     for r in outputs.skipped_rows)
     want_skipped = sorted((s.port, s.packet, reason, len(s.frame), s.wire_len)
                           for s, reason in exp.skipped)
     if skipped != want_skipped:

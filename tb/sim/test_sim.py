@@ -2,14 +2,15 @@
 
 Tables are loaded over the simulator's control socket by the real C driver
 (tb/common/driver.py) on a Python client of docs/sim-socket.md (tb/common/sim_socket.py);
-every output capture, punt.csv, drop.csv and the summary's counts are compared with the
-reference model (tb/sim/harness.py: the packet-path model around the program model holding
-the same tables). The other tests are the socket protocol (bus errors, DECERR beyond the
-bus, requests the simulator cannot run), clients that disconnect in the middle of a run,
-seeded back-pressure, and bad input: missing, damaged or oversized captures, a socket path
-in use, bad options. Last, `make run`'s flow (sim/run_example.sh) on the shipped example,
-against the model holding the tables read back from the simulator after matcha-ctl loaded
-them.
+every output capture, punt.csv, drop.csv, skipped.csv and the summary's counts are
+compared with the reference model (tb/sim/harness.py: the packet-path model around the
+program model holding the same tables). The other tests are the socket protocol (bus
+errors, DECERR beyond the bus, requests the simulator cannot run), clients that disconnect
+in the middle of a run, seeded back-pressure, capture records the simulator skips
+(snaplen-cut, empty, oversize) and short frames it pads, and bad input: missing or damaged
+captures, a socket path in use, bad options. Last, `make run`'s flow (sim/run_example.sh)
+on the shipped example, against the model holding the tables read back from the simulator
+after matcha-ctl loaded them.
 
 Run one: pytest tb/sim -k "capture and w64" [--matcha-seed N]
 """
