@@ -59,6 +59,9 @@ constexpr uint64_t kBusTimeout = 1000000;
 constexpr uint64_t kStallClocks = 2000000;
 // How often the socket is looked at while traffic runs.
 constexpr uint64_t kPollConnected = 8, kPollListening = 512;
+// The shortest Ethernet frame without its FCS (captures and s_axis leave the FCS out). A
+// capture taken where frames are sent may hold shorter ones: the MAC pads them on the wire.
+constexpr size_t kEthernetMinBytes = 60;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_signal(int) { g_interrupted = 1; }
@@ -98,6 +101,7 @@ struct Input {
 struct Options {
     std::vector<Input> inputs;
     std::string out_dir = "matcha-sim-out";
+    bool pad = true;  // zero-pad frames captured shorter than kEthernetMinBytes
     std::string socket_path;
     bool wait_client = false;
     unsigned gap = 0;
@@ -118,6 +122,7 @@ const char kUsage[] =
     "usage: matcha-sim [options]\n"
     "  --in PORT=FILE      frames of a pcap/pcapng file enter on ingress PORT (repeatable)\n"
     "  --out DIR           output directory (default matcha-sim-out)\n"
+    "  --no-pad            frames captured shorter than 60 bytes enter unpadded (runts)\n"
     "  --socket PATH       serve the control bus on a Unix socket (docs/sim-socket.md)\n"
     "  --wait-client       start the traffic once the first client has closed its connection\n"
     "  --gap N             idle clocks between input frames (default 0: back to back)\n"
@@ -186,6 +191,9 @@ Options parse_options(int argc, char** argv) {
             o.inputs.push_back({port, v.substr(eq + 1)});
         } else if (a == "--out") {
             o.out_dir = arg();
+        } else if (a == "--no-pad") {
+            if (inline_value) throw UsageError("--no-pad takes no value");
+            o.pad = false;
         } else if (a == "--socket") {
             o.socket_path = arg();
         } else if (a == "--wait-client") {
@@ -401,9 +409,10 @@ std::string json_text(const std::string& s) {
 
 class Sim {
   public:
-    Sim(Options opt, std::vector<Frame> frames, Layout layout)
-        : opt_(std::move(opt)), frames_(std::move(frames)), layout_(std::move(layout)),
-          state_(frames_.size()), rng_(opt_.seed) {
+    Sim(Options opt, std::vector<Frame> frames, std::vector<SkippedRecord> skipped,
+        Layout layout)
+        : opt_(std::move(opt)), frames_(std::move(frames)), skipped_(std::move(skipped)),
+          layout_(std::move(layout)), state_(frames_.size()), rng_(opt_.seed) {
         ctx_ = std::make_unique<VerilatedContext>();
 #if VM_TRACE
         if (!opt_.trace.empty()) ctx_->traceEverOn(true);  // before the model exists
@@ -412,6 +421,8 @@ class Sim {
         for (const auto& e : MATCHA_PARSE_ERRORS) parse_errors_[e.code] = e.name;
         ns_per_clock_ = 1000.0 / opt_.clock_mhz;
         if (!frames_.empty()) time0_ns_ = frames_.front().time_ns;
+        for (const Frame& f : frames_) padded_ += f.padded;
+        for (const SkippedRecord& r : skipped_) skip_reasons_[skip_reason_name(r.reason)]++;
     }
 
     int run();
@@ -440,6 +451,7 @@ class Sim {
 
     Options opt_;
     std::vector<Frame> frames_;
+    std::vector<SkippedRecord> skipped_;  // records of the captures that never enter
     Layout layout_;
     std::vector<FrameState> state_;
     std::mt19937_64 rng_;
@@ -486,6 +498,8 @@ class Sim {
     std::FILE* drop_csv_ = nullptr;
 
     // Counts
+    uint64_t padded_ = 0;
+    std::map<std::string, uint64_t> skip_reasons_;
     std::map<unsigned, PortCount> in_count_, out_count_;
     PortCount punt_count_, drop_count_;
     std::map<unsigned, uint64_t> punt_reasons_, drop_reasons_;
@@ -776,6 +790,14 @@ void Sim::open_outputs() {
                "first_in_clock,first_out_clock\n", punt_csv_);
     std::fputs("ingress_port,ingress_packet,reason,reason_name,bytes,first_in_clock,"
                "drop_clock\n", drop_csv_);
+    std::FILE* skipped_csv = std::fopen(out_path("skipped.csv").c_str(), "w");
+    if (!skipped_csv)
+        throw InputError("--out " + opt_.out_dir + ": cannot write: " + std::strerror(errno));
+    std::fputs("ingress_port,ingress_packet,reason,captured_bytes,wire_bytes\n", skipped_csv);
+    for (const SkippedRecord& r : skipped_)
+        std::fprintf(skipped_csv, "%u,%u,%s,%u,%u\n", r.port, r.packet,
+                     skip_reason_name(r.reason), r.captured_bytes, r.wire_bytes);
+    std::fclose(skipped_csv);
 }
 
 std::string Sim::reason_name(unsigned code) const {
@@ -825,8 +847,11 @@ int Sim::run() {
         throw InputError("--layout " + layout_.path + ": buildId " + hex(layout_.build_id, 8) +
                          " is not the simulated pipeline's " + hex(build_id, 8));
 
-    std::printf("matcha-sim %s: %zu frames from %zu capture(s)%s%s\n", MATCHA_CONFIG,
+    std::printf("matcha-sim %s: %zu frames from %zu capture(s)%s%s%s\n", MATCHA_CONFIG,
                 frames_.size(), opt_.inputs.size(),
+                skipped_.empty() ? "" : (", " + std::to_string(skipped_.size()) +
+                                         " records skipped (" + out_path("skipped.csv") +
+                                         ")").c_str(),
                 socket_ ? (", control socket " + opt_.socket_path).c_str() : "",
                 opt_.wait_client ? ", traffic waits for the first client" : "");
     if (opt_.backpressure > 0)
@@ -908,6 +933,15 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
                      c.frames, c.bytes);
         label = "";
     }
+    if (opt_.pad)
+        std::fprintf(out, "padded  %18" PRIu64 " frames  captured shorter than %zu bytes, "
+                     "zero-padded to %zu\n", padded_, kEthernetMinBytes, kEthernetMinBytes);
+    else
+        std::fprintf(out, "padded   off (--no-pad)\n");
+    std::fprintf(out, "skipped %18zu frames  %s\n", skipped_.size(),
+                 out_path("skipped.csv").c_str());
+    for (const auto& [r, n] : skip_reasons_)
+        std::fprintf(out, "           %-29s %8" PRIu64 "\n", r.c_str(), n);
     label = "out";
     for (const auto& [port, c] : out_count_) {
         std::fprintf(out, "%-8s port %-2u %10" PRIu64 " frames %12" PRIu64 " bytes  %s\n", label,
@@ -978,6 +1012,13 @@ void Sim::write_json(double seconds, bool complete) {
                  span, span ? double(finished_) / double(span) : 0.0);
     std::fprintf(f, " \"in\": %s,\n \"out\": %s,\n", counts(in_count_).c_str(),
                  counts(out_count_).c_str());
+    std::string skip_reasons = "{";
+    for (const auto& [r, n] : skip_reasons_)
+        skip_reasons += (skip_reasons.size() > 1 ? ", " : "") + json_text(r) + ": " +
+                        std::to_string(n);
+    std::fprintf(f, " \"pad\": %s,\n \"padded\": %" PRIu64 ",\n"
+                 " \"skipped\": {\"frames\": %zu, \"reasons\": %s}},\n",
+                 opt_.pad ? "true" : "false", padded_, skipped_.size(), skip_reasons.c_str());
     std::fprintf(f, " \"punted\": {\"frames\": %" PRIu64 ", \"bytes\": %" PRIu64
                  ", \"reasons\": %s},\n", punt_count_.frames, punt_count_.bytes,
                  reasons(punt_reasons_).c_str());
@@ -1032,9 +1073,11 @@ int main(int argc, char** argv) {
     try {
         Options opt = parse_options(argc, argv);
         std::vector<std::vector<Frame>> per_input;
+        std::vector<SkippedRecord> skipped;
+        const InputRules rules{MATCHA_MAX_FRAME_BYTES, opt.pad ? kEthernetMinBytes : 0};
         for (const Input& in : opt.inputs) {
             per_input.emplace_back();
-            read_capture(in.path, in.port, MATCHA_MAX_FRAME_BYTES, per_input.back());
+            read_capture(in.path, in.port, rules, per_input.back(), skipped);
         }
         Layout layout;
         if (!opt.layout.empty()) {
@@ -1053,7 +1096,8 @@ int main(int argc, char** argv) {
         sigaction(SIGINT, &sa, nullptr);
         sigaction(SIGTERM, &sa, nullptr);
         std::signal(SIGPIPE, SIG_IGN);
-        Sim sim(std::move(opt), merge(std::move(per_input)), std::move(layout));
+        Sim sim(std::move(opt), merge(std::move(per_input)), std::move(skipped),
+                std::move(layout));
         return sim.run();
     } catch (const UsageError& e) {
         std::fprintf(stderr, "matcha-sim: %s\n%s", e.what(), kUsage);

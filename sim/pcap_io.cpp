@@ -18,8 +18,17 @@ struct Reader {
 
 }  // namespace
 
-void read_capture(const std::string& path, unsigned port, size_t max_bytes,
-                  std::vector<Frame>& frames) {
+const char* skip_reason_name(SkipReason r) {
+    switch (r) {
+        case SkipReason::Snaplen: return "snaplen";
+        case SkipReason::Empty: return "empty";
+        case SkipReason::Oversize: return "oversize";
+    }
+    return "?";
+}
+
+void read_capture(const std::string& path, unsigned port, const InputRules& rules,
+                  std::vector<Frame>& frames, std::vector<SkippedRecord>& skipped) {
     char err[PCAP_ERRBUF_SIZE] = "";
     Reader r;
     r.p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO,
@@ -36,23 +45,32 @@ void read_capture(const std::string& path, unsigned port, size_t max_bytes,
         const u_char* data;
         int rc = pcap_next_ex(r.p, &hdr, &data);
         if (rc == PCAP_ERROR_BREAK) break;  // end of the file
-        std::string where = path + ": packet " + std::to_string(n);
-        if (rc != 1) throw InputError(where + ": " + pcap_geterr(r.p));
-        if (hdr->caplen < hdr->len)
-            throw InputError(where + ": captured " + std::to_string(hdr->caplen) + " of its " +
-                             std::to_string(hdr->len) +
-                             " bytes (snapshot length); the simulator needs whole frames");
-        if (hdr->caplen == 0) throw InputError(where + ": empty packet");
-        if (hdr->caplen > max_bytes)
-            throw InputError(where + ": " + std::to_string(hdr->caplen) +
-                             " bytes, longer than the pipeline's maximum frame of " +
-                             std::to_string(max_bytes) + " bytes");
-        Frame f;
-        f.port = port;
-        f.packet = n;
-        f.time_ns = uint64_t(hdr->ts.tv_sec) * 1000000000ull + uint64_t(hdr->ts.tv_usec);
-        f.bytes.assign(data, data + hdr->caplen);
-        frames.push_back(std::move(f));
+        // Nothing after a record libpcap cannot read can be trusted: the file is refused.
+        if (rc != 1)
+            throw InputError(path + ": packet " + std::to_string(n) + ": " + pcap_geterr(r.p) +
+                             " (a damaged or cut-off file; packets read whole before it: " +
+                             std::to_string(n - 1) + ")");
+        // A bad record is one frame a capture could not give whole, not a reason to
+        // refuse the others.
+        auto skip = [&](SkipReason why) {
+            skipped.push_back({port, n, why, hdr->caplen, hdr->len});
+        };
+        if (hdr->caplen < hdr->len) {
+            skip(SkipReason::Snaplen);
+        } else if (hdr->caplen == 0) {
+            skip(SkipReason::Empty);
+        } else if (hdr->caplen > rules.max_bytes) {
+            skip(SkipReason::Oversize);
+        } else {
+            Frame f;
+            f.port = port;
+            f.packet = n;
+            f.time_ns = uint64_t(hdr->ts.tv_sec) * 1000000000ull + uint64_t(hdr->ts.tv_usec);
+            f.bytes.assign(data, data + hdr->caplen);
+            f.padded = f.bytes.size() < rules.pad_to;
+            if (f.padded) f.bytes.resize(rules.pad_to, 0);
+            frames.push_back(std::move(f));
+        }
     }
 }
 

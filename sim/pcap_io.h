@@ -20,15 +20,37 @@ struct Frame {
     unsigned port;        // ingress port
     uint32_t packet;      // packet number in its capture, from 1 (as Wireshark counts)
     uint64_t time_ns;     // capture timestamp
+    bool padded;          // captured shorter than the Ethernet minimum, zero-padded to it
     std::vector<uint8_t> bytes;
 };
 
-// Appends every packet of `path` to `frames` as entering on `port`. Refuses (InputError
+// Why a record of a capture does not enter the pipeline; the first that applies.
+enum class SkipReason {
+    Snaplen,   // captured shorter than it was on the wire (the capture's snapshot length)
+    Empty,     // no bytes at all
+    Oversize,  // longer than the pipeline's maximum frame
+};
+const char* skip_reason_name(SkipReason r);
+
+struct SkippedRecord {
+    unsigned port;
+    uint32_t packet;      // as in Frame
+    SkipReason reason;
+    uint32_t captured_bytes, wire_bytes;
+};
+
+// What the simulator does with the records of a capture before they enter the pipeline.
+struct InputRules {
+    size_t max_bytes;     // longer records are skipped as Oversize
+    size_t pad_to;        // shorter frames are zero-padded to this length; 0: never
+};
+
+// Appends every packet of `path` to `frames` as entering on `port`, padded as `rules`
+// say, and every record that cannot enter the pipeline to `skipped`. Refuses (InputError
 // naming the file and packet) a file libpcap cannot read, a link type other than
-// Ethernet, a damaged or cut-off record, a packet captured shorter than it was on the
-// wire, an empty packet and one longer than `max_bytes`.
-void read_capture(const std::string& path, unsigned port, size_t max_bytes,
-                  std::vector<Frame>& frames);
+// Ethernet, and a damaged or cut-off record (saying how many packets were read whole).
+void read_capture(const std::string& path, unsigned port, const InputRules& rules,
+                  std::vector<Frame>& frames, std::vector<SkippedRecord>& skipped);
 
 class CaptureWriter {
   public:

@@ -10,7 +10,9 @@ sim/examples/l2l3_tables.txt, one or more for every outcome:
   10.66.0.0/16, and to 192.0.2.1, which has no route (punted, no_route);
 - the ACL: TCP port 22 from 10.9.0.0/16 (routed, then denied), the same to port 80
   (permitted), DNS to 10.1.0.53 (to_host) and other UDP to it (permitted);
-- a runt the parser punts.
+- a UDP frame of 46 bytes, captured as its sender handed it to the NIC, before the
+  MAC padded it: matcha-sim pads it to 60 bytes (with --no-pad the parser punts it as
+  a runt).
 
 Deterministic: rerunning this script rewrites the same bytes.
 
@@ -68,8 +70,8 @@ def packets():
         ipv4("10.1.0.9", TCP(sport=40001, dport=80, flags="S"), 13, src="10.9.1.1"),
         ipv4("10.1.0.53", UDP(sport=33000, dport=53), 14, size=30),
         ipv4("10.1.0.53", UDP(sport=33000, dport=5353), 15, size=30),
-        # The parser: a runt (50 bytes)
-        Ether(bytes(ipv4("10.1.0.7", UDP(sport=16, dport=16), 16))[:50]),
+        # Captured unpadded (46 bytes): padded to 60 on the way in, routed to port 2
+        ipv4("10.1.0.7", UDP(sport=16, dport=16), 16, size=4),
         # A large frame routed at the end
         ipv4("10.1.2.200", UDP(sport=17, dport=17), 17, size=1400),
     ]

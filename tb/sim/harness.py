@@ -26,10 +26,12 @@ from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 
 from tb.common import driver as drv
 from tb.common import sim
-from tb.model import deparse, parse
+from tb.model import MAX_FRAME, deparse, parse
 
 REPO = Path(__file__).resolve().parents[2]
 DLT_EN10MB = 1
+# The shortest Ethernet frame, FCS left out as captures leave it out: 64 bytes on the wire.
+ETHERNET_MIN = 60
 
 
 @functools.lru_cache(maxsize=None)
@@ -124,24 +126,34 @@ def run(config, *args, timeout=600):
 
 @dataclass
 class Sent:
-    """One input frame: where it enters and its number in that port's capture (from 1)."""
+    """One record of an input capture: where its frame enters, its number in that port's
+    capture (from 1), the bytes captured and the frame's length on the wire (longer when
+    the capture's snapshot length cut it)."""
     port: int
     packet: int
     frame: bytes
+    wire_len: int = None
+
+    def __post_init__(self):
+        if self.wire_len is None:
+            self.wire_len = len(self.frame)
 
 
 def write_captures(directory, frames, pcapng_ports=()):
-    """Writes [(port, frame)] as one capture per port, timestamps increasing in list order
-    (so the simulator's merge by timestamp sends them in list order); pcap, or pcapng for
-    the ports in `pcapng_ports` (their frames must be Ethernet frames scapy can dissect).
-    Returns the --in arguments and the Sent records in send order."""
+    """Writes [(port, frame)] or [(port, frame, wire length)] as one capture per port,
+    timestamps increasing in list order (so the simulator's merge by timestamp sends them
+    in list order); pcap, or pcapng for the ports in `pcapng_ports` (their frames must be
+    Ethernet frames scapy can dissect). Returns the --in arguments and the Sent records in
+    send order."""
     per_port = defaultdict(list)
     sent = []
-    for i, (port, frame) in enumerate(frames):
+    for i, (port, frame, *wire_len) in enumerate(frames):
         p = Raw(frame)  # as captured: scapy must not dissect (and fail on) malformed frames
         p.time = 1_700_000_000 + i * 1e-6
+        if wire_len:
+            p.wirelen = wire_len[0]
         per_port[port].append(p)
-        sent.append(Sent(port, len(per_port[port]), frame))
+        sent.append(Sent(port, len(per_port[port]), frame, *wire_len))
     args = []
     for port, pkts in sorted(per_port.items()):
         path = Path(directory) / f"in{port}.pcap"
@@ -168,6 +180,7 @@ class Outputs:
     punt: list         # [frame]
     punt_rows: list    # punt.csv as dicts
     drop_rows: list    # drop.csv as dicts
+    skipped_rows: list # skipped.csv as dicts
     summary: dict      # summary.json
 
 
@@ -188,27 +201,56 @@ def read_outputs(out_dir):
         punt_rows = list(csv.DictReader(f))
     with open(out_dir / "drop.csv") as f:
         drop_rows = list(csv.DictReader(f))
-    return Outputs(ports, frames_of(out_dir / "punt.pcap"), punt_rows,
-                   drop_rows, json.loads((out_dir / "summary.json").read_text()))
+    with open(out_dir / "skipped.csv") as f:
+        skipped_rows = list(csv.DictReader(f))
+    return Outputs(ports, frames_of(out_dir / "punt.pcap"), punt_rows, drop_rows,
+                   skipped_rows, json.loads((out_dir / "summary.json").read_text()))
+
+
+def entering(s, pad=True):
+    """What a capture record becomes at the pipeline's door, by the rules of sim/README.md
+    "Input": (the frame that enters, None), or (None, why it never enters). A record is
+    skipped when the capture did not keep all of its frame ("snaplen"), when it holds no
+    byte ("empty"), when its frame is longer than the pipeline's maximum ("oversize"), the
+    first of these that holds. A frame shorter than the Ethernet minimum enters with zero
+    bytes after it up to that minimum, as a NIC sends it, unless padding is off."""
+    if len(s.frame) < s.wire_len:
+        return None, "snaplen"
+    if not s.frame:
+        return None, "empty"
+    if len(s.frame) > MAX_FRAME:
+        return None, "oversize"
+    if pad and len(s.frame) < ETHERNET_MIN:
+        return s.frame + bytes(ETHERNET_MIN - len(s.frame)), None
+    return s.frame, None
 
 
 @dataclass
 class Expected:
     ports: dict        # egress port -> [frame]
     punt: list         # [(Sent, frame, egress port, reason)]
-    drops: list        # [(Sent, reason)]
+    drops: list        # [(Sent, frame as it entered, reason)]
     in_counts: dict    # port -> (frames, bytes)
+    skipped: list      # [(Sent, reason)]
+    padded: int        # frames that entered padded
+    pad: bool
 
 
-def expected(program, sent):
-    """What the model makes of the frames in send order (its counters counting them)."""
-    exp = Expected(defaultdict(list), [], [], defaultdict(lambda: [0, 0]))
+def expected(program, sent, pad=True):
+    """What the model makes of the records in send order (its counters counting the frames
+    that enter), padding short frames unless `pad` is false."""
+    exp = Expected(defaultdict(list), [], [], defaultdict(lambda: [0, 0]), [], 0, pad)
     for s in sent:
-        out, tuser, drop = deparse(s.frame, program.apply(parse(s.frame, ingress_port=s.port)))
+        frame, skipped = entering(s, pad)
+        if frame is None:
+            exp.skipped.append((s, skipped))
+            continue
+        exp.padded += frame != s.frame
+        out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=s.port)))
         exp.in_counts[s.port][0] += 1
-        exp.in_counts[s.port][1] += len(s.frame)
+        exp.in_counts[s.port][1] += len(frame)
         if out is None:
-            exp.drops.append((s, drop))
+            exp.drops.append((s, frame, drop))
         elif tuser["punt"]:
             exp.punt.append((s, out, tuser["egressPort"], tuser["reason"]))
         else:
@@ -224,8 +266,8 @@ def _first_difference(got, want):
 
 
 def compare(outputs, exp):
-    """Every output pcap, punt.csv and drop.csv against the model, packet by packet;
-    returns a list of differences (empty when they agree)."""
+    """Every output pcap, punt.csv, drop.csv and skipped.csv against the model, packet by
+    packet; returns a list of differences (empty when they agree)."""
     errors = []
     for port in sorted(set(outputs.ports) | set(exp.ports)):
         got, want = outputs.ports.get(port, []), exp.ports.get(port, [])
@@ -243,9 +285,16 @@ def compare(outputs, exp):
         errors.append("punt.csv: packet numbers are not 1, 2, 3, ...")
     drops = [(int(r["ingress_port"]), int(r["ingress_packet"]), int(r["reason"]),
               int(r["bytes"])) for r in outputs.drop_rows]
-    want_drops = [(s.port, s.packet, reason, len(s.frame)) for s, reason in exp.drops]
+    want_drops = [(s.port, s.packet, reason, len(frame)) for s, frame, reason in exp.drops]
     if drops != want_drops:
         errors.append(f"drop.csv: {_first_row_difference(drops, want_drops)}")
+    skipped = sorted((int(r["ingress_port"]), int(r["ingress_packet"]), r["reason"],
+                      int(r["captured_bytes"]), int(r["wire_bytes"]))
+                     for r in outputs.skipped_rows)
+    want_skipped = sorted((s.port, s.packet, reason, len(s.frame), s.wire_len)
+                          for s, reason in exp.skipped)
+    if skipped != want_skipped:
+        errors.append(f"skipped.csv: {_first_row_difference(skipped, want_skipped)}")
     return errors
 
 
@@ -258,7 +307,8 @@ def _first_row_difference(got, want):
 
 def summary_errors(summary, exp, program):
     """summary.json's counts against the model's: frames and bytes in and out per port,
-    punts and drops per reason, every table's hits and misses."""
+    frames padded, records skipped per reason, punts and drops per reason, every table's
+    hits and misses."""
     errors = []
 
     def check(what, got, want):
@@ -269,12 +319,17 @@ def summary_errors(summary, exp, program):
           {p: tuple(c) for p, c in exp.in_counts.items()})
     check("out", {int(p): (c["frames"], c["bytes"]) for p, c in summary["out"].items()},
           {p: (len(fs), sum(map(len, fs))) for p, fs in exp.ports.items() if fs})
+    check("pad", summary["pad"], exp.pad)
+    check("padded", summary["padded"], exp.padded)
+    check("skipped", summary["skipped"]["frames"], len(exp.skipped))
+    check("skipped per reason", summary["skipped"]["reasons"],
+          dict(Counter(reason for _, reason in exp.skipped)))
     check("punted per reason",
           {int(r): v["frames"] for r, v in summary["punted"]["reasons"].items()},
           dict(Counter(reason for _, _, _, reason in exp.punt)))
     check("dropped per reason",
           {int(r): v["frames"] for r, v in summary["dropped"]["reasons"].items()},
-          dict(Counter(reason for _, reason in exp.drops)))
+          dict(Counter(reason for _, _, reason in exp.drops)))
     check("tables", {t["name"]: (t["hits"], t["misses"]) for t in summary["tables"]},
           program.counters())
     n = sum(len(fs) for fs in exp.ports.values()) + len(exp.punt)
