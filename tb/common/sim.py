@@ -80,8 +80,13 @@ def setup_environment():
     return vbin
 
 
-def _model_dir(config, toplevel, waves):
-    return SIM_DIR / config / (toplevel + ("-waves" if waves else ""))
+def _model_name(toplevel, parameters=()):
+    """A model's directory name: the top level and its parameter overrides."""
+    return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters])
+
+
+def _model_dir(config, toplevel, waves, parameters=()):
+    return SIM_DIR / config / (_model_name(toplevel, parameters) + ("-waves" if waves else ""))
 
 
 def _build_key(sources, args, vbin):
@@ -158,19 +163,21 @@ def get_runner(test_build=True):
     return _Verilator()
 
 
-def build(config, toplevel, waves=None, models=()):
+def build(config, toplevel, waves=None, models=(), parameters=()):
     """Build (or reuse) the model of `toplevel` in `config`; returns its directory.
     `models` are further Verilog files compiled with it (simulation models of vendor
-    primitives the generated Verilog instantiates)."""
+    primitives the generated Verilog instantiates); `parameters` are (name, value) pairs
+    that override the top level's Verilog parameters."""
     waves = waves_enabled() if waves is None else waves
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
-    model = _model_dir(config, toplevel, waves)
+    model = _model_dir(config, toplevel, waves, parameters)
+    name = model.name
     sources = [source, *map(Path, models), public_ports_file(toplevel, model.parent / ".vlt" / toplevel)]
     args = BUILD_ARGS + (WAVE_ARGS if waves else [])
-    key = _build_key(sources, args + TEST_OPT, vbin)
+    key = _build_key(sources, args + TEST_OPT + [f"-G{k}={v}" for k, v in parameters], vbin)
     stamp = model / ".matcha-build"
-    with locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
+    with locked(SIM_DIR / config / f".{name}.lock"):
         if stamp.exists() and stamp.read_text() == key and (model / toplevel).exists():
             return model
         if model.exists():
@@ -185,7 +192,8 @@ def build(config, toplevel, waves=None, models=()):
         try:
             runner.build(
                 sources=sources, hdl_toplevel=toplevel, build_dir=model,
-                build_args=args, timescale=TIMESCALE, waves=waves, log_file=log,
+                build_args=args, parameters=dict(parameters), timescale=TIMESCALE,
+                waves=waves, log_file=log,
             )
         except Exception:
             tail = log.read_text()[-4000:] if log.exists() else ""
@@ -199,18 +207,18 @@ def _safe(name):
 
 
 def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
-        waves=None, echo=False, pythonpath=(), models=()):
+        waves=None, echo=False, pythonpath=(), models=(), parameters=()):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
     `env` is passed to the simulation (on top of the calling environment);
     `pythonpath` adds directories the test module is imported from; `models` as for
-    build(). The
+    build(), and `parameters` as there. The
     simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
     waves = waves_enabled() if waves is None else waves
-    model = build(config, toplevel, waves, models)
+    model = build(config, toplevel, waves, models, parameters)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name
@@ -296,12 +304,14 @@ def _log_errors(log, limit=60):
 @dataclass(frozen=True)
 class Model:
     """A Verilator model a cocotb module runs on: `toplevel` of configuration `config`,
-    with further Verilog `models` (vendor primitives) and the layout file the tests read
-    (`layout`, a name in the configuration's directory; None for a block without one)."""
+    with further Verilog `models` (vendor primitives), the layout file the tests read
+    (`layout`, a name in the configuration's directory; None for a block without one) and
+    overrides of its Verilog parameters (`parameters`, (name, value) pairs)."""
     config: str
     toplevel: str
     models: tuple = ()
     layout: str = "layout.json"
+    parameters: tuple = ()
 
     def missing(self):
         """None if everything the model needs was generated, else a reason to skip."""
@@ -314,10 +324,10 @@ class Model:
         return self.layout and RTL_DIR / self.config / self.layout
 
     def build(self):
-        return build(self.config, self.toplevel, waves_enabled(), self.models)
+        return build(self.config, self.toplevel, waves_enabled(), self.models, self.parameters)
 
     def __str__(self):
-        return f"{self.config}/{self.toplevel}"
+        return f"{self.config}/{_model_name(self.toplevel, self.parameters)}"
 
 
 def soak(test):
@@ -354,7 +364,7 @@ def cocotb_entry(tb_module, models):
     def label(m):
         varying = [f for f in ("config", "toplevel")
                    if len({getattr(x, f) for x in models}) > 1]
-        return "-".join(getattr(m, f) for f in varying)
+        return "-".join([getattr(m, f) for f in varying] + [f"{k}{v}" for k, v in m.parameters])
 
     params = []
     for t in cocotb_tests(tb_module):
@@ -371,7 +381,7 @@ def cocotb_entry(tb_module, models):
             pytest.skip(missing)
         driver.build_library()
         run(model.config, model.toplevel, tb_module, testcase=case, seed=matcha_seed,
-            run_name=case, models=model.models,
+            run_name=case, models=model.models, parameters=model.parameters,
             env={"MATCHA_TB_LAYOUT": model.layout_path() or ""})
 
     return test

@@ -48,6 +48,7 @@ APP_REGS = 0x800000
 APP_ID, VERSION, PORTS, DATA_WIDTH, CONTROL = 0x00, 0x04, 0x08, 0x0C, 0x10
 COUNTERS = {"rx_frames": 0x20, "tx_frames": 0x24, "dropped": 0x28, "punted": 0x2C,
             "to_host": 0x30, "to_wire": 0x34, "tx_bypass": 0x38, "tx_completions": 0x3C}
+PORT_OVERFLOWS = 0x40      # + 4k: frames port k's ingress buffer had no room for
 MATCHA_APP_ID = 0x4D544341  # "MTCA"
 MIN_TX_BYTES = 60
 

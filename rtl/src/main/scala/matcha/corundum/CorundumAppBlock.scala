@@ -16,7 +16,7 @@ import spinal.lib.bus.amba4.axilite._
 case class CorundumConfig(
     name: String,
     matcha: MatchaConfig,
-    ports: Int = 2,
+    ports: Int = 4,
     ptpTsWidth: Int = 96,
     txTagWidth: Int = 16,
     framesInFlight: Int = 64,
