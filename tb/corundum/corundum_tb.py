@@ -476,14 +476,18 @@ async def test_app_registers(dut):
     tb = await setup(dut, "app_registers")
     assert await tb.read32(APP_REGS + APP_ID) == MATCHA_APP_ID
     assert await tb.read32(APP_REGS + VERSION) >> 16 == 1
-    assert await tb.read32(APP_REGS + PORTS) >= 1
+    ports = await tb.read32(APP_REGS + PORTS)
+    assert ports >= 1
     assert await tb.read32(APP_REGS + DATA_WIDTH) == tb.lay.data_width
     assert await tb.read32(APP_REGS + CONTROL) == 0, "host frames bypass the pipeline by default"
     await tb.write32(APP_REGS + CONTROL, 1)
     assert await tb.read32(APP_REGS + CONTROL) == 1
     await tb.write32(APP_REGS + CONTROL, 0)
     n = len(tb.model.tables)
-    for addr in ((n + 1) * 0x10000, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14, APP_REGS + 0x40,
+    for k in range(ports):
+        assert await tb.read32(APP_REGS + PORT_OVERFLOWS + 4 * k) == 0
+    for addr in ((n + 1) * 0x10000, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14,
+                 APP_REGS + PORT_OVERFLOWS + 4 * ports,
                  APP_REGS + 0x1000, 0xFFFFFC):
         r = await tb.axil.read(addr, 4)
         assert r.resp == AxiResp.SLVERR, f"read of 0x{addr:06x}: {r.resp!r}"
@@ -680,8 +684,9 @@ async def test_tx_switch_with_beat_offered(dut):
 @cocotb.test()
 async def test_backpressure_fills_pipeline(dut):
     """The host and the MAC stop taking frames while 300 minimum-size and some jumbo frames
-    arrive on both taps: the block stops taking input (tready low) instead of losing or
-    reordering anything, and everything comes out once they take again."""
+    arrive on both taps: the host's tap stops (tready low) and the MAC's frames wait in its
+    port's ingress buffer (which holds them all here), nothing lost or reordered, and
+    everything comes out once they take again."""
     tb = await setup(dut, "backpressure_fills_pipeline")
     await fixed_tables(tb)
     await tb.tx_through_pipeline(True)

@@ -30,6 +30,11 @@ case class CorundumConfig(
   def portIndexWidth: Int = log2Up(ports) max 1
   def rxUserWidth: Int = ptpTsWidth + 1
   def txUserWidth: Int = txTagWidth + 1
+  /** Beats of each RX port's ingress buffer: two maximum-size frames, so that a port can
+    * keep receiving at line rate while its previous frame waits for the pipeline. */
+  def rxBufferBeats: Int = 1 << log2Up(2 * ((matcha.maxFrameBytes + dataBytes - 1) / dataBytes))
+  /** Frames each RX port's ingress buffer holds: its beats filled with minimum-size frames. */
+  def rxBufferFrames: Int = 1 << log2Up(rxBufferBeats / ((minTxBytes + dataBytes - 1) / dataBytes))
 }
 
 object CorundumAppBlock {
@@ -56,6 +61,9 @@ object CorundumAppBlock {
     val TxBypass = 0x38
     val TxCompletions = 0x3c
     val counters = Seq(RxFrames, TxFrames, Dropped, Punted, ToHost, ToWire, TxBypass, TxCompletions)
+    /** + 4k: frames from port k's MAC dropped whole because its ingress buffer was full. */
+    val RxOverflows = 0x40
+    def rxOverflow(k: Int): Int = RxOverflows + 4 * k
   }
 }
 
@@ -315,7 +323,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
     factory.read(B(n, 32 bits), RegBase + Regs.Ports)
     factory.read(B(c.matcha.dataWidth, 32 bits), RegBase + Regs.DataWidth)
     factory.readAndWrite(txViaPipeline, RegBase + Regs.Control, 0)
-    val counters = Regs.counters.map { addr =>
+    val counters = (Regs.counters ++ (0 until n).map(Regs.rxOverflow)).map { addr =>
       val r = Reg(UInt(32 bits)) init 0
       factory.read(r, RegBase + addr)
       addr -> r
@@ -327,7 +335,8 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       val r = counters(addr)
       r := r + incs.map(i => U(i._2).resize(32)).reduce(_ + _)
     }
-    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control) ++ Regs.counters
+    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control) ++
+      Regs.counters ++ (0 until n).map(Regs.rxOverflow)
     ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))
   }
 
@@ -349,7 +358,15 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       f
     }
 
-  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, io.s_axis_rx.slaveStream(k)))
+  /** Frames from the MACs: whole frames out of each port's ingress buffer, whose tap is never
+    * held (ip/corundum/README.md, "Receive"). */
+  val rxBuffers = for (k <- 0 until n) yield new Area {
+    val tap = io.s_axis_rx.slaveStream(k)
+    val buffer = new IngressBuffer(io.s_axis_rx.beat, c.rxBufferBeats, c.rxBufferFrames)
+    buffer.input << tap.toFlow
+    regs.count(Regs.rxOverflow(k), buffer.dropped)
+  }
+  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, rxBuffers(k).buffer.output))
 
   /** Host frames: through the pipeline or straight to the MAC, chosen per frame from CONTROL
     * bit 0 in the first clock its first beat is presented, and kept until its last beat is
