@@ -31,6 +31,10 @@ BUILD_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # two thirds of the time of Verilator's -Os, and run at least as fast (tb/README.md).
 TEST_OPT = ["OPT_FAST=-O1", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
 WAVE_ARGS = ["--trace-fst"]
+# Models with random initial state: every register without a reset value and every memory
+# starts with random contents (a seed per run), as hardware powers up, instead of
+# Verilator's zeros.
+RANDOM_INIT_ARGS = ["--x-initial", "unique"]
 TIMESCALE = ("1ns", "1ps")
 
 
@@ -80,13 +84,15 @@ def setup_environment():
     return vbin
 
 
-def _model_name(toplevel, parameters=()):
-    """A model's directory name: the top level and its parameter overrides."""
-    return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters])
+def _model_name(toplevel, parameters=(), random_init=False):
+    """A model's directory name: the top level, its parameter overrides and whether its
+    initial state is random."""
+    return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters] + ["rand"] * random_init)
 
 
-def _model_dir(config, toplevel, waves, parameters=()):
-    return SIM_DIR / config / (_model_name(toplevel, parameters) + ("-waves" if waves else ""))
+def _model_dir(config, toplevel, waves, parameters=(), random_init=False):
+    return SIM_DIR / config / (_model_name(toplevel, parameters, random_init) +
+                               ("-waves" if waves else ""))
 
 
 def _build_key(sources, args, vbin):
@@ -163,18 +169,19 @@ def get_runner(test_build=True):
     return _Verilator()
 
 
-def build(config, toplevel, waves=None, models=(), parameters=()):
+def build(config, toplevel, waves=None, models=(), parameters=(), random_init=False):
     """Build (or reuse) the model of `toplevel` in `config`; returns its directory.
     `models` are further Verilog files compiled with it (simulation models of vendor
     primitives the generated Verilog instantiates); `parameters` are (name, value) pairs
-    that override the top level's Verilog parameters."""
+    that override the top level's Verilog parameters; `random_init` builds a model whose
+    initial state can be randomized (RANDOM_INIT_ARGS, see run())."""
     waves = waves_enabled() if waves is None else waves
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
-    model = _model_dir(config, toplevel, waves, parameters)
+    model = _model_dir(config, toplevel, waves, parameters, random_init)
     name = model.name
     sources = [source, *map(Path, models), public_ports_file(toplevel, model.parent / ".vlt" / toplevel)]
-    args = BUILD_ARGS + (WAVE_ARGS if waves else [])
+    args = BUILD_ARGS + (WAVE_ARGS if waves else []) + (RANDOM_INIT_ARGS if random_init else [])
     key = _build_key(sources, args + TEST_OPT + [f"-G{k}={v}" for k, v in parameters], vbin)
     stamp = model / ".matcha-build"
     with locked(SIM_DIR / config / f".{name}.lock"):
@@ -207,18 +214,19 @@ def _safe(name):
 
 
 def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
-        waves=None, echo=False, pythonpath=(), models=(), parameters=()):
+        waves=None, echo=False, pythonpath=(), models=(), parameters=(), random_init=False):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
     `env` is passed to the simulation (on top of the calling environment);
     `pythonpath` adds directories the test module is imported from; `models` as for
-    build(), and `parameters` as there. The
+    build(), and `parameters` and `random_init` as there (a random-init model starts each
+    run from random state drawn from `seed`). The
     simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
     waves = waves_enabled() if waves is None else waves
-    model = build(config, toplevel, waves, models, parameters)
+    model = build(config, toplevel, waves, models, parameters, random_init)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name
@@ -248,6 +256,8 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
                 test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
                 testcase=testcase, seed=seed, build_dir=model, test_dir=test_dir,
                 waves=waves, timescale=TIMESCALE, results_xml=str(results),
+                plusargs=(["+verilator+rand+reset+2", f"+verilator+seed+{seed % (1 << 31) + 1}"]
+                          if random_init else []),
                 log_file=None if echo else log,
             )
         except SystemExit as e:
@@ -306,12 +316,14 @@ class Model:
     """A Verilator model a cocotb module runs on: `toplevel` of configuration `config`,
     with further Verilog `models` (vendor primitives), the layout file the tests read
     (`layout`, a name in the configuration's directory; None for a block without one) and
-    overrides of its Verilog parameters (`parameters`, (name, value) pairs)."""
+    overrides of its Verilog parameters (`parameters`, (name, value) pairs); `random_init`:
+    every run starts from random register and memory contents (build())."""
     config: str
     toplevel: str
     models: tuple = ()
     layout: str = "layout.json"
     parameters: tuple = ()
+    random_init: bool = False
 
     def missing(self):
         """None if everything the model needs was generated, else a reason to skip."""
@@ -324,10 +336,11 @@ class Model:
         return self.layout and RTL_DIR / self.config / self.layout
 
     def build(self):
-        return build(self.config, self.toplevel, waves_enabled(), self.models, self.parameters)
+        return build(self.config, self.toplevel, waves_enabled(), self.models, self.parameters,
+                     self.random_init)
 
     def __str__(self):
-        return f"{self.config}/{_model_name(self.toplevel, self.parameters)}"
+        return f"{self.config}/{_model_name(self.toplevel, self.parameters, self.random_init)}"
 
 
 def soak(test):
@@ -382,6 +395,7 @@ def cocotb_entry(tb_module, models):
         driver.build_library()
         run(model.config, model.toplevel, tb_module, testcase=case, seed=matcha_seed,
             run_name=case, models=model.models, parameters=model.parameters,
+            random_init=model.random_init,
             env={"MATCHA_TB_LAYOUT": model.layout_path() or ""})
 
     return test

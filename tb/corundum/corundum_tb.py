@@ -129,7 +129,9 @@ class CorundumTb(AxiLiteRegisters):
         self.tx_via_pipeline = False
         self.ctl = None
 
-    async def start(self):
+    async def start(self, open_driver=True):
+        """Reset and the collectors; then, with `open_driver`, the driver's open (which
+        checks MAGIC and BUILD_ID)."""
         dut = self.dut
         dut.s_axis_sync_tx_cpl_valid.value = 0
         dut.s_axis_sync_tx_cpl_ts.value = 0
@@ -140,6 +142,10 @@ class CorundumTb(AxiLiteRegisters):
         cocotb.start_soon(self._collect(self.wire, self.wire_frames, self._mac_took))
         cocotb.start_soon(self._mac_completions())
         cocotb.start_soon(self._take_completions())
+        if open_driver:
+            await self.open_driver()
+
+    async def open_driver(self):
         snapshot = await drv.read_info_block(self.read32)
         assert snapshot[drv.MAGIC] == 0x4D544348, f"MAGIC {snapshot[drv.MAGIC]:#x}"
         assert snapshot[drv.BUILD_ID] == self.lay.raw["buildId"], "BUILD_ID is not layout.json's"
@@ -494,6 +500,68 @@ async def test_app_registers(dut):
         w = await tb.axil.write(addr, bytes(4))
         assert w.resp == AxiResp.SLVERR, f"write of 0x{addr:06x}: {w.resp!r}"
     assert await tb.read32(drv.MAGIC) == 0x4D544348
+    await tb.check_counters()
+
+
+def probe_indexes(d, rng):
+    """Window INDEX values of table `d` to read back: first, last and some between; for an
+    LPM table, the first and last node of every level and the first and last result."""
+    if d.code != drv.KIND_LPM:
+        return sorted({0, d.size - 1, *(rng.randrange(d.size) for _ in range(3))})
+    out = []
+    for level in range(d.geometry + 1):
+        count = d.size if level == d.geometry else \
+            (1 if level == 0 else d.extra) << (d.key_bits // d.geometry)
+        out += [level << drv.LPM_LEVEL_SHIFT, level << drv.LPM_LEVEL_SHIFT | (count - 1)]
+    return out
+
+
+@cocotb.test()
+async def test_memories_clear_at_reset(dut):
+    """The model starts from random register and memory contents (as hardware powers up).
+    Right after reset the tables are busy clearing themselves; once STATUS says they are
+    done, every entry read back (first, last and random ones; every LPM level), with its
+    counters, and every window's hit and miss counters read zero, before the driver has
+    written anything."""
+    rng, _ = cocotb_util.test_rng(dut, "memories_clear_at_reset")
+    tb = CorundumTb(dut, rng)
+    await tb.start(open_driver=False)
+    first = await tb.read32(drv.WIN_STATUS + 0x10000)
+    snapshot = await drv.read_info_block(tb.read32)
+    tables = drv.descriptors(snapshot)
+    largest = max(tables, key=lambda d: d.size)
+    assert largest.base != 0x10000 or first & 1, "the first table was not busy after reset"
+    errors = []
+    for d in tables:
+        for polls in range(10_000):
+            status = await tb.read32(d.base + drv.WIN_STATUS)
+            if not status & 1:
+                break
+        else:
+            raise AssertionError(f"table at 0x{d.base:06x} still busy after reset")
+        for index in probe_indexes(d, rng):
+            err = await tb.window_command(d.base, 2, index)
+            if err:
+                errors.append(f"table at 0x{d.base:06x}: READ of {index:#x} answered {err}")
+                continue
+            words = {"FLAGS": drv.WIN_FLAGS, "PRIORITY": drv.WIN_PRIORITY}
+            words.update({f"KEY[{i}]": drv.WIN_KEY + 4 * i for i in range((d.key_bits + 31) // 32)})
+            words.update({f"MASK[{i}]": drv.WIN_MASK + 4 * i for i in range((d.key_bits + 31) // 32)})
+            words.update({f"DATA[{i}]": drv.WIN_DATA + 4 * i for i in range((d.data_bits + 31) // 32)})
+            if d.counters:
+                for name, a in (("PACKETS", drv.WIN_PACKETS), ("BYTES", drv.WIN_BYTES)):
+                    words.update({f"{name}.lo": a, f"{name}.hi": a + 4})
+            # A READ of an LPM trie node reports FLAGS.valid set and the node word in DATA.
+            node = d.code == drv.KIND_LPM and index >> drv.LPM_LEVEL_SHIFT < d.geometry
+            for name, a in words.items():
+                v = await tb.read32(d.base + a)
+                if v != (1 if node and name == "FLAGS" else 0):
+                    errors.append(f"table at 0x{d.base:06x} (kind {d.code}) entry {index:#x}: "
+                                  f"{name} = {v:#x} after reset")
+        for name, a in (("HITS", drv.WIN_HITS), ("MISSES", drv.WIN_MISSES)):
+            if await tb.read32(d.base + a) or await tb.read32(d.base + a + 4):
+                errors.append(f"table at 0x{d.base:06x}: {name} not zero after reset")
+    tb.fail_on(errors)
     await tb.check_counters()
 
 

@@ -14,7 +14,7 @@ from tb.common import sim
 TOPLEVEL = "mqnic_app_block"
 CONFIGS = ("corundum-w64", "corundum")
 test_corundum = sim.cocotb_entry("tb.corundum.corundum_tb",
-                                 [sim.Model(c, TOPLEVEL) for c in CONFIGS])
+                                 [sim.Model(c, TOPLEVEL, random_init=True) for c in CONFIGS])
 test_corundum_ports = sim.cocotb_entry(
     "tb.corundum.ports_tb",
-    [sim.Model(c, TOPLEVEL, parameters=(("IF_COUNT", 4),)) for c in CONFIGS])
+    [sim.Model(c, TOPLEVEL, parameters=(("IF_COUNT", 4),), random_init=True) for c in CONFIGS])

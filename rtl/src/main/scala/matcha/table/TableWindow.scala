@@ -108,7 +108,14 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   for (i <- key.indices) bus.readAndWrite(key(i), base + 0x40 + 4 * i)
   for (i <- mask.indices) bus.readAndWrite(mask(i), base + 0x80 + 4 * i)
   for (i <- data.indices) bus.readAndWrite(data(i), base + 0xc0 + 4 * i)
-  bus.read(tablePending || counterPending, base + 0x00, 0)
+  /** Memories power up holding anything (X in simulation) and rst does not reach them, so
+    * the window runs a CLEAR of its own in the first clock after reset; STATUS is busy, and
+    * bus commands are refused as for any busy window, until it is done. */
+  val clearAfterReset = RegNext(False) init True
+  /** The CLEAR after reset has not finished: lookups must wait (ControlBus.clearing). */
+  val resetClearing = Reg(Bool()) init True
+  when(!clearAfterReset && !tablePending && !counterPending) { resetClearing := False }
+  bus.read(tablePending || counterPending || clearAfterReset, base + 0x00, 0)
   bus.read(error, base + 0x00, 8)
   bus.readMultiWord(packets, base + 0x110)
   bus.readMultiWord(bytes, base + 0x118)
@@ -119,7 +126,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   start := False
   bus.nonStopWrite(opCode, 0)
   bus.onWrite(base + 0x00) {
-    when(!tablePending && !counterPending) {
+    when(!tablePending && !counterPending && !clearAfterReset) {
       val known = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Clear ||
         Bool(features.counters) && opCode === Cmd.Zero ||
         Bool(features.defaultAction.isDefined) && (opCode === Cmd.Default || opCode === Cmd.ReadDefault)
@@ -131,10 +138,10 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   }
   val toTable = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Clear
   val toCounters = Bool(features.counters) && (opCode === Cmd.Read || opCode === Cmd.Clear || opCode === Cmd.Zero)
-  commands.valid := start && toTable
+  commands.valid := start && toTable || clearAfterReset
   commands.op := TableOp.clear
-  when(opCode === Cmd.Write) { commands.op := TableOp.write }
-  when(opCode === Cmd.Read) { commands.op := TableOp.read }
+  when(!clearAfterReset && opCode === Cmd.Write) { commands.op := TableOp.write }
+  when(!clearAfterReset && opCode === Cmd.Read) { commands.op := TableOp.read }
   commands.index := index
   commands.entry.valid := valid
   commands.entry.actionId := actionId
@@ -142,10 +149,10 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   commands.entry.key := Cat(key).resize(keyWidth)
   commands.entry.mask := Cat(mask).resize(keyWidth)
   commands.entry.data := Cat(data).resize(dataWidth)
-  counterCommands.valid := start && toCounters
+  counterCommands.valid := start && toCounters || clearAfterReset && Bool(features.counters)
   counterCommands.op := CounterOp.zero
   when(opCode === Cmd.Read) { counterCommands.op := CounterOp.read }
-  when(opCode === Cmd.Clear) { counterCommands.op := CounterOp.clear }
+  when(opCode === Cmd.Clear || clearAfterReset) { counterCommands.op := CounterOp.clear }
   counterCommands.index := index
   if (!features.counters) counterRead.setIdle()
 
