@@ -566,6 +566,35 @@ async def test_memories_clear_at_reset(dut):
 
 
 @cocotb.test()
+async def test_command_during_reset_clear(dut):
+    """A command written while a table clears itself after reset is not lost: DEFAULT on the
+    first table right after reset (STATUS still busy) takes effect once the clear is done,
+    as READ_DEFAULT then shows."""
+    rng, _ = cocotb_util.test_rng(dut, "command_during_reset_clear")
+    tb = CorundumTb(dut, rng)
+    await tb.start(open_driver=False)
+    base = drv.INFO_BYTES
+    action, data = rng.randrange(1, 4), rng.getrandbits(32)
+    await tb.write32(base + drv.WIN_FLAGS, action << 8 | 1)
+    await tb.write32(base + drv.WIN_DATA, data)
+    await tb.write32(base + drv.WIN_CMD, 5)     # DEFAULT
+    assert await tb.read32(base + drv.WIN_STATUS) & 1, "the clear after reset was already done"
+    snapshot = await drv.read_info_block(tb.read32)
+    first = drv.descriptors(snapshot)[0]
+    assert first.default_action
+    data &= (1 << min(first.data_bits, 32)) - 1
+    for _ in range(10_000):
+        status = await tb.read32(base + drv.WIN_STATUS)
+        if not status & 1:
+            break
+    assert not status & 0xFF01, f"STATUS {status:#x} after DEFAULT"
+    await tb.write32(base + drv.WIN_DATA, 0)
+    assert await tb.window_command(base, 6) == 0      # READ_DEFAULT
+    got = (await tb.read32(base + drv.WIN_FLAGS) >> 8 & 0xFF, await tb.read32(base + drv.WIN_DATA))
+    assert got == (action, data), f"miss action {got}, DEFAULT wrote {(action, data)}"
+
+
+@cocotb.test()
 async def test_rx_fates(dut):
     """Frames from the MAC through the pipeline, one of each fate, several rounds with
     back-pressure: what is not dropped reaches the host as the model has it (routed frames
