@@ -46,6 +46,7 @@ from tb.pipeline.traffic import ip_int, mac_str
 # ip/corundum/README.md: the app block's registers.
 APP_REGS = 0x800000
 APP_ID, VERSION, PORTS, DATA_WIDTH, CONTROL = 0x00, 0x04, 0x08, 0x0C, 0x10
+ERROR_ADDRESS, ERROR = 0x18, 0x1C   # the last access answered SLVERR; ERROR: seen, write, count
 COUNTERS = {"rx_frames": 0x20, "tx_frames": 0x24, "dropped": 0x28, "punted": 0x2C,
             "to_host": 0x30, "to_wire": 0x34, "tx_bypass": 0x38, "tx_completions": 0x3C}
 PORT_OVERFLOWS = 0x40      # + 4k: frames port k's ingress buffer had no room for
@@ -592,6 +593,36 @@ async def test_command_during_reset_clear(dut):
     assert await tb.window_command(base, 6) == 0      # READ_DEFAULT
     got = (await tb.read32(base + drv.WIN_FLAGS) >> 8 & 0xFF, await tb.read32(base + drv.WIN_DATA))
     assert got == (action, data), f"miss action {got}, DEFAULT wrote {(action, data)}"
+
+
+@cocotb.test()
+async def test_error_register(dut):
+    """Every access the app port answers with SLVERR is also recorded where a host on
+    Corundum (whose PCIe bridge drops the response codes) can read it: ERROR_ADDRESS holds
+    the last one's address, ERROR bit 0 says one happened, bit 1 whether it was a write,
+    bits 31..16 how many since ERROR was written; writing ERROR clears it, and good
+    accesses leave it alone."""
+    tb = await setup(dut, "error_register")
+    assert await tb.read32(APP_REGS + ERROR) == 0, "an error recorded before any access"
+    bad = [(tb.rng.randrange(len(tb.model.tables) + 1, 0x7F) << 16 | tb.rng.randrange(0, 0x10000, 4)),
+           APP_REGS + 0x14, APP_REGS + 0x1000 + tb.rng.randrange(0, 0x1000, 4), 0xFFFFFC]
+    count = 0
+    for addr in bad:
+        for write in (False, True):
+            if write:
+                assert (await tb.axil.write(addr, bytes(4))).resp == AxiResp.SLVERR
+            else:
+                assert (await tb.axil.read(addr, 4)).resp == AxiResp.SLVERR
+            count += 1
+            assert await tb.read32(APP_REGS + ERROR_ADDRESS) == addr
+            assert await tb.read32(APP_REGS + ERROR) == count << 16 | int(write) << 1 | 1, \
+                f"ERROR after a bad {'write' if write else 'read'} of 0x{addr:06x}"
+    await tb.write32(APP_REGS + ERROR, 0)
+    assert await tb.read32(APP_REGS + ERROR) == 0
+    await tb.read32(drv.MAGIC)
+    await tb.write32(APP_REGS + CONTROL, 0)
+    assert await tb.read32(APP_REGS + ERROR) == 0, "a good access recorded as an error"
+    assert await tb.read32(APP_REGS + ERROR_ADDRESS) == bad[-1]
 
 
 @cocotb.test()

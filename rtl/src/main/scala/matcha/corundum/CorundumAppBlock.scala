@@ -41,7 +41,7 @@ object CorundumAppBlock {
   /** Corundum APP_ID of a Matcha application block: "MTCA". */
   val AppId: Long = 0x4d544341L
   /** Major << 16 | minor of the app block's own registers. */
-  val Version: Int = 0x00010000
+  val Version: Int = 0x00010001
   /** The app block's registers; below this the pipeline's control window (docs/tables.md). */
   val RegBase: Int = 0x800000
   val RegSelectBit: Int = 23
@@ -52,6 +52,8 @@ object CorundumAppBlock {
     val Ports = 0x08
     val DataWidth = 0x0c
     val Control = 0x10
+    val ErrorAddress = 0x18
+    val Error = 0x1c
     val RxFrames = 0x20
     val TxFrames = 0x24
     val Dropped = 0x28
@@ -335,7 +337,35 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       val r = counters(addr)
       r := r + incs.map(i => U(i._2).resize(32)).reduce(_ + _)
     }
-    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control) ++
+    /** The last access this port answered with SLVERR, and how many since ERROR was
+      * written: Corundum's PCIe-to-AXI-Lite bridge drops rresp and bresp, so this is the
+      * only way a host on Corundum learns of a bad access. One read and one write are in
+      * flight at a time (AxiLite4Split), so each response belongs to the last address. */
+    val errorAddress = Reg(UInt(ControlBus.addressWidth bits)) init 0
+    val errorSeen = Reg(Bool()) init False
+    val errorWrite = Reg(Bool()) init False
+    val errorCount = Reg(UInt(16 bits)) init 0
+    val readAddress = RegNextWhen(io.s_axil.ar.addr, io.s_axil.ar.fire)
+    val writeAddress = RegNextWhen(io.s_axil.aw.addr, io.s_axil.aw.fire)
+    val readFailed = io.s_axil.r.fire && io.s_axil.r.resp =/= AxiLite4.resp.OKAY
+    val writeFailed = io.s_axil.b.fire && io.s_axil.b.resp =/= AxiLite4.resp.OKAY
+    when(readFailed || writeFailed) {
+      errorSeen := True
+      errorWrite := writeFailed
+      errorAddress := writeFailed ? writeAddress | readAddress
+      when(errorCount =/= errorCount.maxValue) { errorCount := errorCount + 1 }
+    }
+    factory.read(errorAddress, RegBase + Regs.ErrorAddress)
+    factory.read(errorSeen, RegBase + Regs.Error, 0)
+    factory.read(errorWrite, RegBase + Regs.Error, 1)
+    factory.read(errorCount, RegBase + Regs.Error, 16)
+    factory.onWrite(RegBase + Regs.Error) {
+      errorSeen := False
+      errorWrite := False
+      errorCount := 0
+    }
+    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control,
+      Regs.ErrorAddress, Regs.Error) ++
       Regs.counters ++ (0 until n).map(Regs.rxOverflow)
     ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))
   }
