@@ -208,33 +208,30 @@ class PortsTb(CorundumTb):
 
     def port_errors(self, k, sent, whole_drops_allowed=False):
         """What reached the host on port k against what was sent there: every frame the
-        model does not drop, in order, whole, with its timestamp; with
-        `whole_drops_allowed`, a subsequence of them. Returns (errors, frames missing)."""
+        model does not drop (with `whole_drops_allowed`, some of them), in order, whole,
+        with its timestamp (unique per frame). Returns (errors, frames that never came)."""
         p = self.ports[k]
         want = [f for f in sent if f.out is not None]
-        errors, missing, i = [], 0, 0
+        seen = {ts for _, ts, _, _ in p.got}
+        lost = [f for f in want if f.ts not in seen]
+        arrived = [f for f in want if f.ts in seen]
+        errors = []
+        if lost and not whole_drops_allowed:
+            errors.append(f"port {k}: {len(lost)} of {len(want)} frames never reached the "
+                          f"host: {', '.join(f.name for f in lost[:6])}")
         for n, (data, ts, bad, problems) in enumerate(p.got):
             errors += [f"port {k} host frame #{n}: {e}" for e in problems]
             if bad:
                 errors.append(f"port {k} host frame #{n}: bad_frame set ({len(data)} bytes)")
-            while i < len(want) and whole_drops_allowed and (want[i].out, want[i].ts) != (data, ts):
-                i, missing = i + 1, missing + 1
-            if i >= len(want):
-                errors.append(f"port {k} host frame #{n}: {len(data)} bytes, ts {ts:#x}, "
-                              "matches no frame sent")
+            if n >= len(arrived):
+                errors.append(f"port {k} host frame #{n}: {len(data)} bytes, ts {ts:#x}, one "
+                              "more than the frames sent that arrived")
                 continue
-            f = want[i]
-            i += 1
+            f = arrived[n]
             if (data, ts) != (f.out, f.ts):
                 errors.append(f"port {k} host frame #{n}: {len(data)} bytes ts {ts:#x}, expected "
                               f"{f.name} ({len(f.out)} bytes, ts {f.ts:#x})")
-        missing += len(want) - i
-        if missing and not whole_drops_allowed:
-            errors.append(f"port {k}: {len(p.got)} frames reached the host, {len(want)} sent "
-                          f"({', '.join(sorted({str(len(f.data)) for f in want[len(p.got):]}))}"
-                          " byte frames among the missing)")
-        return errors, missing
-
+        return errors, len(lost)
 
 def mixed_frames(tb, k, count):
     """`count` frames for port k: minimum, 1514-byte and jumbo frames, routed or forwarded
