@@ -1,17 +1,13 @@
 """pytest configuration for the Matcha testbenches: seeds, the soak split, the time budget
 of one test, and building every simulator model before the tests run."""
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tb.common import seeds
-
-# A test in `make test` that takes longer than this fails: it belongs in `make soak`, with
-# a shorter test in its place that still fails on the same defect (tb/README.md).
-TEST_BUDGET_S = float(os.environ.get("MATCHA_TEST_BUDGET_S", "120"))
+from tb.common.sim import TEST_BUDGET_S
 
 
 def pytest_addoption(parser):

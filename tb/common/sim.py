@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +31,16 @@ BUILD_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # Test models: the model's own code at -O1 and its constructors at -O0 compile in about
 # two thirds of the time of Verilator's -Os, and run at least as fast (tb/README.md).
 TEST_OPT = ["OPT_FAST=-O1", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
+# A test in `make test` that takes longer than this fails, and its simulation is stopped
+# there (a test spinning in Python without advancing simulated time never reaches its
+# cocotb timeout): it belongs in `make soak`, with a shorter test in its place that still
+# fails on the same defect (tb/README.md). 0: no budget.
+TEST_BUDGET_S = float(os.environ.get("MATCHA_TEST_BUDGET_S", "120"))
 WAVE_ARGS = ["--trace-fst"]
+# Models with random initial state: every register without a reset value and every memory
+# starts with random contents (a seed per run), as hardware powers up, instead of
+# Verilator's zeros.
+RANDOM_INIT_ARGS = ["--x-initial", "unique"]
 TIMESCALE = ("1ns", "1ps")
 
 
@@ -80,8 +90,15 @@ def setup_environment():
     return vbin
 
 
-def _model_dir(config, toplevel, waves):
-    return SIM_DIR / config / (toplevel + ("-waves" if waves else ""))
+def _model_name(toplevel, parameters=(), random_init=False):
+    """A model's directory name: the top level, its parameter overrides and whether its
+    initial state is random."""
+    return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters] + ["rand"] * random_init)
+
+
+def _model_dir(config, toplevel, waves, parameters=(), random_init=False):
+    return SIM_DIR / config / (_model_name(toplevel, parameters, random_init) +
+                               ("-waves" if waves else ""))
 
 
 def _build_key(sources, args, vbin):
@@ -140,9 +157,14 @@ def public_ports_config(toplevel):
     return f'`verilator_config\npublic_flat_rw -module "{toplevel}" -var "*"\n'
 
 
-def get_runner():
+class SimulationTimeout(AssertionError):
+    pass
+
+
+def get_runner(timeout_s=None):
     """cocotb's Verilator runner with the project's make variables and TEST_OPT, without
-    --public-flat-rw (see public_ports_config)."""
+    --public-flat-rw (see public_ports_config); a command running longer than `timeout_s`
+    is killed and raises SimulationTimeout."""
     from cocotb_tools.runner import Verilator
 
     class _Verilator(Verilator):
@@ -152,23 +174,39 @@ def get_runner():
             cmds[-1] = list(cmds[-1]) + make_vars() + TEST_OPT
             return cmds
 
+        def _execute_cmds(self, cmds, cwd, stdout=None):
+            for cmd in cmds:
+                try:
+                    result = subprocess.run(cmd, cwd=cwd, env=self.env, stdout=stdout,
+                                            stderr=None if stdout is None else subprocess.STDOUT,
+                                            timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    raise SimulationTimeout(f"stopped after {timeout_s:.0f} s, the budget of "
+                                            f"one test (tb/README.md)") from None
+                if result.returncode:
+                    raise RuntimeError(f"Command failed with return code: {result.returncode}")
+
     return _Verilator()
 
 
-def build(config, toplevel, waves=None, models=()):
+def build(config, toplevel, waves=None, models=(), parameters=(), random_init=False):
     """Build (or reuse) the model of `toplevel` in `config`; returns its directory.
     `models` are further Verilog files compiled with it (simulation models of vendor
-    primitives the generated Verilog instantiates)."""
+    primitives the generated Verilog instantiates); `parameters` are (name, value) pairs
+    that override the top level's Verilog parameters; `random_init` builds a model whose
+    initial state can be randomized (RANDOM_INIT_ARGS, see run())."""
     waves = waves_enabled() if waves is None else waves
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
-    model = _model_dir(config, toplevel, waves)
+    model = _model_dir(config, toplevel, waves, parameters, random_init)
+    name = model.name
     public = public_ports_config(toplevel)
     sources = [source, *map(Path, models)]
-    args = BUILD_ARGS + (WAVE_ARGS if waves else [])
-    key = _build_key(sources, args + TEST_OPT + [public], vbin)
+    args = BUILD_ARGS + (WAVE_ARGS if waves else []) + (RANDOM_INIT_ARGS if random_init else [])
+    key = _build_key(sources, args + TEST_OPT + [public] + [f"-G{k}={v}" for k, v in parameters],
+                     vbin)
     stamp = model / ".matcha-build"
-    with locked(SIM_DIR / config / f".{toplevel}{'-waves' if waves else ''}.lock"):
+    with locked(SIM_DIR / config / f".{name}.lock"):
         if stamp.exists() and stamp.read_text() == key and (model / toplevel).exists():
             return model
         if model.exists():
@@ -186,7 +224,8 @@ def build(config, toplevel, waves=None, models=()):
         try:
             runner.build(
                 sources=sources, hdl_toplevel=toplevel, build_dir=model,
-                build_args=args, timescale=TIMESCALE, waves=waves, log_file=log,
+                build_args=args, parameters=dict(parameters), timescale=TIMESCALE,
+                waves=waves, log_file=log,
             )
         except Exception:
             tail = log.read_text()[-4000:] if log.exists() else ""
@@ -200,18 +239,20 @@ def _safe(name):
 
 
 def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
-        waves=None, echo=False, pythonpath=(), models=()):
+        waves=None, echo=False, pythonpath=(), models=(), parameters=(), random_init=False,
+        timeout_s=None):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
     `env` is passed to the simulation (on top of the calling environment);
     `pythonpath` adds directories the test module is imported from; `models` as for
-    build(). The
+    build(), and `parameters` and `random_init` as there (a random-init model starts each
+    run from random state drawn from `seed`); `timeout_s` stops the simulation. The
     simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
     waves = waves_enabled() if waves is None else waves
-    model = build(config, toplevel, waves, models)
+    model = build(config, toplevel, waves, models, parameters, random_init)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name
@@ -235,12 +276,14 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
     log = test_dir / "sim.log"
     exit_code = 0
     try:
-        runner = get_runner()
+        runner = get_runner(timeout_s)
         try:
             runner.test(
                 test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
                 testcase=testcase, seed=seed, build_dir=model, test_dir=test_dir,
                 waves=waves, timescale=TIMESCALE, results_xml=str(results),
+                plusargs=(["+verilator+rand+reset+2", f"+verilator+seed+{seed % (1 << 31) + 1}"]
+                          if random_init else []),
                 log_file=None if echo else log,
             )
         except SystemExit as e:
@@ -297,12 +340,16 @@ def _log_errors(log, limit=60):
 @dataclass(frozen=True)
 class Model:
     """A Verilator model a cocotb module runs on: `toplevel` of configuration `config`,
-    with further Verilog `models` (vendor primitives) and the layout file the tests read
-    (`layout`, a name in the configuration's directory; None for a block without one)."""
+    with further Verilog `models` (vendor primitives), the layout file the tests read
+    (`layout`, a name in the configuration's directory; None for a block without one) and
+    overrides of its Verilog parameters (`parameters`, (name, value) pairs); `random_init`:
+    every run starts from random register and memory contents (build())."""
     config: str
     toplevel: str
     models: tuple = ()
     layout: str = "layout.json"
+    parameters: tuple = ()
+    random_init: bool = False
 
     def missing(self):
         """None if everything the model needs was generated, else a reason to skip."""
@@ -315,10 +362,11 @@ class Model:
         return self.layout and RTL_DIR / self.config / self.layout
 
     def build(self):
-        return build(self.config, self.toplevel, waves_enabled(), self.models)
+        return build(self.config, self.toplevel, waves_enabled(), self.models, self.parameters,
+                     self.random_init)
 
     def __str__(self):
-        return f"{self.config}/{self.toplevel}"
+        return f"{self.config}/{_model_name(self.toplevel, self.parameters, self.random_init)}"
 
 
 def soak(test):
@@ -355,11 +403,15 @@ def cocotb_entry(tb_module, models):
     def label(m):
         varying = [f for f in ("config", "toplevel")
                    if len({getattr(x, f) for x in models}) > 1]
-        return "-".join(getattr(m, f) for f in varying)
+        return "-".join([getattr(m, f) for f in varying] + [f"{k}{v}" for k, v in m.parameters])
 
     params = []
+    soaks = set()
     for t in cocotb_tests(tb_module):
-        marks = [pytest.mark.soak] if getattr(t, "matcha_soak", False) else []
+        marks = []
+        if getattr(t, "matcha_soak", False):
+            marks.append(pytest.mark.soak)
+            soaks.add(t.name)
         for m in models:
             if m.toplevel in getattr(t, "matcha_toplevels", (m.toplevel,)):
                 params.append(pytest.param(m, t.name, marks=marks,
@@ -372,7 +424,9 @@ def cocotb_entry(tb_module, models):
             pytest.skip(missing)
         driver.build_library()
         run(model.config, model.toplevel, tb_module, testcase=case, seed=matcha_seed,
-            run_name=case, models=model.models,
-            env={"MATCHA_TB_LAYOUT": model.layout_path() or ""})
+            run_name=case, models=model.models, parameters=model.parameters,
+            random_init=model.random_init,
+            env={"MATCHA_TB_LAYOUT": model.layout_path() or ""},
+            timeout_s=None if case in soaks or not TEST_BUDGET_S else TEST_BUDGET_S)
 
     return test

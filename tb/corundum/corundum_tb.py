@@ -47,8 +47,10 @@ from tb.pipeline.traffic import ip_int, mac_str
 # ip/corundum/README.md: the app block's registers.
 APP_REGS = 0x800000
 APP_ID, VERSION, PORTS, DATA_WIDTH, CONTROL = 0x00, 0x04, 0x08, 0x0C, 0x10
+ERROR_ADDRESS, ERROR = 0x18, 0x1C   # the last access answered SLVERR; ERROR: seen, write, count
 COUNTERS = {"rx_frames": 0x20, "tx_frames": 0x24, "dropped": 0x28, "punted": 0x2C,
             "to_host": 0x30, "to_wire": 0x34, "tx_bypass": 0x38, "tx_completions": 0x3C}
+PORT_OVERFLOWS = 0x40      # + 4k: frames port k's ingress buffer had no room for
 MATCHA_APP_ID = 0x4D544341  # "MTCA"
 MIN_TX_BYTES = 60
 
@@ -129,7 +131,9 @@ class CorundumTb(AxiLiteRegisters):
         self.tx_via_pipeline = False
         self.ctl = None
 
-    async def start(self):
+    async def start(self, open_driver=True):
+        """Reset and the collectors; then, with `open_driver`, the driver's open (which
+        checks MAGIC and BUILD_ID)."""
         dut = self.dut
         dut.s_axis_sync_tx_cpl_valid.value = 0
         dut.s_axis_sync_tx_cpl_ts.value = 0
@@ -140,6 +144,10 @@ class CorundumTb(AxiLiteRegisters):
         cocotb.start_soon(self._collect(self.wire, self.wire_frames, self._mac_took))
         cocotb.start_soon(self._mac_completions())
         cocotb.start_soon(self._take_completions())
+        if open_driver:
+            await self.open_driver()
+
+    async def open_driver(self):
         snapshot = await drv.read_info_block(self.read32)
         assert snapshot[drv.MAGIC] == 0x4D544348, f"MAGIC {snapshot[drv.MAGIC]:#x}"
         assert snapshot[drv.BUILD_ID] == self.lay.raw["buildId"], "BUILD_ID is not layout.json's"
@@ -476,14 +484,18 @@ async def test_app_registers(dut):
     tb = await setup(dut, "app_registers")
     assert await tb.read32(APP_REGS + APP_ID) == MATCHA_APP_ID
     assert await tb.read32(APP_REGS + VERSION) >> 16 == 1
-    assert await tb.read32(APP_REGS + PORTS) >= 1
+    ports = await tb.read32(APP_REGS + PORTS)
+    assert ports >= 1
     assert await tb.read32(APP_REGS + DATA_WIDTH) == tb.lay.data_width
     assert await tb.read32(APP_REGS + CONTROL) == 0, "host frames bypass the pipeline by default"
     await tb.write32(APP_REGS + CONTROL, 1)
     assert await tb.read32(APP_REGS + CONTROL) == 1
     await tb.write32(APP_REGS + CONTROL, 0)
     n = len(tb.model.tables)
-    for addr in ((n + 1) * 0x10000, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14, APP_REGS + 0x40,
+    for k in range(ports):
+        assert await tb.read32(APP_REGS + PORT_OVERFLOWS + 4 * k) == 0
+    for addr in ((n + 1) * 0x10000, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14,
+                 APP_REGS + PORT_OVERFLOWS + 4 * ports,
                  APP_REGS + 0x1000, 0xFFFFFC):
         r = await tb.axil.read(addr, 4)
         assert r.resp == AxiResp.SLVERR, f"read of 0x{addr:06x}: {r.resp!r}"
@@ -491,6 +503,127 @@ async def test_app_registers(dut):
         assert w.resp == AxiResp.SLVERR, f"write of 0x{addr:06x}: {w.resp!r}"
     assert await tb.read32(drv.MAGIC) == 0x4D544348
     await tb.check_counters()
+
+
+def probe_indexes(d, rng):
+    """Window INDEX values of table `d` to read back: first, last and some between; for an
+    LPM table, the first and last node of every level and the first and last result."""
+    if d.code != drv.KIND_LPM:
+        return sorted({0, d.size - 1, *(rng.randrange(d.size) for _ in range(3))})
+    out = []
+    for level in range(d.geometry + 1):
+        count = d.size if level == d.geometry else \
+            (1 if level == 0 else d.extra) << (d.key_bits // d.geometry)
+        out += [level << drv.LPM_LEVEL_SHIFT, level << drv.LPM_LEVEL_SHIFT | (count - 1)]
+    return out
+
+
+@cocotb.test()
+async def test_memories_clear_at_reset(dut):
+    """The model starts from random register and memory contents (as hardware powers up).
+    Right after reset the tables are busy clearing themselves; once STATUS says they are
+    done, every entry read back (first, last and random ones; every LPM level), with its
+    counters, and every window's hit and miss counters read zero, before the driver has
+    written anything."""
+    rng, _ = cocotb_util.test_rng(dut, "memories_clear_at_reset")
+    tb = CorundumTb(dut, rng)
+    await tb.start(open_driver=False)
+    first = await tb.read32(drv.WIN_STATUS + 0x10000)
+    snapshot = await drv.read_info_block(tb.read32)
+    tables = drv.descriptors(snapshot)
+    largest = max(tables, key=lambda d: d.size)
+    assert largest.base != 0x10000 or first & 1, "the first table was not busy after reset"
+    errors = []
+    for d in tables:
+        for polls in range(10_000):
+            status = await tb.read32(d.base + drv.WIN_STATUS)
+            if not status & 1:
+                break
+        else:
+            raise AssertionError(f"table at 0x{d.base:06x} still busy after reset")
+        for index in probe_indexes(d, rng):
+            err = await tb.window_command(d.base, 2, index)
+            if err:
+                errors.append(f"table at 0x{d.base:06x}: READ of {index:#x} answered {err}")
+                continue
+            words = {"FLAGS": drv.WIN_FLAGS, "PRIORITY": drv.WIN_PRIORITY}
+            words.update({f"KEY[{i}]": drv.WIN_KEY + 4 * i for i in range((d.key_bits + 31) // 32)})
+            words.update({f"MASK[{i}]": drv.WIN_MASK + 4 * i for i in range((d.key_bits + 31) // 32)})
+            words.update({f"DATA[{i}]": drv.WIN_DATA + 4 * i for i in range((d.data_bits + 31) // 32)})
+            if d.counters:
+                for name, a in (("PACKETS", drv.WIN_PACKETS), ("BYTES", drv.WIN_BYTES)):
+                    words.update({f"{name}.lo": a, f"{name}.hi": a + 4})
+            # A READ of an LPM trie node reports FLAGS.valid set and the node word in DATA.
+            node = d.code == drv.KIND_LPM and index >> drv.LPM_LEVEL_SHIFT < d.geometry
+            for name, a in words.items():
+                v = await tb.read32(d.base + a)
+                if v != (1 if node and name == "FLAGS" else 0):
+                    errors.append(f"table at 0x{d.base:06x} (kind {d.code}) entry {index:#x}: "
+                                  f"{name} = {v:#x} after reset")
+        for name, a in (("HITS", drv.WIN_HITS), ("MISSES", drv.WIN_MISSES)):
+            if await tb.read32(d.base + a) or await tb.read32(d.base + a + 4):
+                errors.append(f"table at 0x{d.base:06x}: {name} not zero after reset")
+    tb.fail_on(errors)
+    await tb.check_counters()
+
+
+@cocotb.test()
+async def test_command_during_reset_clear(dut):
+    """A command written while a table clears itself after reset is not lost: DEFAULT on the
+    first table right after reset (STATUS still busy) takes effect once the clear is done,
+    as READ_DEFAULT then shows."""
+    rng, _ = cocotb_util.test_rng(dut, "command_during_reset_clear")
+    tb = CorundumTb(dut, rng)
+    await tb.start(open_driver=False)
+    base = drv.INFO_BYTES
+    action, data = rng.randrange(1, 4), rng.getrandbits(32)
+    await tb.write32(base + drv.WIN_FLAGS, action << 8 | 1)
+    await tb.write32(base + drv.WIN_DATA, data)
+    await tb.write32(base + drv.WIN_CMD, 5)     # DEFAULT
+    assert await tb.read32(base + drv.WIN_STATUS) & 1, "the clear after reset was already done"
+    snapshot = await drv.read_info_block(tb.read32)
+    first = drv.descriptors(snapshot)[0]
+    assert first.default_action
+    data &= (1 << min(first.data_bits, 32)) - 1
+    for _ in range(10_000):
+        status = await tb.read32(base + drv.WIN_STATUS)
+        if not status & 1:
+            break
+    assert not status & 0xFF01, f"STATUS {status:#x} after DEFAULT"
+    await tb.write32(base + drv.WIN_DATA, 0)
+    assert await tb.window_command(base, 6) == 0      # READ_DEFAULT
+    got = (await tb.read32(base + drv.WIN_FLAGS) >> 8 & 0xFF, await tb.read32(base + drv.WIN_DATA))
+    assert got == (action, data), f"miss action {got}, DEFAULT wrote {(action, data)}"
+
+
+@cocotb.test()
+async def test_error_register(dut):
+    """Every access the app port answers with SLVERR is also recorded where a host on
+    Corundum (whose PCIe bridge drops the response codes) can read it: ERROR_ADDRESS holds
+    the last one's address, ERROR bit 0 says one happened, bit 1 whether it was a write,
+    bits 31..16 how many since ERROR was written; writing ERROR clears it, and good
+    accesses leave it alone."""
+    tb = await setup(dut, "error_register")
+    assert await tb.read32(APP_REGS + ERROR) == 0, "an error recorded before any access"
+    bad = [(tb.rng.randrange(len(tb.model.tables) + 1, 0x7F) << 16 | tb.rng.randrange(0, 0x10000, 4)),
+           APP_REGS + 0x14, APP_REGS + 0x1000 + tb.rng.randrange(0, 0x1000, 4), 0xFFFFFC]
+    count = 0
+    for addr in bad:
+        for write in (False, True):
+            if write:
+                assert (await tb.axil.write(addr, bytes(4))).resp == AxiResp.SLVERR
+            else:
+                assert (await tb.axil.read(addr, 4)).resp == AxiResp.SLVERR
+            count += 1
+            assert await tb.read32(APP_REGS + ERROR_ADDRESS) == addr
+            assert await tb.read32(APP_REGS + ERROR) == count << 16 | int(write) << 1 | 1, \
+                f"ERROR after a bad {'write' if write else 'read'} of 0x{addr:06x}"
+    await tb.write32(APP_REGS + ERROR, 0)
+    assert await tb.read32(APP_REGS + ERROR) == 0
+    await tb.read32(drv.MAGIC)
+    await tb.write32(APP_REGS + CONTROL, 0)
+    assert await tb.read32(APP_REGS + ERROR) == 0, "a good access recorded as an error"
+    assert await tb.read32(APP_REGS + ERROR_ADDRESS) == bad[-1]
 
 
 @cocotb.test()
@@ -680,8 +813,9 @@ async def test_tx_switch_with_beat_offered(dut):
 @cocotb.test()
 async def test_backpressure_fills_pipeline(dut):
     """The host and the MAC stop taking frames while 300 minimum-size and some jumbo frames
-    arrive on both taps: the block stops taking input (tready low) instead of losing or
-    reordering anything, and everything comes out once they take again."""
+    arrive on both taps: the host's tap stops (tready low) and the MAC's frames wait in its
+    port's ingress buffer (which holds them all here), nothing lost or reordered, and
+    everything comes out once they take again."""
     tb = await setup(dut, "backpressure_fills_pipeline")
     await fixed_tables(tb)
     await tb.tx_through_pipeline(True)

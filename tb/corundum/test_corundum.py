@@ -1,6 +1,10 @@
-"""pytest entry for the tests of `mqnic_app_block`, Matcha as Corundum's application block
-(tb/corundum/corundum_tb.py), once per generated Corundum build: `corundum-w64` (64-bit
-taps, the small model) and `corundum` (512-bit taps, Corundum's 100G width).
+"""pytest entry for the tests of `mqnic_app_block`, Matcha as Corundum's application block,
+once per generated Corundum build: `corundum-w64` (64-bit taps, the small model) and
+`corundum` (512-bit taps, Corundum's 100G width).
+
+- tb/corundum/corundum_tb.py: one interface (Corundum's default IF_COUNT=1);
+- tb/corundum/ports_tb.py: four interfaces (IF_COUNT=4) receiving at once behind a model of
+  Corundum's RX FIFOs.
 
 Run one case: pytest tb/corundum -k "tx_pipeline and w64" [--matcha-seed N]
 """
@@ -10,4 +14,7 @@ from tb.common import sim
 TOPLEVEL = "mqnic_app_block"
 CONFIGS = ("corundum-w64", "corundum")
 test_corundum = sim.cocotb_entry("tb.corundum.corundum_tb",
-                                 [sim.Model(c, TOPLEVEL) for c in CONFIGS])
+                                 [sim.Model(c, TOPLEVEL, random_init=True) for c in CONFIGS])
+test_corundum_ports = sim.cocotb_entry(
+    "tb.corundum.ports_tb",
+    [sim.Model(c, TOPLEVEL, parameters=(("IF_COUNT", 4),), random_init=True) for c in CONFIGS])

@@ -9,7 +9,10 @@
  *   serial:DEV[@BAUD]   the same messages over a serial line to a board's UART bridge (sim.c)
  *
  * A mapped window is bounds-checked on every access, so a register beyond the mapping is a
- * bus error with a message, never a SIGBUS or a stray access.
+ * bus error with a message, never a SIGBUS or a stray access. Behind Corundum (both mapped
+ * backends) the AXI-Lite response codes never reach the host, so when the window is
+ * Matcha's Corundum application block the backend reads the block's record of refused
+ * accesses after every access and reports a refused one as a bus error.
  */
 /* mmap, ioctl, O_CLOEXEC, MSG_NOSIGNAL, SOCK_CLOEXEC */
 #define _GNU_SOURCE
@@ -49,12 +52,43 @@ struct mqnic_region_info {
 
 /* The bus error code of an access outside the mapping. */
 #define MMAP_OUT_OF_RANGE 1
+#define MMAP_REFUSED 2
+
+/* Matcha's Corundum application block (ip/corundum/README.md, "Control: the app BAR"): its
+ * own registers from 0x800000; from register map 1.1 on, ERROR_ADDRESS and ERROR record the
+ * last access it answered with SLVERR (ERROR bit 0: one happened, bit 1: a write, bits
+ * 31..16: how many since ERROR was written; writing ERROR clears it). */
+#define APP_REGS 0x800000u
+#define APP_ID_REG (APP_REGS + 0x00)
+#define APP_VERSION_REG (APP_REGS + 0x04)
+#define APP_ERROR_ADDRESS_REG (APP_REGS + 0x18)
+#define APP_ERROR_REG (APP_REGS + 0x1C)
+#define MATCHA_APP_ID 0x4D544341u /* "MTCA" */
 
 struct mmap_regs {
 	volatile uint32_t *base;
 	size_t size;
-	char desc[96]; /* the last failure in words */
+	bool app_errors; /* the window is an app block that records refused accesses */
+	char desc[160];  /* the last failure in words */
 };
+
+/* After an access: MMAP_REFUSED, with the record in words, if the app block refused one
+ * since the last check (the record is cleared), else 0. */
+static int refused_access(struct mmap_regs *m)
+{
+	if (!m->app_errors)
+		return 0;
+	uint32_t error = m->base[APP_ERROR_REG / 4];
+	if (!(error & 1))
+		return 0;
+	uint32_t addr = m->base[APP_ERROR_ADDRESS_REG / 4];
+	m->base[APP_ERROR_REG / 4] = 0;
+	unsigned count = error >> 16;
+	snprintf(m->desc, sizeof m->desc, "the app block answered SLVERR (no such register) to "
+		 "a %s of 0x%06x%s", error & 2 ? "write" : "read", (unsigned)addr,
+		 count > 1 ? " (the last of several refused accesses)" : "");
+	return MMAP_REFUSED;
+}
 
 static int mmap_read32(void *ctx, uint32_t addr, uint32_t *val)
 {
@@ -62,7 +96,7 @@ static int mmap_read32(void *ctx, uint32_t addr, uint32_t *val)
 	if (addr % 4 || (size_t)addr + 4 > m->size)
 		return MMAP_OUT_OF_RANGE;
 	*val = m->base[addr / 4];
-	return 0;
+	return refused_access(m);
 }
 
 static int mmap_write32(void *ctx, uint32_t addr, uint32_t val)
@@ -71,15 +105,15 @@ static int mmap_write32(void *ctx, uint32_t addr, uint32_t val)
 	if (addr % 4 || (size_t)addr + 4 > m->size)
 		return MMAP_OUT_OF_RANGE;
 	m->base[addr / 4] = val;
-	return 0;
+	return refused_access(m);
 }
 
 static const char *mmap_describe(void *ctx, int rc)
 {
 	struct mmap_regs *m = ctx;
-	(void)rc;
-	snprintf(m->desc, sizeof m->desc, "the address is outside the 0x%zx-byte mapping",
-		 m->size);
+	if (rc == MMAP_OUT_OF_RANGE)
+		snprintf(m->desc, sizeof m->desc, "the address is outside the 0x%zx-byte mapping",
+			 m->size);
 	return m->desc;
 }
 
@@ -120,6 +154,12 @@ static int map_window(matcha_dev *dev, int fd, const char *path, uint64_t offset
 	}
 	m->base = p;
 	m->size = size;
+	/* Matcha's app block with the record of refused accesses: start from a clean one. */
+	m->app_errors = size >= APP_ERROR_REG + 4 && m->base[APP_ID_REG / 4] == MATCHA_APP_ID &&
+			m->base[APP_VERSION_REG / 4] >> 16 == 1 &&
+			(m->base[APP_VERSION_REG / 4] & 0xFFFF) >= 1;
+	if (m->app_errors)
+		m->base[APP_ERROR_REG / 4] = 0;
 	dev->ops = mmap_ops;
 	dev->ctx = m;
 	dev->backend = (struct matcha_backend){ mmap_release, mmap_describe, size };

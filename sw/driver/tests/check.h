@@ -71,6 +71,7 @@
 	X(adopt_refuses_corrupt_tries_and_rules)                                           \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
+	X(open_app_block_errors)                                                           \
 	X(open_short_mapping)                                                              \
 	X(open_sim_socket)                                                                 \
 	X(open_sim_bus_errors)                                                             \

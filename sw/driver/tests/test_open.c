@@ -115,6 +115,66 @@ void test_open_pci_resource_file(void)
 	unlink(path);
 }
 
+/* Puts the 32-bit `value` at byte `offset` of the file at `path`. */
+static void poke(const char *path, long offset, uint32_t value)
+{
+	int fd = open(path, O_RDWR);
+	CHECK(pwrite(fd, &value, 4, offset) == 4);
+	close(fd);
+}
+
+static uint32_t peek(const char *path, long offset)
+{
+	uint32_t value = 0;
+	int fd = open(path, O_RDWR);
+	if (pread(fd, &value, 4, offset) != 4)
+		value = 0xFFFFFFFFu; /* no word there: never what a test expects */
+	close(fd);
+	return value;
+}
+
+/* Behind Corundum the app block's SLVERR never reaches the host: the mapped backends read
+ * the block's record of refused accesses (ERROR at 0x80001C, ERROR_ADDRESS at 0x800018)
+ * after every access and fail the one that set it, with the refused address and kind. */
+void test_open_app_block_errors(void)
+{
+	char path[64], uri[80];
+	snprintf(path, sizeof path, "/tmp/matcha-test-%d.app", (int)getpid());
+	snprintf(uri, sizeof uri, "pci:%s", path);
+	write_window_file(path, 0x800020, 2);
+	poke(path, 0x800000, 0x4D544341); /* APP_ID "MTCA" */
+	poke(path, 0x800004, 0x00010001); /* register map 1.1 */
+	poke(path, 0x80001C, 0x00010001); /* a stale record from before the open */
+	matcha_dev *dev;
+	CHECK_OK(dev, matcha_open(uri, &dev));
+	CHECK(peek(path, 0x80001C) == 0); /* cleared at open */
+	uint32_t back;
+	CHECK_OK(dev, matcha_reg_read(dev, 0x10000, &back));
+
+	/* The block refused the next access (in the file: the record appears). */
+	poke(path, 0x800018, 0x7F0040);
+	poke(path, 0x80001C, 0x00010003);
+	CHECK_RC(dev, matcha_reg_write(dev, 0x20044, 1), MATCHA_EIO);
+	CHECK(strstr(matcha_last_error(dev), "write of 0x00000001 to register 0x020044 failed: "
+		     "the app block answered SLVERR (no such register) to a write of 0x7f0040"));
+	CHECK(peek(path, 0x80001C) == 0);
+	CHECK_OK(dev, matcha_reg_write(dev, 0x20044, 1));
+	poke(path, 0x800018, 0x800014);
+	poke(path, 0x80001C, 0x00030001);
+	CHECK_RC(dev, matcha_reg_read(dev, 0x10000, &back), MATCHA_EIO);
+	CHECK(strstr(matcha_last_error(dev), "a read of 0x800014 (the last of several"));
+	matcha_close(dev);
+
+	/* Register map 1.0 has no record: the word there is not read as one. */
+	poke(path, 0x800004, 0x00010000);
+	poke(path, 0x80001C, 0x00010003);
+	CHECK_OK(dev, matcha_open(uri, &dev));
+	CHECK_OK(dev, matcha_reg_read(dev, 0x10000, &back));
+	CHECK(peek(path, 0x80001C) == 0x00010003);
+	matcha_close(dev);
+	unlink(path);
+}
+
 void test_open_short_mapping(void)
 {
 	char path[64], uri[80];

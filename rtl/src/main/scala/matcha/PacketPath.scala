@@ -39,7 +39,6 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   val phvFifo = StreamFifo(Bits(cfg.layout.width bits), phvSlots)
   val deparser = new Deparser(cfg)
 
-  inputStage.io.frames << io.frames
   packetBuffer.io.push << inputStage.io.buffer
   parser.io.record << inputStage.io.records
 
@@ -59,6 +58,9 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
     case _ =>
   }
   control.foreach(_.build())
+  // Frames wait while the tables clear themselves after reset: a lookup before then could
+  // match whatever the memories powered up holding.
+  inputStage.io.frames << control.map(bus => io.frames.haltWhen(bus.clearing)).getOrElse(io.frames)
   val staged = stages.foldLeft(parser.io.phv) { (phv, stage) => stage.input << phv; stage.output }
   phvFifo.io.push << staged.toStream
   deparser.io.phv << phvFifo.io.pop

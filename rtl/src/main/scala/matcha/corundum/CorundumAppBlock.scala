@@ -16,7 +16,7 @@ import spinal.lib.bus.amba4.axilite._
 case class CorundumConfig(
     name: String,
     matcha: MatchaConfig,
-    ports: Int = 2,
+    ports: Int = 4,
     ptpTsWidth: Int = 96,
     txTagWidth: Int = 16,
     framesInFlight: Int = 64,
@@ -30,13 +30,18 @@ case class CorundumConfig(
   def portIndexWidth: Int = log2Up(ports) max 1
   def rxUserWidth: Int = ptpTsWidth + 1
   def txUserWidth: Int = txTagWidth + 1
+  /** Beats of each RX port's ingress buffer: two maximum-size frames, so that a port can
+    * keep receiving at line rate while its previous frame waits for the pipeline. */
+  def rxBufferBeats: Int = 1 << log2Up(2 * ((matcha.maxFrameBytes + dataBytes - 1) / dataBytes))
+  /** Frames each RX port's ingress buffer holds: its beats filled with minimum-size frames. */
+  def rxBufferFrames: Int = 1 << log2Up(rxBufferBeats / ((minTxBytes + dataBytes - 1) / dataBytes))
 }
 
 object CorundumAppBlock {
   /** Corundum APP_ID of a Matcha application block: "MTCA". */
   val AppId: Long = 0x4d544341L
   /** Major << 16 | minor of the app block's own registers. */
-  val Version: Int = 0x00010000
+  val Version: Int = 0x00010001
   /** The app block's registers; below this the pipeline's control window (docs/tables.md). */
   val RegBase: Int = 0x800000
   val RegSelectBit: Int = 23
@@ -47,6 +52,8 @@ object CorundumAppBlock {
     val Ports = 0x08
     val DataWidth = 0x0c
     val Control = 0x10
+    val ErrorAddress = 0x18
+    val Error = 0x1c
     val RxFrames = 0x20
     val TxFrames = 0x24
     val Dropped = 0x28
@@ -56,6 +63,9 @@ object CorundumAppBlock {
     val TxBypass = 0x38
     val TxCompletions = 0x3c
     val counters = Seq(RxFrames, TxFrames, Dropped, Punted, ToHost, ToWire, TxBypass, TxCompletions)
+    /** + 4k: frames from port k's MAC dropped whole because its ingress buffer was full. */
+    val RxOverflows = 0x40
+    def rxOverflow(k: Int): Int = RxOverflows + 4 * k
   }
 }
 
@@ -315,7 +325,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
     factory.read(B(n, 32 bits), RegBase + Regs.Ports)
     factory.read(B(c.matcha.dataWidth, 32 bits), RegBase + Regs.DataWidth)
     factory.readAndWrite(txViaPipeline, RegBase + Regs.Control, 0)
-    val counters = Regs.counters.map { addr =>
+    val counters = (Regs.counters ++ (0 until n).map(Regs.rxOverflow)).map { addr =>
       val r = Reg(UInt(32 bits)) init 0
       factory.read(r, RegBase + addr)
       addr -> r
@@ -327,7 +337,36 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       val r = counters(addr)
       r := r + incs.map(i => U(i._2).resize(32)).reduce(_ + _)
     }
-    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control) ++ Regs.counters
+    /** The last access this port answered with SLVERR, and how many since ERROR was
+      * written: Corundum's PCIe-to-AXI-Lite bridge drops rresp and bresp, so this is the
+      * only way a host on Corundum learns of a bad access. One read and one write are in
+      * flight at a time (AxiLite4Split), so each response belongs to the last address. */
+    val errorAddress = Reg(UInt(ControlBus.addressWidth bits)) init 0
+    val errorSeen = Reg(Bool()) init False
+    val errorWrite = Reg(Bool()) init False
+    val errorCount = Reg(UInt(16 bits)) init 0
+    val readAddress = RegNextWhen(io.s_axil.ar.addr, io.s_axil.ar.fire)
+    val writeAddress = RegNextWhen(io.s_axil.aw.addr, io.s_axil.aw.fire)
+    val readFailed = io.s_axil.r.fire && io.s_axil.r.resp =/= AxiLite4.resp.OKAY
+    val writeFailed = io.s_axil.b.fire && io.s_axil.b.resp =/= AxiLite4.resp.OKAY
+    when(readFailed || writeFailed) {
+      errorSeen := True
+      errorWrite := writeFailed
+      errorAddress := writeFailed ? writeAddress | readAddress
+      when(errorCount =/= errorCount.maxValue) { errorCount := errorCount + 1 }
+    }
+    factory.read(errorAddress, RegBase + Regs.ErrorAddress)
+    factory.read(errorSeen, RegBase + Regs.Error, 0)
+    factory.read(errorWrite, RegBase + Regs.Error, 1)
+    factory.read(errorCount, RegBase + Regs.Error, 16)
+    factory.onWrite(RegBase + Regs.Error) {
+      errorSeen := False
+      errorWrite := False
+      errorCount := 0
+    }
+    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control,
+      Regs.ErrorAddress, Regs.Error) ++
+      Regs.counters ++ (0 until n).map(Regs.rxOverflow)
     ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))
   }
 
@@ -349,7 +388,15 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       f
     }
 
-  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, io.s_axis_rx.slaveStream(k)))
+  /** Frames from the MACs: whole frames out of each port's ingress buffer, whose tap is never
+    * held (ip/corundum/README.md, "Receive"). */
+  val rxBuffers = for (k <- 0 until n) yield new Area {
+    val tap = io.s_axis_rx.slaveStream(k)
+    val buffer = new IngressBuffer(io.s_axis_rx.beat, c.rxBufferBeats, c.rxBufferFrames)
+    buffer.input << tap.toFlow
+    regs.count(Regs.rxOverflow(k), buffer.dropped)
+  }
+  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, rxBuffers(k).buffer.output))
 
   /** Host frames: through the pipeline or straight to the MAC, chosen per frame from CONTROL
     * bit 0 in the first clock its first beat is presented, and kept until its last beat is

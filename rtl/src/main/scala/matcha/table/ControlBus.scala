@@ -37,6 +37,8 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
   val factory = AxiLite4SlaveFactory(axi)
   private val descriptors = scala.collection.mutable.ArrayBuffer[ObjectDescriptor]()
   private val windows = scala.collection.mutable.ArrayBuffer[(Int, TableWindow)]()
+  /** Some table is still in its CLEAR after reset: its memories are not yet empty. */
+  val clearing = Bool()
 
   /** A table's window; `indexValid` says which INDEX values address an entry (by default
     * 0 until size). */
@@ -51,6 +53,7 @@ class ControlBus(axi: AxiLite4, buildId: Int) extends Area {
 
   /** Call after every table is added. */
   def build(): Unit = {
+    clearing := windows.map(_._2.resetClearing).foldLeft(False)(_ || _)
     factory.read(B(ControlBus.Magic, 32 bits), 0x0)
     factory.read(B(ControlBus.Version, 32 bits), 0x4)
     factory.read(B(buildId.toLong & 0xffffffffL, 32 bits), 0x8)

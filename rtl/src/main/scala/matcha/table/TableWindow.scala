@@ -108,7 +108,17 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   for (i <- key.indices) bus.readAndWrite(key(i), base + 0x40 + 4 * i)
   for (i <- mask.indices) bus.readAndWrite(mask(i), base + 0x80 + 4 * i)
   for (i <- data.indices) bus.readAndWrite(data(i), base + 0xc0 + 4 * i)
-  bus.read(tablePending || counterPending, base + 0x00, 0)
+  /** Memories power up holding anything (X in simulation) and rst does not reach them, so
+    * the window runs a CLEAR of its own in the first clock after reset; STATUS is busy until
+    * it is done. A command written meanwhile waits for it (`deferred`), so a host that
+    * starts right after reset loses nothing. */
+  val clearAfterReset = RegNext(False) init True
+  /** The CLEAR after reset has not finished: lookups must wait (ControlBus.clearing). */
+  val resetClearing = Reg(Bool()) init True
+  when(!clearAfterReset && !tablePending && !counterPending) { resetClearing := False }
+  val deferred = Reg(Bool()) init False
+  val deferredOp = Reg(Bits(32 bits))
+  bus.read(tablePending || counterPending || resetClearing || deferred, base + 0x00, 0)
   bus.read(error, base + 0x00, 8)
   bus.readMultiWord(packets, base + 0x110)
   bus.readMultiWord(bytes, base + 0x118)
@@ -118,23 +128,40 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   val start = Bool()
   start := False
   bus.nonStopWrite(opCode, 0)
+  /** The command that starts in this clock: written now, or deferred until the CLEAR after
+    * reset is done. */
+  val command = Bits(32 bits)
+  command := opCode
+  val launch = Bool()
+  launch := False
   bus.onWrite(base + 0x00) {
-    when(!tablePending && !counterPending) {
-      val known = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Clear ||
-        Bool(features.counters) && opCode === Cmd.Zero ||
-        Bool(features.defaultAction.isDefined) && (opCode === Cmd.Default || opCode === Cmd.ReadDefault)
-      val needsIndex = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Zero
-      val inRange = indexValid(index) || !needsIndex
-      error := ((!known) ? B(2, 8 bits) | ((!inRange) ? B(1, 8 bits) | B(0, 8 bits)))
-      when(known && inRange) { start := True }
+    when(resetClearing && !deferred) {
+      deferred := True
+      deferredOp := opCode
+    }.elsewhen(!tablePending && !counterPending && !resetClearing && !deferred) {
+      launch := True
     }
   }
-  val toTable = opCode === Cmd.Write || opCode === Cmd.Read || opCode === Cmd.Clear
-  val toCounters = Bool(features.counters) && (opCode === Cmd.Read || opCode === Cmd.Clear || opCode === Cmd.Zero)
-  commands.valid := start && toTable
+  when(deferred && !resetClearing) {
+    deferred := False
+    command := deferredOp
+    launch := True
+  }
+  when(launch) {
+    val known = command === Cmd.Write || command === Cmd.Read || command === Cmd.Clear ||
+      Bool(features.counters) && command === Cmd.Zero ||
+      Bool(features.defaultAction.isDefined) && (command === Cmd.Default || command === Cmd.ReadDefault)
+    val needsIndex = command === Cmd.Write || command === Cmd.Read || command === Cmd.Zero
+    val inRange = indexValid(index) || !needsIndex
+    error := ((!known) ? B(2, 8 bits) | ((!inRange) ? B(1, 8 bits) | B(0, 8 bits)))
+    when(known && inRange) { start := True }
+  }
+  val toTable = command === Cmd.Write || command === Cmd.Read || command === Cmd.Clear
+  val toCounters = Bool(features.counters) && (command === Cmd.Read || command === Cmd.Clear || command === Cmd.Zero)
+  commands.valid := start && toTable || clearAfterReset
   commands.op := TableOp.clear
-  when(opCode === Cmd.Write) { commands.op := TableOp.write }
-  when(opCode === Cmd.Read) { commands.op := TableOp.read }
+  when(!clearAfterReset && command === Cmd.Write) { commands.op := TableOp.write }
+  when(!clearAfterReset && command === Cmd.Read) { commands.op := TableOp.read }
   commands.index := index
   commands.entry.valid := valid
   commands.entry.actionId := actionId
@@ -142,10 +169,10 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   commands.entry.key := Cat(key).resize(keyWidth)
   commands.entry.mask := Cat(mask).resize(keyWidth)
   commands.entry.data := Cat(data).resize(dataWidth)
-  counterCommands.valid := start && toCounters
+  counterCommands.valid := start && toCounters || clearAfterReset && Bool(features.counters)
   counterCommands.op := CounterOp.zero
-  when(opCode === Cmd.Read) { counterCommands.op := CounterOp.read }
-  when(opCode === Cmd.Clear) { counterCommands.op := CounterOp.clear }
+  when(command === Cmd.Read) { counterCommands.op := CounterOp.read }
+  when(command === Cmd.Clear || clearAfterReset) { counterCommands.op := CounterOp.clear }
   counterCommands.index := index
   if (!features.counters) counterRead.setIdle()
 
@@ -153,7 +180,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   // place: a command that completes in its own clock never shows busy.
   tablePending := (tablePending || commands.valid) && !done
   counterPending := (counterPending || counterCommands.valid) && !counterRead.valid
-  when(start && opCode === Cmd.Read) { packets := 0; bytes := 0 }
+  when(start && command === Cmd.Read) { packets := 0; bytes := 0 }
   when(counterRead.valid) { packets := counterRead.packets; bytes := counterRead.bytes }
   when(readBack.valid) {
     valid := readBack.payload.valid
@@ -164,11 +191,11 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     for (i <- data.indices) data(i) := readBack.data.resize(words(dataWidth) * 32)(32 * i, 32 bits)
   }
   for (action <- defaultAction; actionData <- defaultData) {
-    when(start && opCode === Cmd.Default) {
+    when(start && command === Cmd.Default) {
       action := actionId
       actionData := Cat(data).resize(dataWidth)
     }
-    when(start && opCode === Cmd.ReadDefault) {
+    when(start && command === Cmd.ReadDefault) {
       valid := True
       actionId := action
       for (i <- data.indices) data(i) := actionData.resize(words(dataWidth) * 32)(32 * i, 32 bits)
