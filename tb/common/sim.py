@@ -29,7 +29,8 @@ CONFIGS = ("w64", "w512")
 
 BUILD_ARGS = ["-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-UNOPTFLAT"]
 # Test models: the model's own code at -O1 and its constructors at -O0 compile in about
-# two thirds of the time of Verilator's -Os, and run at least as fast (tb/README.md).
+# two thirds of the time of Verilator's -Os, and run at least as fast
+# (bench/results/test_budget.md).
 TEST_OPT = ["OPT_FAST=-O1", "OPT_SLOW=-O0", "OPT_GLOBAL=-O1"]
 # A test in `make test` that takes longer than this fails, and its simulation is stopped
 # there (a test spinning in Python without advancing simulated time never reaches its
@@ -152,8 +153,7 @@ def public_ports_config(toplevel):
     """A Verilator configuration file's text that makes only `toplevel`'s own signals
     reachable over VPI. cocotb's runner passes --public-flat-rw, which keeps every signal
     of every module and stops Verilator from optimizing across them; the tests use the top
-    level's ports and signals only, so the model compiles about a third faster and runs no
-    slower (tb/README.md)."""
+    level's ports and signals only (bench/results/test_budget.md)."""
     return f'`verilator_config\npublic_flat_rw -module "{toplevel}" -var "*"\n'
 
 
