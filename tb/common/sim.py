@@ -174,6 +174,8 @@ def get_runner(timeout_s=None):
             cmds[-1] = list(cmds[-1]) + make_vars() + TEST_OPT
             return cmds
 
+        # cocotb's own loop, with a timeout: the runner has no way to stop a simulation
+        # that never ends (a test spinning in Python without advancing time).
         def _execute_cmds(self, cmds, cwd, stdout=None):
             for cmd in cmds:
                 try:
