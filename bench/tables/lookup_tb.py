@@ -39,12 +39,13 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 from tb.model.hashing import exact_index
 
 KEYS = int(os.environ.get("MATCHA_BENCH_KEYS", "2000"))
-KIND_NAMES = {drv.KIND_EXACT: "exact", drv.KIND_LPM: "lpm", drv.KIND_TERNARY: "ternary"}
+KIND_NAMES = {contract.KIND_EXACT: "exact", contract.KIND_LPM: "lpm", contract.KIND_TERNARY: "ternary"}
 DEFAULT_ACTION = 1 << 9  # descriptor kind bit 9: a miss applies the default action
 
 
@@ -68,8 +69,8 @@ class Unit(AxiLiteRegisters):
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
         cocotb.start_soon(self._monitor())
         snap = await drv.read_info_block(self.read32)
-        assert snap[drv.MAGIC] == 0x4D544348, f"MAGIC reads {snap[drv.MAGIC]:#x}"
-        assert snap[drv.OBJECTS] >= 1, "no descriptor"
+        assert snap[contract.INFO_MAGIC] == 0x4D544348, f"MAGIC reads {snap[contract.INFO_MAGIC]:#x}"
+        assert snap[contract.INFO_OBJECTS] >= 1, "no descriptor"
         self.desc = drv.descriptors(snap)[0]
         self.base = self.desc.base
         kw = len(self.dut.lookup_payload)
@@ -100,13 +101,13 @@ class Unit(AxiLiteRegisters):
         """Staging registers, then CMD WRITE; waits until STATUS is no longer busy."""
         d = self.desc
         if key is not None:
-            await self.write_wide(drv.WIN_KEY, key, d.key_bits)
+            await self.write_wide(contract.WIN_KEY, key, d.key_bits)
         if mask is not None:
-            await self.write_wide(drv.WIN_MASK, mask, d.key_bits)
-        await self.write_wide(drv.WIN_DATA, data, d.data_bits)
-        await self.write32(self.base + drv.WIN_FLAGS, action << 8 | int(valid))
-        error = await self.window_command(self.base, drv.CMD_WRITE, index)
-        assert error == drv.ERR_NONE, f"WRITE of entry {index:#x}: STATUS error {error}"
+            await self.write_wide(contract.WIN_MASK, mask, d.key_bits)
+        await self.write_wide(contract.WIN_DATA, data, d.data_bits)
+        await self.write32(self.base + contract.WIN_FLAGS, action << 8 | int(valid))
+        error = await self.window_command(self.base, contract.CMD_WRITE, index)
+        assert error == contract.STATUS_ERROR_NONE, f"WRITE of entry {index:#x}: STATUS error {error}"
 
 
 # ------------------------------------------------------------------ table contents
@@ -207,17 +208,17 @@ class LpmTable(Table):
         for r, c in enumerate(chunks[:n]):
             a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
             # The result first, then the entry that points at it.
-            await u.write_entry(self.levels << drv.LPM_LEVEL_SHIFT | r, a, data)
-            await u.write_entry(0 << drv.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r)
+            await u.write_entry(self.levels << contract.LPM_LEVEL_SHIFT | r, a, data)
+            await u.write_entry(0 << contract.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r)
             self.chunks[c] = (True, a, data, r)
         self.spare_chunks = set(chunks[n:])
         for j, c in enumerate(chunks[n:]):
             r = n + j
             a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
             self.spares.append(lambda r=r, a=a, data=data:
-                               u.write_entry(self.levels << drv.LPM_LEVEL_SHIFT | r, a, data))
+                               u.write_entry(self.levels << contract.LPM_LEVEL_SHIFT | r, a, data))
             self.spares.append(lambda c=c, r=r:
-                               u.write_entry(0 << drv.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r))
+                               u.write_entry(0 << contract.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r))
         self.keys = list(self.chunks)
 
     def _key(self, rng, chunk):
@@ -290,7 +291,7 @@ class TernaryTable(Table):
         return False, None, None, None
 
 
-LOADERS = {drv.KIND_EXACT: ExactTable, drv.KIND_LPM: LpmTable, drv.KIND_TERNARY: TernaryTable}
+LOADERS = {contract.KIND_EXACT: ExactTable, contract.KIND_LPM: LpmTable, contract.KIND_TERNARY: TernaryTable}
 
 
 # ------------------------------------------------------------------------ the bench
@@ -369,8 +370,8 @@ async def command_clocks(unit, table):
     clock it is taken (STATUS never busy), None where one command showed several spans."""
     busy = cocotb_util.BusyMonitor(unit.dut)
     commands = (("write", table.spares[0]),
-                ("read", lambda: unit.window_command(unit.base, drv.CMD_READ, 0)),
-                ("clear", lambda: unit.window_command(unit.base, drv.CMD_CLEAR)))
+                ("read", lambda: unit.window_command(unit.base, contract.CMD_READ, 0)),
+                ("clear", lambda: unit.window_command(unit.base, contract.CMD_CLEAR)))
     out = {}
     for name, command in commands:
         busy.spans.clear()

@@ -26,19 +26,16 @@ from tb.board.uart import Bridge, Uart
 from tb.common import cocotb_util
 from tb.common.scapy_view import mac_int
 from tb.common.sim import soak
+from tb.common import contract
 from tb.common import driver as drv
 from tb.model.program import Program
-from tb.pipeline.control import MAGIC_VALUE, snapshot_for
+from tb.pipeline.control import snapshot_for
 
 CLK_NS = 24        # pipeline clock: 41.67 MHz, below the Versa top's 44.64 MHz
 RGMII_NS = 8       # 125 MHz: transmit clock and both PHYs' receive clocks
 BIT_NS = 8 * CLK_NS  # matcha_board's UART: 8 clocks per bit
 
-STATUS = 0x800000
-STATUS_MAGIC = 0x4D425244
 PORT_COUNTERS = ("rx_good", "rx_fcs_error", "rx_overflow", "tx_frames")
-PIPELINE_DROPS = STATUS + 0x30
-NOT_FORWARDED = STATUS + 0x34
 
 # Not IP, so only l2_fwd decides where these go (docs/pipeline.md).
 ETHERTYPE_LOCAL = 0x88B5
@@ -102,10 +99,12 @@ class Board:
         out = {}
         async with self.phys_held():
             for p in range(2):
-                for j, name in enumerate(PORT_COUNTERS):
-                    out[(p, name)] = await self.bridge.read32(STATUS + 0x10 + 0x10 * p + 4 * j)
-            out["pipeline_drops"] = await self.bridge.read32(PIPELINE_DROPS)
-            out["not_forwarded"] = await self.bridge.read32(NOT_FORWARDED)
+                for name in PORT_COUNTERS:
+                    out[(p, name)] = await self.bridge.read32(
+                        contract.BOARD_BASE + contract.BOARD_PORT_BASE + contract.BOARD_PORT_STRIDE * p
+                        + getattr(contract, "BOARD_PORT_" + name.upper()))
+            out["pipeline_drops"] = await self.bridge.read32(contract.BOARD_BASE + contract.BOARD_PIPELINE_DROPS)
+            out["not_forwarded"] = await self.bridge.read32(contract.BOARD_BASE + contract.BOARD_NOT_FORWARDED)
         return out
 
     async def load(self, fill, hold_phys=True):
@@ -171,8 +170,8 @@ async def test_self_describing_block(dut):
     async with board.phys_held():
         snap = await drv.read_info_block(board.bridge.read32)
         assert snap == snapshot_for(lay["program"], lay["buildId"])
-        assert await board.bridge.read32(STATUS) == STATUS_MAGIC
-        assert await board.bridge.read32(STATUS + 4) == 2
+        assert await board.bridge.read32(contract.BOARD_BASE) == contract.BOARD_MAGIC_VALUE
+        assert await board.bridge.read32(contract.BOARD_BASE + contract.BOARD_PORTS) == 2
 
 
 @cocotb.test()
@@ -190,7 +189,7 @@ async def test_bridge_bad_requests(dut):
         # A lost byte: 5 bytes of a request, then silence longer than 64 character times.
         await b.uart.send(b"R\0\0\0\0")
         await Timer(64 * 10 * BIT_NS + 20 * BIT_NS, "ns")
-        assert await b.read32(0x0) == MAGIC_VALUE
+        assert await b.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
 
 
 @cocotb.test()

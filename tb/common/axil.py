@@ -2,7 +2,9 @@
 
 from cocotbext.axi import AxiResp
 
-from tb.common.driver import BusError, WIN_CMD, WIN_INDEX, WIN_STATUS
+from tb.common.contract import (STATUS_BUSY, STATUS_ERROR_MASK, STATUS_ERROR_SHIFT, WIN_CMD, WIN_INDEX,
+                                WIN_STATUS)
+from tb.common.driver import BusError
 
 
 class AxiLiteRegisters:
@@ -30,7 +32,7 @@ class AxiLiteRegisters:
         await self.write32(base + WIN_CMD, op)
         for _ in range(max_polls):
             status = await self.read32(base + WIN_STATUS)
-            if not status & 1:
-                return (status >> 8) & 0xFF
+            if not status & STATUS_BUSY:
+                return (status >> STATUS_ERROR_SHIFT) & STATUS_ERROR_MASK
         raise AssertionError(f"command {op} at 0x{base:06x} still busy after {max_polls} "
                              "STATUS reads")

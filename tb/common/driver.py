@@ -50,7 +50,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tb.common import sim
+from tb.common import contract, sim
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER_DIR = REPO / "sw" / "driver"
@@ -66,24 +66,10 @@ ERRORS = {code: "MATCHA_" + name for name, code in dict(
     EKIND=EKIND, E2BIG=E2BIG, EEXIST=EEXIST, ENOENT=ENOENT, ENOSPC=ENOSPC, ENOMEM=ENOMEM,
     ETIMEDOUT=ETIMEDOUT, EHW=EHW, ENOTSUP=ENOTSUP).items()}
 
-KIND_EXACT, KIND_LPM, KIND_TERNARY, KIND_METER, KIND_SESSION = 1, 2, 3, 4, 5
 SESSION_PUNT, SESSION_DROP = 0, 1  # enum matcha_session_policy
-KIND_COUNTERS, KIND_DEFAULT_ACTION = 1 << 8, 1 << 9  # flags in descriptor word 0
-KIND_PREFIX_STORE = 1 << 10  # LPM: a result's WRITE keeps KEY (prefix) and PRIORITY (length)
 MAX_BITS = 512  # MATCHA_MAX_KEY_BITS, MATCHA_MAX_DATA_BITS
 COUNTERS_RESET = 0x1  # MATCHA_COUNTERS_RESET
 RANGE_MAX_PREFIXES = 62  # MATCHA_RANGE_MAX_PREFIXES
-
-# docs/tables.md: self-describing block and table window.
-MAGIC, VERSION, BUILD_ID, OBJECTS, DESCRIPTORS = 0x000, 0x004, 0x008, 0x00C, 0x040
-DESCRIPTOR_BYTES, INFO_BYTES = 32, 0x10000
-WIN_CMD = WIN_STATUS = 0x000
-WIN_INDEX, WIN_FLAGS, WIN_PRIORITY = 0x004, 0x008, 0x00C
-WIN_KEY, WIN_MASK, WIN_DATA, WIN_HITS, WIN_MISSES = 0x040, 0x080, 0x0C0, 0x100, 0x108
-WIN_PACKETS, WIN_BYTES = 0x110, 0x118
-CMD_WRITE, CMD_READ, CMD_CLEAR, CMD_ZERO, CMD_DEFAULT, CMD_READ_DEFAULT = 1, 2, 3, 4, 5, 6
-ERR_NONE, ERR_INDEX_RANGE, ERR_UNKNOWN_CMD = 0, 1, 2
-LPM_LEVEL_SHIFT, LPM_ADDRESS_MASK = 20, 0xFFFFF
 
 
 class MatchaError(Exception):
@@ -600,32 +586,32 @@ class Descriptor:
     @property
     def code(self):
         """The kind without its flags: KIND_EXACT, KIND_LPM, KIND_TERNARY or KIND_METER."""
-        return self.kind & 0xFF
+        return self.kind & contract.KIND_CODE_MASK
 
     @property
     def counters(self):
-        return bool(self.kind & KIND_COUNTERS)
+        return bool(self.kind & contract.KIND_COUNTERS)
 
     @property
     def default_action(self):
-        return bool(self.kind & KIND_DEFAULT_ACTION)
+        return bool(self.kind & contract.KIND_DEFAULT_ACTION)
 
     @property
     def prefix_store(self):
-        return bool(self.kind & KIND_PREFIX_STORE)
+        return bool(self.kind & contract.KIND_PREFIX_STORE)
 
     def counter_index(self, index):
         """The counter a window INDEX names (entry, or LPM result), None if none."""
-        if self.code != KIND_LPM:
+        if self.code != contract.KIND_LPM:
             return index if 0 <= index < self.size else None
-        level, address = index >> LPM_LEVEL_SHIFT, index & LPM_ADDRESS_MASK
+        level, address = index >> contract.LPM_LEVEL_SHIFT, index & contract.LPM_ADDRESS_MASK
         return address if level == self.geometry and address < self.size else None
 
     def index_in_range(self, index):
         """Whether a WRITE, READ or ZERO of `index` addresses an entry of this table."""
-        if self.code != KIND_LPM:
+        if self.code != contract.KIND_LPM:
             return 0 <= index < self.size
-        level, address = index >> LPM_LEVEL_SHIFT, index & LPM_ADDRESS_MASK
+        level, address = index >> contract.LPM_LEVEL_SHIFT, index & contract.LPM_ADDRESS_MASK
         if self.geometry == 0:
             return False
         if level < self.geometry:
@@ -648,8 +634,8 @@ class Write:
 
 
 def descriptors(snapshot):
-    n = snapshot[OBJECTS]
-    return [Descriptor(*(snapshot[DESCRIPTORS + DESCRIPTOR_BYTES * i + 4 * j] for j in range(8)))
+    n = snapshot[contract.INFO_OBJECTS]
+    return [Descriptor(*(snapshot[contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * j] for j in range(8)))
             for i in range(n)]
 
 
@@ -672,11 +658,11 @@ class RecordingBus:
         self.latched = {}   # window base -> (packets, bytes) of the last READ
 
     def _window(self, addr):
-        base = addr & ~0xFFFF
+        base = addr & ~(contract.INFO_WINDOW_BYTES - 1)
         return (base, self.windows[base]) if base in self.windows else (None, None)
 
     def read32(self, addr):
-        if addr < INFO_BYTES:
+        if addr < contract.INFO_WINDOW_BYTES:
             if addr not in self.snapshot:
                 raise BusError(f"read of unmapped 0x{addr:06x}")
             return self.snapshot[addr]
@@ -684,12 +670,12 @@ class RecordingBus:
         if d is None:
             raise BusError(f"read of 0x{addr:06x}: no table window there")
         off = addr - base
-        if off == WIN_STATUS:
-            return self.error.get(base, ERR_NONE) << 8
-        if off in (WIN_HITS, WIN_HITS + 4, WIN_MISSES, WIN_MISSES + 4):
+        if off == contract.WIN_STATUS:
+            return self.error.get(base, contract.STATUS_ERROR_NONE) << contract.STATUS_ERROR_SHIFT
+        if off in (contract.WIN_HITS, contract.WIN_HITS + 4, contract.WIN_MISSES, contract.WIN_MISSES + 4):
             return 0
-        if WIN_PACKETS <= off < WIN_BYTES + 8:
-            value = self.latched.get(base, (0, 0))[(off - WIN_PACKETS) // 8]
+        if contract.WIN_PACKETS <= off < contract.WIN_BYTES + 8:
+            value = self.latched.get(base, (0, 0))[(off - contract.WIN_PACKETS) // 8]
             return (value >> 32 if off % 8 else value) & 0xFFFFFFFF
         return self.staging.get(addr, 0)
 
@@ -697,20 +683,20 @@ class RecordingBus:
         base, d = self._window(addr)
         if d is None:
             raise BusError(f"write of 0x{value:08x} to 0x{addr:06x}: no table window there")
-        if addr - base != WIN_CMD:
+        if addr - base != contract.WIN_CMD:
             self.staging[addr] = value
             self.writes.append(Write(addr, value))
             return
-        known = {CMD_WRITE, CMD_READ, CMD_CLEAR}
-        known |= {CMD_ZERO} if d.counters else set()
-        known |= {CMD_DEFAULT, CMD_READ_DEFAULT} if d.default_action else set()
-        index = self.staging.get(base + WIN_INDEX, 0)
+        known = {contract.CMD_WRITE, contract.CMD_READ, contract.CMD_CLEAR}
+        known |= {contract.CMD_ZERO} if d.counters else set()
+        known |= {contract.CMD_DEFAULT, contract.CMD_READ_DEFAULT} if d.default_action else set()
+        index = self.staging.get(base + contract.WIN_INDEX, 0)
         if value not in known:
-            err = ERR_UNKNOWN_CMD
-        elif value in (CMD_WRITE, CMD_READ, CMD_ZERO) and not d.index_in_range(index):
-            err = ERR_INDEX_RANGE
+            err = contract.STATUS_ERROR_UNKNOWN_CMD
+        elif value in (contract.CMD_WRITE, contract.CMD_READ, contract.CMD_ZERO) and not d.index_in_range(index):
+            err = contract.STATUS_ERROR_INDEX_RANGE
         else:
-            err = ERR_NONE
+            err = contract.STATUS_ERROR_NONE
             self._command(base, d, value, index)
         self.error[base] = err
         self.writes.append(Write(addr, value, err))
@@ -718,23 +704,23 @@ class RecordingBus:
     def _command(self, base, d, cmd, index):
         """What a command that succeeds does to what the recorder knows."""
         table, counter = self.number[base], d.counter_index(index)
-        if cmd == CMD_READ and d.counters:
+        if cmd == contract.CMD_READ and d.counters:
             self.latched[base] = self.counts.get((table, counter), (0, 0))
-        elif cmd == CMD_ZERO and counter is not None:
+        elif cmd == contract.CMD_ZERO and counter is not None:
             self.counts.pop((table, counter), None)
-        elif cmd == CMD_CLEAR:
+        elif cmd == contract.CMD_CLEAR:
             self.counts = {k: v for k, v in self.counts.items() if k[0] != table}
-        elif cmd == CMD_DEFAULT:
+        elif cmd == contract.CMD_DEFAULT:
             words = (d.data_bits + 31) // 32
-            data = sum(self.staging.get(base + WIN_DATA + 4 * i, 0) << (32 * i)
+            data = sum(self.staging.get(base + contract.WIN_DATA + 4 * i, 0) << (32 * i)
                        for i in range(words))
-            action = (self.staging.get(base + WIN_FLAGS, 0) >> 8) & 0xFF
+            action = (self.staging.get(base + contract.WIN_FLAGS, 0) >> contract.FLAGS_ACTION_SHIFT) & 0xFF
             self.defaults[table] = (action, data & ((1 << d.data_bits) - 1))
-        elif cmd == CMD_READ_DEFAULT:
+        elif cmd == contract.CMD_READ_DEFAULT:
             action, data = self.defaults.get(table, (0, 0))
-            self.staging[base + WIN_FLAGS] = action << 8 | 1
+            self.staging[base + contract.WIN_FLAGS] = action << contract.FLAGS_ACTION_SHIFT | contract.FLAGS_VALID
             for i in range((d.data_bits + 31) // 32):
-                self.staging[base + WIN_DATA + 4 * i] = (data >> (32 * i)) & 0xFFFFFFFF
+                self.staging[base + contract.WIN_DATA + 4 * i] = (data >> (32 * i)) & 0xFFFFFFFF
 
     def take(self):
         """The writes recorded since the last take(), oldest first."""
@@ -747,10 +733,10 @@ class RecordingBus:
 async def read_info_block(read32):
     """The self-describing block of the DUT as {address: value}; `read32` is an async
     callable reading one register of the DUT."""
-    snap = {a: await read32(a) for a in (MAGIC, VERSION, BUILD_ID, OBJECTS)}
-    for i in range(snap[OBJECTS]):
+    snap = {a: await read32(a) for a in (contract.INFO_MAGIC, contract.INFO_VERSION, contract.INFO_BUILD_ID, contract.INFO_OBJECTS)}
+    for i in range(snap[contract.INFO_OBJECTS]):
         for j in range(8):
-            a = DESCRIPTORS + DESCRIPTOR_BYTES * i + 4 * j
+            a = contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * j
             snap[a] = await read32(a)
     return snap
 
@@ -780,7 +766,7 @@ async def replay(writes, write32, read32, skip_reads=False, max_polls=1_000_000)
     done = 0
     for group in commands(writes):
         cmd = group[-1]
-        if skip_reads and cmd.is_command and cmd.value == CMD_READ:
+        if skip_reads and cmd.is_command and cmd.value == contract.CMD_READ:
             continue
         for w in group:
             await write32(w.addr, w.value)
@@ -788,15 +774,15 @@ async def replay(writes, write32, read32, skip_reads=False, max_polls=1_000_000)
             continue
         for _ in range(max_polls):
             status = await read32(cmd.addr)
-            if not status & 1:
+            if not status & contract.STATUS_BUSY:
                 break
         else:
             raise AssertionError(f"command {cmd.value} at 0x{cmd.addr:06x} still busy after "
                                  f"{max_polls} STATUS reads")
-        error = (status >> 8) & 0xFF
+        error = (status >> contract.STATUS_ERROR_SHIFT) & contract.STATUS_ERROR_MASK
         if error != cmd.error:
             index = next((w.value for w in reversed(group)
-                          if w.addr == (cmd.addr & ~0xFFFF) + WIN_INDEX), None)
+                          if w.addr == (cmd.addr & ~(contract.INFO_WINDOW_BYTES - 1)) + contract.WIN_INDEX), None)
             raise AssertionError(
                 f"command {cmd.value} at 0x{cmd.addr:06x}"
                 + (f" on INDEX 0x{index:x}" if index is not None else "")

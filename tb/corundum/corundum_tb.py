@@ -32,6 +32,7 @@ from cocotbext.axi import (
 from scapy.layers.l2 import ARP, Ether
 
 from tb.common import cocotb_util
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 from tb.common.sim import soak
@@ -45,13 +46,15 @@ from tb.pipeline.pipeline_tb import random_tables
 from tb.pipeline.traffic import ip_int, mac_str
 
 # ip/corundum/README.md: the app block's registers.
-APP_REGS = 0x800000
-APP_ID, VERSION, PORTS, DATA_WIDTH, CONTROL = 0x00, 0x04, 0x08, 0x0C, 0x10
-ERROR_ADDRESS, ERROR = 0x18, 0x1C   # the last access answered SLVERR; ERROR: seen, write, count
-COUNTERS = {"rx_frames": 0x20, "tx_frames": 0x24, "dropped": 0x28, "punted": 0x2C,
-            "to_host": 0x30, "to_wire": 0x34, "tx_bypass": 0x38, "tx_completions": 0x3C}
-PORT_OVERFLOWS = 0x40      # + 4k: frames port k's ingress buffer had no room for
-MATCHA_APP_ID = 0x4D544341  # "MTCA"
+APP_REGS = contract.APP_BASE
+APP_ID, VERSION, PORTS, DATA_WIDTH, CONTROL = (contract.APP_ID, contract.APP_VERSION, contract.APP_PORTS,
+                                               contract.APP_DATA_WIDTH, contract.APP_CONTROL)
+ERROR_ADDRESS, ERROR = contract.APP_ERROR_ADDRESS, contract.APP_ERROR
+COUNTERS = {name: getattr(contract, "APP_" + name.upper())
+            for name in ("rx_frames", "tx_frames", "dropped", "punted", "to_host", "to_wire", "tx_bypass",
+                         "tx_completions")}
+PORT_OVERFLOWS = contract.APP_RX_OVERFLOW  # + 4k: frames port k's ingress buffer had no room for
+MATCHA_APP_ID = contract.APP_ID_VALUE
 MIN_TX_BYTES = 60
 
 MAC_A = 0x020000000A0A   # l2_fwd: forward to port 3
@@ -149,8 +152,8 @@ class CorundumTb(AxiLiteRegisters):
 
     async def open_driver(self):
         snapshot = await drv.read_info_block(self.read32)
-        assert snapshot[drv.MAGIC] == 0x4D544348, f"MAGIC {snapshot[drv.MAGIC]:#x}"
-        assert snapshot[drv.BUILD_ID] == self.lay.raw["buildId"], "BUILD_ID is not layout.json's"
+        assert snapshot[contract.INFO_MAGIC] == contract.INFO_MAGIC_VALUE, f"MAGIC {snapshot[contract.INFO_MAGIC]:#x}"
+        assert snapshot[contract.INFO_BUILD_ID] == self.lay.raw["buildId"], "BUILD_ID is not layout.json's"
         self.ctl = Control(snapshot, self.model)
         await drv.replay(self.ctl.open_writes, self.write32, self.read32, skip_reads=True)
 
@@ -501,20 +504,20 @@ async def test_app_registers(dut):
         assert r.resp == AxiResp.SLVERR, f"read of 0x{addr:06x}: {r.resp!r}"
         w = await tb.axil.write(addr, bytes(4))
         assert w.resp == AxiResp.SLVERR, f"write of 0x{addr:06x}: {w.resp!r}"
-    assert await tb.read32(drv.MAGIC) == 0x4D544348
+    assert await tb.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
     await tb.check_counters()
 
 
 def probe_indexes(d, rng):
     """Window INDEX values of table `d` to read back: first, last and some between; for an
     LPM table, the first and last node of every level and the first and last result."""
-    if d.code != drv.KIND_LPM:
+    if d.code != contract.KIND_LPM:
         return sorted({0, d.size - 1, *(rng.randrange(d.size) for _ in range(3))})
     out = []
     for level in range(d.geometry + 1):
         count = d.size if level == d.geometry else \
             (1 if level == 0 else d.extra) << (d.key_bits // d.geometry)
-        out += [level << drv.LPM_LEVEL_SHIFT, level << drv.LPM_LEVEL_SHIFT | (count - 1)]
+        out += [level << contract.LPM_LEVEL_SHIFT, level << contract.LPM_LEVEL_SHIFT | (count - 1)]
     return out
 
 
@@ -528,7 +531,7 @@ async def test_memories_clear_at_reset(dut):
     rng, _ = cocotb_util.test_rng(dut, "memories_clear_at_reset")
     tb = CorundumTb(dut, rng)
     await tb.start(open_driver=False)
-    first = await tb.read32(drv.WIN_STATUS + 0x10000)
+    first = await tb.read32(contract.WIN_STATUS + 0x10000)
     snapshot = await drv.read_info_block(tb.read32)
     tables = drv.descriptors(snapshot)
     largest = max(tables, key=lambda d: d.size)
@@ -536,7 +539,7 @@ async def test_memories_clear_at_reset(dut):
     errors = []
     for d in tables:
         for polls in range(10_000):
-            status = await tb.read32(d.base + drv.WIN_STATUS)
+            status = await tb.read32(d.base + contract.WIN_STATUS)
             if not status & 1:
                 break
         else:
@@ -546,21 +549,21 @@ async def test_memories_clear_at_reset(dut):
             if err:
                 errors.append(f"table at 0x{d.base:06x}: READ of {index:#x} answered {err}")
                 continue
-            words = {"FLAGS": drv.WIN_FLAGS, "PRIORITY": drv.WIN_PRIORITY}
-            words.update({f"KEY[{i}]": drv.WIN_KEY + 4 * i for i in range((d.key_bits + 31) // 32)})
-            words.update({f"MASK[{i}]": drv.WIN_MASK + 4 * i for i in range((d.key_bits + 31) // 32)})
-            words.update({f"DATA[{i}]": drv.WIN_DATA + 4 * i for i in range((d.data_bits + 31) // 32)})
+            words = {"FLAGS": contract.WIN_FLAGS, "PRIORITY": contract.WIN_PRIORITY}
+            words.update({f"KEY[{i}]": contract.WIN_KEY + 4 * i for i in range((d.key_bits + 31) // 32)})
+            words.update({f"MASK[{i}]": contract.WIN_MASK + 4 * i for i in range((d.key_bits + 31) // 32)})
+            words.update({f"DATA[{i}]": contract.WIN_DATA + 4 * i for i in range((d.data_bits + 31) // 32)})
             if d.counters:
-                for name, a in (("PACKETS", drv.WIN_PACKETS), ("BYTES", drv.WIN_BYTES)):
+                for name, a in (("PACKETS", contract.WIN_PACKETS), ("BYTES", contract.WIN_BYTES)):
                     words.update({f"{name}.lo": a, f"{name}.hi": a + 4})
             # A READ of an LPM trie node reports FLAGS.valid set and the node word in DATA.
-            node = d.code == drv.KIND_LPM and index >> drv.LPM_LEVEL_SHIFT < d.geometry
+            node = d.code == contract.KIND_LPM and index >> contract.LPM_LEVEL_SHIFT < d.geometry
             for name, a in words.items():
                 v = await tb.read32(d.base + a)
                 if v != (1 if node and name == "FLAGS" else 0):
                     errors.append(f"table at 0x{d.base:06x} (kind {d.code}) entry {index:#x}: "
                                   f"{name} = {v:#x} after reset")
-        for name, a in (("HITS", drv.WIN_HITS), ("MISSES", drv.WIN_MISSES)):
+        for name, a in (("HITS", contract.WIN_HITS), ("MISSES", contract.WIN_MISSES)):
             if await tb.read32(d.base + a) or await tb.read32(d.base + a + 4):
                 errors.append(f"table at 0x{d.base:06x}: {name} not zero after reset")
     tb.fail_on(errors)
@@ -575,24 +578,24 @@ async def test_command_during_reset_clear(dut):
     rng, _ = cocotb_util.test_rng(dut, "command_during_reset_clear")
     tb = CorundumTb(dut, rng)
     await tb.start(open_driver=False)
-    base = drv.INFO_BYTES
+    base = contract.INFO_WINDOW_BYTES
     action, data = rng.randrange(1, 4), rng.getrandbits(32)
-    await tb.write32(base + drv.WIN_FLAGS, action << 8 | 1)
-    await tb.write32(base + drv.WIN_DATA, data)
-    await tb.write32(base + drv.WIN_CMD, 5)     # DEFAULT
-    assert await tb.read32(base + drv.WIN_STATUS) & 1, "the clear after reset was already done"
+    await tb.write32(base + contract.WIN_FLAGS, action << 8 | 1)
+    await tb.write32(base + contract.WIN_DATA, data)
+    await tb.write32(base + contract.WIN_CMD, 5)     # DEFAULT
+    assert await tb.read32(base + contract.WIN_STATUS) & 1, "the clear after reset was already done"
     snapshot = await drv.read_info_block(tb.read32)
     first = drv.descriptors(snapshot)[0]
     assert first.default_action
     data &= (1 << min(first.data_bits, 32)) - 1
     for _ in range(10_000):
-        status = await tb.read32(base + drv.WIN_STATUS)
+        status = await tb.read32(base + contract.WIN_STATUS)
         if not status & 1:
             break
     assert not status & 0xFF01, f"STATUS {status:#x} after DEFAULT"
-    await tb.write32(base + drv.WIN_DATA, 0)
+    await tb.write32(base + contract.WIN_DATA, 0)
     assert await tb.window_command(base, 6) == 0      # READ_DEFAULT
-    got = (await tb.read32(base + drv.WIN_FLAGS) >> 8 & 0xFF, await tb.read32(base + drv.WIN_DATA))
+    got = (await tb.read32(base + contract.WIN_FLAGS) >> 8 & 0xFF, await tb.read32(base + contract.WIN_DATA))
     assert got == (action, data), f"miss action {got}, DEFAULT wrote {(action, data)}"
 
 
@@ -620,7 +623,7 @@ async def test_error_register(dut):
                 f"ERROR after a bad {'write' if write else 'read'} of 0x{addr:06x}"
     await tb.write32(APP_REGS + ERROR, 0)
     assert await tb.read32(APP_REGS + ERROR) == 0
-    await tb.read32(drv.MAGIC)
+    await tb.read32(contract.INFO_MAGIC)
     await tb.write32(APP_REGS + CONTROL, 0)
     assert await tb.read32(APP_REGS + ERROR) == 0, "a good access recorded as an error"
     assert await tb.read32(APP_REGS + ERROR_ADDRESS) == bad[-1]

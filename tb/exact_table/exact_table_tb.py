@@ -11,13 +11,16 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
+from tb.common import contract
 from tb.common.axil import AxiLiteRegisters
 from tb.model.hashing import exact_index
 
 KEY_BITS, DATA_BITS, WAYS, SLOTS = 40, 48, 4, 16
 LATENCY = 3
-BASE = 0x10000
-CMD, INDEX, FLAGS, PRIORITY, KEY, MASK, DATA, HITS, MISSES = 0x0, 0x4, 0x8, 0xC, 0x40, 0x80, 0xC0, 0x100, 0x108
+BASE = contract.INFO_WINDOW_BYTES  # the window of table 0
+CMD, INDEX, FLAGS, PRIORITY = contract.WIN_CMD, contract.WIN_INDEX, contract.WIN_FLAGS, contract.WIN_PRIORITY
+KEY, MASK, DATA = contract.WIN_KEY, contract.WIN_MASK, contract.WIN_DATA
+HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
 OKAY, SLVERR = 0, 2
 
 
@@ -296,7 +299,7 @@ async def test_bad_accesses(dut):
     rng, _ = cocotb_util.test_rng(dut, "bad_accesses")
     tb = ExactTableTb(dut)
     await tb.start()
-    assert await tb.read32(0x0) == 0x4D544348
+    assert await tb.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
     assert await tb.read32(0x4) == 0x00010000
     assert await tb.read32(0xC) == 1
     desc = [await tb.read32(0x40 + 4 * j) for j in range(8)]

@@ -21,6 +21,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 
@@ -30,8 +31,8 @@ TIMEOUT_MS = 200
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
 # keyWidth, size (results), dataWidth, base, levels, latency (levels + 2), nodes.
 EXPECTED = {
-    "matcha_lpm32_table": drv.Descriptor(drv.KIND_LPM | drv.KIND_PREFIX_STORE, 32, 256, 32, 0x10000, 4, 6, 16),
-    "matcha_lpm128_table": drv.Descriptor(drv.KIND_LPM | drv.KIND_PREFIX_STORE, 128, 128, 32, 0x10000, 16, 18, 8),
+    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 256, 32, 0x10000, 4, 6, 16),
+    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 128, 32, 0x10000, 16, 18, 8),
 }
 
 MISS = (False, None, None, None)
@@ -271,13 +272,13 @@ class LpmTableTb(AxiLiteRegisters):
         dwords = (self.desc.data_bits + 31) // 32
         out = {}
         for r in range(self.desc.size):
-            await self.command(drv.CMD_READ, self.desc.geometry << 20 | r)
-            flags = await self.read32(base + drv.WIN_FLAGS)
-            key = sum([await self.read32(base + drv.WIN_KEY + 4 * i) << (32 * i)
+            await self.command(contract.CMD_READ, self.desc.geometry << 20 | r)
+            flags = await self.read32(base + contract.WIN_FLAGS)
+            key = sum([await self.read32(base + contract.WIN_KEY + 4 * i) << (32 * i)
                        for i in range(words)])
-            data = sum([await self.read32(base + drv.WIN_DATA + 4 * i) << (32 * i)
+            data = sum([await self.read32(base + contract.WIN_DATA + 4 * i) << (32 * i)
                         for i in range(dwords)])
-            length = await self.read32(base + drv.WIN_PRIORITY)
+            length = await self.read32(base + contract.WIN_PRIORITY)
             out[r] = (bool(flags & 1), flags >> 8 & 0xFF, data, key, length)
         return out
 
@@ -365,9 +366,9 @@ async def test_open(dut):
     tb = LpmTableTb(dut)
     await tb.start(replay_probes=True)
     d = tb.desc
-    reads = [g for g in drv.commands(tb.open_writes) if g[-1].value == drv.CMD_READ]
+    reads = [g for g in drv.commands(tb.open_writes) if g[-1].value == contract.CMD_READ]
     assert reads, "the driver made no capacity probes"
-    assert any(g[-1].error == drv.ERR_INDEX_RANGE for g in reads)
+    assert any(g[-1].error == contract.STATUS_ERROR_INDEX_RANGE for g in reads)
     assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
     info = tb.dev.table_info(TABLE)
     assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.levels,
@@ -399,9 +400,9 @@ async def test_random_prefixes(dut):
     k1, k2 = tb.near_key(rng, bases[0]), tb.near_key(rng, bases[-1])
     await tb.lookups([k1] * 6 + [k1, k2] * 6)
     base = tb.desc.base
-    hits = await tb.read32(base + drv.WIN_HITS) | await tb.read32(base + drv.WIN_HITS + 4) << 32
-    misses = await tb.read32(base + drv.WIN_MISSES) | \
-        await tb.read32(base + drv.WIN_MISSES + 4) << 32
+    hits = await tb.read32(base + contract.WIN_HITS) | await tb.read32(base + contract.WIN_HITS + 4) << 32
+    misses = await tb.read32(base + contract.WIN_MISSES) | \
+        await tb.read32(base + contract.WIN_MISSES + 4) << 32
     assert (hits, misses) == (tb.hits_seen, tb.lookups_done - tb.hits_seen), \
         (hits, misses, tb.hits_seen, tb.lookups_done)
 
@@ -484,12 +485,12 @@ async def test_prefix_store(dut):
         if not valid:
             continue
         for i in range((kw + 31) // 32):
-            await tb.write32(b + drv.WIN_KEY + 4 * i, rng.getrandbits(32))
-        await tb.write32(b + drv.WIN_PRIORITY, rng.randrange(kw + 1))
-        await tb.write32(b + drv.WIN_FLAGS, action << 8 | 1)
+            await tb.write32(b + contract.WIN_KEY + 4 * i, rng.getrandbits(32))
+        await tb.write32(b + contract.WIN_PRIORITY, rng.randrange(kw + 1))
+        await tb.write32(b + contract.WIN_FLAGS, action << 8 | 1)
         for i in range((tb.desc.data_bits + 31) // 32):
-            await tb.write32(b + drv.WIN_DATA + 4 * i, data >> (32 * i) & 0xFFFFFFFF)
-        await tb.command(drv.CMD_WRITE, tb.desc.geometry << 20 | r)
+            await tb.write32(b + contract.WIN_DATA + 4 * i, data >> (32 * i) & 0xFFFFFFFF)
+        await tb.command(contract.CMD_WRITE, tb.desc.geometry << 20 | r)
     await tb.lookups(keys)
 
     tb.dev.table_clear(TABLE)
@@ -773,7 +774,7 @@ async def test_driver_errors(dut):
     await tb.lookups(tb.divergent_keys(key)[::3])
     # Opening on a block that is not Matcha's fails with a message.
     bad = dict(tb.snapshot)
-    bad[drv.MAGIC] = 0x12345678
+    bad[contract.INFO_MAGIC] = 0x12345678
     try:
         drv.Device(drv.RecordingBus(bad))
     except drv.MatchaError as e:
@@ -796,7 +797,7 @@ async def test_clear(dut):
     saved = dict(tb.oracle.prefixes)
     tb.dev.table_clear(TABLE)
     writes = tb.bus.take()
-    assert [w.value for w in writes if w.is_command] == [drv.CMD_CLEAR]
+    assert [w.value for w in writes if w.is_command] == [contract.CMD_CLEAR]
     await tb.replay(writes)
     tb.oracle.prefixes.clear()
     tb.index_of.clear()

@@ -18,14 +18,17 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 from tb.common.sim import only_on
 from tb.model.meter import GREEN, NAMES, RED, YELLOW, HwMeter, MeterBank
 
-BASE = 0x10000
-CMD, INDEX, FLAGS, DATA, HITS, MISSES = 0x0, 0x4, 0x8, 0xC0, 0x100, 0x108
-CMD_WRITE, CMD_READ, CMD_CLEAR, CMD_ZERO, CMD_DEFAULT = 1, 2, 3, 4, 5
+BASE = contract.INFO_WINDOW_BYTES  # the window of meter array 0
+CMD, INDEX, FLAGS, DATA = contract.WIN_CMD, contract.WIN_INDEX, contract.WIN_FLAGS, contract.WIN_DATA
+HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
+CMD_WRITE, CMD_READ, CMD_CLEAR = contract.CMD_WRITE, contract.CMD_READ, contract.CMD_CLEAR
+CMD_ZERO, CMD_DEFAULT = contract.CMD_ZERO, contract.CMD_DEFAULT
 OKAY, SLVERR = 0, 2
 LATENCY = 6
 CLOCK_HZ = 1_000_000_000 // cocotb_util.CLOCK_NS  # 250 MHz
@@ -37,9 +40,9 @@ def geometry(rate, level, time):
 
 
 EXPECTED = {
-    "matcha_meter_table": drv.Descriptor(drv.KIND_METER, 8, 256, 384, BASE,
+    "matcha_meter_table": drv.Descriptor(contract.KIND_METER, 8, 256, 384, BASE,
                                          geometry(32, 40, 32), LATENCY, 1),
-    "matcha_meter_small_table": drv.Descriptor(drv.KIND_METER, 4, 16, 384, BASE,
+    "matcha_meter_small_table": drv.Descriptor(contract.KIND_METER, 4, 16, 384, BASE,
                                                geometry(32, 40, 10), LATENCY, 3),
 }
 
@@ -74,7 +77,7 @@ class MeterTb(AxiLiteRegisters):
         await cocotb_util.start(self.dut, inputs_low=("request_valid",))
         if self.dut._name not in EXPECTED:
             tables = drv.descriptors(await drv.read_info_block(self.read32))
-            assert len(tables) == 1 and tables[0].code == drv.KIND_METER, tables
+            assert len(tables) == 1 and tables[0].code == contract.KIND_METER, tables
             self._describe(tables[0])
         cocotb.start_soon(self._monitor())
         await RisingEdge(self.dut.clk)
@@ -238,7 +241,7 @@ async def test_registers(dut):
     tb = MeterTb(dut)
     await tb.start()
     d = tb.desc
-    assert await tb.read32(0x0) == 0x4D544348
+    assert await tb.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
     assert await tb.read32(0xC) == 1
     desc = [await tb.read32(0x40 + 4 * j) for j in range(8)]
     assert desc == [d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry, d.latency,

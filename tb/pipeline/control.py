@@ -19,19 +19,17 @@ self-describing block made from the program description (`snapshot_for`), in pla
 import ctypes
 from dataclasses import dataclass, field
 
+from tb.common import contract
 from tb.common import driver as drv
 from tb.model.meter import HwMeter
 
-KIND_CODES = {"exact": drv.KIND_EXACT, "lpm": drv.KIND_LPM, "ternary": drv.KIND_TERNARY}
-# A pipeline's meter arrays (docs/tables.md, "Meters"): 12 DATA words, 32-bit rates, 40-bit
-# bursts and levels, a 32-bit time base ticking every clock.
-METER_DATA_BITS = 12 * 32
+KIND_CODES = {name: code for code, name in contract.KIND_NAMES.items()}
+# A pipeline's meter arrays (docs/tables.md, "Meters"): 32-bit rates, 40-bit bursts and
+# levels, a 32-bit time base ticking every clock.
+METER_DATA_BITS = contract.METER_WORDS * 32
 METER_GEOMETRY = 32 | 40 << 8 | 32 << 16
-METER_WRITE_WORDS = 7
-# A session table's readback data: the age (16 bits) and the initiator bit.
-SESSION_DATA_BITS = 17
-VERSION_1_0 = 1 << 16
-MAGIC_VALUE = 0x4D544348
+# A session table's readback data: the age and the initiator bit.
+SESSION_DATA_BITS = contract.SESSION_AGE_BITS + 1
 
 
 class SwitchBus:
@@ -52,26 +50,26 @@ def descriptor_of(table):
     """The descriptor docs/tables.md gives a table of a program description: kind (with
     the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base, ways/levels, latency,
     nodes."""
-    kind = KIND_CODES[table["kind"]] | drv.KIND_DEFAULT_ACTION
+    kind = KIND_CODES[table["kind"]] | contract.KIND_DEFAULT_ACTION
     if table.get("counters"):
-        kind |= drv.KIND_COUNTERS
+        kind |= contract.KIND_COUNTERS
     geometry = extra = 0
     if table["kind"] == "exact":
         geometry = table.get("ways", 4)
     elif table["kind"] == "lpm":
-        kind |= drv.KIND_PREFIX_STORE
+        kind |= contract.KIND_PREFIX_STORE
         geometry = table["lpm"]["levels"]
         extra = table["lpm"]["nodes"]
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
-                          (table["index"] + 1) * 0x10000, geometry, table.get("latency", 0),
+                          (table["index"] + 1) * contract.INFO_WINDOW_BYTES, geometry, table.get("latency", 0),
                           extra)
 
 
 def descriptor_of_meter(meter):
     """The descriptor docs/tables.md gives a meter array of a program description."""
     size = int(meter["size"])
-    return drv.Descriptor(drv.KIND_METER, size.bit_length() - 1, size, METER_DATA_BITS,
-                          (meter["index"] + 1) * 0x10000, METER_GEOMETRY,
+    return drv.Descriptor(contract.KIND_METER, size.bit_length() - 1, size, METER_DATA_BITS,
+                          (meter["index"] + 1) * contract.INFO_WINDOW_BYTES, METER_GEOMETRY,
                           meter.get("latency", 0), 1)
 
 
@@ -79,8 +77,8 @@ def descriptor_of_session(session):
     """The descriptor docs/sessions.md gives a session table of a program description:
     kind 5 with counters, the canonical key width, size, 17 bits of readback data, the ways,
     the latency."""
-    return drv.Descriptor(drv.KIND_SESSION | drv.KIND_COUNTERS, session["keyWidth"],
-                          session["size"], SESSION_DATA_BITS, (session["index"] + 1) * 0x10000,
+    return drv.Descriptor(contract.KIND_SESSION | contract.KIND_COUNTERS, session["keyWidth"],
+                          session["size"], SESSION_DATA_BITS, (session["index"] + 1) * contract.INFO_WINDOW_BYTES,
                           session["ways"], session["latency"], 0)
 
 
@@ -97,12 +95,12 @@ def snapshot_for(program, build_id=0):
     """A self-describing block (address -> value, as driver.read_info_block returns it)
     for a program description: what the hardware should show for it."""
     objects = descriptors_for(program)
-    snap = {drv.MAGIC: MAGIC_VALUE, drv.VERSION: VERSION_1_0, drv.BUILD_ID: build_id,
-            drv.OBJECTS: len(objects)}
+    snap = {contract.INFO_MAGIC: contract.INFO_MAGIC_VALUE, contract.INFO_VERSION: contract.INFO_VERSION_VALUE, contract.INFO_BUILD_ID: build_id,
+            contract.INFO_OBJECTS: len(objects)}
     for i, (_, d) in enumerate(objects):
         for j, v in enumerate((d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
                                d.latency, d.extra)):
-            snap[drv.DESCRIPTORS + drv.DESCRIPTOR_BYTES * i + 4 * j] = v
+            snap[contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * j] = v
     return snap
 
 
@@ -195,12 +193,12 @@ class Control:
         into the staging registers, with full buckets, at tick 0 (tests that cannot know a
         frame's tick use rates of 0)."""
         n = self.number[name]
-        data = (n + 1) * 0x10000 + drv.WIN_DATA
+        data = (n + 1) * 0x10000 + contract.WIN_DATA
         setting = {}
 
         def call():
             self.dev.meter_set(n, index, flags, cir, cburst, pir, pburst)
-            w = [self.recorder.staging.get(data + 4 * i, 0) for i in range(METER_WRITE_WORDS)]
+            w = [self.recorder.staging.get(data + 4 * i, 0) for i in range(contract.METER_WRITE_WORDS)]
             setting["hw"] = HwMeter.from_mode(w[0], w[1], w[2], w[3] | w[4] << 32,
                                               w[5] | w[6] << 32)
 

@@ -28,6 +28,7 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 
 from tb.common import cocotb_util, packets
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 from tb.common.sim import soak
@@ -44,7 +45,7 @@ from tb.pipeline.l2l3 import (
 from tb.pipeline.outputs import Emitted, Sent, match
 from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 
-HITS, MISSES = drv.WIN_HITS, drv.WIN_MISSES
+HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
 
 
 class LiveBus:
@@ -97,11 +98,11 @@ class PipelineTb(AxiLiteRegisters):
 
     def check_info_block(self):
         s = self.snapshot
-        assert s[drv.MAGIC] == 0x4D544348, f"MAGIC {s[drv.MAGIC]:#x}"
-        assert s[drv.VERSION] >> 16 == 1, f"VERSION {s[drv.VERSION]:#x}"
+        assert s[contract.INFO_MAGIC] == contract.INFO_MAGIC_VALUE, f"MAGIC {s[contract.INFO_MAGIC]:#x}"
+        assert s[contract.INFO_VERSION] >> 16 == 1, f"VERSION {s[contract.INFO_VERSION]:#x}"
         build_id = self.lay.raw.get("buildId")
-        assert s[drv.BUILD_ID] == build_id, \
-            f"BUILD_ID {s[drv.BUILD_ID]:#x}, layout.json buildId {build_id!r}"
+        assert s[contract.INFO_BUILD_ID] == build_id, \
+            f"BUILD_ID {s[contract.INFO_BUILD_ID]:#x}, layout.json buildId {build_id!r}"
         want = descriptors_for(self.lay.raw["program"])
         got = drv.descriptors(s)
         assert len(got) == len(want), f"{len(got)} descriptors, the program has {len(want)}"
@@ -289,10 +290,10 @@ class PipelineTb(AxiLiteRegisters):
         t = self.model[table]
         base = (t.index + 1) * 0x10000
         if t.kind == "lpm":
-            index |= t.geometry["levels"] << drv.LPM_LEVEL_SHIFT
-        error = await self.window_command(base, drv.CMD_READ, index)
+            index |= t.geometry["levels"] << contract.LPM_LEVEL_SHIFT
+        error = await self.window_command(base, contract.CMD_READ, index)
         assert error == 0, f"READ of {table} index {index}: STATUS error {error}"
-        return await self.read64(base + drv.WIN_PACKETS), await self.read64(base + drv.WIN_BYTES)
+        return await self.read64(base + contract.WIN_PACKETS), await self.read64(base + contract.WIN_BYTES)
 
 
 def _entry(e):

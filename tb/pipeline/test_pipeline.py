@@ -16,7 +16,7 @@ from tb.common import driver, sim
 from tb.model import parse
 from tb.model.program import Program, compare, program_section
 from tb.pipeline import l2l3, traffic
-from tb.pipeline.control import Control, entry_args, range_pairs, snapshot_for
+from tb.pipeline.control import Control, descriptors_for, entry_args, range_pairs, snapshot_for
 from tb.pipeline.outputs import Emitted, Sent, match
 
 TOPLEVEL = "matcha_l2l3"
@@ -55,6 +55,29 @@ def test_layout_build_id(config):
     text, layout = _layout(config)
     rest = "".join(ln for ln in text.splitlines(keepends=True) if '"buildId"' not in ln)
     assert layout.get("buildId") == zlib.crc32(rest.encode())
+
+
+@pytest.mark.parametrize("config", sim.CONFIGS)
+@pytest.mark.parametrize("program", ["", "-policer", "-conntrack"])
+def test_layout_objects_follow_the_descriptor_rules(config, program):
+    """layout.json's `objects` are the descriptors the generator's control bus registered;
+    they are what docs/tables.md and docs/sessions.md make of the program section: tables
+    in stage order, then meter arrays, then the session table, each with its kind, flags,
+    widths, window base and geometry."""
+    path = sim.layout_file(config).with_name(f"layout{program}.json")
+    layout = json.loads(path.read_text())
+    expected = descriptors_for(layout["program"])
+    assert [d["index"] for d in layout["objects"]] == list(range(len(expected)))
+    names = [t["name"] for t in layout["program"]["tables"]] + \
+        [m["name"] for m in layout["program"]["meters"]] + [s["name"] for s in layout["program"]["sessions"]]
+    by_index = {i: n for n, i in zip(names, [t["index"] for t in layout["program"]["tables"]]
+                                     + [m["index"] for m in layout["program"]["meters"]]
+                                     + [s["index"] for s in layout["program"]["sessions"]])}
+    for obj, (index, d) in zip(layout["objects"], expected):
+        assert obj["name"] == by_index[index]
+        got = driver.Descriptor(*(obj[k] for k in ("kind", "keyWidth", "size", "dataWidth", "base", "geometry",
+                                                    "latency", "extra")))
+        assert got == d, f"{obj['name']}: layout.json has {got}, the rules give {d}"
 
 
 @pytest.mark.parametrize("config", sim.CONFIGS)

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tb.common import contract
 from tb.common import driver as drv  # noqa: E402
 from tb.common.sim_socket import ANSWER, REQUEST, SocketBus  # noqa: E402
 
@@ -64,12 +65,12 @@ def relay(listener, bus):
 
 def read_command(bus, base, index):
     """A READ command of entry `index` of the window at `base`, to completion."""
-    bus.write32(base + drv.WIN_INDEX, index)
-    bus.write32(base + drv.WIN_CMD, drv.CMD_READ)
-    while (status := bus.read32(base + drv.WIN_STATUS)) & STATUS_BUSY:
+    bus.write32(base + contract.WIN_INDEX, index)
+    bus.write32(base + contract.WIN_CMD, contract.CMD_READ)
+    while (status := bus.read32(base + contract.WIN_STATUS)) & STATUS_BUSY:
         pass
     error = (status >> 8) & 0xFF
-    if error != drv.ERR_NONE:
+    if error != contract.STATUS_ERROR_NONE:
         raise RuntimeError(f"READ of index {index:#x} at window {base:#x}: error {error}")
 
 
@@ -83,8 +84,8 @@ def lpm_read_back(bus, info):
 
     def walk(level, node, above, depth):
         for a in range(1 << stride):
-            read_command(bus, info.base, level << drv.LPM_LEVEL_SHIFT | node << stride | a)
-            word = bus.read32(info.base + drv.WIN_DATA)
+            read_command(bus, info.base, level << contract.LPM_LEVEL_SHIFT | node << stride | a)
+            word = bus.read32(info.base + contract.WIN_DATA)
             bits = above << stride | a
             if word & ENTRY_HAS_RESULT:
                 ranges.setdefault(word & ENTRY_POINTER, []).append((bits, depth + stride))
@@ -103,11 +104,11 @@ def lpm_read_back(bus, info):
             differ |= bits ^ where[0][0]
         length = depth - differ.bit_length()
         prefix = (where[0][0] >> (depth - length)) << (info.key_bits - length)
-        read_command(bus, info.base, info.levels << drv.LPM_LEVEL_SHIFT | result)
-        flags = bus.read32(info.base + drv.WIN_FLAGS)
+        read_command(bus, info.base, info.levels << contract.LPM_LEVEL_SHIFT | result)
+        flags = bus.read32(info.base + contract.WIN_FLAGS)
         if not flags & 1:
             raise RuntimeError(f"LPM result {result} is in the trie but not valid")
-        data = sum(bus.read32(info.base + drv.WIN_DATA + 4 * i) << (32 * i)
+        data = sum(bus.read32(info.base + contract.WIN_DATA + 4 * i) << (32 * i)
                    for i in range(words))
         out.append([prefix, length, (flags >> 8) & 0xFF, data])
     return out
@@ -119,14 +120,14 @@ def read_back(bus):
         infos = list(dev.tables)
         for t, info in enumerate(infos):
             kind = info.kind & 0xFF
-            if kind == drv.KIND_EXACT:
+            if kind == contract.KIND_EXACT:
                 tables[t] = [[e.key, e.action_id, e.data] for e in
                              (dev.exact_read(t, i) for i in range(info.size)) if e.valid]
-            elif kind == drv.KIND_TERNARY:
+            elif kind == contract.KIND_TERNARY:
                 tables[t] = [[e.key, e.mask, e.priority, e.action_id, e.data] for e in
                              (dev.ternary_read(t, i) for i in range(info.size)) if e.valid]
     for t, info in enumerate(infos):
-        if info.kind & 0xFF == drv.KIND_LPM:
+        if info.kind & 0xFF == contract.KIND_LPM:
             tables[t] = lpm_read_back(bus, info)
     return tables
 

@@ -32,6 +32,7 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 from scapy.utils import RawPcapReader, wrpcap
 
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common import sim
 from tb.common.sim_socket import (
@@ -40,7 +41,7 @@ from tb.common.sim_socket import (
 from tb.model import ERROR_NAMES, MAX_FRAME
 from tb.model.program import Program, ProgramError
 from tb.pipeline import traffic
-from tb.pipeline.control import MAGIC_VALUE as MAGIC, range_pairs
+from tb.pipeline.control import range_pairs
 from tb.sim import harness
 from tb.sim.harness import Simulator
 
@@ -483,11 +484,11 @@ def test_socket_protocol_and_bus_errors(work):
     layout = json.loads(sim.layout_file("w64").read_text())
     with Simulator("w64", "--socket", sock, "--out", work / "out") as s:
         with SocketBus(sock) as bus:
-            assert bus.transact(OP_READ, 0x000) == (OP_READ, OKAY, MAGIC)
+            assert bus.transact(OP_READ, 0x000) == (OP_READ, OKAY, contract.INFO_MAGIC_VALUE)
             assert bus.read32(0x008) == layout["buildId"]
             base = bus.read32(0x040 + 16)  # descriptor 0, word 4: the window base
-            assert bus.transact(OP_WRITE, base + drv.WIN_INDEX, 5) == (OP_WRITE, OKAY, 0)
-            assert bus.read32(base + drv.WIN_INDEX) == 5
+            assert bus.transact(OP_WRITE, base + contract.WIN_INDEX, 5) == (OP_WRITE, OKAY, 0)
+            assert bus.read32(base + contract.WIN_INDEX) == 5
             for addr in (WINDOW, WINDOW + base, 0x7FFFFFFC, 0xFFFFFFFC):
                 assert bus.transact(OP_READ, addr) == (OP_READ, DECERR, 0), hex(addr)
                 assert bus.transact(OP_WRITE, addr, 1) == (OP_WRITE, DECERR, 0), hex(addr)
@@ -500,7 +501,7 @@ def test_socket_protocol_and_bus_errors(work):
             bus.send_raw(b"R\x01\x00\x00" + struct.pack("<II", 0, 0))
             assert bus.receive(ord("R")) == (ord("R"), CANNOT_RUN, 0)
             # Still in step after all that:
-            assert bus.read32(base + drv.WIN_INDEX) == 5
+            assert bus.read32(base + contract.WIN_INDEX) == 5
             n_first = bus.transactions
         with SocketBus(sock) as bus:
             with drv.Device(bus) as dev:
@@ -530,7 +531,7 @@ def test_socket_protocol_and_bus_errors(work):
             n_third = bus.transactions
         # Served once the simulator has seen the third client go; still connected at the end.
         last = SocketBus(sock)
-        assert last.read32(0) == MAGIC
+        assert last.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
         rc, out, err = s.stop()
         last.close()
     assert rc == 0, f"{out}\n{err}"
@@ -561,13 +562,13 @@ def test_clients_disconnect_mid_run(work, matcha_seed):
         a.sendall(REQUEST.pack(OP_READ, 0, 0)[:5])
         a.close()
         with SocketBus(sock) as b:
-            assert b.read32(0x000) == MAGIC
-            hits = b.read32(0x10000 + drv.WIN_HITS)
-            b.send_raw(REQUEST.pack(OP_WRITE, 0x10000 + drv.WIN_INDEX, 3))
+            assert b.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
+            hits = b.read32(0x10000 + contract.WIN_HITS)
+            b.send_raw(REQUEST.pack(OP_WRITE, 0x10000 + contract.WIN_INDEX, 3))
         with SocketBus(sock) as c:
             with drv.Device(c) as dev:
                 assert dev.table_count() == 3
-            later = c.read32(0x10000 + drv.WIN_HITS) | c.read32(0x10000 + drv.WIN_HITS + 4) << 32
+            later = c.read32(0x10000 + contract.WIN_HITS) | c.read32(0x10000 + contract.WIN_HITS + 4) << 32
             assert later >= hits
             n_c = c.transactions
         assert s.alive(), "the run ended before the clients were done; make it longer"
@@ -616,7 +617,7 @@ def test_clock_limit_and_signal_stop_early(work):
     with Simulator("w64", *in_args, "--out", work / "signal", "--socket", sock,
                    "--wait-client") as s:
         with SocketBus(sock) as bus:  # the simulator is up; this client never leaves
-            assert bus.read32(0) == MAGIC
+            assert bus.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
             rc, out, err = s.stop()
     assert rc == 1, f"{out}\n{err}"
     assert "INCOMPLETE: 0 of 50 frames entered" in out and "interrupted" in out
@@ -699,10 +700,10 @@ def test_socket_path_in_use(work):
     sock = work / "ctl.sock"
     with Simulator("w64", "--socket", sock, "--out", work / "a") as first:
         with SocketBus(sock) as bus:
-            assert bus.read32(0) == MAGIC
+            assert bus.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
         assert "in use by another process" in sim_error("--socket", sock, "--out", work / "b")
         with SocketBus(sock) as bus:
-            assert bus.read32(0) == MAGIC
+            assert bus.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
         rc, out, err = first.stop()
     assert rc == 0, err
 
@@ -731,7 +732,7 @@ def test_stale_socket_is_replaced(work):
     assert sock.exists()
     with Simulator("w64", "--socket", sock, "--out", work / "out") as sim_proc:
         with SocketBus(sock) as bus:
-            assert bus.read32(0) == MAGIC
+            assert bus.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
         rc, _, err = sim_proc.stop()
     assert rc == 0, err
 

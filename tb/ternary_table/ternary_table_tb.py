@@ -24,6 +24,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
+from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 
@@ -33,8 +34,8 @@ TIMEOUT_MS = 400
 # What each DUT's descriptor 0 must say (docs/tables.md): kind, keyWidth, size, dataWidth,
 # base, geometry (0), latency, extra (0).
 EXPECTED = {
-    "matcha_ternary_table": drv.Descriptor(drv.KIND_TERNARY, 104, 64, 32, 0x10000, 0, 7, 0),
-    "matcha_ternary128_table": drv.Descriptor(drv.KIND_TERNARY, 128, 32, 32, 0x10000, 0, 7, 0),
+    "matcha_ternary_table": drv.Descriptor(contract.KIND_TERNARY, 104, 64, 32, 0x10000, 0, 7, 0),
+    "matcha_ternary128_table": drv.Descriptor(contract.KIND_TERNARY, 128, 32, 32, 0x10000, 0, 7, 0),
 }
 
 MISS = (False, None, None, None, None)
@@ -152,13 +153,13 @@ class TernaryTableTb(AxiLiteRegisters):
 
     async def read_entry(self, index):
         """READ of entry `index`: (valid, action, priority, value, mask, data)."""
-        assert await self.command(drv.CMD_READ, index) == drv.ERR_NONE
-        flags = await self.read32(self.base + drv.WIN_FLAGS)
+        assert await self.command(contract.CMD_READ, index) == contract.STATUS_ERROR_NONE
+        flags = await self.read32(self.base + contract.WIN_FLAGS)
         return (bool(flags & 1), (flags >> 8) & 0xFF,
-                await self.read32(self.base + drv.WIN_PRIORITY),
-                await self.read_words(drv.WIN_KEY, self.kw),
-                await self.read_words(drv.WIN_MASK, self.kw),
-                await self.read_words(drv.WIN_DATA, self.desc.data_bits))
+                await self.read32(self.base + contract.WIN_PRIORITY),
+                await self.read_words(contract.WIN_KEY, self.kw),
+                await self.read_words(contract.WIN_MASK, self.kw),
+                await self.read_words(contract.WIN_DATA, self.desc.data_bits))
 
     # -------------------------------------------------------------- table changes
 
@@ -193,7 +194,7 @@ class TernaryTableTb(AxiLiteRegisters):
     def driver_clear(self):
         self.dev.table_clear(TABLE)
         writes = self.bus.take()
-        assert [w.value for w in writes if w.is_command] == [drv.CMD_CLEAR]
+        assert [w.value for w in writes if w.is_command] == [contract.CMD_CLEAR]
         self.oracle.clear()
         return writes
 
@@ -400,7 +401,7 @@ async def test_open(dut):
     assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
     info = tb.dev.table_info(TABLE)
     assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.ways,
-            info.levels, info.latency) == (drv.KIND_TERNARY, d.key_bits, d.size, d.data_bits,
+            info.levels, info.latency) == (contract.KIND_TERNARY, d.key_bits, d.size, d.data_bits,
                                            d.base, 0, 0, d.latency), info
     await tb.lookups([rng.getrandbits(tb.kw) for _ in range(50)] + [0, tb.full])
     assert tb.hits_seen == 0
@@ -596,9 +597,9 @@ async def test_readback(dut):
     await tb.delete(victim)
     assert await check_all() == n - 1
     assert not (await tb.read_entry(n - 1))[0], "the freed tail entry still reads valid"
-    assert await tb.command(drv.CMD_READ, tb.size) == drv.ERR_INDEX_RANGE
-    assert await tb.command(drv.CMD_WRITE, tb.size + 5) == drv.ERR_INDEX_RANGE
-    assert await tb.command(7, 0) == drv.ERR_UNKNOWN_CMD
+    assert await tb.command(contract.CMD_READ, tb.size) == contract.STATUS_ERROR_INDEX_RANGE
+    assert await tb.command(contract.CMD_WRITE, tb.size + 5) == contract.STATUS_ERROR_INDEX_RANGE
+    assert await tb.command(7, 0) == contract.STATUS_ERROR_UNKNOWN_CMD
     await tb.lookups(tb.rule_keys(rng))
 
 
@@ -695,10 +696,10 @@ async def test_random_rules(dut):
         keys = tb.rule_keys(rng) + [rng.getrandbits(kw) for _ in range(20)]
         await tb.lookups(sample(rng, keys, 300))
         dut._log.info("round %d: %d rules", rnd, len(tb.oracle.rules))
-    hits = await tb.read32(tb.base + drv.WIN_HITS) | \
-        await tb.read32(tb.base + drv.WIN_HITS + 4) << 32
-    misses = await tb.read32(tb.base + drv.WIN_MISSES) | \
-        await tb.read32(tb.base + drv.WIN_MISSES + 4) << 32
+    hits = await tb.read32(tb.base + contract.WIN_HITS) | \
+        await tb.read32(tb.base + contract.WIN_HITS + 4) << 32
+    misses = await tb.read32(tb.base + contract.WIN_MISSES) | \
+        await tb.read32(tb.base + contract.WIN_MISSES + 4) << 32
     assert (hits, misses) == (tb.hits_seen, tb.lookups_done - tb.hits_seen), \
         (hits, misses, tb.hits_seen, tb.lookups_done)
     assert tb.hits_seen > 200 and tb.lookups_done - tb.hits_seen > 50, \

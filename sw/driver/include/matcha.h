@@ -30,6 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The hardware's contract, generated with it (build/rtl/contract/). */
+#include "matcha_contract.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,11 +131,11 @@ uint32_t matcha_build_id(const matcha_dev *dev); /* the id in the generator's la
 /* ------------------------------------------------------------------------- tables */
 
 enum matcha_table_kind {
-	MATCHA_KIND_EXACT = 1,
-	MATCHA_KIND_LPM = 2,
-	MATCHA_KIND_TERNARY = 3,
-	MATCHA_KIND_METER = 4, /* an array of meters (matcha_meter_set) */
-	MATCHA_KIND_SESSION = 5, /* a session table (matcha_session_*) */
+	MATCHA_KIND_EXACT = MATCHA_HW_KIND_EXACT,
+	MATCHA_KIND_LPM = MATCHA_HW_KIND_LPM,
+	MATCHA_KIND_TERNARY = MATCHA_HW_KIND_TERNARY,
+	MATCHA_KIND_METER = MATCHA_HW_KIND_METER,     /* an array of meters (matcha_meter_set) */
+	MATCHA_KIND_SESSION = MATCHA_HW_KIND_SESSION, /* a session table (matcha_session_*) */
 };
 
 struct matcha_table_info {

@@ -19,7 +19,7 @@
 static uint32_t window_index(const struct matcha_table *t, uint32_t index)
 {
 	if (t->info.kind == MATCHA_KIND_LPM)
-		return (uint32_t)t->info.levels << LPM_LEVEL_SHIFT | index;
+		return (uint32_t)t->info.levels << MATCHA_HW_LPM_LEVEL_SHIFT | index;
 	return index;
 }
 
@@ -59,17 +59,17 @@ static int fetch(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 		 struct matcha_counts *c)
 {
 	int rc;
-	if ((rc = matcha_window_command(dev, t, CMD_READ, window_index(t, index))) ||
-	    (rc = matcha_read_u64(dev, t->info.base + WIN_PACKETS, &c->packets)))
+	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, window_index(t, index))) ||
+	    (rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_PACKETS, &c->packets)))
 		return rc;
-	return matcha_read_u64(dev, t->info.base + WIN_BYTES, &c->bytes);
+	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_BYTES, &c->bytes);
 }
 
 int matcha_counter_zero(matcha_dev *dev, struct matcha_table *t, uint32_t index)
 {
 	if (!t->carried)
 		return 0;
-	int rc = matcha_window_command(dev, t, CMD_ZERO, window_index(t, index));
+	int rc = matcha_window_command(dev, t, MATCHA_HW_CMD_ZERO, window_index(t, index));
 	if (rc)
 		return rc;
 	t->carried[index] = (struct matcha_counts){ 0, 0 };
@@ -164,27 +164,27 @@ int matcha_table_set_default(matcha_dev *dev, unsigned table, uint8_t action_id,
 			     const uint8_t *data, unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t words[STAGING_WORDS];
+	uint32_t words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 	if ((rc = default_table(dev, table, "table_set_default", &t)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
 					t->info.data_bits, words)))
 		return rc;
 	struct staged_entry e = {
-		.flags = FLAGS_VALID | FLAGS_ACTION(action_id),
+		.flags = MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id),
 		.data = t->data_words ? words : NULL,
 		.data_words = t->data_words,
 	};
 	if ((rc = matcha_window_stage(dev, t, &e)))
 		return rc;
-	return matcha_window_command(dev, t, CMD_DEFAULT, 0);
+	return matcha_window_command(dev, t, MATCHA_HW_CMD_DEFAULT, 0);
 }
 
 int matcha_table_get_default(matcha_dev *dev, unsigned table, uint8_t *action_id,
 			     uint8_t *data, unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t flags, words[STAGING_WORDS];
+	uint32_t flags, words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 	if ((rc = default_table(dev, table, "table_get_default", &t)))
 		return rc;
@@ -192,15 +192,15 @@ int matcha_table_get_default(matcha_dev *dev, unsigned table, uint8_t *action_id
 		return matcha_fail(dev, MATCHA_EINVAL, "table_get_default: a %u-bit buffer for the "
 				   "%u-bit action data of table %u", data_bits, t->info.data_bits,
 				   table);
-	if ((rc = matcha_window_command(dev, t, CMD_READ_DEFAULT, 0)) ||
-	    (rc = matcha_reg_read(dev, t->info.base + WIN_FLAGS, &flags)))
+	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ_DEFAULT, 0)) ||
+	    (rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_WIN_FLAGS, &flags)))
 		return rc;
 	if (action_id)
 		*action_id = FLAGS_ACTION_OF(flags);
 	if (!data)
 		return 0;
 	for (unsigned i = 0; i < t->data_words; i++)
-		if ((rc = matcha_reg_read(dev, t->info.base + WIN_DATA + 4 * i, &words[i])))
+		if ((rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_WIN_DATA + 4 * i, &words[i])))
 			return rc;
 	matcha_words_to_be(words, t->data_words, data, div_ceil(data_bits, 8));
 	return 0;

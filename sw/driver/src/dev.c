@@ -119,7 +119,7 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 {
 	uint32_t w[8];
-	uint32_t addr = REG_DESCRIPTORS + DESCRIPTOR_BYTES * t->index;
+	uint32_t addr = MATCHA_HW_INFO_DESCRIPTORS + MATCHA_HW_INFO_DESCRIPTOR_BYTES * t->index;
 	for (unsigned k = 0; k < 8; k++) {
 		int rc = matcha_reg_read(dev, addr + 4 * k, &w[k]);
 		if (rc)
@@ -128,9 +128,9 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	struct matcha_table_info *in = &t->info;
 	/* Kind flags beyond those known here would be new features: ignored. */
 	in->kind = KIND_CODE(w[0]);
-	in->counters = w[0] & KIND_COUNTERS;
-	in->default_action = w[0] & KIND_DEFAULT_ACTION;
-	in->prefix_store = in->kind == MATCHA_KIND_LPM && (w[0] & KIND_PREFIX_STORE);
+	in->counters = w[0] & MATCHA_HW_KIND_COUNTERS;
+	in->default_action = w[0] & MATCHA_HW_KIND_DEFAULT_ACTION;
+	in->prefix_store = in->kind == MATCHA_KIND_LPM && (w[0] & MATCHA_HW_KIND_PREFIX_STORE);
 	in->key_bits = w[1];
 	in->size = w[2];
 	in->data_bits = w[3];
@@ -174,22 +174,22 @@ static int discover(matcha_dev *dev)
 	uint32_t magic, objects;
 	int rc;
 
-	if ((rc = matcha_reg_read(dev, REG_MAGIC, &magic)))
+	if ((rc = matcha_reg_read(dev, MATCHA_HW_INFO_MAGIC, &magic)))
 		return rc;
-	if (magic != MATCHA_MAGIC)
+	if (magic != MATCHA_HW_INFO_MAGIC_VALUE)
 		return matcha_fail(dev, MATCHA_ENODEV,
 				   "magic is 0x%08x, a Matcha block has 0x%08x (\"MTCH\")",
-				   (unsigned)magic, MATCHA_MAGIC);
-	if ((rc = matcha_reg_read(dev, REG_VERSION, &dev->version)))
+				   (unsigned)magic, MATCHA_HW_INFO_MAGIC_VALUE);
+	if ((rc = matcha_reg_read(dev, MATCHA_HW_INFO_VERSION, &dev->version)))
 		return rc;
 	if (dev->version >> 16 != MATCHA_VERSION_MAJOR)
 		return matcha_fail(dev, MATCHA_EVERSION,
 				   "register map version is %u.%u, this driver speaks %d.x",
 				   (unsigned)(dev->version >> 16), (unsigned)(dev->version & 0xFFFF),
 				   MATCHA_VERSION_MAJOR);
-	if ((rc = matcha_reg_read(dev, REG_BUILD_ID, &dev->build_id)))
+	if ((rc = matcha_reg_read(dev, MATCHA_HW_INFO_BUILD_ID, &dev->build_id)))
 		return rc;
-	if ((rc = matcha_reg_read(dev, REG_OBJECTS, &objects)))
+	if ((rc = matcha_reg_read(dev, MATCHA_HW_INFO_OBJECTS, &objects)))
 		return rc;
 	if (objects > MAX_OBJECTS)
 		return matcha_fail(dev, MATCHA_ENODEV, "OBJECTS is %u, more than %d descriptors",
@@ -284,12 +284,12 @@ static int wait_idle(matcha_dev *dev, struct matcha_table *t, uint32_t cmd, uint
 {
 	uint32_t status;
 	for (uint32_t polls = 0; polls < BUSY_POLLS; polls++) {
-		int rc = matcha_reg_read(dev, t->info.base + WIN_STATUS, &status);
+		int rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_WIN_STATUS, &status);
 		if (rc)
 			return rc;
-		if (status & STATUS_BUSY)
+		if (status & MATCHA_HW_STATUS_BUSY)
 			continue;
-		if (STATUS_ERROR(status) == STATUS_ERROR_INDEX_RANGE)
+		if (STATUS_ERROR(status) == MATCHA_HW_STATUS_ERROR_INDEX_RANGE)
 			return matcha_fail(dev, MATCHA_EHW,
 					   "table %u: command %u: index 0x%x out of range",
 					   t->index, (unsigned)cmd, (unsigned)index);
@@ -308,10 +308,10 @@ int matcha_window_command(matcha_dev *dev, struct matcha_table *t, uint32_t cmd,
 {
 	int rc;
 	uint32_t base = t->info.base;
-	bool indexed = cmd == CMD_WRITE || cmd == CMD_READ || cmd == CMD_ZERO;
-	if (indexed && (rc = matcha_reg_write(dev, base + WIN_INDEX, index)))
+	bool indexed = cmd == MATCHA_HW_CMD_WRITE || cmd == MATCHA_HW_CMD_READ || cmd == MATCHA_HW_CMD_ZERO;
+	if (indexed && (rc = matcha_reg_write(dev, base + MATCHA_HW_WIN_INDEX, index)))
 		return rc;
-	if ((rc = matcha_reg_write(dev, base + WIN_CMD, cmd)))
+	if ((rc = matcha_reg_write(dev, base + MATCHA_HW_WIN_CMD, cmd)))
 		return rc;
 	return wait_idle(dev, t, cmd, index);
 }
@@ -330,15 +330,15 @@ int matcha_window_stage(matcha_dev *dev, struct matcha_table *t, const struct st
 {
 	uint32_t base = t->info.base;
 	int rc;
-	if (e->key && (rc = write_words(dev, base + WIN_KEY, e->key, t->key_words)))
+	if (e->key && (rc = write_words(dev, base + MATCHA_HW_WIN_KEY, e->key, t->key_words)))
 		return rc;
-	if (e->mask && (rc = write_words(dev, base + WIN_MASK, e->mask, t->key_words)))
+	if (e->mask && (rc = write_words(dev, base + MATCHA_HW_WIN_MASK, e->mask, t->key_words)))
 		return rc;
-	if (e->data && (rc = write_words(dev, base + WIN_DATA, e->data, e->data_words)))
+	if (e->data && (rc = write_words(dev, base + MATCHA_HW_WIN_DATA, e->data, e->data_words)))
 		return rc;
-	if (e->has_priority && (rc = matcha_reg_write(dev, base + WIN_PRIORITY, e->priority)))
+	if (e->has_priority && (rc = matcha_reg_write(dev, base + MATCHA_HW_WIN_PRIORITY, e->priority)))
 		return rc;
-	if (!e->no_flags && (rc = matcha_reg_write(dev, base + WIN_FLAGS, e->flags)))
+	if (!e->no_flags && (rc = matcha_reg_write(dev, base + MATCHA_HW_WIN_FLAGS, e->flags)))
 		return rc;
 	return 0;
 }
@@ -347,7 +347,7 @@ int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 			const struct staged_entry *e)
 {
 	int rc = matcha_window_stage(dev, t, e);
-	return rc ? rc : matcha_window_command(dev, t, CMD_WRITE, index);
+	return rc ? rc : matcha_window_command(dev, t, MATCHA_HW_CMD_WRITE, index);
 }
 
 static int read_words(matcha_dev *dev, uint32_t addr, uint32_t *w, unsigned n)
@@ -363,29 +363,29 @@ static int read_words(matcha_dev *dev, uint32_t addr, uint32_t *w, unsigned n)
 int matcha_window_read(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 		       struct matcha_entry *entry)
 {
-	uint32_t base = t->info.base, flags, words[STAGING_WORDS];
+	uint32_t base = t->info.base, flags, words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 
 	memset(entry, 0, sizeof *entry);
-	if ((rc = matcha_window_command(dev, t, CMD_READ, index)))
+	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, index)))
 		return rc;
-	if ((rc = matcha_reg_read(dev, base + WIN_FLAGS, &flags)))
+	if ((rc = matcha_reg_read(dev, base + MATCHA_HW_WIN_FLAGS, &flags)))
 		return rc;
-	entry->valid = flags & FLAGS_VALID;
+	entry->valid = flags & MATCHA_HW_FLAGS_VALID;
 	entry->action_id = FLAGS_ACTION_OF(flags);
 	entry->key_bits = t->info.key_bits;
 	entry->data_bits = t->info.data_bits;
-	if ((rc = read_words(dev, base + WIN_KEY, words, t->key_words)))
+	if ((rc = read_words(dev, base + MATCHA_HW_WIN_KEY, words, t->key_words)))
 		return rc;
 	matcha_words_to_be(words, t->key_words, entry->key, t->key_bytes);
-	if ((rc = read_words(dev, base + WIN_DATA, words, t->data_words)))
+	if ((rc = read_words(dev, base + MATCHA_HW_WIN_DATA, words, t->data_words)))
 		return rc;
 	matcha_words_to_be(words, t->data_words, entry->data, t->data_bytes);
 	if (t->info.kind == MATCHA_KIND_TERNARY) {
-		if ((rc = read_words(dev, base + WIN_MASK, words, t->key_words)))
+		if ((rc = read_words(dev, base + MATCHA_HW_WIN_MASK, words, t->key_words)))
 			return rc;
 		matcha_words_to_be(words, t->key_words, entry->mask, t->key_bytes);
-		if ((rc = matcha_reg_read(dev, base + WIN_PRIORITY, &entry->priority)))
+		if ((rc = matcha_reg_read(dev, base + MATCHA_HW_WIN_PRIORITY, &entry->priority)))
 			return rc;
 	}
 	return 0;
@@ -397,7 +397,7 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 	int rc = matcha_table_get(dev, table, 0, "table_clear", &t);
 	if (rc)
 		return rc;
-	if ((rc = matcha_window_command(dev, t, CMD_CLEAR, 0)))
+	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_CLEAR, 0)))
 		return rc;
 	matcha_layout_table_cleared(dev, table);
 	matcha_exact_reset(t);
@@ -477,9 +477,9 @@ int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint6
 {
 	struct matcha_table *t;
 	int rc = matcha_table_get(dev, table, 0, "table_counters", &t);
-	if (rc || (rc = matcha_read_u64(dev, t->info.base + WIN_HITS, hits)))
+	if (rc || (rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_HITS, hits)))
 		return rc;
-	return matcha_read_u64(dev, t->info.base + WIN_MISSES, misses);
+	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_MISSES, misses);
 }
 
 /* ----------------------------------------------------------------- value conversion */

@@ -103,7 +103,7 @@ static uint32_t *data_at(const struct matcha_table *t, uint32_t slot)
 static int canonical_key(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
 			 unsigned key_bits, uint8_t *canon)
 {
-	uint32_t words[STAGING_WORDS];
+	uint32_t words[MATCHA_HW_WIN_STAGING_WORDS];
 	if (key_bits == 0)
 		return matcha_fail(dev, MATCHA_EINVAL, "key of table %u is 0 bits", t->index);
 	int rc = matcha_value_to_words(dev, t, "key", key, key_bits, t->info.key_bits, words);
@@ -147,10 +147,10 @@ static int write_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
 		      const uint32_t *data)
 {
 	struct exact_shadow *s = t->exact;
-	uint32_t key_words[STAGING_WORDS];
+	uint32_t key_words[MATCHA_HW_WIN_STAGING_WORDS];
 	matcha_be_to_words(canon, t->key_bytes, key_words, t->key_words);
 	struct staged_entry e = {
-		.flags = FLAGS_VALID | FLAGS_ACTION(action_id),
+		.flags = MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id),
 		.key = key_words,
 		.data = t->data_words ? data : NULL,
 		.data_words = t->data_words,
@@ -258,7 +258,7 @@ int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsign
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_add", &t)) ||
@@ -307,7 +307,7 @@ int matcha_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t data_words[STAGING_WORDS], slot;
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], slot;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_modify", &t)) ||
@@ -378,7 +378,7 @@ int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t)
 {
 	struct exact_shadow *s = t->exact;
 	struct matcha_entry e;
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
 	for (uint32_t slot = 0; slot < t->info.size; slot++) {
 		int rc = matcha_window_read(dev, t, slot, &e);
 		if (rc)

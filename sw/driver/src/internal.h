@@ -4,69 +4,16 @@
 
 #include "matcha.h"
 
-/* Self-describing block (docs/tables.md). */
-#define MATCHA_MAGIC 0x4D544348u /* "MTCH" */
-#define REG_MAGIC 0x000
-#define REG_VERSION 0x004
-#define REG_BUILD_ID 0x008
-#define REG_OBJECTS 0x00C
-#define REG_DESCRIPTORS 0x040
-#define DESCRIPTOR_BYTES 32
-#define KIND_CODE(w) ((w) & 0xFFu)     /* descriptor word 0: the kind ... */
-#define KIND_COUNTERS 0x100u           /* ... per-entry counters */
-#define KIND_DEFAULT_ACTION 0x200u     /* ... a default action */
-#define KIND_PREFIX_STORE 0x400u       /* ... LPM: the prefix of every result */
+/* The register map, command, status and kind codes: generated with the hardware
+ * (MATCHA_HW_*). Below, the field accessors the driver spells often. */
+#include "matcha_contract.h"
 
-/* Table window. */
-#define WIN_CMD 0x000 /* write */
-#define WIN_STATUS 0x000 /* read */
-#define WIN_INDEX 0x004
-#define WIN_FLAGS 0x008
-#define WIN_PRIORITY 0x00C
-#define WIN_KEY 0x040
-#define WIN_MASK 0x080
-#define WIN_DATA 0x0C0
-#define WIN_HITS 0x100
-#define WIN_MISSES 0x108
-#define WIN_PACKETS 0x110
-#define WIN_BYTES 0x118
-
-#define CMD_WRITE 1u
-#define CMD_READ 2u
-#define CMD_CLEAR 3u
-#define CMD_ZERO 4u
-#define CMD_DEFAULT 5u
-#define CMD_READ_DEFAULT 6u
-
-#define STATUS_BUSY 0x1u
-#define STATUS_ERROR(s) (((s) >> 8) & 0xFFu)
-#define STATUS_ERROR_INDEX_RANGE 1u
-
-#define FLAGS_VALID 0x1u
-#define FLAGS_ACTION(a) ((uint32_t)(a) << 8)
-#define FLAGS_ACTION_OF(f) ((uint8_t)((f) >> 8))
-
-/* LPM entry word and index. */
-#define LPM_HAS_CHILD 0x80000000u
-#define LPM_CHILD_SHIFT 16
-#define LPM_HAS_RESULT 0x00008000u
-#define LPM_FIELD_MASK 0x7FFFu /* child and result are 15 bits */
-#define LPM_LEVEL_SHIFT 20
-#define LPM_ADDRESS_MASK 0xFFFFFu
-
-#define STAGING_WORDS 16
-
-/* Session table registers beyond the common window (docs/sessions.md). */
-#define SESSION_OCCUPANCY 0x200
-#define SESSION_CONTROL 0x204
-#define SESSION_TICK 0x208
-#define SESSION_NOW 0x20C
-#define SESSION_TIMEOUT(s) (0x220 + 4 * (s))
-#define SESSION_LEARNED 0x240
-#define SESSION_INSERT_FAILED 0x248
-#define SESSION_AGED 0x250
-#define SESSION_AGE_BITS 16
-#define SESSION_INITIATOR_HIGH (1u << SESSION_AGE_BITS) /* DATA[0] of a READ */
+#define KIND_CODE(w) ((w) & MATCHA_HW_KIND_CODE_MASK)
+#define STATUS_ERROR(s) (((s) >> MATCHA_HW_STATUS_ERROR_SHIFT) & MATCHA_HW_STATUS_ERROR_MASK)
+#define FLAGS_ACTION(a) ((uint32_t)(a) << MATCHA_HW_FLAGS_ACTION_SHIFT)
+#define FLAGS_ACTION_OF(f) ((uint8_t)((f) >> MATCHA_HW_FLAGS_ACTION_SHIFT))
+#define SESSION_TIMEOUT(s) (MATCHA_HW_SESSION_TIMEOUT + 4 * (s))
+#define METER_MODE_SHIFT(m) (((m) >> MATCHA_HW_METER_MODE_SHIFT_LSB) & 0x3Fu)
 
 struct exact_shadow;
 struct lpm_trie;
@@ -209,12 +156,6 @@ void matcha_layout_table_cleared(matcha_dev *dev, unsigned table);
 void matcha_layout_free(matcha_dev *dev);
 
 /* Meter window DATA words (docs/tables.md, "Meters"). */
-#define METER_MODE_TWO_RATE 0x1u
-#define METER_MODE_AWARE 0x2u
-#define METER_MODE_PACKETS 0x4u
-#define METER_MODE_SHIFT(m) (((m) >> 8) & 0x3Fu)
-#define METER_WORDS 12 /* mode, CIR, PIR, CBS (2), PBS/EBS (2), levels (2 + 2), time */
-#define METER_WRITE_WORDS 7
 
 /* Checks a meter descriptor's geometry and keeps it in t. */
 int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,

@@ -18,9 +18,9 @@
 #include "internal.h"
 
 #define NO_RESULT UINT32_MAX
-#define MAX_LEVEL_ENTRIES (LPM_ADDRESS_MASK + 1u)
-#define MAX_NODES (LPM_FIELD_MASK + 1u)   /* child pointers are 15 bits */
-#define MAX_RESULTS (LPM_FIELD_MASK + 1u) /* result indices are 15 bits */
+#define MAX_LEVEL_ENTRIES (MATCHA_HW_LPM_ADDRESS_MASK + 1u)
+#define MAX_NODES (MATCHA_HW_LPM_FIELD_MASK + 1u)   /* child pointers are 15 bits */
+#define MAX_RESULTS (MATCHA_HW_LPM_FIELD_MASK + 1u) /* result indices are 15 bits */
 #define MAX_STRIDE 16
 
 struct lpm_level {
@@ -133,7 +133,7 @@ static void prefix_remove(struct matcha_table *t, uint32_t r)
 /* Whether a READ of `index` is in range: how the node capacity of a level is found. */
 static int index_exists(matcha_dev *dev, struct matcha_table *t, uint32_t index, bool *exists)
 {
-	int rc = matcha_window_command(dev, t, CMD_READ, index);
+	int rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, index);
 	*exists = rc == 0;
 	return rc == MATCHA_EHW ? 0 : rc;
 }
@@ -146,7 +146,7 @@ static int probe_level_entries(matcha_dev *dev, struct matcha_table *t, unsigned
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 		bool exists;
-		int rc = index_exists(dev, t, (uint32_t)level << LPM_LEVEL_SHIFT | mid, &exists);
+		int rc = index_exists(dev, t, (uint32_t)level << MATCHA_HW_LPM_LEVEL_SHIFT | mid, &exists);
 		if (rc)
 			return rc;
 		if (exists)
@@ -273,7 +273,7 @@ void matcha_lpm_free(struct matcha_table *t)
 
 static uint32_t lpm_index(unsigned level, uint32_t address)
 {
-	return (uint32_t)level << LPM_LEVEL_SHIFT | address;
+	return (uint32_t)level << MATCHA_HW_LPM_LEVEL_SHIFT | address;
 }
 
 /* Writes one trie entry word (atomic in hardware) and mirrors it in the shadow. */
@@ -301,8 +301,8 @@ static int write_entry(matcha_dev *dev, struct matcha_table *t, unsigned level,
 static int write_result(matcha_dev *dev, struct matcha_table *t, uint32_t r, uint32_t flags,
 			const uint32_t *data)
 {
-	uint32_t prefix[STAGING_WORDS];
-	bool store = t->info.prefix_store && (flags & FLAGS_VALID);
+	uint32_t prefix[MATCHA_HW_WIN_STAGING_WORDS];
+	bool store = t->info.prefix_store && (flags & MATCHA_HW_FLAGS_VALID);
 	if (store)
 		matcha_be_to_words(prefix_at(t, r), t->key_bytes, prefix, t->key_words);
 	struct staged_entry e = {
@@ -318,14 +318,14 @@ static int write_result(matcha_dev *dev, struct matcha_table *t, uint32_t r, uin
 
 static uint32_t with_result(uint32_t word, uint32_t r)
 {
-	word &= ~(LPM_HAS_RESULT | LPM_FIELD_MASK);
-	return r == NO_RESULT ? word : word | LPM_HAS_RESULT | r;
+	word &= ~(MATCHA_HW_LPM_HAS_RESULT | MATCHA_HW_LPM_FIELD_MASK);
+	return r == NO_RESULT ? word : word | MATCHA_HW_LPM_HAS_RESULT | r;
 }
 
 static uint32_t with_child(uint32_t word, uint32_t child)
 {
-	return (word & ~(LPM_HAS_CHILD | LPM_FIELD_MASK << LPM_CHILD_SHIFT)) | LPM_HAS_CHILD |
-	       child << LPM_CHILD_SHIFT;
+	return (word & ~(MATCHA_HW_LPM_HAS_CHILD | MATCHA_HW_LPM_FIELD_MASK << MATCHA_HW_LPM_CHILD_SHIFT)) | MATCHA_HW_LPM_HAS_CHILD |
+	       child << MATCHA_HW_LPM_CHILD_SHIFT;
 }
 
 /* ------------------------------------------------------------------- add, delete */
@@ -360,9 +360,9 @@ static void follow_path(const struct matcha_table *t, const uint8_t *p, unsigned
 	unsigned i = 0;
 	for (; i < k; i++) {
 		uint32_t word = trie->level[i].words[entry_address(t, i, node[i], p)];
-		if (!(word & LPM_HAS_CHILD))
+		if (!(word & MATCHA_HW_LPM_HAS_CHILD))
 			break;
-		node[i + 1] = word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK;
+		node[i + 1] = word >> MATCHA_HW_LPM_CHILD_SHIFT & MATCHA_HW_LPM_FIELD_MASK;
 	}
 	*depth = i + 1;
 }
@@ -406,7 +406,7 @@ int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_add", &t)) ||
@@ -438,7 +438,7 @@ int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	prefix_insert(t, r);
 	/* The result (its counters zeroed first) before anything that points at it. */
 	if ((rc = matcha_counter_zero(dev, t, r)) ||
-	    (rc = write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words)))
+	    (rc = write_result(dev, t, r, MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id), data_words)))
 		return rc;
 
 	/* New nodes for levels depth..k; unreachable until their parent entry is written. */
@@ -452,7 +452,7 @@ int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	for (uint32_t a = first; a < first + count; a++) {
 		uint32_t word = lv->words[a];
 		/* Entries holding a longer prefix of this level keep it. */
-		if ((word & LPM_HAS_RESULT) && trie->len[word & LPM_FIELD_MASK] > prefix_len)
+		if ((word & MATCHA_HW_LPM_HAS_RESULT) && trie->len[word & MATCHA_HW_LPM_FIELD_MASK] > prefix_len)
 			continue;
 		if ((rc = write_entry(dev, t, k, a, with_result(word, r))))
 			return rc;
@@ -502,7 +502,7 @@ int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	uint32_t count = 1u << (lv->shift + lv->stride - prefix_len);
 	for (uint32_t a = first; a < first + count; a++) {
 		uint32_t word = lv->words[a];
-		if ((word & LPM_HAS_RESULT) && (word & LPM_FIELD_MASK) == r &&
+		if ((word & MATCHA_HW_LPM_HAS_RESULT) && (word & MATCHA_HW_LPM_FIELD_MASK) == r &&
 		    (rc = write_entry(dev, t, k, a, with_result(word, fallback))))
 			return rc;
 	}
@@ -511,7 +511,7 @@ int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	for (unsigned i = k; i > 0 && trie->level[i].used[node[i]] == 0; i--) {
 		uint32_t a = entry_address(t, i - 1, node[i - 1], canon);
 		uint32_t word = trie->level[i - 1].words[a];
-		word &= ~(LPM_HAS_CHILD | LPM_FIELD_MASK << LPM_CHILD_SHIFT);
+		word &= ~(MATCHA_HW_LPM_HAS_CHILD | MATCHA_HW_LPM_FIELD_MASK << MATCHA_HW_LPM_CHILD_SHIFT);
 		if ((rc = write_entry(dev, t, i - 1, a, word)))
 			return rc;
 		trie->level[i].free_nodes[trie->level[i].nfree++] = node[i];
@@ -546,7 +546,7 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 {
 	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[STAGING_WORDS], r;
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], r;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_modify", &t)) ||
@@ -555,7 +555,7 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	    (rc = present_result(dev, t, "lpm_modify", prefix, prefix_len, canon, &r)))
 		return rc;
 	/* One WRITE of the result: the trie entries pointing at it stay as they are. */
-	return write_result(dev, t, r, FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
+	return write_result(dev, t, r, MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
 }
 
 int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
@@ -591,11 +591,11 @@ int matcha_lpm_walk_image(const struct matcha_lpm_image *img, const uint8_t *key
 		if (a >= img->entries[i])
 			return MATCHA_EINVAL;
 		uint32_t word = img->words[i][a];
-		if (word & LPM_HAS_RESULT)
-			best = word & LPM_FIELD_MASK;
-		if (!(word & LPM_HAS_CHILD))
+		if (word & MATCHA_HW_LPM_HAS_RESULT)
+			best = word & MATCHA_HW_LPM_FIELD_MASK;
+		if (!(word & MATCHA_HW_LPM_HAS_CHILD))
 			break;
-		node = word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK;
+		node = word >> MATCHA_HW_LPM_CHILD_SHIFT & MATCHA_HW_LPM_FIELD_MASK;
 		shift += s;
 	}
 	if (best == NO_RESULT)
@@ -710,7 +710,7 @@ static uint32_t expected_word(const struct matcha_table *t, const struct adoptio
 			best = r;
 	}
 	if (child)
-		word = with_child(0, hw_word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK);
+		word = with_child(0, hw_word >> MATCHA_HW_LPM_CHILD_SHIFT & MATCHA_HW_LPM_FIELD_MASK);
 	return with_result(word, best);
 }
 
@@ -738,8 +738,8 @@ static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *
 	for (uint32_t c = 0; c < 1u << lv->stride; c++) {
 		uint32_t a = node << lv->stride | c, word;
 		int rc;
-		if ((rc = matcha_window_command(dev, t, CMD_READ, lpm_index(i, a))) ||
-		    (rc = matcha_reg_read(dev, t->info.base + WIN_DATA, &word)))
+		if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, lpm_index(i, a))) ||
+		    (rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_WIN_DATA, &word)))
 			return rc;
 		set_chunk(bits, t->key_bytes, t->info.key_bits, lv->shift, lv->stride, c);
 		uint32_t want = expected_word(t, ad, i, bits, word);
@@ -752,11 +752,11 @@ static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *
 		}
 		lv->words[a] = word;
 		lv->used[node] += word != 0;
-		if (!(word & LPM_HAS_CHILD))
+		if (!(word & MATCHA_HW_LPM_HAS_CHILD))
 			continue;
 		/* The word is the expected one, and no prefix is longer than the key: an entry of
 		 * the last level has no child. */
-		uint32_t child = word >> LPM_CHILD_SHIFT & LPM_FIELD_MASK;
+		uint32_t child = word >> MATCHA_HW_LPM_CHILD_SHIFT & MATCHA_HW_LPM_FIELD_MASK;
 		if (child >= trie->level[i + 1].nodes) {
 			describe_entry(t, bits, end, where, sizeof where);
 			return matcha_fail(dev, MATCHA_EHW, "LPM table %u: level %u entry 0x%x (keys "
@@ -782,15 +782,15 @@ static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *
 static int adopt_results(matcha_dev *dev, struct matcha_table *t, struct adoption *ad)
 {
 	struct lpm_trie *trie = t->lpm;
-	uint32_t base = t->info.base, flags, words[STAGING_WORDS], len;
+	uint32_t base = t->info.base, flags, words[MATCHA_HW_WIN_STAGING_WORDS], len;
 	uint8_t prefix[MATCHA_MAX_KEY_BYTES], canon[MATCHA_MAX_KEY_BYTES];
 	trie->nfree_results = 0;
 	for (uint32_t r = trie->results; r-- > 0;) {
 		int rc;
-		if ((rc = matcha_window_command(dev, t, CMD_READ, lpm_index(trie->levels, r))) ||
-		    (rc = matcha_reg_read(dev, base + WIN_FLAGS, &flags)))
+		if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, lpm_index(trie->levels, r))) ||
+		    (rc = matcha_reg_read(dev, base + MATCHA_HW_WIN_FLAGS, &flags)))
 			return rc;
-		if (!(flags & FLAGS_VALID)) {
+		if (!(flags & MATCHA_HW_FLAGS_VALID)) {
 			trie->free_results[trie->nfree_results++] = r; /* lowest ends on top */
 			continue;
 		}
@@ -800,9 +800,9 @@ static int adopt_results(matcha_dev *dev, struct matcha_table *t, struct adoptio
 					   "so its prefixes cannot be read back", t->index,
 					   (unsigned)r);
 		for (unsigned w = 0; w < t->key_words; w++)
-			if ((rc = matcha_reg_read(dev, base + WIN_KEY + 4 * w, &words[w])))
+			if ((rc = matcha_reg_read(dev, base + MATCHA_HW_WIN_KEY + 4 * w, &words[w])))
 				return rc;
-		if ((rc = matcha_reg_read(dev, base + WIN_PRIORITY, &len)))
+		if ((rc = matcha_reg_read(dev, base + MATCHA_HW_WIN_PRIORITY, &len)))
 			return rc;
 		matcha_words_to_be(words, t->key_words, prefix, t->key_bytes);
 		memcpy(canon, prefix, t->key_bytes);

@@ -77,10 +77,10 @@ int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry
 	if (tick_clocks < 1 || tick_clocks > 65536)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: meter tick of %u clocks is not "
 				   "in 1..65536", t->index, (unsigned)tick_clocks);
-	if (t->info.data_bits < 32 * METER_WORDS)
+	if (t->info.data_bits < 32 * MATCHA_HW_METER_WORDS)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: meter data is %u bits, less than "
 				   "the %d the registers need", t->index, t->info.data_bits,
-				   32 * METER_WORDS);
+				   32 * MATCHA_HW_METER_WORDS);
 	return 0;
 }
 
@@ -136,13 +136,13 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 		     const struct matcha_meter_config *cfg)
 {
 	struct matcha_table *t;
-	uint32_t words[METER_WRITE_WORDS] = { 0 };
+	uint32_t words[MATCHA_HW_METER_WRITE_WORDS] = { 0 };
 	int rc = meter_table(dev, table, index, "meter_set", cfg != NULL, &t);
 	if (rc)
 		return rc;
 	if (!cfg) {
 		struct staged_entry off = { .flags = 0, .data = words,
-					    .data_words = METER_WRITE_WORDS };
+					    .data_words = MATCHA_HW_METER_WRITE_WORDS };
 		return matcha_window_write(dev, t, index, &off);
 	}
 	if ((rc = check_config(dev, cfg)))
@@ -193,9 +193,9 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 	}
 
 	uint64_t cbs = cfg->cburst << shift, pbs = cfg->pburst << shift;
-	words[0] = (cfg->flags & MATCHA_METER_TWO_RATE ? METER_MODE_TWO_RATE : 0) |
-		   (cfg->flags & MATCHA_METER_COLOR_AWARE ? METER_MODE_AWARE : 0) |
-		   (cfg->flags & MATCHA_METER_PACKETS ? METER_MODE_PACKETS : 0) |
+	words[0] = (cfg->flags & MATCHA_METER_TWO_RATE ? MATCHA_HW_METER_MODE_TWO_RATE : 0) |
+		   (cfg->flags & MATCHA_METER_COLOR_AWARE ? MATCHA_HW_METER_MODE_AWARE : 0) |
+		   (cfg->flags & MATCHA_METER_PACKETS ? MATCHA_HW_METER_MODE_PACKETS : 0) |
 		   (uint32_t)shift << 8;
 	words[1] = (uint32_t)cir;
 	words[2] = (uint32_t)pir;
@@ -203,8 +203,8 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 	words[4] = (uint32_t)(cbs >> 32);
 	words[5] = (uint32_t)pbs;
 	words[6] = (uint32_t)(pbs >> 32);
-	struct staged_entry e = { .flags = FLAGS_VALID, .data = words,
-				  .data_words = METER_WRITE_WORDS };
+	struct staged_entry e = { .flags = MATCHA_HW_FLAGS_VALID, .data = words,
+				  .data_words = MATCHA_HW_METER_WRITE_WORDS };
 	return matcha_window_write(dev, t, index, &e);
 }
 
@@ -213,23 +213,23 @@ int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
 		     uint64_t *peak_tokens)
 {
 	struct matcha_table *t;
-	uint32_t flags, w[METER_WORDS];
+	uint32_t flags, w[MATCHA_HW_METER_WORDS];
 	struct matcha_meter_config got = { 0 };
 	uint64_t tokens[2] = { 0, 0 };
 	int rc = meter_table(dev, table, index, "meter_get", true, &t);
-	if (rc || (rc = matcha_window_command(dev, t, CMD_READ, index)) ||
-	    (rc = matcha_reg_read(dev, t->info.base + WIN_FLAGS, &flags)))
+	if (rc || (rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, index)) ||
+	    (rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_WIN_FLAGS, &flags)))
 		return rc;
-	for (unsigned i = 0; i < METER_WORDS; i++)
-		if ((rc = matcha_reg_read(dev, t->info.base + WIN_DATA + 4 * i, &w[i])))
+	for (unsigned i = 0; i < MATCHA_HW_METER_WORDS; i++)
+		if ((rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_WIN_DATA + 4 * i, &w[i])))
 			return rc;
-	bool valid = flags & FLAGS_VALID;
+	bool valid = flags & MATCHA_HW_FLAGS_VALID;
 	if (valid) {
 		unsigned shift = METER_MODE_SHIFT(w[0]);
 		uint64_t hz = dev->clock_hz, tick = t->meter_tick_clocks;
-		got.flags = (w[0] & METER_MODE_TWO_RATE ? MATCHA_METER_TWO_RATE : 0) |
-			    (w[0] & METER_MODE_AWARE ? MATCHA_METER_COLOR_AWARE : 0) |
-			    (w[0] & METER_MODE_PACKETS ? MATCHA_METER_PACKETS : 0);
+		got.flags = (w[0] & MATCHA_HW_METER_MODE_TWO_RATE ? MATCHA_METER_TWO_RATE : 0) |
+			    (w[0] & MATCHA_HW_METER_MODE_AWARE ? MATCHA_METER_COLOR_AWARE : 0) |
+			    (w[0] & MATCHA_HW_METER_MODE_PACKETS ? MATCHA_METER_PACKETS : 0);
 		got.cir = per_second(w[1], shift, tick, hz);
 		got.pir = got.flags & MATCHA_METER_TWO_RATE ? per_second(w[2], shift, tick, hz) : 0;
 		got.cburst = ((uint64_t)w[4] << 32 | w[3]) >> shift;

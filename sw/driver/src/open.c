@@ -58,12 +58,10 @@ struct mqnic_region_info {
  * own registers from 0x800000; from register map 1.1 on, ERROR_ADDRESS and ERROR record the
  * last access it answered with SLVERR (ERROR bit 0: one happened, bit 1: a write, bits
  * 31..16: how many since ERROR was written; writing ERROR clears it). */
-#define APP_REGS 0x800000u
-#define APP_ID_REG (APP_REGS + 0x00)
-#define APP_VERSION_REG (APP_REGS + 0x04)
-#define APP_ERROR_ADDRESS_REG (APP_REGS + 0x18)
-#define APP_ERROR_REG (APP_REGS + 0x1C)
-#define MATCHA_APP_ID 0x4D544341u /* "MTCA" */
+#define APP_ID_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_ID)
+#define APP_VERSION_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_VERSION)
+#define APP_ERROR_ADDRESS_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_ERROR_ADDRESS)
+#define APP_ERROR_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_ERROR)
 
 struct mmap_regs {
 	volatile uint32_t *base;
@@ -155,7 +153,7 @@ static int map_window(matcha_dev *dev, int fd, const char *path, uint64_t offset
 	m->base = p;
 	m->size = size;
 	/* Matcha's app block with the record of refused accesses: start from a clean one. */
-	m->app_errors = size >= APP_ERROR_REG + 4 && m->base[APP_ID_REG / 4] == MATCHA_APP_ID &&
+	m->app_errors = size >= APP_ERROR_REG + 4 && m->base[APP_ID_REG / 4] == MATCHA_HW_APP_ID_VALUE &&
 			m->base[APP_VERSION_REG / 4] >> 16 == 1 &&
 			(m->base[APP_VERSION_REG / 4] & 0xFFFF) >= 1;
 	if (m->app_errors)

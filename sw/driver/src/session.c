@@ -21,7 +21,7 @@ int matcha_session_init(matcha_dev *dev, struct matcha_table *t)
 				   "session table %u: %u entries in %u ways is not a power-of-two "
 				   "number of slots (at most 65536) per way", t->index, in->size,
 				   in->ways);
-	if (!in->counters || in->data_bits < SESSION_AGE_BITS + 1)
+	if (!in->counters || in->data_bits < MATCHA_HW_SESSION_AGE_BITS + 1)
 		return matcha_fail(dev, MATCHA_ENODEV, "session table %u: no per-entry counters or "
 				   "no age in its %u data bits", t->index, in->data_bits);
 	return 0;
@@ -77,20 +77,20 @@ int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
 		data |= (uint32_t)e.data[t->data_bytes - 1 - i] << (8 * i);
 	session->valid = e.valid;
 	session->state = e.action_id;
-	session->initiator_high = data & SESSION_INITIATOR_HIGH;
-	session->age = data & ((1u << SESSION_AGE_BITS) - 1);
+	session->initiator_high = data & MATCHA_HW_SESSION_INITIATOR_HIGH;
+	session->age = data & ((1u << MATCHA_HW_SESSION_AGE_BITS) - 1);
 	session->key_bits = e.key_bits;
 	memcpy(session->key, e.key, t->key_bytes);
-	if ((rc = matcha_read_u64(dev, t->info.base + WIN_PACKETS, &session->packets)))
+	if ((rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_PACKETS, &session->packets)))
 		return rc;
-	return matcha_read_u64(dev, t->info.base + WIN_BYTES, &session->bytes);
+	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_BYTES, &session->bytes);
 }
 
 /* The key as the table's own width, checked. */
 static int canonical(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
 		     unsigned key_bits, uint8_t *canon)
 {
-	uint32_t words[STAGING_WORDS];
+	uint32_t words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc = matcha_value_to_words(dev, t, "key", key, key_bits, t->info.key_bits, words);
 	if (rc)
 		return rc;
@@ -126,7 +126,7 @@ int matcha_session_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			  unsigned key_bits)
 {
 	struct matcha_table *t;
-	uint32_t index, words[STAGING_WORDS];
+	uint32_t index, words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 	if ((rc = session_table(dev, table, "session_delete", &t)) ||
 	    (rc = matcha_session_find(dev, table, key, key_bits, &index)) ||
@@ -152,10 +152,10 @@ int matcha_session_stats(matcha_dev *dev, unsigned table, struct matcha_session_
 	if ((rc = session_table(dev, table, "session_stats", &t)))
 		return rc;
 	base = t->info.base;
-	if ((rc = matcha_reg_read(dev, base + SESSION_OCCUPANCY, &stats->occupancy)) ||
-	    (rc = matcha_read_u64(dev, base + SESSION_LEARNED, &stats->learned)) ||
-	    (rc = matcha_read_u64(dev, base + SESSION_INSERT_FAILED, &stats->insert_failed)) ||
-	    (rc = matcha_read_u64(dev, base + SESSION_AGED, &stats->aged)))
+	if ((rc = matcha_reg_read(dev, base + MATCHA_HW_SESSION_OCCUPANCY, &stats->occupancy)) ||
+	    (rc = matcha_read_u64(dev, base + MATCHA_HW_SESSION_LEARNED, &stats->learned)) ||
+	    (rc = matcha_read_u64(dev, base + MATCHA_HW_SESSION_INSERT_FAILED, &stats->insert_failed)) ||
+	    (rc = matcha_read_u64(dev, base + MATCHA_HW_SESSION_AGED, &stats->aged)))
 		return rc;
 	return matcha_table_counters(dev, table, &stats->hits, &stats->misses);
 }
@@ -199,14 +199,14 @@ int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks)
 		return rc;
 	if (clocks < 1)
 		return matcha_fail(dev, MATCHA_EINVAL, "session_set_tick: a tick is at least 1 clock");
-	return matcha_reg_write(dev, t->info.base + SESSION_TICK, clocks);
+	return matcha_reg_write(dev, t->info.base + MATCHA_HW_SESSION_TICK, clocks);
 }
 
 int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick)
 {
 	struct matcha_table *t;
 	int rc = session_table(dev, table, "session_now", &t);
-	return rc ? rc : matcha_reg_read(dev, t->info.base + SESSION_NOW, tick);
+	return rc ? rc : matcha_reg_read(dev, t->info.base + MATCHA_HW_SESSION_NOW, tick);
 }
 
 int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy p)
@@ -218,7 +218,7 @@ int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_sessi
 	if (p != MATCHA_SESSION_PUNT && p != MATCHA_SESSION_DROP)
 		return matcha_fail(dev, MATCHA_EINVAL, "session_set_policy: %d is neither punt nor "
 				   "drop", (int)p);
-	return matcha_reg_write(dev, t->info.base + SESSION_CONTROL, (uint32_t)p);
+	return matcha_reg_write(dev, t->info.base + MATCHA_HW_SESSION_CONTROL, (uint32_t)p);
 }
 
 int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy *p)
@@ -227,7 +227,7 @@ int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_sessi
 	uint32_t v;
 	int rc;
 	if ((rc = session_table(dev, table, "session_get_policy", &t)) ||
-	    (rc = matcha_reg_read(dev, t->info.base + SESSION_CONTROL, &v)))
+	    (rc = matcha_reg_read(dev, t->info.base + MATCHA_HW_SESSION_CONTROL, &v)))
 		return rc;
 	*p = v & 1 ? MATCHA_SESSION_DROP : MATCHA_SESSION_PUNT;
 	return 0;

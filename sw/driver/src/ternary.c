@@ -84,7 +84,7 @@ static int write_index(matcha_dev *dev, struct matcha_table *t, uint32_t i,
 {
 	struct ternary_shadow *s = t->ternary;
 	struct staged_entry e = {
-		.flags = FLAGS_VALID | FLAGS_ACTION(action_id),
+		.flags = MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id),
 		.key = value,
 		.mask = mask,
 		.data = t->data_words ? data : NULL,
@@ -164,7 +164,7 @@ static int present_index(matcha_dev *dev, struct matcha_table *t, const char *op
 			 const uint8_t *value, const uint8_t *mask, unsigned key_bits,
 			 uint32_t priority, uint32_t *index)
 {
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
+	uint32_t value_words[MATCHA_HW_WIN_STAGING_WORDS], mask_words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words);
 	if (rc)
 		return rc;
@@ -181,8 +181,8 @@ int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
 		       uint8_t action_id, const uint8_t *data, unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t value_words[STAGING_WORDS], mask_words[STAGING_WORDS];
-	uint32_t data_words[STAGING_WORDS];
+	uint32_t value_words[MATCHA_HW_WIN_STAGING_WORDS], mask_words[MATCHA_HW_WIN_STAGING_WORDS];
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_add", &t)) ||
@@ -242,7 +242,7 @@ int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
 			  uint8_t action_id, const uint8_t *data, unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t data_words[STAGING_WORDS], at;
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], at;
 	int rc;
 
 	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_modify", &t)) ||
@@ -304,7 +304,7 @@ int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t)
 {
 	struct ternary_shadow *s = t->ternary;
 	struct matcha_entry e;
-	uint32_t value[STAGING_WORDS], mask[STAGING_WORDS], data[STAGING_WORDS];
+	uint32_t value[MATCHA_HW_WIN_STAGING_WORDS], mask[MATCHA_HW_WIN_STAGING_WORDS], data[MATCHA_HW_WIN_STAGING_WORDS];
 	for (uint32_t i = 0; i < t->info.size; i++) {
 		int rc = matcha_window_read(dev, t, i, &e);
 		if (rc)

@@ -6,13 +6,14 @@
 #include "check.h"
 #include "util.h"
 
-#define WINDOW 0x10000u
+#define WINDOW MATCHA_HW_INFO_WINDOW_BYTES
+#define STATUS_ERROR_IS(e) ((uint32_t)(e) << MATCHA_HW_STATUS_ERROR_SHIFT)
 
 struct fake_cfg fake_standard_cfg(void)
 {
 	struct fake_cfg c = {
-		.magic = 0x4D544348,
-		.version = 1u << 16,
+		.magic = MATCHA_HW_INFO_MAGIC_VALUE,
+		.version = MATCHA_HW_INFO_VERSION_VALUE,
 		.build_id = 0xC0FFEE01,
 		.ntables = 4,
 	};
@@ -48,8 +49,8 @@ struct fake_cfg fake_session_cfg(void)
 struct fake_cfg fake_l2l3_cfg(void)
 {
 	struct fake_cfg c = {
-		.magic = 0x4D544348,
-		.version = 1u << 16,
+		.magic = MATCHA_HW_INFO_MAGIC_VALUE,
+		.version = MATCHA_HW_INFO_VERSION_VALUE,
 		.build_id = L2L3_BUILD_ID,
 		.ntables = 3,
 	};
@@ -69,8 +70,8 @@ struct fake_cfg fake_l2l3_cfg(void)
 struct fake_cfg fake_policer_cfg(void)
 {
 	struct fake_cfg c = {
-		.magic = 0x4D544348,
-		.version = 1u << 16,
+		.magic = MATCHA_HW_INFO_MAGIC_VALUE,
+		.version = MATCHA_HW_INFO_VERSION_VALUE,
 		.build_id = POLICER_BUILD_ID,
 		.ntables = 3,
 	};
@@ -92,8 +93,8 @@ struct fake_cfg fake_policer_cfg(void)
 struct fake_cfg fake_conntrack_cfg(void)
 {
 	struct fake_cfg c = {
-		.magic = 0x4D544348,
-		.version = 1u << 16,
+		.magic = MATCHA_HW_INFO_MAGIC_VALUE,
+		.version = MATCHA_HW_INFO_VERSION_VALUE,
 		.build_id = CONNTRACK_BUILD_ID,
 		.ntables = 3,
 	};
@@ -165,7 +166,7 @@ static struct fake_entry *entry_at(struct fake_table *t, uint32_t index, uint32_
 	*word = NULL;
 	if (t->cfg.kind != MATCHA_KIND_LPM)
 		return index < t->nentries ? &t->entries[index] : NULL;
-	uint32_t level = index >> 20, addr = index & 0xFFFFF;
+	uint32_t level = index >> MATCHA_HW_LPM_LEVEL_SHIFT, addr = index & MATCHA_HW_LPM_ADDRESS_MASK;
 	if (level < t->cfg.ways_or_levels) {
 		if (addr >= t->level_entries[level])
 			return NULL;
@@ -182,7 +183,7 @@ static long counter_at(const struct fake_table *t, uint32_t index)
 {
 	if (t->cfg.kind != MATCHA_KIND_LPM)
 		return index < t->nentries ? (long)index : -1;
-	uint32_t level = index >> 20, addr = index & 0xFFFFF;
+	uint32_t level = index >> MATCHA_HW_LPM_LEVEL_SHIFT, addr = index & MATCHA_HW_LPM_ADDRESS_MASK;
 	return level == t->cfg.ways_or_levels && addr < t->nentries ? (long)addr : -1;
 }
 
@@ -205,9 +206,9 @@ static void command(struct fake_table *t, uint32_t cmd)
 	long c = counter_at(t, t->index);
 	t->status = 0;
 	switch (cmd) {
-	case 1: /* WRITE */
+	case MATCHA_HW_CMD_WRITE:
 		if (!(e = entry_at(t, t->index, &word)))
-			t->status = 1u << 8;
+			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
 		else if (t->cfg.kind == MATCHA_KIND_SESSION) {
 			if ((e->flags & 1) && !memcmp(e->key, t->staging.key, sizeof e->key)) {
 				e->flags = 0;
@@ -234,9 +235,9 @@ static void command(struct fake_table *t, uint32_t cmd)
 			}
 		}
 		break;
-	case 2: /* READ */
+	case MATCHA_HW_CMD_READ:
 		if (!(e = entry_at(t, t->index, &word)))
-			t->status = 1u << 8;
+			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
 		else if (word)
 			t->staging.data[0] = *word;
 		else
@@ -246,7 +247,7 @@ static void command(struct fake_table *t, uint32_t cmd)
 			t->bytes_latch = c >= 0 ? t->bytes[c] : 0;
 		}
 		break;
-	case 3: /* CLEAR */
+	case MATCHA_HW_CMD_CLEAR:
 		memset(t->entries, 0, t->nentries * sizeof *t->entries);
 		for (unsigned l = 0; l < t->cfg.ways_or_levels && t->level[l]; l++)
 			memset(t->level[l], 0, t->level_entries[l] * sizeof *t->level[l]);
@@ -254,35 +255,35 @@ static void command(struct fake_table *t, uint32_t cmd)
 		memset(t->bytes, 0, t->nentries * sizeof *t->bytes);
 		t->busy_reads = 3;
 		break;
-	case 4: /* ZERO */
+	case MATCHA_HW_CMD_ZERO:
 		if (!t->cfg.counters)
-			t->status = 2u << 8;
+			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
 		else if (c < 0)
-			t->status = 1u << 8;
+			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
 		else {
 			t->packets[c] = t->bytes[c] = 0;
 			t->zeros++;
 			t->busy_reads = 2;
 		}
 		break;
-	case 5: /* DEFAULT */
+	case MATCHA_HW_CMD_DEFAULT:
 		if (!t->cfg.default_action)
-			t->status = 2u << 8;
+			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
 		else {
 			t->default_entry.flags = (t->staging.flags & 0xFF00u) | 1u;
 			memcpy(t->default_entry.data, t->staging.data, sizeof t->staging.data);
 		}
 		break;
-	case 6: /* READ_DEFAULT */
+	case MATCHA_HW_CMD_READ_DEFAULT:
 		if (!t->cfg.default_action)
-			t->status = 2u << 8;
+			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
 		else {
 			t->staging.flags = t->default_entry.flags;
 			memcpy(t->staging.data, t->default_entry.data, sizeof t->staging.data);
 		}
 		break;
 	default:
-		t->status = 2u << 8;
+		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
 	}
 }
 
@@ -308,21 +309,22 @@ void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
 	e->flags = state << 8 | 1;
 	for (unsigned i = 0; i < 16; i++)
 		e->key[(15 - i) / 4] |= (uint32_t)key[i] << (8 * ((15 - i) % 4));
-	e->data[0] = (initiator_high ? 1u << 16 : 0) | (age & 0xFFFF);
+	e->data[0] = (initiator_high ? MATCHA_HW_SESSION_INITIATOR_HIGH : 0) |
+		     (age & (MATCHA_HW_SESSION_INITIATOR_HIGH - 1));
 	t->packets[index] = packets;
 	t->bytes[index] = bytes;
 	t->learned++;
 }
 
-/* Session registers: 0x200 OCCUPANCY, 0x204 CONTROL, 0x208 TICK, 0x20C NOW,
- * 0x220 + 4 * state TIMEOUT (states 1..6), 0x240/0x248/0x250 LEARNED, INSERT_FAILED, AGED. */
+/* Session registers (docs/sessions.md): timeouts of states 1..6. */
 static uint32_t *session_reg(struct fake_table *t, uint32_t off)
 {
 	if (t->cfg.kind != MATCHA_KIND_SESSION)
 		return NULL;
-	if (off == 0x204) return &t->control;
-	if (off == 0x208) return &t->tick;
-	if (off >= 0x224 && off < 0x23C) return &t->timeout[(off - 0x220) / 4];
+	if (off == MATCHA_HW_SESSION_CONTROL) return &t->control;
+	if (off == MATCHA_HW_SESSION_TICK) return &t->tick;
+	if (off >= MATCHA_HW_SESSION_TIMEOUT + 4 && off < MATCHA_HW_SESSION_TIMEOUT + 4 * 7)
+		return &t->timeout[(off - MATCHA_HW_SESSION_TIMEOUT) / 4];
 	return NULL;
 }
 
@@ -335,19 +337,21 @@ static int session_read(struct fake_table *t, uint32_t off, uint32_t *val)
 		*val = *reg;
 		return 0;
 	}
-	if (off == 0x200) {
+	if (off == MATCHA_HW_SESSION_OCCUPANCY) {
 		*val = 0;
 		for (unsigned i = 0; i < t->nentries; i++)
 			*val += t->entries[i].flags & 1;
 		return 0;
 	}
-	if (off == 0x20C) {
+	if (off == MATCHA_HW_SESSION_NOW) {
 		*val = t->now;
 		return 0;
 	}
-	if (off >= 0x240 && off < 0x258) {
-		uint64_t v = off < 0x248 ? t->learned : off < 0x250 ? t->insert_failed : t->aged;
-		unsigned n = (off - 0x240) / 8;
+	if (off >= MATCHA_HW_SESSION_LEARNED && off < MATCHA_HW_SESSION_AGED + 8) {
+		uint64_t v = off < MATCHA_HW_SESSION_INSERT_FAILED ? t->learned
+			     : off < MATCHA_HW_SESSION_AGED	 ? t->insert_failed
+							 : t->aged;
+		unsigned n = (off - MATCHA_HW_SESSION_LEARNED) / 8;
 		if (off % 8 == 0) {
 			t->session_hi_latch[n] = (uint32_t)(v >> 32);
 			*val = (uint32_t)v;
@@ -360,12 +364,16 @@ static int session_read(struct fake_table *t, uint32_t off, uint32_t *val)
 
 static uint32_t *staging_reg(struct fake_table *t, uint32_t off)
 {
-	if (off == 0x004) return &t->index;
-	if (off == 0x008) return &t->staging.flags;
-	if (off == 0x00C) return &t->staging.priority;
-	if (off >= 0x040 && off < 0x080) return &t->staging.key[(off - 0x040) / 4];
-	if (off >= 0x080 && off < 0x0C0) return &t->staging.mask[(off - 0x080) / 4];
-	if (off >= 0x0C0 && off < 0x100) return &t->staging.data[(off - 0x0C0) / 4];
+	const uint32_t words = 4 * MATCHA_HW_WIN_STAGING_WORDS;
+	if (off == MATCHA_HW_WIN_INDEX) return &t->index;
+	if (off == MATCHA_HW_WIN_FLAGS) return &t->staging.flags;
+	if (off == MATCHA_HW_WIN_PRIORITY) return &t->staging.priority;
+	if (off >= MATCHA_HW_WIN_KEY && off < MATCHA_HW_WIN_KEY + words)
+		return &t->staging.key[(off - MATCHA_HW_WIN_KEY) / 4];
+	if (off >= MATCHA_HW_WIN_MASK && off < MATCHA_HW_WIN_MASK + words)
+		return &t->staging.mask[(off - MATCHA_HW_WIN_MASK) / 4];
+	if (off >= MATCHA_HW_WIN_DATA && off < MATCHA_HW_WIN_DATA + words)
+		return &t->staging.data[(off - MATCHA_HW_WIN_DATA) / 4];
 	return NULL;
 }
 
@@ -383,19 +391,20 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		return 1;
 	if (addr < WINDOW) {
 		const struct fake_cfg *c = &fd->cfg;
-		if (addr == 0x000) *val = c->magic;
-		else if (addr == 0x004) *val = c->version;
-		else if (addr == 0x008) *val = c->build_id;
-		else if (addr == 0x00C) *val = c->ntables;
-		else if (addr >= 0x040 && addr < 0x040 + 32 * c->ntables) {
-			const struct fake_table_cfg *tc = &c->table[(addr - 0x40) / 32];
-			uint32_t kind = tc->kind | (tc->counters ? 1u << 8 : 0) |
-					(tc->default_action ? 1u << 9 : 0) |
-					(tc->prefix_store ? 1u << 10 : 0) | tc->kind_extra;
+		const uint32_t first = MATCHA_HW_INFO_DESCRIPTORS, bytes = MATCHA_HW_INFO_DESCRIPTOR_BYTES;
+		if (addr == MATCHA_HW_INFO_MAGIC) *val = c->magic;
+		else if (addr == MATCHA_HW_INFO_VERSION) *val = c->version;
+		else if (addr == MATCHA_HW_INFO_BUILD_ID) *val = c->build_id;
+		else if (addr == MATCHA_HW_INFO_OBJECTS) *val = c->ntables;
+		else if (addr >= first && addr < first + bytes * c->ntables) {
+			const struct fake_table_cfg *tc = &c->table[(addr - first) / bytes];
+			uint32_t kind = tc->kind | (tc->counters ? MATCHA_HW_KIND_COUNTERS : 0) |
+					(tc->default_action ? MATCHA_HW_KIND_DEFAULT_ACTION : 0) |
+					(tc->prefix_store ? MATCHA_HW_KIND_PREFIX_STORE : 0) | tc->kind_extra;
 			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
-					  WINDOW * ((addr - 0x40) / 32 + 1), tc->ways_or_levels,
+					  WINDOW * ((addr - first) / bytes + 1), tc->ways_or_levels,
 					  tc->latency, tc->extra };
-			*val = w[(addr - 0x40) % 32 / 4];
+			*val = w[(addr - first) % bytes / 4];
 		} else
 			return 1;
 		return 0;
@@ -404,24 +413,24 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 	if (!t)
 		return 1;
 	uint32_t off = addr % WINDOW, *reg;
-	if (off == 0x000) {
-		*val = t->status | (t->busy_reads ? 1u : 0u);
+	if (off == MATCHA_HW_WIN_STATUS) {
+		*val = t->status | (t->busy_reads ? MATCHA_HW_STATUS_BUSY : 0u);
 		if (t->busy_reads)
 			t->busy_reads--;
 	} else if ((reg = staging_reg(t, off)))
 		*val = *reg;
-	else if (off == 0x100) {
+	else if (off == MATCHA_HW_WIN_HITS) {
 		*val = (uint32_t)t->hits;
 		t->hits_hi_latch = (uint32_t)(t->hits >> 32);
-	} else if (off == 0x104)
+	} else if (off == MATCHA_HW_WIN_HITS + 4)
 		*val = t->hits_hi_latch;
-	else if (off == 0x108) {
+	else if (off == MATCHA_HW_WIN_MISSES) {
 		*val = (uint32_t)t->misses;
 		t->misses_hi_latch = (uint32_t)(t->misses >> 32);
-	} else if (off == 0x10C)
+	} else if (off == MATCHA_HW_WIN_MISSES + 4)
 		*val = t->misses_hi_latch;
-	else if (t->cfg.counters && off >= 0x110 && off < 0x120) {
-		uint64_t v = off < 0x118 ? t->packets_latch : t->bytes_latch;
+	else if (t->cfg.counters && off >= MATCHA_HW_WIN_PACKETS && off < MATCHA_HW_WIN_BYTES + 8) {
+		uint64_t v = off < MATCHA_HW_WIN_BYTES ? t->packets_latch : t->bytes_latch;
 		*val = (uint32_t)(off % 8 ? v >> 32 : v);
 	} else
 		return session_read(t, off, val);
@@ -435,7 +444,7 @@ static int fake_write32(void *ctx, uint32_t addr, uint32_t val)
 	uint32_t off = addr % WINDOW, *reg;
 	if (addr % 4 || !t)
 		return 1;
-	if (off == 0x000) {
+	if (off == MATCHA_HW_WIN_CMD) {
 		command(t, val);
 		fd->commands++;
 	} else if ((reg = staging_reg(t, off)) || (reg = session_reg(t, off)))

@@ -62,10 +62,10 @@ void test_open_uri_errors(void)
 static void write_window_file(const char *path, size_t bytes, unsigned objects)
 {
 	uint32_t *w = calloc(1, bytes < 0x100 ? 0x100 : bytes);
-	w[0] = 0x4D544348;
-	w[1] = 1u << 16;
-	w[2] = 0x12345678;
-	w[3] = objects;
+	w[MATCHA_HW_INFO_MAGIC / 4] = MATCHA_HW_INFO_MAGIC_VALUE;
+	w[MATCHA_HW_INFO_VERSION / 4] = MATCHA_HW_INFO_VERSION_VALUE;
+	w[MATCHA_HW_INFO_BUILD_ID / 4] = 0x12345678;
+	w[MATCHA_HW_INFO_OBJECTS / 4] = objects;
 	for (unsigned i = 0; i < objects; i++) {
 		/* ternary tables: nothing is probed at open */
 		uint32_t d[8] = { 3, 104, 64, 8, 0x10000 * (i + 1), 0, 7, 0 };
@@ -134,43 +134,44 @@ static uint32_t peek(const char *path, long offset)
 }
 
 /* Behind Corundum the app block's SLVERR never reaches the host: the mapped backends read
- * the block's record of refused accesses (ERROR at 0x80001C, ERROR_ADDRESS at 0x800018)
- * after every access and fail the one that set it, with the refused address and kind. */
+ * the block's record of refused accesses (ERROR, ERROR_ADDRESS) after every access and fail
+ * the one that set it, with the refused address and kind. */
+#define APP_REG(off) (MATCHA_HW_APP_BASE + (off))
 void test_open_app_block_errors(void)
 {
 	char path[64], uri[80];
 	snprintf(path, sizeof path, "/tmp/matcha-test-%d.app", (int)getpid());
 	snprintf(uri, sizeof uri, "pci:%s", path);
-	write_window_file(path, 0x800020, 2);
-	poke(path, 0x800000, 0x4D544341); /* APP_ID "MTCA" */
-	poke(path, 0x800004, 0x00010001); /* register map 1.1 */
-	poke(path, 0x80001C, 0x00010001); /* a stale record from before the open */
+	write_window_file(path, APP_REG(MATCHA_HW_APP_ERROR) + 4, 2);
+	poke(path, APP_REG(MATCHA_HW_APP_ID), MATCHA_HW_APP_ID_VALUE);
+	poke(path, APP_REG(MATCHA_HW_APP_VERSION), 0x00010001); /* register map 1.1 */
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00010001); /* a stale record from before the open */
 	matcha_dev *dev;
 	CHECK_OK(dev, matcha_open(uri, &dev));
-	CHECK(peek(path, 0x80001C) == 0); /* cleared at open */
+	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == 0); /* cleared at open */
 	uint32_t back;
 	CHECK_OK(dev, matcha_reg_read(dev, 0x10000, &back));
 
 	/* The block refused the next access (in the file: the record appears). */
-	poke(path, 0x800018, 0x7F0040);
-	poke(path, 0x80001C, 0x00010003);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR_ADDRESS), 0x7F0040);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00010003);
 	CHECK_RC(dev, matcha_reg_write(dev, 0x20044, 1), MATCHA_EIO);
 	CHECK(strstr(matcha_last_error(dev), "write of 0x00000001 to register 0x020044 failed: "
 		     "the app block answered SLVERR (no such register) to a write of 0x7f0040"));
-	CHECK(peek(path, 0x80001C) == 0);
+	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == 0);
 	CHECK_OK(dev, matcha_reg_write(dev, 0x20044, 1));
-	poke(path, 0x800018, 0x800014);
-	poke(path, 0x80001C, 0x00030001);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR_ADDRESS), 0x800014);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00030001);
 	CHECK_RC(dev, matcha_reg_read(dev, 0x10000, &back), MATCHA_EIO);
 	CHECK(strstr(matcha_last_error(dev), "a read of 0x800014 (the last of several"));
 	matcha_close(dev);
 
 	/* Register map 1.0 has no record: the word there is not read as one. */
-	poke(path, 0x800004, 0x00010000);
-	poke(path, 0x80001C, 0x00010003);
+	poke(path, APP_REG(MATCHA_HW_APP_VERSION), 0x00010000);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00010003);
 	CHECK_OK(dev, matcha_open(uri, &dev));
 	CHECK_OK(dev, matcha_reg_read(dev, 0x10000, &back));
-	CHECK(peek(path, 0x80001C) == 0x00010003);
+	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == 0x00010003);
 	matcha_close(dev);
 	unlink(path);
 }
@@ -258,7 +259,7 @@ void test_open_sim_bus_errors(void)
 		     "answered SLVERR (resp 2)"));
 	/* The connection survives error answers. */
 	CHECK_OK(dev, matcha_reg_read(dev, 0x0, &val));
-	CHECK(val == 0x4D544348);
+	CHECK(val == MATCHA_HW_INFO_MAGIC_VALUE);
 	/* An answer to another request: the stream is out of step and is dropped. */
 	atomic_store(&s.wrong_op_at, atomic_load(&s.served));
 	CHECK_RC(dev, matcha_reg_read(dev, 0x0, &val), MATCHA_EIO);

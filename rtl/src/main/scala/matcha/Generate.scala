@@ -3,6 +3,7 @@ package matcha
 import java.io.{File, PrintWriter}
 import matcha.corundum.{CorundumAppBlock, CorundumConfig}
 import matcha.program.{Program, ProgramJson, Programs}
+import matcha.table.{ControlBus, ObjectDescriptor}
 import spinal.core._
 
 /** Writes the Verilog of every configuration and its layout.json under `--out DIR`. */
@@ -32,46 +33,50 @@ object Generate {
     t
   }
 
-  def json(s: String) = "\"" + s + "\""
-
-  /** layout.json of a configuration and its program, with `buildId` the CRC-32 of the text
-    * without its buildId line (docs/pipeline.md). */
-  def layout(cfg: MatchaConfig, program: Program): (String, Long) = {
-    val text = layoutJson(cfg, program)
-    val crc = new java.util.zip.CRC32
-    crc.update(text.getBytes("UTF-8"))
-    (text.replaceFirst("\\{\n", "{\n  " + json("buildId") + s": ${crc.getValue},\n"), crc.getValue)
+  /** layout.json of a configuration and its program (docs/pipeline.md), made when the
+    * program's control bus is built: pass `identify` to the pipeline, elaborate it, then
+    * `text` is the file and `buildId` what the hardware reports (the CRC-32 of the text
+    * without its buildId line). */
+  class Layout(cfg: MatchaConfig, program: Program) {
+    private var made: Option[(String, Long)] = None
+    val identify: ControlBus.Identify = objects => {
+      val body = Generate.layoutJson(cfg, program, objects)
+      val crc = new java.util.zip.CRC32
+      crc.update(ujson.write(body, indent = 2).getBytes("UTF-8"))
+      val withId = ujson.Obj("buildId" -> crc.getValue.toDouble)
+      body.value.foreach { case (k, v) => withId(k) = v }
+      made = Some(ujson.write(withId, indent = 2) + "\n" -> crc.getValue)
+      crc.getValue
+    }
+    private def result = made.getOrElse(throw new IllegalStateException(s"the ${program.name} pipeline of ${cfg.name} is not built yet"))
+    def text: String = result._1
+    def buildId: Long = result._2
   }
 
-  def layoutJson(cfg: MatchaConfig, program: Program): String = {
-    val parserLatency = cfg.graph.levels + 1
-    val fields = cfg.layout.fields.map(f => s"""    {"name": ${json(f.name)}, "offset": ${f.offset}, "width": ${f.width}}""")
-    val errors = ParseError.all.map(e => s"${json(e.label)}: ${e.code}")
+  def layoutJson(cfg: MatchaConfig, program: Program, objects: Seq[ObjectDescriptor]): ujson.Obj = {
     val types = (cfg.graph.instances.map(_.htype) ++ cfg.pushHeaders.map(_.htype)).distinct
-    val writable = types.map(t => s"${json(t.name)}: [${t.writableFields.map(f => json(f.name)).mkString(", ")}]")
-    s"""{
-  "config": ${json(cfg.name)},
-  "dataWidth": ${cfg.dataWidth},
-  "headerBytes": ${cfg.headerBytes},
-  "portWidth": ${cfg.portWidth},
-  "runtBytes": ${cfg.runtBytes},
-  "maxFrameBytes": ${cfg.maxFrameBytes},
-  "bufferBytes": ${cfg.bufferBytes},
-  "parser": {"latency": $parserLatency},
-  "parseErrors": {${errors.mkString(", ")}},
-  "droppedErrors": [${ParseError.dropped.toSeq.sortBy(_.code).map(e => json(e.label)).mkString(", ")}],
-  "instances": [${cfg.graph.instances.map(i => json(i.name)).mkString(", ")}],
-  "pushHeaders": [${cfg.pushHeaders.map(i => json(i.name)).mkString(", ")}],
-  "writable": {${writable.mkString(", ")}},
-  "program": ${ProgramJson(program, cfg.layout)},
-  "phv": {
-   "width": ${cfg.layout.width},
-   "fields": [
-${fields.mkString(",\n")}
-   ]
-  }
-}
-"""
+    ujson.Obj(
+      "config" -> cfg.name,
+      "dataWidth" -> cfg.dataWidth,
+      "headerBytes" -> cfg.headerBytes,
+      "portWidth" -> cfg.portWidth,
+      "runtBytes" -> cfg.runtBytes,
+      "maxFrameBytes" -> cfg.maxFrameBytes,
+      "bufferBytes" -> cfg.bufferBytes,
+      "control" -> ujson.Obj("addressWidth" -> ControlBus.Info.AddressWidth),
+      "parser" -> ujson.Obj("latency" -> (cfg.graph.levels + 1)),
+      "parseErrors" -> ujson.Obj.from(ParseError.all.map(e => e.label -> ujson.Num(e.code))),
+      "droppedErrors" -> ParseError.dropped.toSeq.sortBy(_.code).map(_.label),
+      "instances" -> cfg.graph.instances.map(_.name),
+      "pushHeaders" -> cfg.pushHeaders.map(_.name),
+      "writable" -> ujson.Obj.from(types.map(t => t.name -> ujson.Arr.from(t.writableFields.map(f => ujson.Str(f.name))))),
+      "objects" -> objects.map(d => ujson.Obj("name" -> d.name, "index" -> d.index, "kind" -> d.kind,
+        "keyWidth" -> d.keyWidth, "size" -> d.size, "dataWidth" -> d.dataWidth, "base" -> d.base,
+        "geometry" -> d.geometry, "latency" -> d.latency, "extra" -> d.extra)),
+      "program" -> ProgramJson(program, cfg.layout, objects),
+      "phv" -> ujson.Obj(
+        "width" -> cfg.layout.width,
+        "fields" -> cfg.layout.fields.map(f => ujson.Obj("name" -> f.name, "offset" -> f.offset, "width" -> f.width))))
   }
 
   def write(path: String, text: String): Unit = {
@@ -87,22 +92,22 @@ ${fields.mkString(",\n")}
   def corundum(out: String, cc: CorundumConfig): Unit = {
     val dir = s"$out/${cc.name}"
     new File(dir).mkdirs()
-    val (text, buildId) = layout(cc.matcha, program)
-    spinal(dir).generateVerilog(top(new CorundumAppBlock(cc, program, buildId))())
+    val layout = new Layout(cc.matcha, program)
+    spinal(dir).generateVerilog(top(new CorundumAppBlock(cc, program, layout.identify))())
     val coreFile = new File(s"$dir/matcha_corundum_app.v")
     val core = scala.io.Source.fromFile(coreFile).mkString
     coreFile.delete()
     val values = Map(
       "DATA_WIDTH" -> cc.matcha.dataWidth, "PORTS" -> cc.ports, "PTP_TS_WIDTH" -> cc.ptpTsWidth,
-      "TX_TAG_WIDTH" -> cc.txTagWidth, "CTRL_ADDR_WIDTH" -> table.ControlBus.addressWidth)
+      "TX_TAG_WIDTH" -> cc.txTagWidth, "CTRL_ADDR_WIDTH" -> ControlBus.Info.AddressWidth)
     val template = scala.io.Source.fromResource("matcha/corundum/mqnic_app_block.v").mkString
     val shell = values.foldLeft(template.replace("@APP_ID@", f"32'h${CorundumAppBlock.AppId}%08X")
-      .replace("@BUILD_ID@", f"32'h$buildId%08X").replace("@CONFIG@", cc.name)) {
+      .replace("@BUILD_ID@", f"32'h${layout.buildId}%08X").replace("@CONFIG@", cc.name)) {
       case (t, (k, v)) => t.replace(s"@$k@", v.toString)
     }
     require(!shell.contains("@"), "unfilled placeholder in the mqnic_app_block template")
     write(s"$dir/mqnic_app_block.v", shell + "\n" + core)
-    write(s"$dir/layout.json", text)
+    write(s"$dir/layout.json", layout.text)
   }
 
   /** The board configuration: a 64-bit pipeline with the built-in program between two RGMII
@@ -118,11 +123,13 @@ ${fields.mkString(",\n")}
 
   def generateBoard(dir: String): Unit = {
     new File(dir).mkdirs()
-    val (text, buildId) = layout(boardConfig, program)
-    spinal(dir).generateVerilog(top(new board.Board(boardConfig, program, buildId, uartClockDivider = 0,
+    val layout = new Layout(boardConfig, program)
+    spinal(dir).generateVerilog(top(new board.Board(boardConfig, program, layout.identify, uartClockDivider = 0,
       rxDelayTaps = 0))())
-    spinal(dir).generateVerilog(new board.VersaTop(boardConfig, program, buildId))
-    write(s"$dir/layout.json", text)
+    val versa = new Layout(boardConfig, program)
+    spinal(dir).generateVerilog(new board.VersaTop(boardConfig, program, versa.identify))
+    require(versa.text == layout.text, "the Versa top and the board core describe their tables alike")
+    write(s"$dir/layout.json", layout.text)
   }
 
   def main(args: Array[String]): Unit = {
@@ -135,11 +142,15 @@ ${fields.mkString(",\n")}
       spinal(dir).generateVerilog(top(new Deparser(cfg))())
       spinal(dir).generateVerilog(top(new PacketPath(cfg))())
       for ((p, file) <- (program -> "layout.json") +: extraPrograms.map(p => p -> s"layout-${p.name}.json")) {
-        val (text, buildId) = layout(cfg, p)
-        spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), buildId))())
-        write(s"$dir/$file", text)
+        val layout = new Layout(cfg, p)
+        spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), layout.identify))())
+        write(s"$dir/$file", layout.text)
       }
     }
+    val contract = s"$out/contract"
+    new File(contract).mkdirs()
+    write(s"$contract/matcha_contract.h", Contract.cHeader)
+    write(s"$contract/matcha_contract.py", Contract.python)
     generateBoard(s"$out/board")
     corundumConfigs.foreach(corundum(out, _))
     val tables = s"$out/tables"

@@ -8,9 +8,10 @@ import spinal.lib.bus.amba4.axilite.{AxiLite4, AxiLite4SpecRenamer}
 
 /** AXI4-Stream in → input stage (packet buffer + header window) → parser → the program's
   * match-action stages → PHV FIFO → deparser → AXI4-Stream out. With a program, its tables'
-  * control windows sit behind an AXI4-Lite slave (docs/tables.md); `buildId` identifies the
-  * layout.json that describes them. */
-class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Long = 0) extends Component {
+  * control windows sit behind an AXI4-Lite slave (docs/tables.md); `identify` gives the build
+  * id of the layout.json that describes them. */
+class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: ControlBus.Identify = ControlBus.anonymous)
+    extends Component {
   setDefinitionName(program.map(p => s"matcha_${p.name}").getOrElse("matcha_packet_path"))
   val io = new Bundle {
     val frames = slave(Axis(cfg.dataBytes, cfg.inUserWidth))
@@ -42,7 +43,7 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   packetBuffer.io.push << inputStage.io.buffer
   parser.io.record << inputStage.io.records
 
-  val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, buildId.toInt))
+  val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, identify))
   val stages: Seq[PipelineStage] = for (p <- program.toSeq; bus <- control.toSeq; step <- p.steps) yield step match {
     case Left(tables) => new MatchStage(tables, cfg.layout, bus, p.meters)
     case Right(session) => new SessionStage(session, cfg.layout)

@@ -8,20 +8,22 @@ import spinal.lib._
 import spinal.lib.bus.amba4.axilite._
 import spinal.lib.com.uart.Uart
 
-object BoardStatus {
+object BoardStatus extends matcha.ContractGroup("BOARD_", "The board's status block, at BOARD_BASE + offset (README, \"The Versa ECP5 board\")") {
   /** The board's status block sits above the pipeline's control window (bit 23 set). */
-  val Base = 0x800000
-  val Magic = 0x4d425244 // "MBRD"
-  val PortBase = 0x10
-  val PortStride = 0x10
+  val Base = const("BASE", 0x800000)
+  val Magic = const("MAGIC_VALUE", 0x4d425244, "\"MBRD\", at offset 0")
+  val Ports = const("PORTS", 0x04, "how many ports")
+  val PortBase = const("PORT_BASE", 0x10, "+ PORT_STRIDE * port: the port's counters, a word each")
+  val PortStride = const("PORT_STRIDE", 0x10)
   /** Per port: frames received with a good FCS, received with a bad FCS (or a GMII
     * error, or cut short), received but discarded because the receive FIFO was full,
     * frames sent. */
   val PortCounters = Seq("rx_good", "rx_fcs_error", "rx_overflow", "tx_frames")
+  for ((name, i) <- PortCounters.zipWithIndex) const("PORT_" + name.toUpperCase, 4 * i, "offset in a port's counters")
   /** Frames the pipeline dropped; frames it punted or sent to a port the board does not
     * have (both discarded: the board has no host port). */
-  val PipelineDrops = 0x30
-  val NotForwarded = 0x34
+  val PipelineDrops = const("PIPELINE_DROPS", 0x30)
+  val NotForwarded = const("NOT_FORWARDED", 0x34)
 }
 
 /** Two RGMII ports with the pipeline as a bump in the wire between them, and its control
@@ -32,7 +34,7 @@ object BoardStatus {
   * (the same a quarter period later) the transmit side of both MACs; each PHY's receive
   * clock its receive side. The bridge reaches the pipeline's control window below
   * 0x800000 and the status block (BoardStatus) above. */
-class Board(cfg: MatchaConfig, program: Program, buildId: Long, uartClockDivider: Int, rxDelayTaps: Int)
+class Board(cfg: MatchaConfig, program: Program, identify: ControlBus.Identify, uartClockDivider: Int, rxDelayTaps: Int)
     extends Component {
   setDefinitionName("matcha_board")
   require(cfg.dataWidth == 64, "the RGMII MACs deliver 64-bit beats")
@@ -56,7 +58,7 @@ class Board(cfg: MatchaConfig, program: Program, buildId: Long, uartClockDivider
     mac
   }
 
-  val pipeline = new PacketPath(cfg, Some(program), buildId)
+  val pipeline = new PacketPath(cfg, Some(program), identify)
   val ingress = for ((mac, i) <- macs.zipWithIndex) yield mac.io.rx.translateWith {
     val beat = Fragment(AxisBeat(cfg.dataBytes, cfg.inUserWidth))
     beat.last := mac.io.rx.last
@@ -131,7 +133,7 @@ class Board(cfg: MatchaConfig, program: Program, buildId: Long, uartClockDivider
       count
     }
     factory.read(B(BoardStatus.Magic, 32 bits), BoardStatus.Base)
-    factory.read(U(macs.size, 32 bits), BoardStatus.Base + 4)
+    factory.read(U(macs.size, 32 bits), BoardStatus.Base + BoardStatus.Ports)
     val portCounts = for ((mac, i) <- macs.zipWithIndex) yield {
       val base = BoardStatus.PortBase + BoardStatus.PortStride * i
       val e = mac.io.events
@@ -146,7 +148,7 @@ class Board(cfg: MatchaConfig, program: Program, buildId: Long, uartClockDivider
   * the 125 MHz transmit clock (and its 90° copy) and the 44.64 MHz pipeline clock, both
   * RGMII PHYs (taken out of reset once the PLL locks), and the FT2232H's UART (channel B)
   * at `baud`. */
-class VersaTop(cfg: MatchaConfig, program: Program, buildId: Long, baud: Int = 115200, rxDelayTaps: Int = 80)
+class VersaTop(cfg: MatchaConfig, program: Program, identify: ControlBus.Identify, baud: Int = 115200, rxDelayTaps: Int = 80)
     extends Component {
   setDefinitionName("matcha_versa")
   /** VCO / 14 (the PLL below): 44 642 857 Hz and a fraction. */
@@ -168,7 +170,7 @@ class VersaTop(cfg: MatchaConfig, program: Program, buildId: Long, baud: Int = 1
 
   val pipelineDomain = ClockDomain(pll.CLKOS, ResetCtrl.asyncAssertSyncDeassert(!pll.LOCK, ClockDomain(pll.CLKOS)),
     frequency = FixedFrequency(PipelineHz Hz))
-  val core = pipelineDomain(new Board(cfg, program, buildId, PipelineHz / baud / 8 - 1, rxDelayTaps))
+  val core = pipelineDomain(new Board(cfg, program, identify, PipelineHz / baud / 8 - 1, rxDelayTaps))
   core.io.txClock := pll.CLKOP
   core.io.txClock90 := pll.CLKOS2
   for (i <- 0 until 2) core.io.eth(i) <> io.eth(i)

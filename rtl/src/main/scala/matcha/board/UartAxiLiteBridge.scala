@@ -89,7 +89,7 @@ class UartAxiLiteBridge(clockDivider: Int, resyncBytes: Int = 64) extends Compon
       when(!(isRead || isWrite) || address(1 downto 0) =/= 0) {
         answerResp := 0xff
         state := State.Answer
-      } elsewhen (address(31 downto ControlBus.addressWidth) =/= 0) {
+      } elsewhen (address(31 downto ControlBus.Info.AddressWidth) =/= 0) {
         answerResp := 3
         state := State.Answer
       } otherwise {

@@ -38,33 +38,35 @@ case class CorundumConfig(
 }
 
 object CorundumAppBlock {
-  /** Corundum APP_ID of a Matcha application block: "MTCA". */
-  val AppId: Long = 0x4d544341L
-  /** Major << 16 | minor of the app block's own registers. */
-  val Version: Int = 0x00010001
-  /** The app block's registers; below this the pipeline's control window (docs/tables.md). */
-  val RegBase: Int = 0x800000
+  val AppId: Long = Regs.AppIdValue
+  val Version: Int = Regs.VersionValue
+  val RegBase: Int = Regs.Base
   val RegSelectBit: Int = 23
+  require(RegBase == 1 << RegSelectBit)
 
-  object Regs {
-    val AppId = 0x00
-    val Version = 0x04
-    val Ports = 0x08
-    val DataWidth = 0x0c
-    val Control = 0x10
-    val ErrorAddress = 0x18
-    val Error = 0x1c
-    val RxFrames = 0x20
-    val TxFrames = 0x24
-    val Dropped = 0x28
-    val Punted = 0x2c
-    val ToHost = 0x30
-    val ToWire = 0x34
-    val TxBypass = 0x38
-    val TxCompletions = 0x3c
+  /** The app block's registers, at RegBase + offset (ip/corundum/README.md). */
+  object Regs extends matcha.ContractGroup("APP_", "Corundum application block registers, at APP_BASE + offset (ip/corundum/README.md)") {
+    val Base = const("BASE", 0x800000, "below it the pipeline's control window")
+    val AppIdValue = constLong("ID_VALUE", 0x4d544341L, "Corundum APP_ID of a Matcha block: \"MTCA\"")
+    val VersionValue = const("VERSION_VALUE", 0x00010001, "major << 16 | minor")
+    val AppId = const("ID", 0x00)
+    val Version = const("VERSION", 0x04)
+    val Ports = const("PORTS", 0x08)
+    val DataWidth = const("DATA_WIDTH", 0x0c)
+    val Control = const("CONTROL", 0x10, "bit 0: host transmit goes through the pipeline")
+    val ErrorAddress = const("ERROR_ADDRESS", 0x18, "the last refused access's address")
+    val Error = const("ERROR", 0x1c, "bit 0 seen, bit 1 a write, bits 31..16 a count; a write clears")
+    val RxFrames = const("RX_FRAMES", 0x20)
+    val TxFrames = const("TX_FRAMES", 0x24)
+    val Dropped = const("DROPPED", 0x28)
+    val Punted = const("PUNTED", 0x2c)
+    val ToHost = const("TO_HOST", 0x30)
+    val ToWire = const("TO_WIRE", 0x34)
+    val TxBypass = const("TX_BYPASS", 0x38)
+    val TxCompletions = const("TX_COMPLETIONS", 0x3c)
     val counters = Seq(RxFrames, TxFrames, Dropped, Punted, ToHost, ToWire, TxBypass, TxCompletions)
     /** + 4k: frames from port k's MAC dropped whole because its ingress buffer was full. */
-    val RxOverflows = 0x40
+    val RxOverflows = const("RX_OVERFLOW", 0x40, "+ 4 * port: frames dropped whole, ingress buffer full")
     def rxOverflow(k: Int): Int = RxOverflows + 4 * k
   }
 }
@@ -291,7 +293,7 @@ class AxiLite4Split(config: AxiLite4Config, bit: Int) extends Area {
   * `Sideband` waits in `pending` from its first beat until the pipeline decides its fate
   * (`decision`, before any of its bytes leave) and then, unless dropped, in `decided` until
   * its last beat has left. */
-class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) extends Component {
+class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus.Identify) extends Component {
   setDefinitionName("matcha_corundum_app")
   import CorundumAppBlock._
   val n = c.ports
@@ -310,7 +312,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
   noIoPrefix()
   AxiLite4SpecRenamer(io.s_axil)
 
-  val pipeline = new PacketPath(c.matcha, Some(program), buildId)
+  val pipeline = new PacketPath(c.matcha, Some(program), identify)
 
   // ------------------------------------------------------------------ control
   val split = new AxiLite4Split(ControlBus.axiConfig, RegSelectBit)
@@ -341,7 +343,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, buildId: Long) exten
       * written: Corundum's PCIe-to-AXI-Lite bridge drops rresp and bresp, so this is the
       * only way a host on Corundum learns of a bad access. One read and one write are in
       * flight at a time (AxiLite4Split), so each response belongs to the last address. */
-    val errorAddress = Reg(UInt(ControlBus.addressWidth bits)) init 0
+    val errorAddress = Reg(UInt(ControlBus.Info.AddressWidth bits)) init 0
     val errorSeen = Reg(Bool()) init False
     val errorWrite = Reg(Bool()) init False
     val errorCount = Reg(UInt(16 bits)) init 0

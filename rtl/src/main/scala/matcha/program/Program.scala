@@ -1,7 +1,7 @@
 package matcha.program
 
 import matcha.PhvLayout
-import matcha.table.{ExactTableConfig, LpmTableConfig, TernaryTableConfig}
+import matcha.table.{ExactTableConfig, LpmTableConfig, ObjectDescriptor, TernaryTableConfig}
 
 /** A pipeline program as data (docs/pipeline.md): tables in the order they apply, the
   * meter arrays their actions' `meter` ops execute, and the session table extern with the
@@ -40,9 +40,6 @@ case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] 
   def steps: Seq[Either[Seq[TableSpec], SessionSpec]] =
     stages.flatMap(s => Left(s) +: session.filter(_.after == s.last.name).map(Right(_)).toSeq)
 
-  /** Descriptor indexes: the tables in stage order, the meter arrays, the session table. */
-  def tableIndex: Map[String, Int] = stages.flatten.zipWithIndex.map { case (t, i) => t.name -> i }.toMap
-  def sessionIndex: Int = tables.size + meters.size
 
   /** Clocks from the parser's PHV to the last stage's. */
   def latency(layout: PhvLayout): Int =
@@ -104,11 +101,12 @@ case class MeterSpec(name: String, size: Int) {
   def config = matcha.table.MeterTableConfig(meters = size)
 }
 
-sealed trait MatchKind { def label: String }
+/** A match kind: its descriptor code, and its name in layout.json. */
+sealed abstract class MatchKind(val code: Int) { def label: String = matcha.table.TableKind.names(code) }
 object MatchKind {
-  case object Exact extends MatchKind { val label = "exact" }
-  case object Lpm extends MatchKind { val label = "lpm" }
-  case object Ternary extends MatchKind { val label = "ternary" }
+  case object Exact extends MatchKind(matcha.table.TableKind.Exact)
+  case object Lpm extends MatchKind(matcha.table.TableKind.Lpm)
+  case object Ternary extends MatchKind(matcha.table.TableKind.Ternary)
 }
 
 /** One key field: a PHV field, or the first of several same-width fields whose header is
@@ -259,72 +257,68 @@ object Programs {
   val all = Seq(l2l3, policer, conntrack)
 }
 
-/** The "program" section of layout.json (docs/pipeline.md). */
+/** The "program" section of layout.json (docs/pipeline.md). Every table's descriptor index
+  * and latency are those of the descriptor its control bus registered (`objects`), so the
+  * file cannot disagree with the hardware. */
 object ProgramJson {
-  private def q(s: String) = "\"" + s + "\""
-
-  private def op(o: Op): String = o match {
-    case Op.SetField(f, p) => s"""{"op": "set", "field": ${q(f)}, "param": ${q(p)}}"""
-    case Op.SetConst(f, v) => s"""{"op": "setConst", "field": ${q(f)}, "value": $v}"""
-    case Op.Decrement(f) => s"""{"op": "decrement", "field": ${q(f)}}"""
-    case Op.Drop(r) => s"""{"op": "drop", "reason": $r}"""
-    case Op.Punt(r) => s"""{"op": "punt", "reason": $r}"""
-    case Op.Meter(m, p) => s"""{"op": "meter", "meter": ${q(m)}, "param": ${q(p)}}"""
+  /** A JSON number for an integer the file carries: exact only up to 2^53. */
+  def number(v: BigInt, what: String): ujson.Num = {
+    require(v.abs < (BigInt(1) << 53), s"$what = $v does not fit a JSON number exactly")
+    ujson.Num(v.toDouble)
   }
 
-  private def table(t: TableSpec, index: Int, layout: PhvLayout): String = {
-    val key = t.key.map(k => s"""{"fields": [${k.fields.map(q).mkString(", ")}], "width": ${layout(k.fields.head).width}}""")
-    val actions = t.actions.zipWithIndex.map { case (a, id) =>
-      val params = a.params.map(p => s"""{"name": ${q(p.name)}, "width": ${p.width}, "offset": ${a.offsets(p.name)}}""")
-      s"""        {"name": ${q(a.name)}, "id": $id, "params": [${params.mkString(", ")}], "ops": [${a.ops.map(op).mkString(", ")}]}"""
-    }
-    val geometry = t.kind match {
-      case MatchKind.Exact => s""", "ways": ${t.ways}"""
-      case MatchKind.Lpm => s""", "lpm": {"levels": ${t.lpmLevels}, "nodes": ${t.lpmNodes}}"""
-      case MatchKind.Ternary => ""
-    }
-    s"""    {
-      "name": ${q(t.name)}, "index": $index, "kind": ${q(t.kind.label)}, "size": ${t.size},
-      "keyWidth": ${Stage.keyWidth(t, layout)}, "dataWidth": ${t.dataWidth}, "latency": ${Stage.tableLatency(t, layout)}, "counters": ${t.counters},
-      "applyIf": ${t.applyIf.map(q).getOrElse("null")}$geometry,
-      "key": [${key.mkString(", ")}],
-      "actions": [
-${actions.mkString(",\n")}
-      ],
-      "default": {"action": ${q(t.default)}, "data": ${t.defaultData}}
-    }"""
+  private def op(o: Op): ujson.Obj = o match {
+    case Op.SetField(f, p) => ujson.Obj("op" -> "set", "field" -> f, "param" -> p)
+    case Op.SetConst(f, v) => ujson.Obj("op" -> "setConst", "field" -> f, "value" -> number(v, s"the constant for $f"))
+    case Op.Decrement(f) => ujson.Obj("op" -> "decrement", "field" -> f)
+    case Op.Drop(r) => ujson.Obj("op" -> "drop", "reason" -> r)
+    case Op.Punt(r) => ujson.Obj("op" -> "punt", "reason" -> r)
+    case Op.Meter(m, p) => ujson.Obj("op" -> "meter", "meter" -> m, "param" -> p)
   }
 
-  private def session(s: SessionSpec, index: Int, layout: PhvLayout): String = {
-    val c = s.config
-    val fields = s.inputs.map { case (n, k, w) => s"""${q(n)}: {"fields": [${k.fields.map(q).mkString(", ")}], "width": $w}""" }
-    s"""
-      {
-        "name": ${q(s.name)}, "index": $index, "size": ${c.size}, "ways": ${c.ways}, "keyWidth": ${c.keyWidth},
-        "latency": ${c.latency}, "after": ${q(s.after)}, "applyIf": ${s.applyIf.map(q).getOrElse("null")},
-        "learn": ${q(s.learn)}, "reason": ${s.reason},
-        "fields": {${fields.mkString(", ")}},
-        "result": {${Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields).map { case (k, f) => s"${q(k)}: ${q(f)}" }.mkString(", ")}}
-      }
-    """
+  private def applyIf(f: Option[String]): ujson.Value = f.map(ujson.Str(_)).getOrElse(ujson.Null)
+
+  private def table(t: TableSpec, d: ObjectDescriptor, layout: PhvLayout): ujson.Obj = {
+    val json = ujson.Obj(
+      "name" -> t.name, "index" -> d.index, "kind" -> t.kind.label, "size" -> t.size,
+      "keyWidth" -> d.keyWidth, "dataWidth" -> d.dataWidth, "latency" -> d.latency, "counters" -> t.counters,
+      "applyIf" -> applyIf(t.applyIf))
+    t.kind match {
+      case MatchKind.Exact => json("ways") = t.ways
+      case MatchKind.Lpm => json("lpm") = ujson.Obj("levels" -> t.lpmLevels, "nodes" -> t.lpmNodes)
+      case MatchKind.Ternary =>
+    }
+    json("key") = t.key.map(k => ujson.Obj("fields" -> k.fields, "width" -> layout(k.fields.head).width))
+    json("actions") = t.actions.zipWithIndex.map { case (a, id) =>
+      ujson.Obj("name" -> a.name, "id" -> id,
+        "params" -> a.params.map(p => ujson.Obj("name" -> p.name, "width" -> p.width, "offset" -> a.offsets(p.name))),
+        "ops" -> a.ops.map(op))
+    }
+    json("default") = ujson.Obj("action" -> t.default, "data" -> number(t.defaultData, s"table ${t.name}'s default data"))
+    json
   }
 
-  def apply(p: Program, layout: PhvLayout): String = {
-    val index = p.tableIndex
-    val stages = p.stages.map(s => s.map(t => index(t.name)).mkString("[", ", ", "]"))
-    // Meter arrays' windows follow the tables'.
-    val meters = p.meters.zipWithIndex.map { case (m, i) =>
-      s"""      {"name": ${q(m.name)}, "index": ${p.tables.size + i}, "size": ${m.size}, "latency": ${m.config.latency}}"""
-    }
-    s"""{
-    "name": ${q(p.name)},
-    "latency": ${p.latency(layout)},
-    "stages": [${stages.mkString(", ")}],
-    "tables": [
-${p.tables.map(t => table(t, index(t.name), layout)).mkString(",\n")}
-    ],
-    "meters": [${if (meters.isEmpty) "" else meters.mkString("\n", ",\n", "\n    ")}],
-    "sessions": [${p.session.map(s => session(s, p.sessionIndex, layout)).mkString}]
-  }"""
+  private def session(s: SessionSpec, d: ObjectDescriptor): ujson.Obj = ujson.Obj(
+    "name" -> s.name, "index" -> d.index, "size" -> d.size, "ways" -> s.config.ways, "keyWidth" -> d.keyWidth,
+    "latency" -> d.latency, "after" -> s.after, "applyIf" -> applyIf(s.applyIf), "learn" -> s.learn, "reason" -> s.reason,
+    "fields" -> ujson.Obj.from(s.inputs.map { case (n, k, w) => n -> ujson.Obj("fields" -> k.fields, "width" -> w) }),
+    "result" -> ujson.Obj.from(Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields)
+      .map { case (k, f) => k -> ujson.Str(f) }))
+
+  /** The section, with `objects` the descriptors the program's control bus registered. */
+  def apply(p: Program, layout: PhvLayout, objects: Seq[ObjectDescriptor]): ujson.Obj = {
+    val byName = objects.map(d => d.name -> d).toMap
+    def descriptor(name: String): ObjectDescriptor =
+      byName.getOrElse(name, throw new IllegalStateException(s"program ${p.name}: no descriptor for $name"))
+    ujson.Obj(
+      "name" -> p.name,
+      "latency" -> p.latency(layout),
+      "stages" -> p.stages.map(s => s.map(t => descriptor(t.name).index)),
+      "tables" -> p.tables.map(t => table(t, descriptor(t.name), layout)),
+      "meters" -> p.meters.map { m =>
+        val d = descriptor(m.name)
+        ujson.Obj("name" -> m.name, "index" -> d.index, "size" -> d.size, "latency" -> d.latency)
+      },
+      "sessions" -> p.session.toSeq.map(s => session(s, descriptor(s.name))))
   }
 }

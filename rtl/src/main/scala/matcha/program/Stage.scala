@@ -83,21 +83,21 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
     case MatchKind.Exact =>
       val c = spec.exactConfig(keyWidth)
       val t = new ExactTable(c)
-      val w = t.addWindow(bus, features)
+      val w = t.addWindow(bus, spec.name, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
     case MatchKind.Lpm =>
       val c = spec.lpmConfig(keyWidth)
       val t = new LpmTable(c)
-      val w = t.addWindow(bus, features)
+      val w = t.addWindow(bus, spec.name, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.results)
     case MatchKind.Ternary =>
       val c = spec.ternaryConfig(keyWidth)
       val t = new TernaryTable(c)
-      val w = t.addWindow(bus, features)
+      val w = t.addWindow(bus, spec.name, features)
       t.attach(w)
       t.lookup << lookup
       (t.result, w, c.size)
@@ -169,7 +169,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
     unit.request.colour := phv("meta.color").asUInt
 
     /** Adds the array's window to `bus`, after every table's (the program's descriptor order). */
-    def attach(bus: ControlBus): Unit = unit.attach(unit.addWindow(bus).setCompositeName(this, "window"))
+    def attach(bus: ControlBus): Unit = unit.attach(unit.addWindow(bus, spec.name).setCompositeName(this, "window"))
   }
   /** The PHV and the lookup results once the colour has come. */
   val metered = new Area {
@@ -232,7 +232,7 @@ class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineSta
   val table = new SessionTable(config)
 
   /** The table's window: the program's last descriptor, after the meter arrays'. */
-  def attach(bus: ControlBus): Unit = table.attach(bus.addTable(TableKind.Session, config.keyWidth, config.size,
+  def attach(bus: ControlBus): Unit = table.attach(bus.addTable(spec.name, TableKind.Session, config.keyWidth, config.size,
     config.dataWidth, config.ways, config.latency, features = WindowFeatures(counters = true)))
 
   /** Clock 0: the packet. */

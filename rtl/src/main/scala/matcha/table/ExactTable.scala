@@ -59,8 +59,8 @@ class ExactTable(c: ExactTableConfig) extends Area {
   /** Connects the table to its control window: WRITE/READ at `way * slots + slot`, CLEAR
     * walks every slot of every way. */
   /** The table's descriptor (kind 1) and control window on `bus`. */
-  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
-    bus.addTable(TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency, features = features)
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(name, TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency, features = features)
 
   def attach(window: TableWindow): Unit = new Area {
     val cmd = window.commands

@@ -7,7 +7,7 @@ import spinal.lib._
   * nodes; `results` entries hold the action of each prefix. */
 case class LpmTableConfig(keyWidth: Int, dataWidth: Int, levels: Int, nodes: Int, results: Int) {
   require(keyWidth % levels == 0 && keyWidth / levels <= 16, "equal strides of at most 16 bits")
-  require(nodes <= (1 << 15) && results <= (1 << 15), "child and result pointers are 15 bits")
+  require(nodes <= (1 << LpmEncoding.FieldBits) && results <= (1 << LpmEncoding.FieldBits), "child and result pointers are 15 bits")
   def stride: Int = keyWidth / levels
   def entries(level: Int): Int = (if (level == 0) 1 else nodes) << stride
   def indexWidth: Int = log2Up(results)
@@ -17,11 +17,22 @@ case class LpmTableConfig(keyWidth: Int, dataWidth: Int, levels: Int, nodes: Int
   def latency: Int = levels + 2
 }
 
-/** The 32-bit trie entry of docs/tables.md. */
+/** The 32-bit trie entry (TrieEntry) and the INDEX of an LPM window (docs/tables.md). */
+object LpmEncoding extends matcha.ContractGroup("LPM_", "LPM trie entry word and window INDEX (docs/tables.md)") {
+  val FieldBits = const("FIELD_BITS", 15, "a child node or a result index")
+  val FieldMask = const("FIELD_MASK", (1 << FieldBits) - 1)
+  val HasResult = const("HAS_RESULT", 1 << FieldBits, "the result index is bits 14..0")
+  val ChildShift = const("CHILD_SHIFT", FieldBits + 1)
+  val HasChild = constLong("HAS_CHILD", 1L << (2 * FieldBits + 1))
+  val LevelShift = const("LEVEL_SHIFT", 20, "INDEX = level << 20 | address")
+  val AddressMask = const("ADDRESS_MASK", (1 << LevelShift) - 1)
+}
+
+/** The 32-bit trie entry: its fields from bit 0 up, as LpmEncoding gives them. */
 case class TrieEntry() extends Bundle {
-  val result = UInt(15 bits)
+  val result = UInt(LpmEncoding.FieldBits bits)
   val hasResult = Bool()
-  val child = UInt(15 bits)
+  val child = UInt(LpmEncoding.FieldBits bits)
   val hasChild = Bool()
 }
 
@@ -55,9 +66,9 @@ class LpmTable(c: LpmTableConfig) extends Area {
     val valid = Bool()
     val key = Bits(c.keyWidth bits)
     val active = Bool()
-    val node = UInt(15 bits)
+    val node = UInt(LpmEncoding.FieldBits bits)
     val hasBest = Bool()
-    val best = UInt(15 bits)
+    val best = UInt(LpmEncoding.FieldBits bits)
   }
 
   val start = Walk()
@@ -100,22 +111,22 @@ class LpmTable(c: LpmTableConfig) extends Area {
 
   /** INDEX = level << 20 | address for trie entries, levels << 20 | r for results. */
   def indexValid(index: UInt): Bool = {
-    val levelOf = (index >> 20).resize(8)
-    val address = index(19 downto 0)
+    val levelOf = (index >> LpmEncoding.LevelShift).resize(8)
+    val address = index(LpmEncoding.LevelShift - 1 downto 0)
     val inTrie = (0 until c.levels).map(i => levelOf === i && address < c.entries(i))
     (inTrie :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
   }
 
   /** The table's descriptor (kind 2, prefix store flag) and control window on `bus`. */
-  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
-    bus.addTable(TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(name, TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
 
   /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA, and its
     * prefix in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. */
   def attach(window: TableWindow): Unit = new Area {
     val cmd = window.commands
-    val levelOf = (cmd.index >> 20).resize(8)
-    val address = cmd.index(19 downto 0)
+    val levelOf = (cmd.index >> LpmEncoding.LevelShift).resize(8)
+    val address = cmd.index(LpmEncoding.LevelShift - 1 downto 0)
     val deepest = (0 until c.levels).map(c.entries).max max c.results
     val clearing = Reg(Bool()) init False
     val port = Reg(UInt(log2Up(deepest) bits)) init 0
@@ -184,8 +195,8 @@ class LpmTableUnit(c: LpmTableConfig) extends Component {
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
   val table = new LpmTable(c)
-  val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = table.addWindow(bus)
+  val bus = new ControlBus(io.ctrl)
+  val window = table.addWindow(bus, "table")
   bus.build()
   table.attach(window)
   table.lookup << io.lookup

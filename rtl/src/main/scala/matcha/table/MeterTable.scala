@@ -10,6 +10,24 @@ object MeterColour {
   val Red = 2
 }
 
+
+/** A meter's DATA words in its control window (docs/tables.md, "Meters"). */
+object MeterEncoding extends matcha.ContractGroup("METER_", "A meter's window DATA words (docs/tables.md, \"Meters\")") {
+  val ModeWord = const("MODE_WORD", 0, "mode bits, then the shift")
+  val ModeTwoRate = const("MODE_TWO_RATE", 0x1, "RFC 2698; else RFC 2697")
+  val ModeColourAware = const("MODE_AWARE", 0x2)
+  val ModePackets = const("MODE_PACKETS", 0x4, "packets, not bytes, are metered")
+  val ModeShiftLsb = const("MODE_SHIFT_LSB", 8, "a byte or packet costs 2^shift units")
+  val CirWord = const("CIR_WORD", 1)
+  val PirWord = const("PIR_WORD", 2)
+  val CommittedBurstWord = const("CBS_WORD", 3, "64 bits")
+  val PeakBurstWord = const("PBS_WORD", 5, "64 bits: PBS, or EBS of RFC 2697")
+  val CommittedLevelWord = const("CLEVEL_WORD", 7, "a READ's levels, 64 bits each")
+  val PeakLevelWord = const("PLEVEL_WORD", 9)
+  val TimeWord = const("TIME_WORD", 11, "a READ's time of the levels")
+  val WriteWords = const("WRITE_WORDS", 7, "the words a WRITE takes")
+  val Words = const("WORDS", 12)
+}
 /** `meters` meters (a power of two) in block RAM (docs/tables.md, "Meters").
   *
   * Token buckets count units: a packet costs `bytes << shift` units (or `1 << shift` when the
@@ -37,9 +55,7 @@ case class MeterTableConfig(meters: Int, bytesWidth: Int = 16, rateWidth: Int = 
   /** Clocks from a request to its colour: RAM read, elapsed time and cost, partial
     * products, refill, burst read and the decision's constants, the decision, output. */
   def latency: Int = 6
-  /** DATA words of the control window: mode, CIR, PIR, CBS (2), PBS/EBS (2), the two levels
-    * (2 each) and the time of the levels. */
-  def dataWidth: Int = 12 * 32
+  def dataWidth: Int = MeterEncoding.Words * 32
   /** Descriptor word 5. */
   def geometry: Int = rateWidth | levelWidth << 8 | timestampWidth << 16
 }
@@ -387,8 +403,8 @@ class MeterTable(c: MeterTableConfig) extends Area {
   busDone.time := wb.now
 
   /** The meters' descriptor (kind 4) and control window on `bus`. */
-  def addWindow(bus: ControlBus): TableWindow =
-    bus.addTable(TableKind.Meter, c.indexWidth, c.meters, c.dataWidth, c.geometry, c.latency, extra = c.tickClocks)
+  def addWindow(bus: ControlBus, name: String): TableWindow =
+    bus.addTable(name, TableKind.Meter, c.indexWidth, c.meters, c.dataWidth, c.geometry, c.latency, extra = c.tickClocks)
 
   /** Connects the meters to their control window (docs/tables.md, "Meters"): WRITE sets a
     * meter from FLAGS.valid and DATA (buckets full), READ gives back its configuration and
@@ -402,14 +418,16 @@ class MeterTable(c: MeterTableConfig) extends Area {
     def pair(i: Int): Bits = data(32 * i, 64 bits)
     val staged = MeterSetting(c)
     staged.rates.configured := cmd.entry.valid
-    staged.rates.twoRate := word(0)(0)
-    staged.rates.colourAware := word(0)(1)
-    staged.rates.packets := word(0)(2)
-    staged.rates.shift := word(0)(8, c.shiftWidth bits).asUInt
-    staged.rates.cir := word(1).asUInt.resize(c.rateWidth)
-    staged.rates.pir := word(2).asUInt.resize(c.rateWidth)
-    staged.bursts.committed := pair(3).asUInt.resize(c.levelWidth)
-    staged.bursts.peak := pair(5).asUInt.resize(c.levelWidth)
+    val e = MeterEncoding
+    def mode(bit: Int): Bool = word(e.ModeWord)(Integer.numberOfTrailingZeros(bit))
+    staged.rates.twoRate := mode(e.ModeTwoRate)
+    staged.rates.colourAware := mode(e.ModeColourAware)
+    staged.rates.packets := mode(e.ModePackets)
+    staged.rates.shift := word(e.ModeWord)(e.ModeShiftLsb, c.shiftWidth bits).asUInt
+    staged.rates.cir := word(e.CirWord).asUInt.resize(c.rateWidth)
+    staged.rates.pir := word(e.PirWord).asUInt.resize(c.rateWidth)
+    staged.bursts.committed := pair(e.CommittedBurstWord).asUInt.resize(c.levelWidth)
+    staged.bursts.peak := pair(e.PeakBurstWord).asUInt.resize(c.levelWidth)
 
     val pending = RegInit(False)
     val op = Reg(MeterOp())
@@ -447,22 +465,28 @@ class MeterTable(c: MeterTableConfig) extends Area {
     window.done := busDone.valid && busDone.last
     window.readBack.valid := busDone.valid && busDone.last && busDone.op === MeterOp.read
     val r = busDone.payload
-    val words = Seq(
-      B(0, 18 bits) ## r.rates.shift.asBits.resize(6) ## B(0, 5 bits) ## r.rates.packets ## r.rates.colourAware ## r.rates.twoRate,
-      r.rates.cir.asBits.resize(32),
-      r.rates.pir.asBits.resize(32),
-      r.bursts.committed.asBits.resize(64),
-      r.bursts.peak.asBits.resize(64),
-      r.levels.committed.asBits.resize(64),
-      r.levels.peak.asBits.resize(64),
-      r.time.asBits.resize(32)
-    )
+    // A READ's DATA: each value at the word and bits MeterEncoding gives it.
+    val readData = Bits(c.dataWidth bits)
+    readData := 0
+    def put(word: Int, bits: Int, value: Bits): Unit = readData(32 * word, bits bits) := value.resize(bits)
+    def putMode(bit: Int, value: Bool): Unit = readData(32 * e.ModeWord + Integer.numberOfTrailingZeros(bit)) := value
+    putMode(e.ModeTwoRate, r.rates.twoRate)
+    putMode(e.ModeColourAware, r.rates.colourAware)
+    putMode(e.ModePackets, r.rates.packets)
+    readData(32 * e.ModeWord + e.ModeShiftLsb, c.shiftWidth bits) := r.rates.shift.asBits
+    put(e.CirWord, 32, r.rates.cir.asBits)
+    put(e.PirWord, 32, r.rates.pir.asBits)
+    put(e.CommittedBurstWord, 64, r.bursts.committed.asBits)
+    put(e.PeakBurstWord, 64, r.bursts.peak.asBits)
+    put(e.CommittedLevelWord, 64, r.levels.committed.asBits)
+    put(e.PeakLevelWord, 64, r.levels.peak.asBits)
+    put(e.TimeWord, 32, r.time.asBits)
     window.readBack.payload.valid := r.rates.configured
     window.readBack.actionId := 0
     window.readBack.priority := 0
     window.readBack.key := 0
     window.readBack.mask := 0
-    window.readBack.data := Cat(words).resize(c.dataWidth)
+    window.readBack.data := readData
     window.hit := result.valid && wb.configured
     window.miss := result.valid && !wb.configured
   }.setCompositeName(this, "control")
@@ -515,9 +539,9 @@ class MeterTableUnit(c: MeterTableConfig, name: String = "matcha_meter_table") e
   noIoPrefix()
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
-  val bus = new ControlBus(io.ctrl, buildId = 0)
+  val bus = new ControlBus(io.ctrl)
   val meters = new MeterTable(c)
-  val window = meters.addWindow(bus)
+  val window = meters.addWindow(bus, "meters")
   bus.build()
   meters.attach(window)
   meters.request << io.request

@@ -39,15 +39,18 @@ object SessionTable {
   /** Bit positions of the TCP flags in the flags byte. */
   object Flag { val Fin = 0; val Syn = 1; val Rst = 2; val Ack = 4 }
   /** Window registers beyond the common table window (docs/sessions.md). */
-  object Register {
-    val Occupancy = 0x200
-    val Control = 0x204
-    val Tick = 0x208
-    val Now = 0x20c
-    def timeout(state: Int): Int = 0x220 + 4 * state
-    val Learned = 0x240
-    val InsertFailed = 0x248
-    val Aged = 0x250
+  object Register extends matcha.ContractGroup("SESSION_", "Session table registers beyond the common window (docs/sessions.md)") {
+    val Occupancy = const("OCCUPANCY", 0x200)
+    val Control = const("CONTROL", 0x204)
+    val Tick = const("TICK", 0x208)
+    val Now = const("NOW", 0x20c)
+    val Timeouts = const("TIMEOUT", 0x220, "+ 4 * state")
+    def timeout(state: Int): Int = Timeouts + 4 * state
+    val Learned = const("LEARNED", 0x240, "64 bits")
+    val InsertFailed = const("INSERT_FAILED", 0x248, "64 bits")
+    val Aged = const("AGED", 0x250, "64 bits")
+    val AgeBits = const("AGE_BITS", stampWidth, "a READ's DATA[0]: the age, then the initiator bit")
+    val InitiatorHigh = const("INITIATOR_HIGH", 1 << stampWidth)
   }
   val defaultTick = 1 << 16
 }
@@ -411,8 +414,8 @@ class SessionTableUnit(c: SessionTableConfig) extends Component {
   noIoPrefix()
   AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
-  val bus = new ControlBus(io.ctrl, buildId = 0)
-  val window = bus.addTable(TableKind.Session, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency,
+  val bus = new ControlBus(io.ctrl)
+  val window = bus.addTable("sessions", TableKind.Session, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency,
     features = WindowFeatures(counters = true))
   val table = new SessionTable(c)
   table.attach(window)

@@ -4,17 +4,65 @@ import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.misc.BusSlaveFactory
 
-/** Table kinds as the self-describing block numbers them. */
-object TableKind {
-  val Exact = 1
-  val Lpm = 2
-  val Ternary = 3
-  val Meter = 4
-  val Session = 5
-  /** Descriptor word 0, bit 10: an LPM table keeps each result's prefix (its prefix store). */
-  val PrefixStoreFlag = 1 << 10
+/** Table kinds as the self-describing block numbers them (descriptor word 0). */
+object TableKind extends matcha.ContractGroup("KIND_", "Descriptor word 0: the kind code and its flags (docs/tables.md)") {
+  val Exact = const("EXACT", 1)
+  val Lpm = const("LPM", 2)
+  val Ternary = const("TERNARY", 3)
+  val Meter = const("METER", 4)
+  val Session = const("SESSION", 5)
+  val CodeMask = const("CODE_MASK", 0xff, "the kind code's bits")
+  val CountersFlag = const("COUNTERS", 1 << 8, "per-entry counters")
+  val DefaultActionFlag = const("DEFAULT_ACTION", 1 << 9, "a default action")
+  val PrefixStoreFlag = const("PREFIX_STORE", 1 << 10, "LPM: each result's prefix is kept beside it")
   /** Kind flags every table of a kind has, whatever its window features. */
   def flags(kind: Int): Int = if (kind == Lpm) PrefixStoreFlag else 0
+  /** The kinds' names, as layout.json and the tools spell them, by code. */
+  val names: Map[Int, String] = Map(Exact -> "exact", Lpm -> "lpm", Ternary -> "ternary", Meter -> "meter", Session -> "session")
+}
+
+/** Offsets in a table's window (docs/tables.md, "Table window"). */
+object WindowRegister extends matcha.ContractGroup("WIN_", "Table window offsets (docs/tables.md)") {
+  val Command = const("CMD", 0x000, "write: a command code")
+  val Status = const("STATUS", 0x000, "read: busy and the last command's error")
+  val Index = const("INDEX", 0x004)
+  val Flags = const("FLAGS", 0x008)
+  val Priority = const("PRIORITY", 0x00c)
+  val Key = const("KEY", 0x040)
+  val Mask = const("MASK", 0x080)
+  val Data = const("DATA", 0x0c0)
+  val Hits = const("HITS", 0x100, "64 bits: reading the low word latches the high word")
+  val Misses = const("MISSES", 0x108)
+  val Packets = const("PACKETS", 0x110, "a READ's per-entry packet count, 64 bits")
+  val Bytes = const("BYTES", 0x118, "a READ's per-entry byte count, 64 bits")
+  val End = const("END", 0x120, "the first offset past the common registers")
+  val StagingWords = const("STAGING_WORDS", 16, "32-bit words of KEY, MASK and DATA each")
+}
+
+/** Command codes written to a window's CMD. */
+object Command extends matcha.ContractGroup("CMD_", "Table window command codes (docs/tables.md)") {
+  val Write = const("WRITE", 1)
+  val Read = const("READ", 2)
+  val Clear = const("CLEAR", 3)
+  val Zero = const("ZERO", 4, "zero an entry's counters")
+  val Default = const("DEFAULT", 5, "set the default action")
+  val ReadDefault = const("READ_DEFAULT", 6)
+}
+
+/** STATUS of a window: busy in bit 0, the last command's error in bits 15..8. */
+object Status extends matcha.ContractGroup("STATUS_", "Table window STATUS (docs/tables.md)") {
+  val Busy = const("BUSY", 0x1)
+  val ErrorShift = const("ERROR_SHIFT", 8)
+  val ErrorMask = const("ERROR_MASK", 0xff, "after the shift")
+  val ErrorNone = const("ERROR_NONE", 0)
+  val ErrorIndexRange = const("ERROR_INDEX_RANGE", 1, "INDEX addresses no entry of the table")
+  val ErrorUnknownCommand = const("ERROR_UNKNOWN_CMD", 2, "a code the table does not have")
+}
+
+/** FLAGS of a window: the entry's valid bit and action id. */
+object EntryFlags extends matcha.ContractGroup("FLAGS_", "Table window FLAGS (docs/tables.md)") {
+  val Valid = const("VALID", 0x1)
+  val ActionShift = const("ACTION_SHIFT", 8, "the action id, 8 bits")
 }
 
 /** What every match unit hands its stage. */
@@ -63,7 +111,8 @@ case class CounterValues() extends Bundle {
 /** What a table in a pipeline has beyond its entries: per-entry counters, and a default
   * action whose reset value the pipeline description gives. */
 case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int, BigInt)] = None) {
-  def kindFlags: Int = (if (counters) 1 << 8 else 0) | (if (defaultAction.isDefined) 1 << 9 else 0)
+  def kindFlags: Int =
+    (if (counters) TableKind.CountersFlag else 0) | (if (defaultAction.isDefined) TableKind.DefaultActionFlag else 0)
 }
 
 /** The control window of one table (docs/tables.md, "Table window"): staging registers, the
@@ -74,8 +123,10 @@ case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int,
   * is busy until everything it was sent to has answered. */
 class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
     features: WindowFeatures = WindowFeatures()) extends Area {
+  /** The window's offsets. */
+  private val at = WindowRegister
   private def words(bits: Int) = (bits + 31) / 32
-  require(words(keyWidth) <= 16 && words(dataWidth) <= 16, "keys and action data are at most 512 bits")
+  require(words(keyWidth) <= at.StagingWords && words(dataWidth) <= at.StagingWords, "keys and action data are at most 512 bits")
 
   val commands = Flow(TableCommand(keyWidth, dataWidth))
   val done = Bool()
@@ -101,13 +152,13 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   val defaultAction = features.defaultAction.map { case (id, d) => Reg(Bits(8 bits)) init id }
   val defaultData = features.defaultAction.map { case (id, d) => Reg(Bits(dataWidth bits)) init d }
 
-  bus.readAndWrite(index, base + 0x04)
-  bus.readAndWrite(valid, base + 0x08, 0)
-  bus.readAndWrite(actionId, base + 0x08, 8)
-  bus.readAndWrite(priority, base + 0x0c)
-  for (i <- key.indices) bus.readAndWrite(key(i), base + 0x40 + 4 * i)
-  for (i <- mask.indices) bus.readAndWrite(mask(i), base + 0x80 + 4 * i)
-  for (i <- data.indices) bus.readAndWrite(data(i), base + 0xc0 + 4 * i)
+  bus.readAndWrite(index, base + at.Index)
+  bus.readAndWrite(valid, base + at.Flags, 0)
+  bus.readAndWrite(actionId, base + at.Flags, EntryFlags.ActionShift)
+  bus.readAndWrite(priority, base + at.Priority)
+  for (i <- key.indices) bus.readAndWrite(key(i), base + at.Key + 4 * i)
+  for (i <- mask.indices) bus.readAndWrite(mask(i), base + at.Mask + 4 * i)
+  for (i <- data.indices) bus.readAndWrite(data(i), base + at.Data + 4 * i)
   /** Memories power up holding anything (X in simulation) and rst does not reach them, so
     * the window runs a CLEAR of its own in the first clock after reset; STATUS is busy until
     * it is done. A command written meanwhile waits for it (`deferred`), so a host that
@@ -118,12 +169,11 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   when(!clearAfterReset && !tablePending && !counterPending) { resetClearing := False }
   val deferred = Reg(Bool()) init False
   val deferredOp = Reg(Bits(32 bits))
-  bus.read(tablePending || counterPending || resetClearing || deferred, base + 0x00, 0)
-  bus.read(error, base + 0x00, 8)
-  bus.readMultiWord(packets, base + 0x110)
-  bus.readMultiWord(bytes, base + 0x118)
+  bus.read(tablePending || counterPending || resetClearing || deferred, base + at.Status, 0)
+  bus.read(error, base + at.Status, Status.ErrorShift)
+  bus.readMultiWord(packets, base + at.Packets)
+  bus.readMultiWord(bytes, base + at.Bytes)
 
-  object Cmd { val Write = 1; val Read = 2; val Clear = 3; val Zero = 4; val Default = 5; val ReadDefault = 6 }
   val opCode = Bits(32 bits)
   val start = Bool()
   start := False
@@ -134,7 +184,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   command := opCode
   val launch = Bool()
   launch := False
-  bus.onWrite(base + 0x00) {
+  bus.onWrite(base + at.Command) {
     when(resetClearing && !deferred) {
       deferred := True
       deferredOp := opCode
@@ -148,20 +198,21 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     launch := True
   }
   when(launch) {
-    val known = command === Cmd.Write || command === Cmd.Read || command === Cmd.Clear ||
-      Bool(features.counters) && command === Cmd.Zero ||
-      Bool(features.defaultAction.isDefined) && (command === Cmd.Default || command === Cmd.ReadDefault)
-    val needsIndex = command === Cmd.Write || command === Cmd.Read || command === Cmd.Zero
+    val known = command === Command.Write || command === Command.Read || command === Command.Clear ||
+      Bool(features.counters) && command === Command.Zero ||
+      Bool(features.defaultAction.isDefined) && (command === Command.Default || command === Command.ReadDefault)
+    val needsIndex = command === Command.Write || command === Command.Read || command === Command.Zero
     val inRange = indexValid(index) || !needsIndex
-    error := ((!known) ? B(2, 8 bits) | ((!inRange) ? B(1, 8 bits) | B(0, 8 bits)))
+    error := ((!known) ? B(Status.ErrorUnknownCommand, 8 bits) |
+      ((!inRange) ? B(Status.ErrorIndexRange, 8 bits) | B(Status.ErrorNone, 8 bits)))
     when(known && inRange) { start := True }
   }
-  val toTable = command === Cmd.Write || command === Cmd.Read || command === Cmd.Clear
-  val toCounters = Bool(features.counters) && (command === Cmd.Read || command === Cmd.Clear || command === Cmd.Zero)
+  val toTable = command === Command.Write || command === Command.Read || command === Command.Clear
+  val toCounters = Bool(features.counters) && (command === Command.Read || command === Command.Clear || command === Command.Zero)
   commands.valid := start && toTable || clearAfterReset
   commands.op := TableOp.clear
-  when(!clearAfterReset && command === Cmd.Write) { commands.op := TableOp.write }
-  when(!clearAfterReset && command === Cmd.Read) { commands.op := TableOp.read }
+  when(!clearAfterReset && command === Command.Write) { commands.op := TableOp.write }
+  when(!clearAfterReset && command === Command.Read) { commands.op := TableOp.read }
   commands.index := index
   commands.entry.valid := valid
   commands.entry.actionId := actionId
@@ -171,8 +222,8 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   commands.entry.data := Cat(data).resize(dataWidth)
   counterCommands.valid := start && toCounters || clearAfterReset && Bool(features.counters)
   counterCommands.op := CounterOp.zero
-  when(command === Cmd.Read) { counterCommands.op := CounterOp.read }
-  when(command === Cmd.Clear || clearAfterReset) { counterCommands.op := CounterOp.clear }
+  when(command === Command.Read) { counterCommands.op := CounterOp.read }
+  when(command === Command.Clear || clearAfterReset) { counterCommands.op := CounterOp.clear }
   counterCommands.index := index
   if (!features.counters) counterRead.setIdle()
 
@@ -180,7 +231,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   // place: a command that completes in its own clock never shows busy.
   tablePending := (tablePending || commands.valid) && !done
   counterPending := (counterPending || counterCommands.valid) && !counterRead.valid
-  when(start && command === Cmd.Read) { packets := 0; bytes := 0 }
+  when(start && command === Command.Read) { packets := 0; bytes := 0 }
   when(counterRead.valid) { packets := counterRead.packets; bytes := counterRead.bytes }
   when(readBack.valid) {
     valid := readBack.payload.valid
@@ -191,11 +242,11 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     for (i <- data.indices) data(i) := readBack.data.resize(words(dataWidth) * 32)(32 * i, 32 bits)
   }
   for (action <- defaultAction; actionData <- defaultData) {
-    when(start && command === Cmd.Default) {
+    when(start && command === Command.Default) {
       action := actionId
       actionData := Cat(data).resize(dataWidth)
     }
-    when(start && command === Cmd.ReadDefault) {
+    when(start && command === Command.ReadDefault) {
       valid := True
       actionId := action
       for (i <- data.indices) data(i) := actionData.resize(words(dataWidth) * 32)(32 * i, 32 bits)
@@ -212,8 +263,8 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     bus.read(high, base + offset + 4)
     count
   }
-  val hits = counter64(hit, 0x100)
-  val misses = counter64(miss, 0x108)
+  val hits = counter64(hit, at.Hits)
+  val misses = counter64(miss, at.Misses)
 
   /** Registers a table adds to its window beyond these, as [from, until) offset ranges. */
   private val added = scala.collection.mutable.ArrayBuffer[(Int, Int)]()
@@ -222,9 +273,9 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   /** Offsets of this window that answer; everything else in it is an error. */
   def mapped(offset: UInt): Bool = {
     val o = offset
-    o === 0x00 || o === 0x04 || o === 0x08 || o === 0x0c ||
-    (o >= 0x40 && o < 0x40 + 4 * key.size) || (o >= 0x80 && o < 0x80 + 4 * mask.size) ||
-    (o >= 0xc0 && o < 0xc0 + 4 * data.size) || (o >= 0x100 && o < 0x120) ||
+    o === at.Status || o === at.Index || o === at.Flags || o === at.Priority ||
+    (o >= at.Key && o < at.Key + 4 * key.size) || (o >= at.Mask && o < at.Mask + 4 * mask.size) ||
+    (o >= at.Data && o < at.Data + 4 * data.size) || (o >= at.Hits && o < at.End) ||
     added.map { case (from, until) => o >= from && o < until }.foldLeft(False)(_ || _)
   }
 }

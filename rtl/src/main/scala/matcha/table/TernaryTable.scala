@@ -137,8 +137,8 @@ class TernaryTable(c: TernaryTableConfig) extends Area {
     * zeroes the entry store, one entry per clock; the row memories keep what they held,
     * which no lookup sees until a WRITE has rebuilt them. */
   /** The table's descriptor (kind 3) and control window on `bus`. */
-  def addWindow(bus: ControlBus, features: WindowFeatures = WindowFeatures()): TableWindow =
-    bus.addTable(TableKind.Ternary, c.keyWidth, c.size, c.dataWidth, 0, c.latency, features = features)
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+    bus.addTable(name, TableKind.Ternary, c.keyWidth, c.size, c.dataWidth, 0, c.latency, features = features)
 
   def attach(window: TableWindow): Unit = new Area {
     require(c.writeClocks - 1 > 4, "a lookup that matched the old entry must read its action before the copy changes")
@@ -251,9 +251,9 @@ class TernaryTableUnit(c: TernaryTableConfig, name: String = "matcha_ternary_tab
   noIoPrefix()
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
   io.ctrl.setName("s_axil")
-  val bus = new ControlBus(io.ctrl, buildId = 0)
+  val bus = new ControlBus(io.ctrl)
   val table = new TernaryTable(c)
-  val window = table.addWindow(bus)
+  val window = table.addWindow(bus, "table")
   bus.build()
   table.attach(window)
   table.lookup << io.lookup
