@@ -12,7 +12,7 @@ from cocotb.task import bridge, resume
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from tb.common import cocotb_util, driver
+from tb.common import cocotb_util, contract, driver
 from tb.common.sim import soak
 from tb.model import session as model
 from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP, Packet
@@ -63,7 +63,7 @@ class SessionTb:
         self.dev = await bridge(lambda: driver.Device(LiveBus(self.axil)))()
         info = self.dev.tables[TABLE]
         assert (info.kind, info.size, info.ways, info.key_bits, info.latency) == \
-            (driver.KIND_SESSION, size, WAYS, 128, LATENCY), info
+            (contract.KIND_SESSION, size, WAYS, 128, LATENCY), info
         self.model = model.SessionModel(info.size, info.ways)
         # After reset the table clears itself, one slot per clock.
         await ClockCycles(self.dut.clk, info.size // info.ways + 8)

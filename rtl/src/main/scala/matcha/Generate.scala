@@ -42,7 +42,7 @@ object Generate {
     val identify: ControlBus.Identify = objects => {
       val body = Generate.layoutJson(cfg, program, objects)
       val crc = new java.util.zip.CRC32
-      crc.update(ujson.write(body, indent = 2).getBytes("UTF-8"))
+      crc.update((ujson.write(body, indent = 2) + "\n").getBytes("UTF-8"))
       val withId = ujson.Obj("buildId" -> crc.getValue.toDouble)
       body.value.foreach { case (k, v) => withId(k) = v }
       made = Some(ujson.write(withId, indent = 2) + "\n" -> crc.getValue)

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+package matcha
+
+import matcha.program.{Program, Programs, Stage}
+import org.scalatest.funsuite.AnyFunSuite
+import spinal.core._
+
+/** The latency each stage declares (what layout.json reports: Program.latency) against the
+  * registers the built stage puts between its input and its output, counted in the netlist. */
+class LatencySpec extends AnyFunSuite {
+  def declared(p: Program, cfg: MatchaConfig): Seq[Int] =
+    p.steps.map(_.fold(Stage.latency(_, cfg.layout), _.stageLatency))
+
+  for (p <- Programs.all; cfg <- Generate.configs) {
+    test(s"every stage of ${p.name} on ${cfg.name} is as late as it declares") {
+      val path = SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
+      val built = path.stages.map(s => LatencyAnalysis(s.input.valid, s.output.valid))
+      assert(built == declared(p, cfg), s"built ${built.mkString(", ")}")
+      assert(built.sum == p.latency(cfg.layout))
+    }
+  }
+}
