@@ -29,8 +29,8 @@ if str(REPO) not in sys.path:
 from tb.common import sim  # noqa: E402
 
 TOPLEVEL = "matcha_l2l3"
-SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp", "json.cpp"]
-HEADERS = ["pcap_io.h", "control_socket.h", "json.h"]
+SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp"]
+HEADERS = ["pcap_io.h", "control_socket.h"]
 # Marks the deparser's PHV handshake readable: it tells which frame a drop belongs to.
 CONFIG_FILE = "matcha_sim.vlt"
 OPT = "-O2"
