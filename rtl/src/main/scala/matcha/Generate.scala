@@ -57,6 +57,7 @@ object Generate {
   "runtBytes": ${cfg.runtBytes},
   "maxFrameBytes": ${cfg.maxFrameBytes},
   "bufferBytes": ${cfg.bufferBytes},
+  "control": {"addressWidth": ${table.ControlBus.addressWidth}},
   "parser": {"latency": $parserLatency},
   "parseErrors": {${errors.mkString(", ")}},
   "droppedErrors": [${ParseError.dropped.toSeq.sortBy(_.code).map(e => json(e.label)).mkString(", ")}],
