@@ -1,4 +1,5 @@
-"""matcha-sim, the Verilator harness of matcha_l2l3 (sim/README.md), run as a process.
+"""matcha-sim, the Verilator harness of a program's pipeline (sim/README.md), run as a process,
+here built for the built-in l2l3 program (matcha_l2l3).
 
 Tables are loaded over the simulator's control socket by the real C driver
 (tb/common/driver.py) on a Python client of docs/sim-socket.md (tb/common/sim_socket.py);
@@ -37,14 +38,13 @@ from tb.common import sim
 from tb.common.sim_socket import (
     CANNOT_RUN, DECERR, OKAY, OP_READ, OP_WRITE, REQUEST, SLVERR, SocketBus, connect,
 )
-from tb.model import ERROR_NAMES, MAX_FRAME
+from tb.model import MAX_FRAME
 from tb.model.program import Program, ProgramError
 from tb.pipeline import traffic
 from tb.pipeline.control import MAGIC_VALUE as MAGIC, range_pairs
 from tb.sim import harness
 from tb.sim.harness import Simulator
 
-TOPLEVEL = "matcha_l2l3"
 # s_axil_awaddr of matcha_l2l3 is 24 bits wide: the control window is 16 MiB.
 WINDOW = 1 << 24
 pytestmark = pytest.mark.builds(*(harness.SimBinary(c) for c in sim.CONFIGS))
@@ -52,7 +52,7 @@ ADDERS = {"exact": "exact_add", "lpm": "lpm_add", "ternary": "ternary_add"}
 
 
 def need(config):
-    missing = sim.rtl_missing(config, TOPLEVEL)
+    missing = harness.SimBinary(config).missing()
     if missing:
         pytest.skip(missing)
 
@@ -206,11 +206,9 @@ def capture_through_simulator(config, mode, work, matcha_seed, frames):
     ins, tables = printed_counts(out)
     assert ins == {p: tuple(c) for p, c in exp.in_counts.items()}
     assert tables == program.counters()
-    table_reasons = {op.reason: f"{t.name}.{a.name}" for t in program.tables
-                     for a in t.actions.values() for op in a.ops if op.reason is not None}
+    names = harness.reason_names(program)
     for row in got.punt_rows + got.drop_rows:
-        code = int(row["reason"])
-        assert row["reason_name"] == ERROR_NAMES.get(code, table_reasons.get(code)), row
+        assert row["reason_name"] == names[int(row["reason"])], row
     assert got.summary["socket"]["connections_closed"] == 1
     if mode == "backpressure":
         assert f"seed {matcha_seed}" in out
@@ -781,16 +779,6 @@ def run_example(work, **env):
                           capture_output=True, text=True, timeout=600)
 
 
-def program_read_back(path):
-    """The model holding the entries read back from the simulator."""
-    program = program_of("w64")
-    for index, entries in json.loads(path.read_text()).items():
-        t = program[int(index)]
-        for *entry, action_id, data in entries:
-            t.add(*entry, action_id, data)
-    return program
-
-
 def test_make_run_example(work):
     """The flow of `make run`: the tables of sim/examples/l2l3_tables.txt, loaded by
     matcha-ctl into the running simulator and read back from it, are the ones the file
@@ -802,7 +790,7 @@ def test_make_run_example(work):
     assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
     assert f"{EXAMPLE_TABLES}: 9 entries loaded" in r.stdout
 
-    program = program_read_back(work / "tables.json")
+    program = harness.program_read_back(sim.layout_file("w64"), work / "tables.json")
     l2, lpm, acl = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
     assert (len(l2), len(lpm), len(acl)) == (3, 4, 2)
     assert l2.lookup(0x001122334466)[1:3] == (l2.action_id("forward"), l2.data("forward", port=4))
