@@ -9,7 +9,8 @@ program model holding the same tables). The other tests are the socket protocol 
 errors, DECERR beyond the bus, requests the simulator cannot run), clients that disconnect
 in the middle of a run, seeded back-pressure, capture records the simulator skips
 (snaplen-cut, empty, oversize) and short frames it pads, and bad input: missing or damaged
-captures, a socket path in use, bad options. Last, `make run`'s flow (sim/run_example.sh)
+captures, a socket path in use, bad options, layouts that are not JSON or whose members are
+wrong (the message names the member). Last, `make run`'s flow (sim/run_example.sh)
 on the shipped example, against the model holding the tables read back from the simulator
 after matcha-ctl loaded them.
 
@@ -743,6 +744,51 @@ def test_layout_of_another_build(work):
     capture = one_frame_capture(work / "one.pcap")
     err = sim_error("--in", f"0={capture}", "--out", work / "out", "--layout", other)
     assert "buildId" in err and "layout.json" in err
+
+
+def damage_member(layout, path, value):
+    """`layout` with the member at `path` (keys and list indexes) set to `value`, or removed
+    when `value` is None."""
+    *above, last = path
+    obj = layout
+    for k in above:
+        obj = obj[k]
+    if value is None:
+        del obj[last]
+    else:
+        obj[last] = value
+    return layout
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("buildId",), None, 'the document: no member "buildId"'),
+    (("program", "tables", 1, "index"), "1",
+     'program.tables[1].index: expected an integer from 0 to 4294967295, found "1"'),
+    (("program", "tables", 0, "actions", 1, "ops", 0, "reason"), 256,
+     "program.tables[0].actions[1].ops[0].reason: expected an integer from 0 to 255, found 256"),
+    (("program", "tables", 2, "actions"), {}, "program.tables[2].actions: expected an array"),
+    (("program", "tables", 2, "index"), 0, "program.tables[2]: index 0 is l2_fwd's too"),
+], ids=["no_build_id", "index_a_string", "reason_too_big", "actions_not_an_array",
+        "index_twice"])
+def test_layout_refused(work, path, value, message):
+    """A --layout whose members are missing, of the wrong type or out of range is refused
+    with a message naming the file and the member's path."""
+    need("w64")
+    layout = damage_member(json.loads(sim.layout_file("w64").read_text()), path, value)
+    bad = work / "layout.json"
+    bad.write_text(json.dumps(layout))
+    capture = one_frame_capture(work / "one.pcap")
+    assert f"{bad}: {message}" in sim_error("--in", f"0={capture}", "--out", work / "out",
+                                            "--layout", bad)
+
+
+def test_layout_not_json(work):
+    """A --layout that is not JSON: refused with the line and column where it stops."""
+    need("w64")
+    bad = work / "layout.json"
+    bad.write_text('{\n  "buildId": 1,\n  "program": {"tables": [}\n}\n')
+    err = sim_error("--socket", work / "ctl.sock", "--out", work / "out", "--layout", bad)
+    assert f"{bad}: not JSON: parse error at line 3, column 26" in err
 
 
 # ------------------------------------------------------------------------ examples
