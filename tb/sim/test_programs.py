@@ -1,6 +1,6 @@
 """matcha-sim built for a program other than the built-in one (`make sim PROGRAM=<name>`):
 the conntrack program (docs/pipeline.md, "The conntrack program"), whose session stage
-learns flows in the data path.
+learns flows in the data path; and a program that was not generated, refused.
 
 Its tables are loaded by matcha-ctl from a file while the simulator waits, behind the relay
 tb/sim/ctl_then_read_back.py, which reads them back from the running simulator; the entries
@@ -122,3 +122,17 @@ def test_conntrack_program_capture(work, matcha_seed):
     assert {by_session.action("drop").ops[0].reason,
             acl.action("deny").ops[0].reason} <= set(reasons), reasons
     assert exp.ports
+
+
+def test_unknown_program_refused():
+    """sim/build.py asked for a program the generator did not write: refused, naming the
+    programs it did write (rtl Generate.main: l2l3 in layout.json, the others in
+    layout-<program>.json)."""
+    missing = CONNTRACK.missing()
+    if missing:
+        pytest.skip(missing)
+    r = subprocess.run([sys.executable, str(harness.REPO / "sim" / "build.py"), "--program",
+                        "no_such_program"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert "no layout of program no_such_program in " in r.stderr
+    assert "(programs there: conntrack, l2l3, policer; run `make rtl`)" in r.stderr
