@@ -46,6 +46,7 @@ PREFIX = "Vmatcha"
 
 
 def toplevel(program):
+    """The generator names a program's pipeline after the program (rtl PacketPath)."""
     return f"matcha_{program}"
 
 
