@@ -148,6 +148,9 @@ void test_ctl_values(void)
 		{ "fe80::", { 0xfe, 0x80 } },
 		{ "1:2:3:4:5:6:7:8", { 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8 } },
 		{ "00::22:33:44:55", { [8] = 0, 0x22, 0, 0x33, 0, 0x44, 0, 0x55 } },
+		/* IPv4-mapped (RFC 4291 2.5.5.2): the IPv4 address in the last 32 bits */
+		{ "::ffff:10.0.0.1", { [10] = 0xff, 0xff, 10, 0, 0, 1 } },
+		{ "64:ff9b::192.0.2.33", { 0, 0x64, 0xff, 0x9b, [12] = 192, 0, 2, 33 } },
 	};
 	for (size_t i = 0; i < sizeof v6 / sizeof v6[0]; i++) {
 		CHECK_MSG(ctl_parse_value(v6[i].text, &v, err, sizeof err) == 0, "%s: %s", v6[i].text,
@@ -172,15 +175,21 @@ void test_ctl_values(void)
 		{ "0xfg", "\"0xfg\" is not a hex number" },
 		{ "12a", "\"12a\" is not a number (decimal, 0x hex, an IPv4 or a MAC address)" },
 		{ "-1", "is not a number" },
-		{ "1.2.3", "\"1.2.3\" is not an IPv4 address (four numbers 0..255 separated by '.')" },
+		{ "1.2.3", "\"1.2.3\" is not an IPv4 address (four numbers 0..255 separated by '.', "
+			   "no leading zeros)" },
 		{ "256.1.1.1", "is not an IPv4 address" },
 		{ "1.2.3.4.5", "is not an IPv4 address" },
 		{ "1..2.3", "is not an IPv4 address" },
 		{ "0001.2.3.4", "is not an IPv4 address" },
+		{ "010.0.0.1", "is not an IPv4 address" },
+		{ "1.2.3.4:5", "is not a MAC address" },
 		{ "00:11:22:33:44", "\"00:11:22:33:44\" is not a MAC address (six hex bytes "
 				    "separated by ':')" },
 		{ "00:11:22:33:44:55:66", "is not a MAC address" },
 		{ "00:11:22:33:44:555", "is not a MAC address" },
+		{ "00:11:22:33:44:5g", "is not a MAC address" },
+		{ "00:11:22:33:44:5 ", "is not a MAC address" }, /* ether_aton_r takes it */
+		{ "000:11:22:33:44:55", "is not a MAC address" },
 		{ "00:11:22:33:44:55:66:77:88", "nor an IPv6 address" },
 		{ "1::2::3", "is not a MAC address (six hex bytes separated by ':') nor an IPv6 "
 			     "address" },
@@ -1621,6 +1630,7 @@ void test_ctl_second_program(void)
 		"table_add v6 via 2001:db8::/32 => 02:00:00:00:00:01",
 		"table_add v6 via 2001:db8:0:1::/64 => 02:00:00:00:00:02",
 		"table_add v6 via ::/0 => 02:00:00:00:00:03",
+		"table_add v6 via ::ffff:10.0.0.0/104 => 02:00:00:00:00:04",
 		"table_add tunnel set 0xABCDEF 5 => 1099511627775",
 		"table_add v4 nh 10.1.0.0/16 => 192.168.1.1",
 		"table_dump v6",
@@ -1632,7 +1642,9 @@ void test_ctl_second_program(void)
 	fclose(stream);
 	CHECK_MSG(strstr(out, "  0    2001:db8::/32 => via(smac=02:00:00:00:00:01)\n"
 			 "  1    2001:db8:0:1::/64 => via(smac=02:00:00:00:00:02)\n"
-			 "  2    ::/0 => via(smac=02:00:00:00:00:03)\n3 entries\n"), "%s", out);
+			 "  2    ::/0 => via(smac=02:00:00:00:00:03)\n"
+			 "  3    ::ffff:10.0.0.0/104 => via(smac=02:00:00:00:00:04)\n4 entries\n"),
+		  "%s", out);
 	CHECK_MSG(strstr(out, "  handle meta.vni meta.x => action\n"
 			 "  0    11259375 5 => set(v=1099511627775)\n"
 			 "  default => ? (table tunnel holds action id 0, which the layout does not "
@@ -1651,6 +1663,10 @@ void test_ctl_second_program(void)
 	uint8_t prefix[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1 };
 	CHECK_OK(dev, matcha_lpm_read(dev, 2, prefix, 64, NULL, &e));
 	CHECK(e.valid && e.action_id == 1 && e.data[5] == 2);
+	/* An IPv4-mapped route: 10/8 behind ::ffff:0:0/96. */
+	uint8_t mapped[16] = { [10] = 0xff, 0xff, 10 };
+	CHECK_OK(dev, matcha_lpm_read(dev, 2, mapped, 104, NULL, &e));
+	CHECK(e.valid && e.action_id == 1 && e.data[5] == 4);
 	matcha_close(dev);
 	fake_free(fd);
 }
