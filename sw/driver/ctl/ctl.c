@@ -1484,3 +1484,91 @@ int ctl_batch(struct ctl *c, FILE *in, const char *name)
 			c->loaded == 1 ? "y" : "ies");
 	return rc;
 }
+
+/* ----------------------------------------------------------------------- completion */
+
+/* Whether `name` starts with `prefix` and is the candidate asked for: *n counts down the
+ * candidates before it. */
+static bool nth_match(const char *name, const char *prefix, unsigned *n)
+{
+	return name && !strncmp(name, prefix, strlen(prefix)) && (*n)-- == 0;
+}
+
+/* Word `k` of a command's synopsis without the brackets of an optional one ("[<table>]" is
+ * "<table>"); empty past the end. */
+static void synopsis_word(const char *args, int k, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (int i = 0; *args; i++) {
+		size_t n = strcspn(args, " ");
+		if (i == k) {
+			size_t skip = args[0] == '[', drop = n > skip && args[n - 1] == ']';
+			snprintf(out, len, "%.*s", (int)(n - skip - drop), args + skip);
+			return;
+		}
+		args += n + strspn(args + n, " ");
+	}
+}
+
+/* The layout's name of descriptor t among those `arg` of command `cmd` takes: meter arrays
+ * for <meter>, session tables for a session command's <table>, tables otherwise. */
+static const char *name_for(const struct ctl *c, const char *cmd, const char *arg, unsigned t)
+{
+	if (!strcmp(arg, "<meter>")) {
+		const struct matcha_meter_layout *m = matcha_layout_meter(c->dev, t);
+		return m ? m->name : NULL;
+	}
+	if (!strncmp(cmd, "session_", 8)) {
+		const struct matcha_session_layout *s = matcha_layout_session(c->dev, t);
+		return s ? s->name : NULL;
+	}
+	const struct matcha_table_layout *tl = matcha_layout_table(c->dev, t);
+	return tl ? tl->name : NULL;
+}
+
+const char *ctl_complete(const struct ctl *c, const char *line, size_t start,
+			 const char *prefix, unsigned n)
+{
+	/* The words before the one completed: the command and, for <action>, its table. */
+	char buf[CTL_MAX_LINE + 1], *save, *w[2] = { NULL, NULL };
+	int nw = 0;
+	size_t len = start < CTL_MAX_LINE ? start : CTL_MAX_LINE;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+		if (nw++ < 2)
+			w[nw - 1] = t;
+	const struct ctl_command *command = NULL;
+	for (size_t i = 0; i < NCOMMANDS && nw; i++)
+		if (!strcmp(commands[i].name, w[0]))
+			command = &commands[i];
+	char arg[40];
+	if (nw == 0)
+		strcpy(arg, "<command>");
+	else if (command)
+		synopsis_word(command->args, nw - 1, arg, sizeof arg);
+	else
+		return NULL;
+	if (!strcmp(arg, "<command>")) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			if (nth_match(commands[i].name, prefix, &n))
+				return commands[i].name;
+		return NULL;
+	}
+	if (!strcmp(arg, "<table>") || !strcmp(arg, "<meter>")) {
+		for (unsigned t = 0; t < matcha_table_count(c->dev); t++) {
+			const char *name = name_for(c, command->name, arg, t);
+			if (nth_match(name, prefix, &n))
+				return name;
+		}
+		return NULL;
+	}
+	unsigned table;
+	const struct matcha_table_layout *tl;
+	if (!strcmp(arg, "<action>") && layout_table_named(c->dev, w[1], &table) &&
+	    (tl = matcha_layout_table(c->dev, table)))
+		for (unsigned a = 0; a < tl->nactions; a++)
+			if (nth_match(tl->actions[a].name, prefix, &n))
+				return tl->actions[a].name;
+	return NULL;
+}

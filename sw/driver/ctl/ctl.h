@@ -49,4 +49,14 @@ int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t 
 /* Match forms: a value; value/length; value&&&mask; low->high. */
 int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen);
 
+/*
+ * Candidate `n` (from 0) for completing the word `prefix` that starts at byte `start` of
+ * `line`: a command name as the first word; then, by the command's synopsis, a table,
+ * meter array or session table name from the layout, an action of the table named before
+ * it, or a command name after help. NULL past the last candidate. Names stay valid while
+ * the layout is loaded.
+ */
+const char *ctl_complete(const struct ctl *c, const char *line, size_t start,
+			 const char *prefix, unsigned n);
+
 #endif

@@ -117,6 +117,93 @@ static void fails_without_layout(const struct fake_cfg *cfg, const char *line,
 	fake_free(fd);
 }
 
+/* Every candidate ctl_complete gives for the last word of `line`, joined by spaces. */
+static const char *completions(const struct ctl *c, const char *line)
+{
+	static char all[1024];
+	const char *space = strrchr(line, ' ');
+	size_t start = space ? (size_t)(space - line) + 1 : 0, len = 0;
+	const char *name;
+	all[0] = '\0';
+	for (unsigned n = 0; (name = ctl_complete(c, line, start, line + start, n)); n++)
+		len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", n ? " " : "", name);
+	return all;
+}
+
+/* Tab completion: commands as ctl.c's table lists them; names from docs/pipeline.md's
+ * l2l3 and policer programs (tables l2_fwd, ipv4_lpm, acl; ipv4_lpm's actions route,
+ * drop, no_route; meter array policers). */
+void test_ctl_completion(void)
+{
+	static const struct {
+		const char *line, *want;
+	} l2l3[] = {
+		{ "", "table_add table_delete table_modify table_dump table_clear table_set_default "
+		      "counter_read counter_reset table_info meter_set_rates meter_get_rates "
+		      "meter_reset set_clock_hz session_dump session_delete session_flush "
+		      "session_stats session_set_timeout session_get_timeout session_set_tick "
+		      "session_set_policy session_get_policy help quit" },
+		{ "table_", "table_add table_delete table_modify table_dump table_clear "
+			    "table_set_default table_info" },
+		{ "table_s", "table_set_default" },
+		{ "x", "" },
+		{ "table_add ", "l2_fwd ipv4_lpm acl" },
+		{ "table_add  i", "ipv4_lpm" },
+		{ "table_dump a", "acl" },
+		{ "table_info ", "l2_fwd ipv4_lpm acl" },
+		{ "table_add ipv4_lpm ", "route drop no_route" },
+		{ "table_modify ipv4_lpm no", "no_route" },
+		{ "table_set_default l2_fwd ", "no_op forward drop" },
+		{ "table_add nosuch ", "" },
+		{ "table_add l2_fwd forward ", "" },
+		{ "table_delete l2_fwd ", "" },
+		{ "help t", "table_add table_delete table_modify table_dump table_clear "
+			    "table_set_default table_info" },
+		{ "nosuch ", "" },
+		/* no meter arrays or session tables in l2l3 */
+		{ "meter_reset ", "" },
+		{ "session_dump ", "" },
+	};
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	CHECK(dev);
+	ctl_init(&c, dev, stdout);
+	/* No layout, no names. */
+	CHECK_MSG(!strcmp(completions(&c, "table_add "), ""), "%s", completions(&c, "table_add "));
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_LAYOUT));
+	for (size_t i = 0; i < sizeof l2l3 / sizeof l2l3[0]; i++)
+		CHECK_MSG(!strcmp(completions(&c, l2l3[i].line), l2l3[i].want),
+			  "\"%s\": \"%s\", expected \"%s\"", l2l3[i].line,
+			  completions(&c, l2l3[i].line), l2l3[i].want);
+	matcha_close(dev);
+	fake_free(fd);
+
+	cfg = fake_policer_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	ctl_init(&c, dev, stdout);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_POLICER_LAYOUT));
+	CHECK(!strcmp(completions(&c, "meter_set_rates "), "policers"));
+	CHECK(!strcmp(completions(&c, "meter_get_rates po"), "policers"));
+	CHECK(!strcmp(completions(&c, "table_add "), "police by_colour"));
+	matcha_close(dev);
+	fake_free(fd);
+
+	cfg = fake_conntrack_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	ctl_init(&c, dev, stdout);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_CONNTRACK_LAYOUT));
+	CHECK(!strcmp(completions(&c, "session_stats "), "sessions"));
+	CHECK(!strcmp(completions(&c, "table_clear "), "acl by_session"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
 void test_ctl_values(void)
 {
 	static const struct {
@@ -1324,29 +1411,45 @@ void test_layout_fuzz(void)
 
 /* ------------------------------------------------------------- the program itself */
 
+/* Runs the shell command `cmd` with its standard output and error into `out`; its exit
+ * status. */
+static int run_shell(const char *cmd, char *out, size_t cap)
+{
+	char out_path[64], line[1200];
+	snprintf(out_path, sizeof out_path, "/tmp/matcha-ctl-%d.out", (int)getpid());
+	snprintf(line, sizeof line, "%s > %s 2>&1", cmd, out_path);
+	int status = system(line);
+	FILE *f = fopen(out_path, "r");
+	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	unlink(out_path);
+	return status;
+}
+
+/* Writes `batch` to a file named after the process, into `path`. */
+static void write_batch(const char *batch, char *path, size_t len)
+{
+	snprintf(path, len, "/tmp/matcha-ctl-%d.batch", (int)getpid());
+	FILE *f = fopen(path, "w");
+	fputs(batch, f);
+	fclose(f);
+}
+
 /* Runs matcha-ctl on the device `uri` with the options `args` (NULL-terminated) and `batch`
  * as its -f file; its exit status, its output in *out. */
 static int run_program_at(const char *uri, const char *const *args, const char *batch,
 			  char *out, size_t cap)
 {
-	char batch_path[64], out_path[64], cmd[1024];
-	snprintf(batch_path, sizeof batch_path, "/tmp/matcha-ctl-%d.batch", (int)getpid());
-	snprintf(out_path, sizeof out_path, "/tmp/matcha-ctl-%d.out", (int)getpid());
-	FILE *f = fopen(batch_path, "w");
-	fputs(batch, f);
-	fclose(f);
+	char batch_path[64], cmd[1024];
+	write_batch(batch, batch_path, sizeof batch_path);
 	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s '%s'", MATCHA_CTL_BIN, uri);
 	for (const char *const *a = args; *a; a++)
 		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " '%s'", *a);
-	snprintf(cmd + len, sizeof cmd - len, " -f %s > %s 2>&1", batch_path, out_path);
-	int status = system(cmd);
-	f = fopen(out_path, "r");
-	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
+	snprintf(cmd + len, sizeof cmd - len, " -f %s", batch_path);
+	int status = run_shell(cmd, out, cap);
 	unlink(batch_path);
-	unlink(out_path);
 	return status;
 }
 
@@ -1406,6 +1509,47 @@ void test_ctl_program_over_sim_socket(void)
 	status = run_program_at("sim:/nonexistent/sock", no_options, "", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
 		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
+	fake_free(fd);
+}
+
+/* The options as getopt_long reads them, and commands from standard input without -f. */
+void test_ctl_program_options(void)
+{
+	char out[4096], cmd[1024];
+	int status = run_shell(MATCHA_CTL_BIN " --help", out, sizeof out);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		  strstr(out, "  --layout FILE ") && strstr(out, "  --clock-hz HZ ") &&
+		  strstr(out, "  -f BATCH ") && strstr(out, "  -h, --help "), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " sim:/x --layuot f", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "unrecognized option '--layuot'") &&
+		  strstr(out, "usage: matcha-ctl URI"), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " sim:/x --layout", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "option '--layout' requires an "
+		  "argument"), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " sim:/x sim:/y", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "matcha-ctl: unexpected argument "
+		  "\"sim:/y\""), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " --layout f", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "usage: matcha-ctl URI"), "%s", out);
+
+	/* --layout=FILE, options before the URI, and the commands on a standard input that
+	 * is not a terminal: read line by line as a batch. */
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server srv;
+	char batch_path[64];
+	CHECK(sim_server_start(&srv, fd) == 0);
+	write_batch("table_add l2_fwd forward 02:00:00:00:00:07 => 7\ntable_dump l2_fwd\n",
+		    batch_path, sizeof batch_path);
+	snprintf(cmd, sizeof cmd, "%s --layout=%s sim:%s < %s", MATCHA_CTL_BIN, MATCHA_LAYOUT,
+		 srv.path, batch_path);
+	status = run_shell(cmd, out, sizeof out);
+	sim_server_stop(&srv);
+	unlink(batch_path);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		  strstr(out, "Entry added to l2_fwd with handle 0\n") &&
+		  strstr(out, "  0    02:00:00:00:00:07 => forward(port=7)\n") &&
+		  strstr(out, "<stdin>: 1 entry loaded\n"), "status %d, output: %s", status, out);
 	fake_free(fd);
 }
 
