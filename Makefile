@@ -64,8 +64,8 @@ help:
 	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
-	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), WAVES=1: with tracing)'
-	@echo '  run          the example: matcha-sim on sim/examples/l2l3.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run'
+	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack; WAVES=1: with tracing)'
+	@echo '  run          the example: the l2l3 matcha-sim on sim/examples/l2l3.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run'
 	@echo '  bench        packet-path benchmark (bench/run.sh)'
 	@echo '  clean        remove build outputs, keep build/venv'
 	@echo '  distclean    remove all of build/ and rtl/target/'
@@ -74,8 +74,9 @@ help:
 
 setup: $(APT_STAMP) $(REQ_STAMP) $(VL_STAMP)
 
-$(APT_STAMP): tools/setup-apt.sh
-	tools/setup-apt.sh
+$(APT_STAMP): tools/setup-apt.sh versions.env
+	JANSSON_VERSION=$(JANSSON_VERSION) LIBEDIT_VERSION=$(LIBEDIT_VERSION) \
+	  NLOHMANN_JSON_VERSION=$(NLOHMANN_JSON_VERSION) tools/setup-apt.sh
 	@mkdir -p $(@D) && touch $@
 
 $(VPY): | $(APT_STAMP)
@@ -177,17 +178,25 @@ sw-test:
 
 # ---------------------------------------------------------------------------- sim, run
 
-# The Verilator harness of matcha_l2l3 (sim/README.md); sim/build.py skips an up-to-date build.
+# The Verilator harness of a program's pipeline, matcha_<program> (sim/README.md);
+# sim/build.py skips an up-to-date build.
 SIM_CONFIG ?= w64
+PROGRAM    ?= l2l3
 
 sim: setup rtl
-	$(TEST_ENV) $(VPY) sim/build.py --config $(SIM_CONFIG) $(if $(WAVES),--waves)
+	$(TEST_ENV) $(VPY) sim/build.py --config $(SIM_CONFIG) --program $(PROGRAM) $(if $(WAVES),--waves)
 
 # The shipped example (sim/run_example.sh): the simulator, matcha-ctl loading the example
-# tables over its socket, the summary; captures in $(BUILD)/run.
+# tables over its socket, the summary; captures in $(BUILD)/run. Its tables are l2l3's.
+ifneq ($(filter run,$(MAKECMDGOALS)),)
+ifneq ($(PROGRAM),l2l3)
+$(error make run: the example is the l2l3 program's, not $(PROGRAM)'s; build others with make sim)
+endif
+endif
+
 run: sim
 	$(MAKE) -s -C sw/driver
-	MATCHA_SIM=$(BUILD)/sim/$(SIM_CONFIG)/matcha-sim MATCHA_LAYOUT=$(RTL_OUT)/$(SIM_CONFIG)/layout.json \
+	MATCHA_SIM=$(BUILD)/sim/$(SIM_CONFIG)/l2l3/matcha-sim MATCHA_LAYOUT=$(RTL_OUT)/$(SIM_CONFIG)/layout.json \
 	  sim/run_example.sh $(BUILD)/run
 
 bench: setup rtl

@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
-"""Build matcha-sim, the Verilator harness of matcha_l2l3, for one configuration.
+"""Build matcha-sim, the Verilator harness of a program's pipeline, for one configuration.
 
-    python sim/build.py [--config w64|w512] [--waves]
+    python sim/build.py [--config w64|w512] [--program l2l3|policer|conntrack|...] [--waves]
 
-Writes build/sim/<config>/matcha-sim (with --waves: matcha-sim-waves, which records FST
-waveforms with --trace). The widths the harness needs (data, ports, control addresses)
-are read from the generated Verilog's ports, the maximum frame size, the parse error names
-and the build id from layout.json; they go into a generated matcha_sim_config.h. The
-build is skipped when a stamp holds the hash of every input (Verilog, layout, harness
-sources, options, Verilator); an fcntl lock keeps parallel test workers from building
-the same binary at once. Prints the binary's path.
+Writes build/sim/<config>/<program>/matcha-sim (with --waves: matcha-sim-waves, which
+records FST waveforms with --trace). The generator writes every program of a
+configuration as matcha_<program> with its layout (layout.json for the built-in program,
+layout-<program>.json for the others); the program's layout gives the top level's name,
+the widths the harness needs (data, port number, control addresses), the maximum frame
+size, the parse error names and the build id, which go into a generated
+matcha_sim_config.h (the harness's compile checks the data width against the model's
+s_axis_tdata). The build is skipped when a stamp holds the hash of every input (Verilog, layout,
+harness sources, options, Verilator); an fcntl lock keeps parallel test workers from
+building the same binary at once. Prints the binary's path.
 """
 
 import argparse
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,101 +30,148 @@ if str(REPO) not in sys.path:
 
 from tb.common import sim  # noqa: E402
 
-TOPLEVEL = "matcha_l2l3"
-SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp", "json.cpp"]
-HEADERS = ["pcap_io.h", "control_socket.h", "json.h"]
+SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp"]
+HEADERS = ["pcap_io.h", "control_socket.h"]
 # Marks the deparser's PHV handshake readable: it tells which frame a drop belongs to.
 CONFIG_FILE = "matcha_sim.vlt"
 OPT = "-O2"
 VERILATOR_ARGS = ["--x-assign", "fast", "--x-initial", "fast"]
 
 
-def binary_path(config, waves=False):
-    return sim.SIM_DIR / config / ("matcha-sim-waves" if waves else "matcha-sim")
+# The program `make sim` and `make run` build when none is named.
+DEFAULT_PROGRAM = "l2l3"
+# Class names of the Verilated model, whatever the program: the harness includes
+# "Vmatcha.h".
+PREFIX = "Vmatcha"
 
 
-def port_widths(verilog, module=TOPLEVEL):
-    """{port: width} of `module` in a generated Verilog file."""
-    text = Path(verilog).read_text()
-    m = re.search(rf"^module {module} \((.*?)\);", text, re.S | re.M)
-    if not m:
-        raise RuntimeError(f"{verilog}: no module {module}")
-    ports = {}
-    for decl in re.finditer(r"(input|output)\s+wire\s+(?:\[(\d+):(\d+)\]\s+)?(\w+)", m.group(1)):
-        msb, lsb = decl.group(2), decl.group(3)
-        ports[decl.group(4)] = int(msb) - int(lsb) + 1 if msb is not None else 1
-    return ports
+def toplevel(program):
+    """The generator names a program's pipeline after the program (rtl PacketPath)."""
+    return f"matcha_{program}"
 
 
-def config_header(config):
-    """The text of matcha_sim_config.h for a configuration."""
-    verilog, layout_path = sim.rtl_file(config, TOPLEVEL), sim.layout_file(config)
-    ports = port_widths(verilog)
-    layout = json.loads(layout_path.read_text())
-    data_bits = ports["s_axis_tdata"]
-    port_bits = ports["s_axis_tuser"] - 1
-    expected = {"m_axis_tdata": data_bits, "s_axis_tkeep": data_bits // 8,
-                "m_axis_tuser": 1 + port_bits + 8, "s_axil_araddr": ports["s_axil_awaddr"]}
-    for name, width in expected.items():
-        if ports.get(name) != width:
-            raise RuntimeError(f"{verilog}: {name} is {ports.get(name)} bits, the harness "
-                               f"expects {width} (docs/packet-path.md)")
+def binary_path(config, program=DEFAULT_PROGRAM, waves=False):
+    return sim.SIM_DIR / config / program / ("matcha-sim-waves" if waves else "matcha-sim")
+
+
+def layout_path(config, program):
+    """The layout of `program` in `config`: layout-<program>.json, or layout.json when it
+    describes `program` (the built-in program's); None when neither does."""
+    rtl = sim.RTL_DIR / config
+    own = rtl / f"layout-{program}.json"
+    if own.exists():
+        return own
+    built_in = rtl / "layout.json"
+    if built_in.exists() and json.loads(built_in.read_text())["program"]["name"] == program:
+        return built_in
+    return None
+
+
+def programs(config):
+    """Names of the programs generated for `config`."""
+    rtl = sim.RTL_DIR / config
+    names = {p.name[len("layout-"):-len(".json")] for p in rtl.glob("layout-*.json")}
+    if (rtl / "layout.json").exists():
+        names.add(json.loads((rtl / "layout.json").read_text())["program"]["name"])
+    return sorted(names)
+
+
+def missing(config, program=DEFAULT_PROGRAM):
+    """None if the Verilog and the layout of `program` in `config` exist, else why not."""
+    layout = layout_path(config, program)
+    if layout is None:
+        rtl = sim.RTL_DIR / config
+        there = ", ".join(programs(config)) or "none"
+        return (f"no layout of program {program} in {rtl.relative_to(REPO)} (programs there: "
+                f"{there}; run `make rtl`)")
+    verilog = sim.rtl_file(config, toplevel(program))
+    if not verilog.exists():
+        return f"{verilog.relative_to(REPO)} not found (run `make rtl`)"
+    return None
+
+
+def config_header(config, program):
+    """The text of matcha_sim_config.h for a program in a configuration."""
+    path = layout_path(config, program)
+    layout = json.loads(path.read_text())
+    where = path.relative_to(REPO)
+    if layout["program"]["name"] != program:
+        raise RuntimeError(f"{where} describes program {layout['program']['name']}, "
+                           f"not {program}")
+
+    def number(*keys):
+        value = layout
+        for k in keys:
+            if not isinstance(value, dict) or k not in value:
+                raise RuntimeError(f"{where}: no {'.'.join(keys)} (run `make rtl`)")
+            value = value[k]
+        if not isinstance(value, int) or value < 0:
+            raise RuntimeError(f"{where}: {'.'.join(keys)} is {value!r}, not a number")
+        return value
+
+    data_bits = number("dataWidth")
     if data_bits % 64 or not 64 <= data_bits <= 512:
-        raise RuntimeError(f"{verilog}: data width {data_bits}; the harness takes 64..512 "
+        raise RuntimeError(f"{where}: data width {data_bits}; the harness takes 64..512 "
                            f"bits in steps of 64")
+    top = toplevel(program)
     errors = ", ".join(f'{{{code}, "{name}"}}'
                        for name, code in sorted(layout["parseErrors"].items(),
                                                 key=lambda kv: kv[1]))
     return "\n".join([
-        f"// Generated by sim/build.py from {verilog.relative_to(REPO)} and "
-        f"{layout_path.relative_to(REPO)}.",
+        f"// Generated by sim/build.py from {where}.",
         "#pragma once",
+        f'#define MATCHA_PROGRAM "{program}"',
         f'#define MATCHA_CONFIG "{config}"',
+        f'#define MATCHA_TOPLEVEL "{top}"',
         f"#define MATCHA_DATA_BYTES {data_bits // 8}",
-        f"#define MATCHA_PORT_BITS {port_bits}",
-        f"#define MATCHA_AXIL_ADDR_BITS {ports['s_axil_awaddr']}",
-        f"#define MATCHA_MAX_FRAME_BYTES {int(layout['maxFrameBytes'])}",
-        f"#define MATCHA_BUILD_ID {int(layout['buildId'])}u",
-        f"#define MATCHA_LAYOUT_PATH {json.dumps(str(layout_path.resolve()))}",
+        f"#define MATCHA_PORT_BITS {number('portWidth')}",
+        f"#define MATCHA_AXIL_ADDR_BITS {number('control', 'addressWidth')}",
+        f"#define MATCHA_MAX_FRAME_BYTES {number('maxFrameBytes')}",
+        f"#define MATCHA_BUILD_ID {number('buildId')}u",
+        f"#define MATCHA_LAYOUT_PATH {json.dumps(str(path.resolve()))}",
+        "// A signal of the deparser (made readable by matcha_sim.vlt) in the model's root,",
+        "// where Verilator names it after the top level.",
+        f"#define MATCHA_DEPARSER(root, signal) (root).{top}__DOT__deparser__DOT__##signal",
         "struct MatchaParseError { unsigned code; const char* name; };",
         f"static const MatchaParseError MATCHA_PARSE_ERRORS[] = {{{errors}}};",
         "",
     ])
 
 
-def command(config, waves, obj_dir, binary):
+def command(config, program, waves, obj_dir, binary):
     jobs = os.environ.get("MATCHA_SIM_JOBS", "2")
     args = [str(sim.setup_environment() / "verilator"), "--cc", "--exe", "--build",
-            "-j", jobs, "--top-module", TOPLEVEL, *sim.BUILD_ARGS, *VERILATOR_ARGS,
+            "-j", jobs, "--top-module", toplevel(program), "--prefix", PREFIX,
+            *sim.BUILD_ARGS, *VERILATOR_ARGS,
             "--Mdir", str(obj_dir), "-o", str(binary),
             "-CFLAGS", f"-std=c++17 {OPT} -I{HERE} -I{sim.RTL_DIR / 'contract'}", "-LDFLAGS", "-lpcap"]
     for var in sim.make_vars() + [f"OPT_FAST={OPT}", f"OPT_SLOW={OPT}", f"OPT_GLOBAL={OPT}"]:
         args += ["-MAKEFLAGS", var]
     if waves:
         args += sim.WAVE_ARGS
-    args += [str(sim.rtl_file(config, TOPLEVEL)), str(HERE / CONFIG_FILE)]
+    args += [str(sim.rtl_file(config, toplevel(program))), str(HERE / CONFIG_FILE)]
     args += [str(HERE / s) for s in SOURCES]
     return args
 
 
-def build(config="w64", waves=False, quiet=False):
-    """Build (or reuse) the harness of `config`; returns the binary's path."""
-    missing = sim.rtl_missing(config, TOPLEVEL)
-    if missing:
-        raise RuntimeError(missing)
-    binary = binary_path(config, waves)
+def build(config="w64", program=DEFAULT_PROGRAM, waves=False, quiet=False):
+    """Build (or reuse) the harness of `program` in `config`; returns the binary's path."""
+    why = missing(config, program)
+    if why:
+        raise RuntimeError(why)
+    binary = binary_path(config, program, waves)
     obj_dir = binary.with_name(binary.name + ".obj")
-    header = config_header(config)
-    cmd = command(config, waves, obj_dir, binary)
+    header = config_header(config, program)
+    cmd = command(config, program, waves, obj_dir, binary)
     h = hashlib.sha256()
-    h.update(sim.rtl_file(config, TOPLEVEL).read_bytes())
+    h.update(sim.rtl_file(config, toplevel(program)).read_bytes())
     h.update(header.encode())
     for name in SOURCES + HEADERS + [CONFIG_FILE, "build.py"]:
         h.update((HERE / name).read_bytes())
     h.update("\0".join(cmd).encode())
     key = h.hexdigest()
     stamp = obj_dir / ".matcha-build"
-    with sim.locked(sim.SIM_DIR / config / f".{binary.name}.lock"):
+    with sim.locked(binary.parent / f".{binary.name}.lock"):
         if stamp.exists() and stamp.read_text() == key and binary.exists():
             return binary
         obj_dir.mkdir(parents=True, exist_ok=True)
@@ -144,10 +193,12 @@ def build(config="w64", waves=False, quiet=False):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default="w64", choices=sim.CONFIGS)
+    ap.add_argument("--program", default=DEFAULT_PROGRAM,
+                    help=f"the program's pipeline, matcha_<program> (default {DEFAULT_PROGRAM})")
     ap.add_argument("--waves", action="store_true", help="build with FST tracing (--trace)")
     args = ap.parse_args(argv)
     try:
-        print(build(args.config, args.waves))
+        print(build(args.config, args.program, args.waves))
     except RuntimeError as e:
         sys.exit(f"sim/build.py: {e}")
 

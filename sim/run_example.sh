@@ -6,7 +6,7 @@
 # usage: sim/run_example.sh [OUT_DIR]        (default build/run)
 #
 # The binaries must exist (make run builds them). Environment, for tests and other builds:
-#   MATCHA_SIM     the simulator        (default build/sim/w64/matcha-sim)
+#   MATCHA_SIM     the simulator        (default build/sim/w64/l2l3/matcha-sim)
 #   MATCHA_CTL     the table loader     (default build/sw/matcha-ctl)
 #   MATCHA_LAYOUT  its layout.json      (default build/rtl/w64/layout.json)
 #   MATCHA_SOCKET  the control socket   (default OUT_DIR/matcha.sock; at most 107 bytes)
@@ -19,7 +19,7 @@ set -uo pipefail
 
 cd "$(dirname "$0")/.."
 out=${1:-build/run}
-sim=${MATCHA_SIM:-build/sim/w64/matcha-sim}
+sim=${MATCHA_SIM:-build/sim/w64/l2l3/matcha-sim}
 ctl=${MATCHA_CTL:-build/sw/matcha-ctl}
 layout=${MATCHA_LAYOUT:-build/rtl/w64/layout.json}
 sock=${MATCHA_SOCKET:-$out/matcha.sock}

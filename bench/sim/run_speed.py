@@ -2,12 +2,12 @@
 """Simulator speed: how many clocks and frames per second matcha-sim simulates, per
 configuration and frame size, and writes a Markdown table (and the raw JSON).
 
-For each configuration the harness is built (sim/build.py, skipped when up to date); for
-each frame size a capture of IPv4/UDP frames is made, one route (10.0.0.0/8 to port 1)
-is loaded over the control socket by the C driver, and the frames run back to back
-without back-pressure. The numbers are the simulator's own summary (summary.json):
-clocks and frames per second of wall time spent simulating (the table load's wait for
-the client is not counted), and frames per clock of the pipeline.
+For each configuration the harness of the l2l3 program is built (sim/build.py, skipped
+when up to date); for each frame size a capture of IPv4/UDP frames is made, one route
+(10.0.0.0/8 to port 1) is loaded over the control socket by the C driver, and the frames
+run back to back without back-pressure. The numbers are the simulator's own summary
+(summary.json): clocks and frames per second of wall time spent simulating (the table
+load's wait for the client is not counted), and frames per clock of the pipeline.
 
 usage: python bench/sim/run_speed.py [--configs w64,w512] [--sizes 64,512,1518]
                                      [--frames 20000,8000,3000] [--out bench/results/sim.md]
@@ -40,12 +40,14 @@ from tb.common import sim  # noqa: E402
 from tb.common.sim_socket import SocketBus  # noqa: E402
 from tb.model.program import Program  # noqa: E402
 
+# The program measured, and the route its ipv4_lpm table gets.
+PROGRAM = "l2l3"
 ROUTE = (int(ipaddress.IPv4Address("10.0.0.0")), 8)
 
 
 def build(config):
-    r = subprocess.run([sys.executable, str(REPO / "sim" / "build.py"), "--config", config],
-                       capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(REPO / "sim" / "build.py"), "--config", config,
+                        "--program", PROGRAM], capture_output=True, text=True)
     if r.returncode:
         sys.exit(f"bench: building matcha-sim for {config} failed:\n{r.stdout}{r.stderr}")
     return r.stdout.strip().splitlines()[-1]

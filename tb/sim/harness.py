@@ -1,9 +1,9 @@
 """Running matcha-sim (sim/) from pytest: the binary, a process, its outputs, and what the
 reference model says they must be.
 
-The binary is built by sim/build.py, once per configuration and test process (the build
-itself is skipped when up to date and serialized between pytest-xdist workers by a file
-lock). The oracle of every frame is the packet-path model's parse and deparse around the
+The binary is built by sim/build.py, once per configuration, program and test process
+(the build itself is skipped when up to date and serialized between pytest-xdist workers
+by a file lock). The oracle of every frame is the packet-path model's parse and deparse around the
 program model (tb/model/program.py) holding the tables the test loaded through the C
 driver.
 """
@@ -24,9 +24,11 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 
+from sim import build as sim_build
 from tb.common import driver as drv
 from tb.common import sim
-from tb.model import MAX_FRAME, deparse, parse
+from tb.model import ERROR_NAMES, MAX_FRAME, deparse, parse
+from tb.model.program import Program
 
 REPO = Path(__file__).resolve().parents[2]
 DLT_EN10MB = 1
@@ -35,28 +37,31 @@ ETHERNET_MIN = 60
 
 
 @functools.lru_cache(maxsize=None)
-def binary(config):
-    """build/sim/<config>/matcha-sim, built if it is missing or stale."""
-    r = subprocess.run([sys.executable, str(REPO / "sim" / "build.py"), "--config", config],
-                       capture_output=True, text=True)
+def binary(config, program=sim_build.DEFAULT_PROGRAM):
+    """build/sim/<config>/<program>/matcha-sim, built if it is missing or stale."""
+    r = subprocess.run([sys.executable, str(REPO / "sim" / "build.py"), "--config", config,
+                        "--program", program], capture_output=True, text=True)
     if r.returncode:
-        raise RuntimeError(f"sim/build.py --config {config} failed:\n{r.stdout}{r.stderr}")
+        raise RuntimeError(f"sim/build.py --config {config} --program {program} failed:\n"
+                           f"{r.stdout}{r.stderr}")
     return Path(r.stdout.strip().splitlines()[-1])
 
 
 @dataclass(frozen=True)
 class SimBinary:
-    """matcha-sim of one configuration, as a build target of the tests (tb/conftest.py)."""
+    """matcha-sim of one configuration and program, as a build target of the tests
+    (tb/conftest.py)."""
     config: str
+    program: str = sim_build.DEFAULT_PROGRAM
 
     def missing(self):
-        return sim.rtl_missing(self.config, "matcha_l2l3")
+        return sim_build.missing(self.config, self.program)
 
     def build(self):
-        return binary(self.config)
+        return binary(self.config, self.program)
 
     def __str__(self):
-        return f"{self.config}/matcha-sim"
+        return f"{self.config}/{self.program}/matcha-sim"
 
 
 @functools.lru_cache(maxsize=None)
@@ -77,10 +82,11 @@ def short_dir():
 
 
 class Simulator:
-    """A matcha-sim process; stdout and stderr are collected when it ends."""
+    """A matcha-sim process of `program`'s pipeline; stdout and stderr are collected when
+    it ends."""
 
-    def __init__(self, config, *args):
-        self.args = [str(binary(config)), *map(str, args)]
+    def __init__(self, config, *args, program=sim_build.DEFAULT_PROGRAM):
+        self.args = [str(binary(config, program)), *map(str, args)]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.rc = self.out = self.err = None
@@ -115,9 +121,9 @@ class Simulator:
             self.proc.communicate()
 
 
-def run(config, *args, timeout=600):
+def run(config, *args, timeout=600, program=sim_build.DEFAULT_PROGRAM):
     """Runs matcha-sim to its end; returns (exit status, stdout, stderr)."""
-    with Simulator(config, *args) as s:
+    with Simulator(config, *args, program=program) as s:
         return s.finish(timeout)
 
 
@@ -305,10 +311,34 @@ def _first_row_difference(got, want):
     return f"{len(got)} rows, expected {len(want)}"
 
 
+def reason_names(program):
+    """{reason code: name} as sim/README.md names reasons: parse errors by their names,
+    table reasons as table.action, a session stage's as <session table>.full."""
+    names = dict(ERROR_NAMES)
+    for t in program.tables:
+        for a in t.actions.values():
+            for op in a.ops:
+                if op.reason is not None:
+                    names[op.reason] = f"{t.name}.{a.name}"
+    names.update({s.reason: f"{s.name}.full" for s in program.sessions.values()})
+    return names
+
+
+def program_read_back(layout, path):
+    """The model of the program of `layout` holding the entries tb/sim/ctl_then_read_back.py
+    read back from the simulator into `path`."""
+    program = Program(layout)
+    for index, entries in json.loads(Path(path).read_text()).items():
+        t = program[int(index)]
+        for *entry, action_id, data in entries:
+            t.add(*entry, action_id, data)
+    return program
+
+
 def summary_errors(summary, exp, program):
     """summary.json's counts against the model's: frames and bytes in and out per port,
     frames padded, records skipped per reason, punts and drops per reason, every table's
-    hits and misses."""
+    and session table's hits and misses, and the reason names."""
     errors = []
 
     def check(what, got, want):
@@ -331,7 +361,13 @@ def summary_errors(summary, exp, program):
           {int(r): v["frames"] for r, v in summary["dropped"]["reasons"].items()},
           dict(Counter(reason for _, _, reason in exp.drops)))
     check("tables", {t["name"]: (t["hits"], t["misses"]) for t in summary["tables"]},
-          program.counters())
+          {**program.counters(),
+           **{s.name: (s.table.hits, s.table.misses) for s in program.sessions.values()}})
+    names = reason_names(program)
+    for what in ("punted", "dropped"):
+        check(f"{what} reason names",
+              {int(r): v["name"] for r, v in summary[what]["reasons"].items()},
+              {int(r): names.get(int(r), "") for r in summary[what]["reasons"]})
     n = sum(len(fs) for fs in exp.ports.values()) + len(exp.punt)
     check("frames with a latency", summary["latency"]["frames"], n)
     check("complete", summary["complete"], True)

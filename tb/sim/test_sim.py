@@ -1,4 +1,5 @@
-"""matcha-sim, the Verilator harness of matcha_l2l3 (sim/README.md), run as a process.
+"""matcha-sim, the Verilator harness of a program's pipeline (sim/README.md), run as a process,
+here built for the built-in l2l3 program (matcha_l2l3).
 
 Tables are loaded over the simulator's control socket by the real C driver
 (tb/common/driver.py) on a Python client of docs/sim-socket.md (tb/common/sim_socket.py);
@@ -8,7 +9,8 @@ program model holding the same tables). The other tests are the socket protocol 
 errors, DECERR beyond the bus, requests the simulator cannot run), clients that disconnect
 in the middle of a run, seeded back-pressure, capture records the simulator skips
 (snaplen-cut, empty, oversize) and short frames it pads, and bad input: missing or damaged
-captures, a socket path in use, bad options. Last, `make run`'s flow (sim/run_example.sh)
+captures, a socket path in use, bad options, layouts that are not JSON or whose members are
+wrong (the message names the member). Last, `make run`'s flow (sim/run_example.sh)
 on the shipped example, against the model holding the tables read back from the simulator
 after matcha-ctl loaded them.
 
@@ -38,14 +40,13 @@ from tb.common import sim
 from tb.common.sim_socket import (
     CANNOT_RUN, DECERR, OKAY, OP_READ, OP_WRITE, REQUEST, SLVERR, SocketBus, connect,
 )
-from tb.model import ERROR_NAMES, MAX_FRAME
+from tb.model import MAX_FRAME
 from tb.model.program import Program, ProgramError
 from tb.pipeline import traffic
 from tb.pipeline.control import range_pairs
 from tb.sim import harness
 from tb.sim.harness import Simulator
 
-TOPLEVEL = "matcha_l2l3"
 # s_axil_awaddr of matcha_l2l3 is 24 bits wide: the control window is 16 MiB.
 WINDOW = 1 << 24
 pytestmark = pytest.mark.builds(*(harness.SimBinary(c) for c in sim.CONFIGS))
@@ -53,7 +54,7 @@ ADDERS = {"exact": "exact_add", "lpm": "lpm_add", "ternary": "ternary_add"}
 
 
 def need(config):
-    missing = sim.rtl_missing(config, TOPLEVEL)
+    missing = harness.SimBinary(config).missing()
     if missing:
         pytest.skip(missing)
 
@@ -207,11 +208,9 @@ def capture_through_simulator(config, mode, work, matcha_seed, frames):
     ins, tables = printed_counts(out)
     assert ins == {p: tuple(c) for p, c in exp.in_counts.items()}
     assert tables == program.counters()
-    table_reasons = {op.reason: f"{t.name}.{a.name}" for t in program.tables
-                     for a in t.actions.values() for op in a.ops if op.reason is not None}
+    names = harness.reason_names(program)
     for row in got.punt_rows + got.drop_rows:
-        code = int(row["reason"])
-        assert row["reason_name"] == ERROR_NAMES.get(code, table_reasons.get(code)), row
+        assert row["reason_name"] == names[int(row["reason"])], row
     assert got.summary["socket"]["connections_closed"] == 1
     if mode == "backpressure":
         assert f"seed {matcha_seed}" in out
@@ -748,6 +747,51 @@ def test_layout_of_another_build(work):
     assert "buildId" in err and "layout.json" in err
 
 
+def damage_member(layout, path, value):
+    """`layout` with the member at `path` (keys and list indexes) set to `value`, or removed
+    when `value` is None."""
+    *above, last = path
+    obj = layout
+    for k in above:
+        obj = obj[k]
+    if value is None:
+        del obj[last]
+    else:
+        obj[last] = value
+    return layout
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("buildId",), None, 'the document: no member "buildId"'),
+    (("program", "tables", 1, "index"), "1",
+     'program.tables[1].index: expected an integer from 0 to 4294967295, found "1"'),
+    (("program", "tables", 0, "actions", 1, "ops", 0, "reason"), 256,
+     "program.tables[0].actions[1].ops[0].reason: expected an integer from 0 to 255, found 256"),
+    (("program", "tables", 2, "actions"), {}, "program.tables[2].actions: expected an array"),
+    (("program", "tables", 2, "index"), 0, "program.tables[2]: index 0 is l2_fwd's too"),
+], ids=["no_build_id", "index_a_string", "reason_too_big", "actions_not_an_array",
+        "index_twice"])
+def test_layout_refused(work, path, value, message):
+    """A --layout whose members are missing, of the wrong type or out of range is refused
+    with a message naming the file and the member's path."""
+    need("w64")
+    layout = damage_member(json.loads(sim.layout_file("w64").read_text()), path, value)
+    bad = work / "layout.json"
+    bad.write_text(json.dumps(layout))
+    capture = one_frame_capture(work / "one.pcap")
+    assert f"{bad}: {message}" in sim_error("--in", f"0={capture}", "--out", work / "out",
+                                            "--layout", bad)
+
+
+def test_layout_not_json(work):
+    """A --layout that is not JSON: refused with the line and column where it stops."""
+    need("w64")
+    bad = work / "layout.json"
+    bad.write_text('{\n  "buildId": 1,\n  "program": {"tables": [}\n}\n')
+    err = sim_error("--socket", work / "ctl.sock", "--out", work / "out", "--layout", bad)
+    assert f"{bad}: not JSON: parse error at line 3, column 26" in err
+
+
 # ------------------------------------------------------------------------ examples
 
 
@@ -782,16 +826,6 @@ def run_example(work, **env):
                           capture_output=True, text=True, timeout=600)
 
 
-def program_read_back(path):
-    """The model holding the entries read back from the simulator."""
-    program = program_of("w64")
-    for index, entries in json.loads(path.read_text()).items():
-        t = program[int(index)]
-        for *entry, action_id, data in entries:
-            t.add(*entry, action_id, data)
-    return program
-
-
 def test_make_run_example(work):
     """The flow of `make run`: the tables of sim/examples/l2l3_tables.txt, loaded by
     matcha-ctl into the running simulator and read back from it, are the ones the file
@@ -803,7 +837,7 @@ def test_make_run_example(work):
     assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
     assert f"{EXAMPLE_TABLES}: 9 entries loaded" in r.stdout
 
-    program = program_read_back(work / "tables.json")
+    program = harness.program_read_back(sim.layout_file("w64"), work / "tables.json")
     l2, lpm, acl = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
     assert (len(l2), len(lpm), len(acl)) == (3, 4, 2)
     assert l2.lookup(0x001122334466)[1:3] == (l2.action_id("forward"), l2.data("forward", port=4))

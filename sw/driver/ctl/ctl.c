@@ -3,11 +3,13 @@
  * command, its arguments, a line of help and the function that runs it; a new command is
  * one more entry and one more function.
  */
-#define _POSIX_C_SOURCE 200809L /* getline */
+#define _DEFAULT_SOURCE /* getline; ether_aton_r */
 #include "ctl.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <netinet/ether.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +137,7 @@ static const char match_help[] =
 	"  prefix    10.0.0.0/8          (LPM tables; ternary tables as a mask)\n"
 	"  ternary   0x0a000001&&&0xff000000   10.0.0.0&&&255.0.0.0\n"
 	"  range     80->90              (ternary tables; expanded to prefixes)\n"
-	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1)\n";
+	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1, ::ffff:10.0.0.1)\n";
 
 /* BMv2's simple_switch_CLI takes rates per microsecond; these are P4Runtime MeterConfig's
  * units, those of matcha_meter_set. */
@@ -216,67 +218,25 @@ static bool mul_add(struct matcha_value *v, unsigned mul, unsigned add)
 	return carry == 0;
 }
 
-/* aa:bb:cc:dd:ee:ff, one or two hex digits a byte. */
+/*
+ * aa:bb:cc:dd:ee:ff, one or two hex digits a byte, as ether_aton_r reads it. ether_aton_r
+ * stops after the sixth byte without looking at what follows ("00:11:22:33:44:555" and
+ * "00:11:22:33:44:55:66" read as 00:11:22:33:44:55), so the whole text is held to the form
+ * here: five colons and a last byte of one or two hex digits that ends it.
+ */
 static bool parse_mac(const char *text, struct matcha_value *v)
 {
-	const char *p = text;
-	memset(v, 0, sizeof *v);
-	for (unsigned n = 0; n < 6; n++) {
-		int hi = hex_digit(p[0]), lo = hi < 0 ? -1 : hex_digit(p[1]);
-		if (hi < 0)
-			return false;
-		mul_add(v, 256, lo < 0 ? (unsigned)hi : (unsigned)(hi << 4 | lo));
-		p += lo < 0 ? 1 : 2;
-		if (n < 5 && *p++ != ':')
-			return false;
-	}
-	return *p == '\0';
-}
-
-/* RFC 4291 text form: eight groups of 1..4 hex digits, or fewer around one "::". */
-static bool parse_ipv6(const char *text, struct matcha_value *v)
-{
-	unsigned group[2][8], n[2] = { 0, 0 };
-	bool gap = false;
-	const char *p = text;
-	memset(v, 0, sizeof *v);
-	if (p[0] == ':') {
-		if (p[1] != ':')
-			return false;
-		gap = true;
-		p += 2;
-	}
-	while (*p) {
-		unsigned x = 0, k = 0;
-		for (; k < 4 && hex_digit(*p) >= 0; k++, p++)
-			x = x << 4 | (unsigned)hex_digit(*p);
-		if (k == 0 || n[gap] == 8)
-			return false;
-		group[gap][n[gap]++] = x;
-		if (!*p)
-			break;
-		if (*p++ != ':')
-			return false;
-		if (*p == ':') {
-			if (gap)
-				return false;
-			gap = true;
-			p++;
-		} else if (!*p)
-			return false; /* a trailing single ':' */
-	}
-	if (gap ? n[0] + n[1] > 7 : n[0] != 8)
+	static const char hex[] = "0123456789abcdefABCDEF";
+	const char *last = strrchr(text, ':');
+	struct ether_addr mac;
+	unsigned colons = 0;
+	for (const char *p = text; *p; p++)
+		colons += *p == ':';
+	size_t tail = last ? strlen(last + 1) : 0;
+	if (colons != 5 || tail < 1 || tail > 2 || strspn(last + 1, hex) != tail ||
+	    !ether_aton_r(text, &mac))
 		return false;
-	uint8_t *b = v->be + MATCHA_VALUE_BYTES - 16;
-	for (unsigned i = 0; i < n[0]; i++) {
-		b[2 * i] = (uint8_t)(group[0][i] >> 8);
-		b[2 * i + 1] = (uint8_t)group[0][i];
-	}
-	for (unsigned i = 0; i < n[1]; i++) {
-		unsigned g = 8 - n[1] + i;
-		b[2 * g] = (uint8_t)(group[1][i] >> 8);
-		b[2 * g + 1] = (uint8_t)group[1][i];
-	}
+	memcpy(v->be + MATCHA_VALUE_BYTES - 6, mac.ether_addr_octet, 6);
 	return true;
 }
 
@@ -312,32 +272,17 @@ int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t 
 		return 0;
 	}
 	if (strchr(text, ':')) {
-		if (parse_mac(text, v) || parse_ipv6(text, v))
+		/* IPv6 text forms (RFC 4291 2.2), the IPv4-mapped ::ffff:a.b.c.d included. */
+		if (parse_mac(text, v) ||
+		    inet_pton(AF_INET6, text, v->be + MATCHA_VALUE_BYTES - 16) == 1)
 			return 0;
 		return perr(err, errlen, "\"%s\" is not a MAC address (six hex bytes separated by "
 			    "':') nor an IPv6 address", text);
 	}
 	if (strchr(text, '.')) {
-		unsigned n = 0;
-		char part[8];
-		const char *p = text;
-		for (; n < 4; n++) {
-			size_t k = strspn(p, "0123456789");
-			unsigned long x;
-			if (k == 0 || k > 3)
-				break;
-			memcpy(part, p, k);
-			part[k] = '\0';
-			if (!small_decimal(part, 255, &x))
-				break;
-			mul_add(v, 256, (unsigned)x);
-			p += k;
-			if (n < 3 && *p++ != '.')
-				break;
-		}
-		if (n != 4 || *p)
+		if (inet_pton(AF_INET, text, v->be + MATCHA_VALUE_BYTES - 4) != 1)
 			return perr(err, errlen, "\"%s\" is not an IPv4 address (four numbers 0..255 "
-				    "separated by '.')", text);
+				    "separated by '.', no leading zeros)", text);
 		return 0;
 	}
 	for (const char *p = text; *p; p++) {
@@ -426,42 +371,16 @@ static bool high_zero(const struct matcha_value *v, unsigned bytes)
 	return true;
 }
 
-/* RFC 5952: lower case, the longest run of two or more zero groups as "::". */
-static void format_ipv6(const uint8_t *b, char *buf, size_t len)
-{
-	unsigned g[8], best = 8, best_len = 1;
-	for (unsigned i = 0; i < 8; i++)
-		g[i] = (unsigned)b[2 * i] << 8 | b[2 * i + 1];
-	for (unsigned i = 0; i < 8;) {
-		unsigned k = i;
-		while (k < 8 && g[k] == 0)
-			k++;
-		if (k - i > best_len) {
-			best = i;
-			best_len = k - i;
-		}
-		i = k > i ? k : i + 1;
-	}
-	size_t o = 0;
-	buf[0] = '\0';
-	for (unsigned i = 0; i < 8 && o < len; i++) {
-		if (i == best) {
-			o += (size_t)snprintf(buf + o, len - o, "::");
-			i += best_len - 1;
-			continue;
-		}
-		bool after_gap = best < 8 && i == best + best_len;
-		o += (size_t)snprintf(buf + o, len - o, "%s%x", i && !after_gap ? ":" : "", g[i]);
-	}
-}
-
 /* A value as people write it for a field of `width` bits called `name`. */
 static void format_value(const struct matcha_value *v, unsigned width, const char *name,
 			 char *buf, size_t len)
 {
 	const uint8_t *b = v->be + MATCHA_VALUE_BYTES;
-	if (width == 128 && strstr(name, "ipv6")) {
-		format_ipv6(b - 16, buf, len);
+	char v6[INET6_ADDRSTRLEN];
+	/* inet_ntop writes RFC 5952's form (lower case, the longest zero run as "::"), with an
+	 * IPv4 tail for mapped (::ffff:a.b.c.d) and compatible (::a.b.c.d) addresses. */
+	if (width == 128 && strstr(name, "ipv6") && inet_ntop(AF_INET6, b - 16, v6, sizeof v6)) {
+		snprintf(buf, len, "%s", v6);
 		return;
 	}
 	if (width == 48 && high_zero(v, 6))
@@ -1169,12 +1088,11 @@ static int parse_protocol(struct ctl *c, const char *cmd, const char *text, uint
 static int parse_ipv4(struct ctl *c, const char *cmd, const char *what, const char *text,
 		      uint32_t *addr)
 {
-	struct matcha_value v;
-	char err[300];
-	if (!strchr(text, '.') || strchr(text, ':') || ctl_parse_value(text, &v, err, sizeof err))
+	struct in_addr a;
+	if (inet_pton(AF_INET, text, &a) != 1)
 		return fail(c, MATCHA_EINVAL, "%s: %s \"%s\" is not an IPv4 address (a.b.c.d)", cmd,
 			    what, text);
-	*addr = (uint32_t)low64(&v);
+	*addr = ntohl(a.s_addr);
 	return 0;
 }
 
@@ -1565,4 +1483,92 @@ int ctl_batch(struct ctl *c, FILE *in, const char *name)
 		fprintf(c->out, "%s: %lu entr%s loaded\n", name, c->loaded,
 			c->loaded == 1 ? "y" : "ies");
 	return rc;
+}
+
+/* ----------------------------------------------------------------------- completion */
+
+/* Whether `name` starts with `prefix` and is the candidate asked for: *n counts down the
+ * candidates before it. */
+static bool nth_match(const char *name, const char *prefix, unsigned *n)
+{
+	return name && !strncmp(name, prefix, strlen(prefix)) && (*n)-- == 0;
+}
+
+/* Word `k` of a command's synopsis without the brackets of an optional one ("[<table>]" is
+ * "<table>"); empty past the end. */
+static void synopsis_word(const char *args, int k, char *out, size_t len)
+{
+	out[0] = '\0';
+	for (int i = 0; *args; i++) {
+		size_t n = strcspn(args, " ");
+		if (i == k) {
+			size_t skip = args[0] == '[', drop = n > skip && args[n - 1] == ']';
+			snprintf(out, len, "%.*s", (int)(n - skip - drop), args + skip);
+			return;
+		}
+		args += n + strspn(args + n, " ");
+	}
+}
+
+/* The layout's name of descriptor t among those `arg` of command `cmd` takes: meter arrays
+ * for <meter>, session tables for a session command's <table>, tables otherwise. */
+static const char *name_for(const struct ctl *c, const char *cmd, const char *arg, unsigned t)
+{
+	if (!strcmp(arg, "<meter>")) {
+		const struct matcha_meter_layout *m = matcha_layout_meter(c->dev, t);
+		return m ? m->name : NULL;
+	}
+	if (!strncmp(cmd, "session_", 8)) {
+		const struct matcha_session_layout *s = matcha_layout_session(c->dev, t);
+		return s ? s->name : NULL;
+	}
+	const struct matcha_table_layout *tl = matcha_layout_table(c->dev, t);
+	return tl ? tl->name : NULL;
+}
+
+const char *ctl_complete(const struct ctl *c, const char *line, size_t start,
+			 const char *prefix, unsigned n)
+{
+	/* The words before the one completed: the command and, for <action>, its table. */
+	char buf[CTL_MAX_LINE + 1], *save, *w[2] = { NULL, NULL };
+	int nw = 0;
+	size_t len = start < CTL_MAX_LINE ? start : CTL_MAX_LINE;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+		if (nw++ < 2)
+			w[nw - 1] = t;
+	const struct ctl_command *command = NULL;
+	for (size_t i = 0; i < NCOMMANDS && nw; i++)
+		if (!strcmp(commands[i].name, w[0]))
+			command = &commands[i];
+	char arg[40];
+	if (nw == 0)
+		strcpy(arg, "<command>");
+	else if (command)
+		synopsis_word(command->args, nw - 1, arg, sizeof arg);
+	else
+		return NULL;
+	if (!strcmp(arg, "<command>")) {
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			if (nth_match(commands[i].name, prefix, &n))
+				return commands[i].name;
+		return NULL;
+	}
+	if (!strcmp(arg, "<table>") || !strcmp(arg, "<meter>")) {
+		for (unsigned t = 0; t < matcha_table_count(c->dev); t++) {
+			const char *name = name_for(c, command->name, arg, t);
+			if (nth_match(name, prefix, &n))
+				return name;
+		}
+		return NULL;
+	}
+	unsigned table;
+	const struct matcha_table_layout *tl;
+	if (!strcmp(arg, "<action>") && layout_table_named(c->dev, w[1], &table) &&
+	    (tl = matcha_layout_table(c->dev, table)))
+		for (unsigned a = 0; a < tl->nactions; a++)
+			if (nth_match(tl->actions[a].name, prefix, &n))
+				return tl->actions[a].name;
+	return NULL;
 }

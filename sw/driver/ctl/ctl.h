@@ -43,10 +43,20 @@ int ctl_batch(struct ctl *c, FILE *in, const char *name);
  * or MATCHA_EINVAL with the message in c->error. */
 int ctl_set_clock_hz(struct ctl *c, const char *hz);
 
-/* Value forms: decimal, 0x hex, a.b.c.d (32 bits), aa:bb:cc:dd:ee:ff (48 bits), IPv6 text
- * (128 bits). */
+/* Value forms: decimal, 0x hex, a.b.c.d (32 bits, inet_pton), aa:bb:cc:dd:ee:ff (48 bits,
+ * ether_aton_r), IPv6 text as inet_pton reads it, ::ffff:a.b.c.d included (128 bits). */
 int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t errlen);
 /* Match forms: a value; value/length; value&&&mask; low->high. */
 int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen);
+
+/*
+ * Candidate `n` (from 0) for completing the word `prefix` that starts at byte `start` of
+ * `line`: a command name as the first word; then, by the command's synopsis, a table,
+ * meter array or session table name from the layout, an action of the table named before
+ * it, or a command name after help. NULL past the last candidate. Names stay valid while
+ * the layout is loaded.
+ */
+const char *ctl_complete(const struct ctl *c, const char *line, size_t start,
+			 const char *prefix, unsigned n);
 
 #endif

@@ -1,18 +1,19 @@
 /*
- * layout.json (docs/pipeline.md): read with json.c, checked against the self-describing
+ * layout.json (docs/pipeline.md): parsed with jansson, checked against the self-describing
  * block, kept as names for tables, key fields, actions and parameters.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 #include "layout.h"
 
-/* The longest layout file read; the generator's are a few tens of KiB. */
-#define MAX_LAYOUT_BYTES (16u << 20)
+/* Duplicate members are refused (jansson keeps the last one silently otherwise); any value
+ * may be the top level, so that a number there gets the layout's own message. */
+#define LAYOUT_JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 
 struct loader {
 	matcha_dev *dev;
@@ -86,98 +87,135 @@ void matcha_layout_table_cleared(matcha_dev *dev, unsigned table)
 
 /* ----------------------------------------------------------------- member access */
 
-/* `what` names the object in messages ("table 1 (ipv4_lpm)", "program"). */
-static const struct json *member(struct loader *ld, const struct json *obj, const char *key,
-				 enum json_type type, const char *what, int *rc)
+/* A type as the messages name it: integers and reals are numbers, true and false booleans. */
+static const char *type_name(json_type t)
 {
-	const struct json *v = json_get(obj, key);
+	switch (t) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+/* A number as jansson writes it (a real keeps its ".0"), for a message. */
+static void number_text(const json_t *v, char *buf, size_t len)
+{
+	size_t n = json_dumpb(v, buf, len - 1, JSON_ENCODE_ANY);
+	buf[n < len - 1 ? n : len - 1] = '\0';
+}
+
+/* `what` names the object in messages ("table 1 (ipv4_lpm)", "the program"); `type` is any
+ * type of the kind wanted (JSON_INTEGER for a number, JSON_TRUE for a boolean). */
+static json_t *member(struct loader *ld, const json_t *obj, const char *key, json_type type,
+		      const char *what, int *rc)
+{
+	json_t *v = json_object_get(obj, key);
 	if (!v) {
 		*rc = LFAIL(ld, "layout %s: %s has no \"%s\"", ld->name, what, key);
 		return NULL;
 	}
-	if (v->type != type) {
-		*rc = LFAIL(ld, "layout %s, line %u: \"%s\" of %s is %s, not %s", ld->name, v->line,
-			    key, what, json_type_name(v->type), json_type_name(type));
+	if (strcmp(type_name(json_typeof(v)), type_name(type))) {
+		*rc = LFAIL(ld, "layout %s: \"%s\" of %s is %s, not %s", ld->name, key, what,
+			    type_name(json_typeof(v)), type_name(type));
 		return NULL;
 	}
 	return v;
 }
 
-static int member_uint(struct loader *ld, const struct json *obj, const char *key,
+static int member_uint(struct loader *ld, const json_t *obj, const char *key,
 		       const char *what, uint64_t max, unsigned *out)
 {
 	int rc = 0;
-	uint64_t x;
-	const struct json *v = member(ld, obj, key, JSON_NUMBER, what, &rc);
+	char text[40];
+	const json_t *v = member(ld, obj, key, JSON_INTEGER, what, &rc);
 	if (!v)
 		return rc;
-	if (!json_u64(v, &x) || x > max)
-		return LFAIL(ld, "layout %s, line %u: \"%s\" of %s is %s, not an integer in 0..%llu",
-			     ld->name, v->line, key, what, v->text, (unsigned long long)max);
-	*out = (unsigned)x;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > max) {
+		number_text(v, text, sizeof text);
+		return LFAIL(ld, "layout %s: \"%s\" of %s is %s, not an integer in 0..%llu",
+			     ld->name, key, what, text, (unsigned long long)max);
+	}
+	*out = (unsigned)json_integer_value(v);
 	return 0;
 }
 
-static int member_string(struct loader *ld, const struct json *obj, const char *key,
+static int member_string(struct loader *ld, const json_t *obj, const char *key,
 			 const char *what, char **out)
 {
 	int rc = 0;
-	const struct json *v = member(ld, obj, key, JSON_STRING, what, &rc);
+	const json_t *v = member(ld, obj, key, JSON_STRING, what, &rc);
 	if (!v)
 		return rc;
-	if (!v->text[0])
-		return LFAIL(ld, "layout %s, line %u: \"%s\" of %s is empty", ld->name, v->line,
-			     key, what);
-	if (!(*out = strdup(v->text)))
+	if (!json_string_length(v))
+		return LFAIL(ld, "layout %s: \"%s\" of %s is empty", ld->name, key, what);
+	if (!(*out = strdup(json_string_value(v))))
 		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
 	return 0;
+}
+
+/* `v`, an element of a list, must be an object; `what` names it ("table #0"). */
+static int need_object(struct loader *ld, const json_t *v, const char *what)
+{
+	if (json_is_object(v))
+		return 0;
+	return LFAIL(ld, "layout %s: %s is %s, not an object", ld->name, what,
+		     type_name(json_typeof(v)));
 }
 
 /* ---------------------------------------------------------------------- one table */
 
-static int read_fields(struct loader *ld, const struct json *jt, struct layout_table *t,
+static int read_fields(struct loader *ld, const json_t *jt, struct layout_table *t,
 		       const char *what)
 {
 	int rc = 0;
-	const struct json *key = member(ld, jt, "key", JSON_ARRAY, what, &rc);
+	const json_t *key = member(ld, jt, "key", JSON_ARRAY, what, &rc);
 	if (!key)
 		return rc;
-	if (key->n == 0 || key->n > MATCHA_MAX_FIELDS)
-		return LFAIL(ld, "layout %s, line %u: %s has %zu key fields, the driver takes "
-			     "1..%d", ld->name, key->line, what, key->n, MATCHA_MAX_FIELDS);
-	t->fields = calloc(key->n, sizeof *t->fields);
+	size_t nkey = json_array_size(key);
+	if (nkey == 0 || nkey > MATCHA_MAX_FIELDS)
+		return LFAIL(ld, "layout %s: %s has %zu key fields, the driver takes 1..%d",
+			     ld->name, what, nkey, MATCHA_MAX_FIELDS);
+	t->fields = calloc(nkey, sizeof *t->fields);
 	if (!t->fields)
 		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
 	unsigned total = 0;
-	for (size_t f = 0; f < key->n; f++) {
-		const struct json *jf = &key->items[f];
+	for (size_t f = 0; f < nkey; f++) {
+		const json_t *jf = json_array_get(key, f), *jn;
 		struct matcha_field_info *fi = &t->fields[f];
-		const struct json *names = member(ld, jf, "fields", JSON_ARRAY, what, &rc);
+		char fwhat[200];
+		snprintf(fwhat, sizeof fwhat, "key field #%zu of %s", f, what);
 		t->pub.nfields = (unsigned)f + 1;
+		if ((rc = need_object(ld, jf, fwhat)))
+			return rc;
+		const json_t *names = member(ld, jf, "fields", JSON_ARRAY, fwhat, &rc);
 		if (!names)
 			return rc;
-		if ((rc = member_uint(ld, jf, "width", what, MATCHA_MAX_KEY_BITS, &fi->width)))
+		if ((rc = member_uint(ld, jf, "width", fwhat, MATCHA_MAX_KEY_BITS, &fi->width)))
 			return rc;
 		if (fi->width == 0)
-			return LFAIL(ld, "layout %s, line %u: a key field of %s is 0 bits wide",
-				     ld->name, jf->line, what);
-		size_t len = 0;
-		for (size_t k = 0; k < names->n; k++) {
-			if (names->items[k].type != JSON_STRING || !names->items[k].text[0])
-				return LFAIL(ld, "layout %s, line %u: a key field name of %s is not a "
-					     "non-empty string", ld->name, names->items[k].line, what);
-			len += strlen(names->items[k].text) + 1;
+			return LFAIL(ld, "layout %s: %s is 0 bits wide", ld->name, fwhat);
+		if (json_array_size(names) == 0)
+			return LFAIL(ld, "layout %s: %s names no PHV field", ld->name, fwhat);
+		size_t len = 0, k;
+		json_array_foreach(names, k, jn) {
+			if (!json_is_string(jn) || !json_string_length(jn))
+				return LFAIL(ld, "layout %s: name #%zu of %s is not a non-empty string",
+					     ld->name, k, fwhat);
+			len += json_string_length(jn) + 1;
 		}
-		if (names->n == 0)
-			return LFAIL(ld, "layout %s, line %u: a key field of %s names no PHV field",
-				     ld->name, names->line, what);
 		char *name = calloc(len, 1);
 		if (!name)
 			return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
-		for (size_t k = 0; k < names->n; k++) {
+		json_array_foreach(names, k, jn) {
 			if (k)
 				strcat(name, "|");
-			strcat(name, names->items[k].text);
+			strcat(name, json_string_value(jn));
 		}
 		fi->name = name;
 		total += fi->width;
@@ -194,91 +232,98 @@ static int read_fields(struct loader *ld, const struct json *jt, struct layout_t
 	return 0;
 }
 
-static int read_action(struct loader *ld, const struct json *ja, struct layout_table *t,
-		       struct matcha_action_info *ac, const char *what)
+static int read_action(struct loader *ld, const json_t *ja, size_t position,
+		       struct layout_table *t, struct matcha_action_info *ac, const char *what)
 {
 	int rc;
 	unsigned id;
-	char *name = NULL;
-	if ((rc = member_string(ld, ja, "name", what, &name)))
+	char *name = NULL, awhat[240];
+	snprintf(awhat, sizeof awhat, "action #%zu of %s", position, what);
+	if ((rc = need_object(ld, ja, awhat)) || (rc = member_string(ld, ja, "name", awhat, &name)))
 		return rc;
 	ac->name = name;
-	if ((rc = member_uint(ld, ja, "id", what, 255, &id)))
+	snprintf(awhat, sizeof awhat, "action %s of %s", name, what);
+	if ((rc = member_uint(ld, ja, "id", awhat, 255, &id)))
 		return rc;
 	ac->id = (uint8_t)id;
-	const struct json *params = member(ld, ja, "params", JSON_ARRAY, what, &rc);
+	const json_t *params = member(ld, ja, "params", JSON_ARRAY, awhat, &rc);
 	if (!params)
 		return rc;
-	if (params->n > MATCHA_MAX_PARAMS)
-		return LFAIL(ld, "layout %s, line %u: action %s of %s has %zu parameters, the "
-			     "driver takes at most %d", ld->name, params->line, name, what,
-			     params->n, MATCHA_MAX_PARAMS);
-	struct matcha_param_info *pi = calloc(params->n ? params->n : 1, sizeof *pi);
+	size_t nparams = json_array_size(params);
+	if (nparams > MATCHA_MAX_PARAMS)
+		return LFAIL(ld, "layout %s: %s has %zu parameters, the driver takes at most %d",
+			     ld->name, awhat, nparams, MATCHA_MAX_PARAMS);
+	struct matcha_param_info *pi = calloc(nparams ? nparams : 1, sizeof *pi);
 	if (!pi)
 		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
 	ac->params = pi;
-	for (size_t p = 0; p < params->n; p++) {
-		char *pname = NULL;
-		const struct json *jp = &params->items[p];
-		if ((rc = member_string(ld, jp, "name", what, &pname)))
+	for (size_t p = 0; p < nparams; p++) {
+		char *pname = NULL, pwhat[300];
+		const json_t *jp = json_array_get(params, p);
+		snprintf(pwhat, sizeof pwhat, "parameter #%zu of %s", p, awhat);
+		if ((rc = need_object(ld, jp, pwhat)) ||
+		    (rc = member_string(ld, jp, "name", pwhat, &pname)))
 			return rc;
 		pi[p].name = pname;
 		ac->nparams = (unsigned)p + 1;
-		if ((rc = member_uint(ld, jp, "width", what, MATCHA_MAX_DATA_BITS, &pi[p].width)) ||
-		    (rc = member_uint(ld, jp, "offset", what, MATCHA_MAX_DATA_BITS, &pi[p].offset)))
+		snprintf(pwhat, sizeof pwhat, "parameter %s of %s", pname, awhat);
+		if ((rc = member_uint(ld, jp, "width", pwhat, MATCHA_MAX_DATA_BITS, &pi[p].width)) ||
+		    (rc = member_uint(ld, jp, "offset", pwhat, MATCHA_MAX_DATA_BITS, &pi[p].offset)))
 			return rc;
 		if (pi[p].width == 0 || pi[p].offset + pi[p].width > t->pub.data_bits)
-			return LFAIL(ld, "layout %s, line %u: parameter %s of action %s (%s) takes "
-				     "bits %u..%u, outside the %u-bit action data", ld->name,
-				     jp->line, pname, name, what, pi[p].offset,
-				     pi[p].offset + pi[p].width - 1, t->pub.data_bits);
+			return LFAIL(ld, "layout %s: parameter %s of action %s (%s) takes bits %u..%u, "
+				     "outside the %u-bit action data", ld->name, pname, name, what,
+				     pi[p].offset, pi[p].offset + pi[p].width - 1, t->pub.data_bits);
 		for (size_t q = 0; q < p; q++)
 			if (!strcmp(pi[q].name, pname))
-				return LFAIL(ld, "layout %s, line %u: action %s of %s has two "
-					     "parameters called %s", ld->name, jp->line, name, what,
-					     pname);
+				return LFAIL(ld, "layout %s: action %s of %s has two parameters called "
+					     "%s", ld->name, name, what, pname);
 	}
 	for (const struct matcha_action_info *o = t->actions; o < ac; o++) {
 		if (!strcmp(o->name, name))
-			return LFAIL(ld, "layout %s, line %u: %s has two actions called %s",
-				     ld->name, ja->line, what, name);
+			return LFAIL(ld, "layout %s: %s has two actions called %s", ld->name, what,
+				     name);
 		if (o->id == ac->id)
-			return LFAIL(ld, "layout %s, line %u: actions %s and %s of %s share id %u",
-				     ld->name, ja->line, o->name, name, what, id);
+			return LFAIL(ld, "layout %s: actions %s and %s of %s share id %u", ld->name,
+				     o->name, name, what, id);
 	}
 	return 0;
 }
 
-static int read_actions(struct loader *ld, const struct json *jt, struct layout_table *t,
+static int read_actions(struct loader *ld, const json_t *jt, struct layout_table *t,
 			const char *what)
 {
 	int rc = 0;
-	const struct json *actions = member(ld, jt, "actions", JSON_ARRAY, what, &rc);
+	const json_t *actions = member(ld, jt, "actions", JSON_ARRAY, what, &rc);
 	if (!actions)
 		return rc;
-	if (actions->n == 0 || actions->n > 256)
-		return LFAIL(ld, "layout %s, line %u: %s has %zu actions (1..256)", ld->name,
-			     actions->line, what, actions->n);
-	t->actions = calloc(actions->n, sizeof *t->actions);
+	size_t nactions = json_array_size(actions);
+	if (nactions == 0 || nactions > 256)
+		return LFAIL(ld, "layout %s: %s has %zu actions (1..256)", ld->name, what, nactions);
+	t->actions = calloc(nactions, sizeof *t->actions);
 	if (!t->actions)
 		return matcha_fail(ld->dev, MATCHA_ENOMEM, "no memory for the layout");
-	for (size_t a = 0; a < actions->n; a++) {
+	for (size_t a = 0; a < nactions; a++) {
 		t->pub.nactions = (unsigned)a + 1;
-		if ((rc = read_action(ld, &actions->items[a], t, &t->actions[a], what)))
+		if ((rc = read_action(ld, json_array_get(actions, a), a, t, &t->actions[a], what)))
 			return rc;
 	}
-	const struct json *def = json_get(jt, "default");
-	if (!def || def->type == JSON_NULL)
+	const json_t *def = json_object_get(jt, "default");
+	if (!def || json_is_null(def))
 		return 0;
-	const struct json *name = member(ld, def, "action", JSON_STRING, what, &rc);
+	char dwhat[200];
+	snprintf(dwhat, sizeof dwhat, "the default of %s", what);
+	if ((rc = need_object(ld, def, dwhat)))
+		return rc;
+	const json_t *name = member(ld, def, "action", JSON_STRING, dwhat, &rc);
 	if (!name)
 		return rc;
 	for (unsigned a = 0; a < t->pub.nactions; a++)
-		if (!strcmp(t->actions[a].name, name->text))
+		if (!strcmp(t->actions[a].name, json_string_value(name)))
 			t->pub.default_action = &t->actions[a];
 	if (!t->pub.default_action)
-		return LFAIL(ld, "layout %s, line %u: the default action %s of %s is not one of "
-			     "its actions", ld->name, name->line, name->text, what);
+		return LFAIL(ld, "layout %s: the default action %s of %s is not one of its actions",
+			     ld->name, json_string_value(name), what);
 	return 0;
 }
 
@@ -304,7 +349,7 @@ static int agree(struct loader *ld, const char *what, const char *key, unsigned 
 }
 
 /* The table's layout against its descriptor. */
-static int check_table(struct loader *ld, const struct json *jt, struct layout_table *t,
+static int check_table(struct loader *ld, const json_t *jt, struct layout_table *t,
 		       const char *what, unsigned latency, bool counters)
 {
 	matcha_dev *dev = ld->dev;
@@ -331,7 +376,7 @@ static int check_table(struct loader *ld, const struct json *jt, struct layout_t
 	}
 	if (in.kind == MATCHA_KIND_LPM) {
 		unsigned levels, nodes, stride, hw_nodes;
-		const struct json *lpm = member(ld, jt, "lpm", JSON_OBJECT, what, &rc);
+		const json_t *lpm = member(ld, jt, "lpm", JSON_OBJECT, what, &rc);
 		if (!lpm || (rc = member_uint(ld, lpm, "levels", what, 512, &levels)) ||
 		    (rc = member_uint(ld, lpm, "nodes", what, 1u << 20, &nodes)) ||
 		    (rc = agree(ld, what, "lpm.levels", levels, in.levels)))
@@ -344,27 +389,23 @@ static int check_table(struct loader *ld, const struct json *jt, struct layout_t
 	return 0;
 }
 
-static int read_table(struct loader *ld, const struct json *jt, size_t position)
+static int read_table(struct loader *ld, const json_t *jt, size_t position)
 {
 	struct matcha_layout *l = ld->layout;
 	unsigned index, latency;
 	char what[160], *kind = NULL, *name = NULL;
 	int rc;
-	bool counters = false;
 
 	snprintf(what, sizeof what, "table #%zu", position);
-	if (jt->type != JSON_OBJECT)
-		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, jt->line,
-			     what, json_type_name(jt->type));
-	if ((rc = member_uint(ld, jt, "index", what, UINT32_MAX, &index)))
+	if ((rc = need_object(ld, jt, what)) ||
+	    (rc = member_uint(ld, jt, "index", what, UINT32_MAX, &index)))
 		return rc;
 	if (index >= l->ntables)
-		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u tables",
-			     ld->name, jt->line, what, index, l->ntables);
+		return LFAIL(ld, "layout %s: %s has index %u, the hardware has %u tables", ld->name,
+			     what, index, l->ntables);
 	struct layout_table *t = &l->tables[index];
 	if (t->pub.name)
-		return LFAIL(ld, "layout %s, line %u: two tables have index %u", ld->name, jt->line,
-			     index);
+		return LFAIL(ld, "layout %s: two tables have index %u", ld->name, index);
 	if ((rc = member_string(ld, jt, "name", what, &name)))
 		return rc;
 	t->pub.name = name;
@@ -384,10 +425,9 @@ static int read_table(struct loader *ld, const struct json *jt, size_t position)
 		return rc;
 	}
 	free(kind);
-	const struct json *jc = member(ld, jt, "counters", JSON_BOOL, what, &rc);
+	const json_t *jc = member(ld, jt, "counters", JSON_TRUE, what, &rc);
 	if (!jc)
 		return rc;
-	counters = jc->boolean;
 	if ((rc = member_uint(ld, jt, "keyWidth", what, MATCHA_MAX_KEY_BITS, &t->pub.key_bits)) ||
 	    (rc = member_uint(ld, jt, "dataWidth", what, MATCHA_MAX_DATA_BITS, &t->pub.data_bits)) ||
 	    (rc = member_uint(ld, jt, "size", what, UINT32_MAX, &t->pub.size)) ||
@@ -396,11 +436,11 @@ static int read_table(struct loader *ld, const struct json *jt, size_t position)
 		return rc;
 	t->pub.fields = t->fields;
 	t->pub.actions = t->actions;
-	return check_table(ld, jt, t, what, latency, counters);
+	return check_table(ld, jt, t, what, latency, json_is_true(jc));
 }
 
 /* One entry of the program's "meters" list, checked against its descriptor. */
-static int read_meter(struct loader *ld, const struct json *jm, size_t position)
+static int read_meter(struct loader *ld, const json_t *jm, size_t position)
 {
 	struct matcha_layout *l = ld->layout;
 	struct matcha_table_info in;
@@ -409,22 +449,19 @@ static int read_meter(struct loader *ld, const struct json *jm, size_t position)
 	int rc;
 
 	snprintf(what, sizeof what, "meter array #%zu", position);
-	if (jm->type != JSON_OBJECT)
-		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, jm->line,
-			     what, json_type_name(jm->type));
-	if ((rc = member_uint(ld, jm, "index", what, UINT32_MAX, &index)))
+	if ((rc = need_object(ld, jm, what)) ||
+	    (rc = member_uint(ld, jm, "index", what, UINT32_MAX, &index)))
 		return rc;
 	if (index >= l->ntables)
-		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u "
-			     "descriptors", ld->name, jm->line, what, index, l->ntables);
+		return LFAIL(ld, "layout %s: %s has index %u, the hardware has %u descriptors",
+			     ld->name, what, index, l->ntables);
 	/* The tables are read first: a clash with one is found here. */
 	if (l->tables[index].pub.name)
-		return LFAIL(ld, "layout %s, line %u: %s and table %u (%s) both have index %u",
-			     ld->name, jm->line, what, index, l->tables[index].pub.name, index);
+		return LFAIL(ld, "layout %s: %s and table %u (%s) both have index %u", ld->name,
+			     what, index, l->tables[index].pub.name, index);
 	struct matcha_meter_layout *m = &l->meters[index];
 	if (m->name)
-		return LFAIL(ld, "layout %s, line %u: two meter arrays have index %u", ld->name,
-			     jm->line, index);
+		return LFAIL(ld, "layout %s: two meter arrays have index %u", ld->name, index);
 	if ((rc = member_string(ld, jm, "name", what, &name)))
 		return rc;
 	m->name = name;
@@ -463,7 +500,7 @@ static const char *described_as(const struct matcha_layout *l, unsigned index, c
 }
 
 /* One entry of the program's "sessions" list, checked against its descriptor. */
-static int read_session(struct loader *ld, const struct json *js, size_t position)
+static int read_session(struct loader *ld, const json_t *js, size_t position)
 {
 	struct matcha_layout *l = ld->layout;
 	struct matcha_table_info in;
@@ -473,18 +510,16 @@ static int read_session(struct loader *ld, const struct json *js, size_t positio
 	int rc;
 
 	snprintf(what, sizeof what, "session table #%zu", position);
-	if (js->type != JSON_OBJECT)
-		return LFAIL(ld, "layout %s, line %u: %s is %s, not an object", ld->name, js->line,
-			     what, json_type_name(js->type));
-	if ((rc = member_uint(ld, js, "index", what, UINT32_MAX, &index)))
+	if ((rc = need_object(ld, js, what)) ||
+	    (rc = member_uint(ld, js, "index", what, UINT32_MAX, &index)))
 		return rc;
 	if (index >= l->ntables)
-		return LFAIL(ld, "layout %s, line %u: %s has index %u, the hardware has %u "
-			     "descriptors", ld->name, js->line, what, index, l->ntables);
+		return LFAIL(ld, "layout %s: %s has index %u, the hardware has %u descriptors",
+			     ld->name, what, index, l->ntables);
 	/* Tables and meter arrays are read first: a clash with one is found here. */
 	if ((other = described_as(l, index, &other_kind)))
-		return LFAIL(ld, "layout %s, line %u: %s and %s %u (%s) both have index %u",
-			     ld->name, js->line, what, other_kind, index, other, index);
+		return LFAIL(ld, "layout %s: %s and %s %u (%s) both have index %u", ld->name, what,
+			     other_kind, index, other, index);
 	if ((rc = member_string(ld, js, "name", what, &name)))
 		return rc;
 	struct matcha_session_layout *s = &l->sessions[index];
@@ -503,8 +538,8 @@ static int read_session(struct loader *ld, const struct json *js, size_t positio
 	for (unsigned o = 0; o < l->ntables; o++)
 		found |= l->tables[o].pub.name && !strcmp(l->tables[o].pub.name, after);
 	if (!found)
-		return LFAIL(ld, "layout %s, line %u: %s follows table %s, which the program does "
-			     "not have", ld->name, js->line, what, after);
+		return LFAIL(ld, "layout %s: %s follows table %s, which the program does not have",
+			     ld->name, what, after);
 	if ((rc = member_uint(ld, js, "size", what, UINT32_MAX, &size)) ||
 	    (rc = member_uint(ld, js, "ways", what, UINT32_MAX, &ways)) ||
 	    (rc = member_uint(ld, js, "keyWidth", what, MATCHA_MAX_KEY_BITS, &key_bits)) ||
@@ -524,76 +559,88 @@ static int read_session(struct loader *ld, const struct json *js, size_t positio
 	return agree(ld, what, "latency", latency, in.latency);
 }
 
-static int load(struct loader *ld, const struct json *root)
+/* An optional list of the program: absent is empty. */
+static int optional_list(struct loader *ld, const json_t *prog, const char *key,
+			 const json_t **list)
+{
+	int rc = 0;
+	*list = json_object_get(prog, key);
+	if (*list && !(*list = member(ld, prog, key, JSON_ARRAY, "the program", &rc)))
+		return rc;
+	return 0;
+}
+
+static int load(struct loader *ld, const json_t *root)
 {
 	matcha_dev *dev = ld->dev;
 	int rc = 0;
-	uint64_t build_id;
-	if (root->type != JSON_OBJECT)
+	char text[40];
+	if (!json_is_object(root))
 		return LFAIL(ld, "layout %s: the top level is %s, not an object", ld->name,
-			     json_type_name(root->type));
-	const struct json *jid = member(ld, root, "buildId", JSON_NUMBER, "the layout", &rc);
+			     type_name(json_typeof(root)));
+	const json_t *jid = member(ld, root, "buildId", JSON_INTEGER, "the layout", &rc);
 	if (!jid)
 		return rc;
-	if (!json_u64(jid, &build_id) || build_id > UINT32_MAX)
-		return LFAIL(ld, "layout %s, line %u: buildId %s is not a 32-bit number", ld->name,
-			     jid->line, jid->text);
+	if (!json_is_integer(jid) || json_integer_value(jid) < 0 ||
+	    json_integer_value(jid) > UINT32_MAX) {
+		number_text(jid, text, sizeof text);
+		return LFAIL(ld, "layout %s: buildId %s is not a 32-bit number", ld->name, text);
+	}
+	uint64_t build_id = (uint64_t)json_integer_value(jid);
 	if (build_id != matcha_build_id(dev))
 		return LFAIL(ld, "layout %s: buildId is %llu (0x%08llx), the hardware's BUILD_ID is "
 			     "%u (0x%08x): the layout belongs to another bitstream", ld->name,
 			     (unsigned long long)build_id, (unsigned long long)build_id,
 			     (unsigned)matcha_build_id(dev), (unsigned)matcha_build_id(dev));
-	const struct json *prog = member(ld, root, "program", JSON_OBJECT, "the layout", &rc);
+	const json_t *prog = member(ld, root, "program", JSON_OBJECT, "the layout", &rc);
 	if (!prog)
 		return rc;
 	if ((rc = member_string(ld, prog, "name", "the program", &ld->layout->program)))
 		return rc;
-	const struct json *tables = member(ld, prog, "tables", JSON_ARRAY, "the program", &rc);
+	const json_t *tables = member(ld, prog, "tables", JSON_ARRAY, "the program", &rc);
 	if (!tables)
 		return rc;
-	/* Optional: a program without meter arrays may leave the list out. */
-	const struct json *meters = json_get(prog, "meters");
-	if (meters && !(meters = member(ld, prog, "meters", JSON_ARRAY, "the program", &rc)))
+	/* A program without meter arrays or session tables may leave those lists out. */
+	const json_t *meters, *sessions;
+	if ((rc = optional_list(ld, prog, "meters", &meters)) ||
+	    (rc = optional_list(ld, prog, "sessions", &sessions)))
 		return rc;
-	size_t nmeters = meters ? meters->n : 0;
-	/* Optional too: a program without session tables may leave the list out. */
-	const struct json *sessions = json_get(prog, "sessions");
-	if (sessions && !(sessions = member(ld, prog, "sessions", JSON_ARRAY, "the program", &rc)))
-		return rc;
-	size_t nsessions = sessions ? sessions->n : 0;
-	if (!nmeters && !nsessions && tables->n != matcha_table_count(dev))
+	size_t ntables = json_array_size(tables), nmeters = json_array_size(meters),
+	       nsessions = json_array_size(sessions);
+	if (!nmeters && !nsessions && ntables != matcha_table_count(dev))
 		return LFAIL(ld, "layout %s: the program has %zu tables, the hardware %u: the "
-			     "layout does not describe this bitstream", ld->name, tables->n,
+			     "layout does not describe this bitstream", ld->name, ntables,
 			     matcha_table_count(dev));
-	if (!nsessions && tables->n + nmeters != matcha_table_count(dev))
+	if (!nsessions && ntables + nmeters != matcha_table_count(dev))
 		return LFAIL(ld, "layout %s: the program has %zu tables and %zu meter arrays, the "
 			     "hardware %u descriptors: the layout does not describe this bitstream",
-			     ld->name, tables->n, nmeters, matcha_table_count(dev));
-	if (tables->n + nmeters + nsessions != matcha_table_count(dev))
+			     ld->name, ntables, nmeters, matcha_table_count(dev));
+	if (ntables + nmeters + nsessions != matcha_table_count(dev))
 		return LFAIL(ld, "layout %s: the program has %zu tables, %zu meter arrays and %zu "
 			     "session tables, the hardware %u descriptors: the layout does not "
-			     "describe this bitstream", ld->name, tables->n, nmeters, nsessions,
+			     "describe this bitstream", ld->name, ntables, nmeters, nsessions,
 			     matcha_table_count(dev));
-	for (size_t i = 0; i < tables->n; i++)
-		if ((rc = read_table(ld, &tables->items[i], i)))
+	for (size_t i = 0; i < ntables; i++)
+		if ((rc = read_table(ld, json_array_get(tables, i), i)))
 			return rc;
 	for (size_t i = 0; i < nmeters; i++)
-		if ((rc = read_meter(ld, &meters->items[i], i)))
+		if ((rc = read_meter(ld, json_array_get(meters, i), i)))
 			return rc;
 	for (size_t i = 0; i < nsessions; i++)
-		if ((rc = read_session(ld, &sessions->items[i], i)))
+		if ((rc = read_session(ld, json_array_get(sessions, i), i)))
 			return rc;
 	/* The counts agree and no index is described twice, so every one is described. */
 	return 0;
 }
 
-int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const char *name)
+/* Reads the parsed layout `root` (NULL: jansson's `error`) into the handle. */
+static int load_parsed(matcha_dev *dev, json_t *root, const json_error_t *error,
+		       const char *name)
 {
-	char err[160];
-	struct loader ld = { dev, name ? name : "(text)", NULL };
-	struct json *root = json_parse(text, len, err, sizeof err);
+	struct loader ld = { dev, name, NULL };
 	if (!root)
-		return LFAIL(&ld, "layout %s is not valid JSON: %s", ld.name, err);
+		return LFAIL(&ld, "layout %s is not valid JSON: line %d, column %d: %s", ld.name,
+			     error->line, error->column, error->text);
 	ld.layout = calloc(1, sizeof *ld.layout);
 	unsigned n = matcha_table_count(dev);
 	if (ld.layout) {
@@ -609,12 +656,12 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 			free(ld.layout->sessions);
 		}
 		free(ld.layout);
-		json_free(root);
+		json_decref(root);
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the layout");
 	}
 	ld.layout->ntables = n;
 	rc = load(&ld, root);
-	json_free(root);
+	json_decref(root);
 	if (rc) {
 		free_layout(ld.layout);
 		return rc;
@@ -630,28 +677,30 @@ int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const
 	return 0;
 }
 
+int matcha_layout_load_text(matcha_dev *dev, const char *text, size_t len, const char *name)
+{
+	json_error_t error;
+	json_t *root = json_loadb(text, len, LAYOUT_JSON_FLAGS, &error);
+	return load_parsed(dev, root, &error, name ? name : "(text)");
+}
+
 int matcha_layout_load(matcha_dev *dev, const char *path)
 {
+	/* Opened here rather than by json_load_file, so that the message keeps the system's
+	 * reason in the driver's words. */
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "cannot open layout %s: %s", path,
 				   strerror(errno));
-	char *text = malloc(MAX_LAYOUT_BYTES + 1);
-	size_t len = text ? fread(text, 1, MAX_LAYOUT_BYTES + 1, f) : 0;
+	json_error_t error;
+	json_t *root = json_loadf(f, LAYOUT_JSON_FLAGS, &error);
 	int err = ferror(f);
 	fclose(f);
-	int rc;
-	if (!text)
-		rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory to read layout %s", path);
-	else if (err)
-		rc = matcha_fail(dev, MATCHA_ELAYOUT, "cannot read layout %s", path);
-	else if (len > MAX_LAYOUT_BYTES)
-		rc = matcha_fail(dev, MATCHA_ELAYOUT, "layout %s is larger than %u bytes", path,
-				 MAX_LAYOUT_BYTES);
-	else
-		rc = matcha_layout_load_text(dev, text, len, path);
-	free(text);
-	return rc;
+	if (err) {
+		json_decref(root);
+		return matcha_fail(dev, MATCHA_ELAYOUT, "cannot read layout %s", path);
+	}
+	return load_parsed(dev, root, &error, path);
 }
 
 const char *matcha_layout_program(const matcha_dev *dev)

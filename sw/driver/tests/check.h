@@ -93,6 +93,7 @@
 	X(entries_ternary_ranges)                                                          \
 	X(entries_without_layout)                                                          \
 	X(entries_adopted)                                                                 \
+	X(ctl_completion)                                                                  \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \
 	X(ctl_commands)                                                                    \
@@ -106,6 +107,7 @@
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \
 	X(ctl_program_over_sim_socket)                                                     \
+	X(ctl_program_options)                                                             \
 	X(ctl_program_meters)                                                              \
 	X(ctl_program_sessions)                                                            \
 	X(ctl_conntrack_session_by_name)                                                   \

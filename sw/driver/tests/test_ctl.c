@@ -117,6 +117,93 @@ static void fails_without_layout(const struct fake_cfg *cfg, const char *line,
 	fake_free(fd);
 }
 
+/* Every candidate ctl_complete gives for the last word of `line`, joined by spaces. */
+static const char *completions(const struct ctl *c, const char *line)
+{
+	static char all[1024];
+	const char *space = strrchr(line, ' ');
+	size_t start = space ? (size_t)(space - line) + 1 : 0, len = 0;
+	const char *name;
+	all[0] = '\0';
+	for (unsigned n = 0; (name = ctl_complete(c, line, start, line + start, n)); n++)
+		len += (size_t)snprintf(all + len, sizeof all - len, "%s%s", n ? " " : "", name);
+	return all;
+}
+
+/* Tab completion: commands as ctl.c's table lists them; names from docs/pipeline.md's
+ * l2l3 and policer programs (tables l2_fwd, ipv4_lpm, acl; ipv4_lpm's actions route,
+ * drop, no_route; meter array policers). */
+void test_ctl_completion(void)
+{
+	static const struct {
+		const char *line, *want;
+	} l2l3[] = {
+		{ "", "table_add table_delete table_modify table_dump table_clear table_set_default "
+		      "counter_read counter_reset table_info meter_set_rates meter_get_rates "
+		      "meter_reset set_clock_hz session_dump session_delete session_flush "
+		      "session_stats session_set_timeout session_get_timeout session_set_tick "
+		      "session_set_policy session_get_policy help quit" },
+		{ "table_", "table_add table_delete table_modify table_dump table_clear "
+			    "table_set_default table_info" },
+		{ "table_s", "table_set_default" },
+		{ "x", "" },
+		{ "table_add ", "l2_fwd ipv4_lpm acl" },
+		{ "table_add  i", "ipv4_lpm" },
+		{ "table_dump a", "acl" },
+		{ "table_info ", "l2_fwd ipv4_lpm acl" },
+		{ "table_add ipv4_lpm ", "route drop no_route" },
+		{ "table_modify ipv4_lpm no", "no_route" },
+		{ "table_set_default l2_fwd ", "no_op forward drop" },
+		{ "table_add nosuch ", "" },
+		{ "table_add l2_fwd forward ", "" },
+		{ "table_delete l2_fwd ", "" },
+		{ "help t", "table_add table_delete table_modify table_dump table_clear "
+			    "table_set_default table_info" },
+		{ "nosuch ", "" },
+		/* no meter arrays or session tables in l2l3 */
+		{ "meter_reset ", "" },
+		{ "session_dump ", "" },
+	};
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct ctl c;
+	CHECK(dev);
+	ctl_init(&c, dev, stdout);
+	/* No layout, no names. */
+	CHECK_MSG(!strcmp(completions(&c, "table_add "), ""), "%s", completions(&c, "table_add "));
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_LAYOUT));
+	for (size_t i = 0; i < sizeof l2l3 / sizeof l2l3[0]; i++)
+		CHECK_MSG(!strcmp(completions(&c, l2l3[i].line), l2l3[i].want),
+			  "\"%s\": \"%s\", expected \"%s\"", l2l3[i].line,
+			  completions(&c, l2l3[i].line), l2l3[i].want);
+	matcha_close(dev);
+	fake_free(fd);
+
+	cfg = fake_policer_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	ctl_init(&c, dev, stdout);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_POLICER_LAYOUT));
+	CHECK(!strcmp(completions(&c, "meter_set_rates "), "policers"));
+	CHECK(!strcmp(completions(&c, "meter_get_rates po"), "policers"));
+	CHECK(!strcmp(completions(&c, "table_add "), "police by_colour"));
+	matcha_close(dev);
+	fake_free(fd);
+
+	cfg = fake_conntrack_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	ctl_init(&c, dev, stdout);
+	CHECK_OK(dev, matcha_layout_load(dev, MATCHA_CONNTRACK_LAYOUT));
+	CHECK(!strcmp(completions(&c, "session_stats "), "sessions"));
+	CHECK(!strcmp(completions(&c, "table_clear "), "acl by_session"));
+	matcha_close(dev);
+	fake_free(fd);
+}
+
 void test_ctl_values(void)
 {
 	static const struct {
@@ -148,6 +235,9 @@ void test_ctl_values(void)
 		{ "fe80::", { 0xfe, 0x80 } },
 		{ "1:2:3:4:5:6:7:8", { 0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8 } },
 		{ "00::22:33:44:55", { [8] = 0, 0x22, 0, 0x33, 0, 0x44, 0, 0x55 } },
+		/* IPv4-mapped (RFC 4291 2.5.5.2): the IPv4 address in the last 32 bits */
+		{ "::ffff:10.0.0.1", { [10] = 0xff, 0xff, 10, 0, 0, 1 } },
+		{ "64:ff9b::192.0.2.33", { 0, 0x64, 0xff, 0x9b, [12] = 192, 0, 2, 33 } },
 	};
 	for (size_t i = 0; i < sizeof v6 / sizeof v6[0]; i++) {
 		CHECK_MSG(ctl_parse_value(v6[i].text, &v, err, sizeof err) == 0, "%s: %s", v6[i].text,
@@ -172,15 +262,21 @@ void test_ctl_values(void)
 		{ "0xfg", "\"0xfg\" is not a hex number" },
 		{ "12a", "\"12a\" is not a number (decimal, 0x hex, an IPv4 or a MAC address)" },
 		{ "-1", "is not a number" },
-		{ "1.2.3", "\"1.2.3\" is not an IPv4 address (four numbers 0..255 separated by '.')" },
+		{ "1.2.3", "\"1.2.3\" is not an IPv4 address (four numbers 0..255 separated by '.', "
+			   "no leading zeros)" },
 		{ "256.1.1.1", "is not an IPv4 address" },
 		{ "1.2.3.4.5", "is not an IPv4 address" },
 		{ "1..2.3", "is not an IPv4 address" },
 		{ "0001.2.3.4", "is not an IPv4 address" },
+		{ "010.0.0.1", "is not an IPv4 address" },
+		{ "1.2.3.4:5", "is not a MAC address" },
 		{ "00:11:22:33:44", "\"00:11:22:33:44\" is not a MAC address (six hex bytes "
 				    "separated by ':')" },
 		{ "00:11:22:33:44:55:66", "is not a MAC address" },
 		{ "00:11:22:33:44:555", "is not a MAC address" },
+		{ "00:11:22:33:44:5g", "is not a MAC address" },
+		{ "00:11:22:33:44:5 ", "is not a MAC address" }, /* ether_aton_r takes it */
+		{ "000:11:22:33:44:55", "is not a MAC address" },
 		{ "00:11:22:33:44:55:66:77:88", "nor an IPv6 address" },
 		{ "1::2::3", "is not a MAC address (six hex bytes separated by ':') nor an IPv6 "
 			     "address" },
@@ -1315,29 +1411,45 @@ void test_layout_fuzz(void)
 
 /* ------------------------------------------------------------- the program itself */
 
+/* Runs the shell command `cmd` with its standard output and error into `out`; its exit
+ * status. */
+static int run_shell(const char *cmd, char *out, size_t cap)
+{
+	char out_path[64], line[1200];
+	snprintf(out_path, sizeof out_path, "/tmp/matcha-ctl-%d.out", (int)getpid());
+	snprintf(line, sizeof line, "%s > %s 2>&1", cmd, out_path);
+	int status = system(line);
+	FILE *f = fopen(out_path, "r");
+	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+	out[n] = '\0';
+	if (f)
+		fclose(f);
+	unlink(out_path);
+	return status;
+}
+
+/* Writes `batch` to a file named after the process, into `path`. */
+static void write_batch(const char *batch, char *path, size_t len)
+{
+	snprintf(path, len, "/tmp/matcha-ctl-%d.batch", (int)getpid());
+	FILE *f = fopen(path, "w");
+	fputs(batch, f);
+	fclose(f);
+}
+
 /* Runs matcha-ctl on the device `uri` with the options `args` (NULL-terminated) and `batch`
  * as its -f file; its exit status, its output in *out. */
 static int run_program_at(const char *uri, const char *const *args, const char *batch,
 			  char *out, size_t cap)
 {
-	char batch_path[64], out_path[64], cmd[1024];
-	snprintf(batch_path, sizeof batch_path, "/tmp/matcha-ctl-%d.batch", (int)getpid());
-	snprintf(out_path, sizeof out_path, "/tmp/matcha-ctl-%d.out", (int)getpid());
-	FILE *f = fopen(batch_path, "w");
-	fputs(batch, f);
-	fclose(f);
+	char batch_path[64], cmd[1024];
+	write_batch(batch, batch_path, sizeof batch_path);
 	size_t len = (size_t)snprintf(cmd, sizeof cmd, "%s '%s'", MATCHA_CTL_BIN, uri);
 	for (const char *const *a = args; *a; a++)
 		len += (size_t)snprintf(cmd + len, sizeof cmd - len, " '%s'", *a);
-	snprintf(cmd + len, sizeof cmd - len, " -f %s > %s 2>&1", batch_path, out_path);
-	int status = system(cmd);
-	f = fopen(out_path, "r");
-	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
-	out[n] = '\0';
-	if (f)
-		fclose(f);
+	snprintf(cmd + len, sizeof cmd - len, " -f %s", batch_path);
+	int status = run_shell(cmd, out, cap);
 	unlink(batch_path);
-	unlink(out_path);
 	return status;
 }
 
@@ -1397,6 +1509,47 @@ void test_ctl_program_over_sim_socket(void)
 	status = run_program_at("sim:/nonexistent/sock", no_options, "", out, sizeof out);
 	CHECK_MSG(WEXITSTATUS(status) == 1 && strstr(out, "matcha-ctl: sim:/nonexistent/sock: "
 		  "sim:/nonexistent/sock: cannot connect"), "%s", out);
+	fake_free(fd);
+}
+
+/* The options as getopt_long reads them, and commands from standard input without -f. */
+void test_ctl_program_options(void)
+{
+	char out[4096], cmd[1024];
+	int status = run_shell(MATCHA_CTL_BIN " --help", out, sizeof out);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		  strstr(out, "  --layout FILE ") && strstr(out, "  --clock-hz HZ ") &&
+		  strstr(out, "  -f BATCH ") && strstr(out, "  -h, --help "), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " sim:/x --layuot f", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "unrecognized option '--layuot'") &&
+		  strstr(out, "usage: matcha-ctl URI"), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " sim:/x --layout", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "option '--layout' requires an "
+		  "argument"), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " sim:/x sim:/y", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "matcha-ctl: unexpected argument "
+		  "\"sim:/y\""), "%s", out);
+	status = run_shell(MATCHA_CTL_BIN " --layout f", out, sizeof out);
+	CHECK_MSG(WEXITSTATUS(status) == 2 && strstr(out, "usage: matcha-ctl URI"), "%s", out);
+
+	/* --layout=FILE, options before the URI, and the commands on a standard input that
+	 * is not a terminal: read line by line as a batch. */
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	struct sim_server srv;
+	char batch_path[64];
+	CHECK(sim_server_start(&srv, fd) == 0);
+	write_batch("table_add l2_fwd forward 02:00:00:00:00:07 => 7\ntable_dump l2_fwd\n",
+		    batch_path, sizeof batch_path);
+	snprintf(cmd, sizeof cmd, "%s --layout=%s sim:%s < %s", MATCHA_CTL_BIN, MATCHA_LAYOUT,
+		 srv.path, batch_path);
+	status = run_shell(cmd, out, sizeof out);
+	sim_server_stop(&srv);
+	unlink(batch_path);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		  strstr(out, "Entry added to l2_fwd with handle 0\n") &&
+		  strstr(out, "  0    02:00:00:00:00:07 => forward(port=7)\n") &&
+		  strstr(out, "<stdin>: 1 entry loaded\n"), "status %d, output: %s", status, out);
 	fake_free(fd);
 }
 
@@ -1621,6 +1774,7 @@ void test_ctl_second_program(void)
 		"table_add v6 via 2001:db8::/32 => 02:00:00:00:00:01",
 		"table_add v6 via 2001:db8:0:1::/64 => 02:00:00:00:00:02",
 		"table_add v6 via ::/0 => 02:00:00:00:00:03",
+		"table_add v6 via ::ffff:10.0.0.0/104 => 02:00:00:00:00:04",
 		"table_add tunnel set 0xABCDEF 5 => 1099511627775",
 		"table_add v4 nh 10.1.0.0/16 => 192.168.1.1",
 		"table_dump v6",
@@ -1632,7 +1786,9 @@ void test_ctl_second_program(void)
 	fclose(stream);
 	CHECK_MSG(strstr(out, "  0    2001:db8::/32 => via(smac=02:00:00:00:00:01)\n"
 			 "  1    2001:db8:0:1::/64 => via(smac=02:00:00:00:00:02)\n"
-			 "  2    ::/0 => via(smac=02:00:00:00:00:03)\n3 entries\n"), "%s", out);
+			 "  2    ::/0 => via(smac=02:00:00:00:00:03)\n"
+			 "  3    ::ffff:10.0.0.0/104 => via(smac=02:00:00:00:00:04)\n4 entries\n"),
+		  "%s", out);
 	CHECK_MSG(strstr(out, "  handle meta.vni meta.x => action\n"
 			 "  0    11259375 5 => set(v=1099511627775)\n"
 			 "  default => ? (table tunnel holds action id 0, which the layout does not "
@@ -1651,6 +1807,10 @@ void test_ctl_second_program(void)
 	uint8_t prefix[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1 };
 	CHECK_OK(dev, matcha_lpm_read(dev, 2, prefix, 64, NULL, &e));
 	CHECK(e.valid && e.action_id == 1 && e.data[5] == 2);
+	/* An IPv4-mapped route: 10/8 behind ::ffff:0:0/96. */
+	uint8_t mapped[16] = { [10] = 0xff, 0xff, 10 };
+	CHECK_OK(dev, matcha_lpm_read(dev, 2, mapped, 104, NULL, &e));
+	CHECK(e.valid && e.action_id == 1 && e.data[5] == 4);
 	matcha_close(dev);
 	fake_free(fd);
 }
