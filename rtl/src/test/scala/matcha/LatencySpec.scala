@@ -4,6 +4,7 @@ package matcha
 import matcha.program.{Program, Programs, Stage}
 import org.scalatest.funsuite.AnyFunSuite
 import spinal.core._
+import spinal.lib.LatencyAnalysis
 
 /** The latency each stage declares (what layout.json reports: Program.latency) against the
   * registers the built stage puts between its input and its output, counted in the netlist. */
@@ -14,7 +15,7 @@ class LatencySpec extends AnyFunSuite {
   for (p <- Programs.all; cfg <- Generate.configs) {
     test(s"every stage of ${p.name} on ${cfg.name} is as late as it declares") {
       val path = SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
-      val built = path.stages.map(s => LatencyAnalysis(s.input.valid, s.output.valid))
+      val built: Seq[Int] = path.stages.map(s => LatencyAnalysis(s.input.valid, s.output.valid).toInt)
       assert(built == declared(p, cfg), s"built ${built.mkString(", ")}")
       assert(built.sum == p.latency(cfg.layout))
     }
