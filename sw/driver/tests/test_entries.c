@@ -198,8 +198,8 @@ void test_entries_lpm(void)
 		     "prefix");
 	bad = ternary(0x0A000000, 0xFF000000);
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "ipv4_lpm", &bad, 1, "drop", NULL, 0, -1, &h),
-		     MATCHA_EINVAL, "table ipv4_lpm is an LPM table: key field hdr.ipv4.dst takes "
-		     "value/length or a plain value, not a ternary mask");
+		     MATCHA_EINVAL, "table ipv4_lpm is an lpm table: key field hdr.ipv4.dst takes a "
+		     "plain value or a prefix (value/length), not a ternary mask");
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "ipv4_lpm", &m, 1, "drop", NULL, 0, -1, &h),
 		     MATCHA_EEXIST, "duplicate entry: handle 0 has the same key");
 	struct matcha_value toobig = val_u64(1ull << 48);
