@@ -122,28 +122,70 @@ struct named {
 	unsigned key_bytes, data_bytes;
 };
 
-static int named_table(matcha_dev *dev, const char *name, const char *op, struct named *n)
+/* The table a by-name call names. */
+static int table_named(matcha_dev *dev, const char *name, const char *op,
+		       struct matcha_table **t)
 {
 	unsigned table;
-	struct matcha_table *t;
 	int rc;
+	*t = NULL;
 	if (!dev->layout)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "%s: no layout loaded: tables, actions and "
 				   "parameters have names only with a layout file", op);
 	if (!name)
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: no table name", op);
+	if ((rc = matcha_table_by_name(dev, name, &table)))
+		return rc;
+	*t = &dev->tables[table];
+	return 0;
+}
+
+/* A table handle's table with its layout, for a call on its entries. */
+static int named(struct matcha_table *t, const char *op, struct named *n)
+{
+	matcha_dev *dev = t->dev;
+	int rc;
+	if (!dev->layout)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "%s: no layout loaded: tables, actions and "
+				   "parameters have names only with a layout file", op);
+	if (!matcha_layout_table(dev, t->index))
+		return matcha_fail(dev, MATCHA_ENOTABLE, "%s: descriptor %u is no table of the "
+				   "layout (it is a %s)", op, t->index, matcha_kind_name(t->info.kind));
 	/* matcha_table_for: a table whose adoption was refused answers with the refusal. */
-	if ((rc = matcha_table_by_name(dev, name, &table)) ||
-	    (rc = matcha_table_for(dev, table, 0, op, &t)))
+	if ((rc = matcha_table_for(dev, t->index, 0, op, &t)))
 		return rc;
 	n->t = t;
 	n->ops = t->ops;
 	n->info = t->info;
-	n->lt = &dev->layout->tables[table];
-	n->key_bytes = div_ceil(n->info.key_bits, 8);
-	n->data_bytes = div_ceil(n->info.data_bits, 8);
+	n->lt = &dev->layout->tables[t->index];
+	n->key_bytes = t->key_bytes;
+	n->data_bytes = t->data_bytes;
 	return 0;
 }
+
+static int named_table(matcha_dev *dev, const char *name, const char *op, struct named *n)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, name, op, &t);
+	return rc ? rc : named(t, op, n);
+}
+
+int matcha_table_get(matcha_dev *dev, const char *name, matcha_table **table)
+{
+	return table_named(dev, name, "table_get", table);
+}
+
+int matcha_table_at(matcha_dev *dev, unsigned index, matcha_table **table)
+{
+	*table = NULL;
+	if (index >= dev->ntables)
+		return matcha_fail(dev, MATCHA_ENOTABLE, "table_at: table %u does not exist (%u "
+				   "tables)", index, dev->ntables);
+	*table = &dev->tables[index];
+	return 0;
+}
+
+unsigned matcha_table_index(const matcha_table *table) { return table->index; }
 
 static const char *table_name(const struct named *n) { return n->lt->pub.name; }
 
@@ -469,17 +511,18 @@ static int store_entry(matcha_dev *dev, struct layout_table *lt, struct named_en
 	return 0;
 }
 
-int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_match *match,
-		     unsigned nmatch, const char *action, const struct matcha_value *params,
-		     unsigned nparams, int64_t priority, uint32_t *handle)
+int matcha_table_entry_add(matcha_table *table, const struct matcha_match *match,
+			   unsigned nmatch, const char *action, const struct matcha_value *params,
+			   unsigned nparams, int64_t priority, uint32_t *handle)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	const struct matcha_action_info *ac;
 	uint8_t data[MATCHA_MAX_DATA_BYTES];
 	struct matcha_match norm[MATCHA_MAX_FIELDS];
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_add", &n)) ||
+	if ((rc = named(table, "entry_add", &n)) ||
 	    (rc = find_action(dev, &n, action, &ac)) ||
 	    (rc = pack_params(dev, &n, ac, params, nparams, data)))
 		return rc;
@@ -544,16 +587,38 @@ fail:
 	return rc;
 }
 
-int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
-			const char *action, const struct matcha_value *params, unsigned nparams)
+/* Stops at the first failure: an all-or-nothing batch would have to delete what it added,
+ * and a delete can fail in turn, leaving the caller a state no message describes. */
+int matcha_table_entries_add(matcha_table *table, const struct matcha_entry_spec *entries,
+			     size_t n, uint32_t *handles, size_t *added)
 {
+	matcha_dev *dev = table->dev;
+	*added = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct matcha_entry_spec *e = &entries[i];
+		int rc = matcha_table_entry_add(table, e->match, e->nmatch, e->action, e->params,
+						e->nparams, e->priority, &handles[i]);
+		if (rc) {
+			char msg[sizeof dev->error];
+			memcpy(msg, dev->error, sizeof msg);
+			return matcha_fail(dev, rc, "entry %zu of %zu: %s", i, n, msg);
+		}
+		*added = i + 1;
+	}
+	return 0;
+}
+
+int matcha_table_entry_modify(matcha_table *table, uint32_t handle, const char *action,
+			      const struct matcha_value *params, unsigned nparams)
+{
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	const struct matcha_action_info *ac;
 	uint8_t data[MATCHA_MAX_DATA_BYTES];
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_modify", &n)) ||
+	if ((rc = named(table, "entry_modify", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)) || (rc = find_action(dev, &n, action, &ac)) ||
 	    (rc = pack_params(dev, &n, ac, params, nparams, data)))
 		return rc;
@@ -563,13 +628,14 @@ int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
 	return 0;
 }
 
-int matcha_entry_delete(matcha_dev *dev, const char *table, uint32_t handle)
+int matcha_table_entry_delete(matcha_table *table, uint32_t handle)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_delete", &n)) ||
+	if ((rc = named(table, "entry_delete", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)))
 		return rc;
 	for (unsigned i = 0; i < e->nhw; i++)
@@ -593,16 +659,17 @@ static int action_of_id(matcha_dev *dev, const struct named *n, uint8_t id,
 			   "not name", tl->name, id);
 }
 
-int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
-		      struct matcha_entry_view *view)
+int matcha_table_entry_read(matcha_table *table, uint32_t handle,
+			    struct matcha_entry_view *view)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	struct matcha_entry hw, first;
 	uint32_t index;
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_read", &n)) ||
+	if ((rc = named(table, "entry_read", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)))
 		return rc;
 	memset(view, 0, sizeof *view);
@@ -631,10 +698,10 @@ int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
 	return 0;
 }
 
-int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_t *handle)
+int matcha_table_entry_next(matcha_table *table, uint32_t from, uint32_t *handle)
 {
 	struct named n;
-	int rc = named_table(dev, table, "entry_next", &n);
+	int rc = named(table, "entry_next", &n);
 	if (rc)
 		return rc;
 	for (uint32_t h = from; h < n.lt->nhandles; h++)
@@ -645,15 +712,16 @@ int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_
 	return MATCHA_ENOENT; /* the end of a walk, not a failure worth a message */
 }
 
-int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
-			  uint64_t *packets, uint64_t *bytes, unsigned flags)
+int matcha_table_entry_counters(matcha_table *table, uint32_t handle, uint64_t *packets,
+				uint64_t *bytes, unsigned flags)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	uint64_t p = 0, b = 0;
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_counters", &n)) ||
+	if ((rc = named(table, "entry_counters", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)))
 		return rc;
 	if (!n.info.counters)
@@ -671,6 +739,56 @@ int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
 	if (bytes)
 		*bytes = b;
 	return 0;
+}
+
+/* ------------------------------------------------------------ the by-name forms */
+
+int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_match *match,
+		     unsigned nmatch, const char *action, const struct matcha_value *params,
+		     unsigned nparams, int64_t priority, uint32_t *handle)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_add", &t);
+	return rc ? rc : matcha_table_entry_add(t, match, nmatch, action, params, nparams,
+						priority, handle);
+}
+
+int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
+			const char *action, const struct matcha_value *params, unsigned nparams)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_modify", &t);
+	return rc ? rc : matcha_table_entry_modify(t, handle, action, params, nparams);
+}
+
+int matcha_entry_delete(matcha_dev *dev, const char *table, uint32_t handle)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_delete", &t);
+	return rc ? rc : matcha_table_entry_delete(t, handle);
+}
+
+int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
+		      struct matcha_entry_view *view)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_read", &t);
+	return rc ? rc : matcha_table_entry_read(t, handle, view);
+}
+
+int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_t *handle)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_next", &t);
+	return rc ? rc : matcha_table_entry_next(t, from, handle);
+}
+
+int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
+			  uint64_t *packets, uint64_t *bytes, unsigned flags)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_counters", &t);
+	return rc ? rc : matcha_table_entry_counters(t, handle, packets, bytes, flags);
 }
 
 int matcha_default_set(matcha_dev *dev, const char *table, const char *action,
