@@ -343,16 +343,11 @@ int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t 
 
 /* ---------------------------------------------------------------- printing values */
 
+/* A kind's name as layout.json spells it: the generated names, indexed by kind code. */
 static const char *kind_name(unsigned kind)
 {
-	switch (kind) {
-	case MATCHA_KIND_EXACT: return "exact";
-	case MATCHA_KIND_LPM: return "lpm";
-	case MATCHA_KIND_TERNARY: return "ternary";
-	case MATCHA_KIND_METER: return "meter array";
-	case MATCHA_KIND_SESSION: return "session";
-	default: return "unknown kind";
-	}
+	static const char *const names[] = MATCHA_HW_KIND_NAMES;
+	return kind < sizeof names / sizeof *names && names[kind][0] ? names[kind] : "unknown kind";
 }
 
 static uint64_t low64(const struct matcha_value *v)

@@ -84,6 +84,8 @@ struct matcha_regs_ops {
 };
 
 typedef struct matcha_dev matcha_dev;
+/* A table of a device (matcha_table_get, matcha_table_at); valid until matcha_close(). */
+typedef struct matcha_table matcha_table;
 
 /*
  * Opens a device: reads the self-describing block (magic, version, descriptors) and sets
@@ -657,6 +659,50 @@ int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_
  * matcha_exact_counters. */
 int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
 			  uint64_t *packets, uint64_t *bytes, unsigned flags);
+
+/*
+ * Table handles: the entry calls above without the table's name on every call. A handle
+ * comes from matcha_table_get (a table of the layout, by name) or matcha_table_at (any
+ * descriptor, by index: the entry calls then need the layout to name it as a table) and
+ * stays valid until matcha_close(); a failing call leaves its message in the device's
+ * matcha_last_error(). matcha_table_entry_X(table, ...) is matcha_entry_X(dev, name, ...).
+ */
+/* *table is NULL on failure. */
+int matcha_table_get(matcha_dev *dev, const char *name, matcha_table **table);
+int matcha_table_at(matcha_dev *dev, unsigned index, matcha_table **table);
+unsigned matcha_table_index(const matcha_table *table); /* its descriptor index */
+
+int matcha_table_entry_add(matcha_table *table, const struct matcha_match *match,
+			   unsigned nmatch, const char *action, const struct matcha_value *params,
+			   unsigned nparams, int64_t priority, uint32_t *handle);
+int matcha_table_entry_modify(matcha_table *table, uint32_t handle, const char *action,
+			      const struct matcha_value *params, unsigned nparams);
+int matcha_table_entry_delete(matcha_table *table, uint32_t handle);
+int matcha_table_entry_read(matcha_table *table, uint32_t handle,
+			    struct matcha_entry_view *view);
+int matcha_table_entry_next(matcha_table *table, uint32_t from, uint32_t *handle);
+int matcha_table_entry_counters(matcha_table *table, uint32_t handle, uint64_t *packets,
+				uint64_t *bytes, unsigned flags);
+
+/* One entry of a bulk add: the arguments of matcha_table_entry_add. */
+struct matcha_entry_spec {
+	const struct matcha_match *match;
+	unsigned nmatch;
+	const char *action;
+	const struct matcha_value *params;
+	unsigned nparams;
+	int64_t priority; /* MATCHA_NO_PRIORITY on exact and LPM tables */
+};
+
+/*
+ * Adds entries[0..n-1] in order, handles[i] receiving entry i's handle. Not all or
+ * nothing: it stops at the first entry that fails, with every entry before it added and
+ * none after it tried. *added is then the failed entry's position (n when all were
+ * added), and matcha_last_error() says "entry I of N: " and why that entry failed (the
+ * entry itself is all or nothing, as with matcha_table_entry_add).
+ */
+int matcha_table_entries_add(matcha_table *table, const struct matcha_entry_spec *entries,
+			     size_t n, uint32_t *handles, size_t *added);
 
 /* The miss action by name (matcha_table_set_default, matcha_table_get_default). */
 int matcha_default_set(matcha_dev *dev, const char *table, const char *action,

@@ -13,15 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-/* The window INDEX of counter `index`: LPM results sit behind the trie levels. */
-static uint32_t window_index(const struct matcha_table *t, uint32_t index)
-{
-	if (t->info.kind == MATCHA_KIND_LPM)
-		return (uint32_t)t->info.levels << MATCHA_HW_LPM_LEVEL_SHIFT | index;
-	return index;
-}
+#include "kind.h"
 
 int matcha_counters_init(matcha_dev *dev, struct matcha_table *t)
 {
@@ -59,7 +51,7 @@ static int fetch(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 		 struct matcha_counts *c)
 {
 	int rc;
-	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, window_index(t, index))) ||
+	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_READ, matcha_window_index(t, index))) ||
 	    (rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_PACKETS, &c->packets)))
 		return rc;
 	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_BYTES, &c->bytes);
@@ -69,7 +61,7 @@ int matcha_counter_zero(matcha_dev *dev, struct matcha_table *t, uint32_t index)
 {
 	if (!t->carried)
 		return 0;
-	int rc = matcha_window_command(dev, t, MATCHA_HW_CMD_ZERO, window_index(t, index));
+	int rc = matcha_window_command(dev, t, MATCHA_HW_CMD_ZERO, matcha_window_index(t, index));
 	if (rc)
 		return rc;
 	t->carried[index] = (struct matcha_counts){ 0, 0 };
@@ -113,13 +105,13 @@ static int counter_table(matcha_dev *dev, unsigned table, uint32_t index, const 
 			 struct matcha_table **t)
 {
 	int rc;
-	if ((rc = matcha_table_get(dev, table, 0, op, t)) ||
+	if ((rc = matcha_table_for(dev, table, 0, op, t)) ||
 	    (rc = matcha_counters_check(dev, *t, op)))
 		return rc;
 	if (index >= (*t)->info.size)
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: index %u is out of range (table %u "
 				   "counts %u %s)", op, (unsigned)index, table, (*t)->info.size,
-				   (*t)->info.kind == MATCHA_KIND_LPM ? "results" : "entries");
+				   (*t)->ops->prefix ? "results" : "entries");
 	return 0;
 }
 
@@ -151,7 +143,7 @@ int matcha_counters_zero(matcha_dev *dev, unsigned table, uint32_t index)
 static int default_table(matcha_dev *dev, unsigned table, const char *op,
 			 struct matcha_table **t)
 {
-	int rc = matcha_table_get(dev, table, 0, op, t);
+	int rc = matcha_table_for(dev, table, 0, op, t);
 	if (rc)
 		return rc;
 	if (!(*t)->info.default_action)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kind.h"
 
 /* Descriptor counts beyond this are taken as a misread block, not a real design. */
 #define MAX_OBJECTS 4096
@@ -49,18 +49,6 @@ const char *matcha_last_error(const matcha_dev *dev)
 	return dev ? dev->error : "no device handle (out of memory)";
 }
 
-const char *matcha_kind_name(unsigned kind)
-{
-	switch (kind) {
-	case MATCHA_KIND_EXACT: return "exact";
-	case MATCHA_KIND_LPM: return "LPM";
-	case MATCHA_KIND_TERNARY: return "ternary";
-	case MATCHA_KIND_METER: return "meter";
-	case MATCHA_KIND_SESSION: return "session";
-	default: return "unknown";
-	}
-}
-
 int matcha_reg_read(matcha_dev *dev, uint32_t addr, uint32_t *val)
 {
 	int rc = dev->ops.read32(dev->ctx, addr, val);
@@ -93,7 +81,8 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 	const struct matcha_table_info *in = &t->info;
 	unsigned i = t->index;
 
-	if (in->kind < MATCHA_KIND_EXACT || in->kind > MATCHA_KIND_SESSION)
+	/* A code the registry lacks, though the generator may name it, is unknown here. */
+	if (!t->ops)
 		return matcha_fail(dev, MATCHA_ENODEV, "descriptor %u has unknown kind %u", i,
 				   in->kind);
 	if (in->key_bits == 0 || in->key_bits > MATCHA_MAX_KEY_BITS)
@@ -130,14 +119,12 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	in->kind = KIND_CODE(w[0]);
 	in->counters = w[0] & MATCHA_HW_KIND_COUNTERS;
 	in->default_action = w[0] & MATCHA_HW_KIND_DEFAULT_ACTION;
-	in->prefix_store = in->kind == MATCHA_KIND_LPM && (w[0] & MATCHA_HW_KIND_PREFIX_STORE);
 	in->key_bits = w[1];
 	in->size = w[2];
 	in->data_bits = w[3];
 	in->base = w[4];
-	in->ways = in->kind == MATCHA_KIND_EXACT || in->kind == MATCHA_KIND_SESSION ? w[5] : 0;
-	in->levels = in->kind == MATCHA_KIND_LPM ? w[5] : 0;
 	in->latency = w[6];
+	t->ops = matcha_kind(in->kind);
 	t->key_bytes = div_ceil(in->key_bits, 8);
 	t->key_words = div_ceil(in->key_bits, 32);
 	t->data_bytes = div_ceil(in->data_bits, 8);
@@ -146,23 +133,18 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	int rc = check_descriptor(dev, t);
 	if (rc || (rc = matcha_counters_init(dev, t)))
 		return rc;
-	switch (in->kind) {
-	case MATCHA_KIND_EXACT: return matcha_exact_init(dev, t);
-	case MATCHA_KIND_LPM: return matcha_lpm_init(dev, t);
-	case MATCHA_KIND_METER: return matcha_meter_init(dev, t, w[5], w[7]);
-	case MATCHA_KIND_SESSION: return matcha_session_init(dev, t);
-	default: return matcha_ternary_init(dev, t);
-	}
+	/* Word 5 (ways, levels, meter geometry), word 7 and the kind flags are the kind's. */
+	return t->ops->init(dev, t, w);
 }
 
 static void free_tables(matcha_dev *dev)
 {
 	for (unsigned i = 0; i < dev->ntables; i++) {
-		matcha_exact_free(&dev->tables[i]);
-		matcha_lpm_free(&dev->tables[i]);
-		matcha_ternary_free(&dev->tables[i]);
-		matcha_counters_free(&dev->tables[i]);
-		free(dev->tables[i].refused);
+		struct matcha_table *t = &dev->tables[i];
+		if (t->ops && t->ops->release)
+			t->ops->release(t);
+		matcha_counters_free(t);
+		free(t->refused);
 	}
 	free(dev->tables);
 	dev->tables = NULL;
@@ -200,6 +182,7 @@ static int discover(matcha_dev *dev)
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for %u table descriptors",
 				   (unsigned)objects);
 	for (unsigned i = 0; i < objects; i++) {
+		dev->tables[i].dev = dev;
 		dev->tables[i].index = i;
 		dev->ntables = i + 1; /* so that free_tables() sees what was set up */
 		if ((rc = read_descriptor(dev, &dev->tables[i])))
@@ -251,7 +234,7 @@ uint32_t matcha_version(const matcha_dev *dev) { return dev->version; }
 uint32_t matcha_build_id(const matcha_dev *dev) { return dev->build_id; }
 unsigned matcha_table_count(const matcha_dev *dev) { return dev->ntables; }
 
-int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char *op,
+int matcha_table_for(matcha_dev *dev, unsigned table, unsigned kind, const char *op,
 		     struct matcha_table **t)
 {
 	*t = NULL;
@@ -263,7 +246,7 @@ int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char 
 		return matcha_fail(dev, MATCHA_EHW, "%s: %s; matcha_table_clear() starts it over",
 				   op, (*t)->refused);
 	if (kind && (*t)->info.kind != kind)
-		return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is an %s table, not %s", op,
+		return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is of kind %s, not %s", op,
 				   table, matcha_kind_name((*t)->info.kind), matcha_kind_name(kind));
 	return 0;
 }
@@ -271,7 +254,7 @@ int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char 
 int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info *info)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, 0, "table_info", &t);
+	int rc = matcha_table_for(dev, table, 0, "table_info", &t);
 	if (rc)
 		return rc;
 	*info = t->info;
@@ -381,7 +364,7 @@ int matcha_window_read(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 	if ((rc = read_words(dev, base + MATCHA_HW_WIN_DATA, words, t->data_words)))
 		return rc;
 	matcha_words_to_be(words, t->data_words, entry->data, t->data_bytes);
-	if (t->info.kind == MATCHA_KIND_TERNARY) {
+	if (t->ops->masked) {
 		if ((rc = read_words(dev, base + MATCHA_HW_WIN_MASK, words, t->key_words)))
 			return rc;
 		matcha_words_to_be(words, t->key_words, entry->mask, t->key_bytes);
@@ -391,32 +374,33 @@ int matcha_window_read(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 	return 0;
 }
 
+uint32_t matcha_window_index(const struct matcha_table *t, uint32_t i)
+{
+	return t->ops->window_index ? t->ops->window_index(t, i) : i;
+}
+
+/* Empties a table's shadow (and its handles): after CLEAR, before adoption and after a
+ * refused one. */
+static void reset_shadow(matcha_dev *dev, struct matcha_table *t)
+{
+	matcha_layout_table_cleared(dev, t->index);
+	if (t->ops->reset)
+		t->ops->reset(t);
+	matcha_counters_reset(t);
+}
+
 int matcha_table_clear(matcha_dev *dev, unsigned table)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, 0, "table_clear", &t);
+	int rc = matcha_table_for(dev, table, 0, "table_clear", &t);
 	if (rc)
 		return rc;
 	if ((rc = matcha_window_command(dev, t, MATCHA_HW_CMD_CLEAR, 0)))
 		return rc;
-	matcha_layout_table_cleared(dev, table);
-	matcha_exact_reset(t);
-	matcha_lpm_reset(t);
-	matcha_ternary_reset(t);
-	matcha_counters_reset(t);
+	reset_shadow(dev, t);
 	free(t->refused);
 	t->refused = NULL;
 	return 0;
-}
-
-/* Empties a table's shadow (and its handles) before adoption or after a refused one. */
-static void reset_shadow(matcha_dev *dev, struct matcha_table *t)
-{
-	matcha_layout_table_cleared(dev, t->index);
-	matcha_exact_reset(t);
-	matcha_lpm_reset(t);
-	matcha_ternary_reset(t);
-	matcha_counters_reset(t);
 }
 
 int matcha_tables_adopt(matcha_dev *dev)
@@ -428,15 +412,9 @@ int matcha_tables_adopt(matcha_dev *dev)
 		free(t->refused);
 		t->refused = NULL;
 		reset_shadow(dev, t);
-		/* Meter arrays and session tables keep no shadow and are left as they are:
-		 * matcha_meter_get reads the hardware, and a session table's contents belong to
-		 * the data path, which learns, updates and ages them. */
-		int rc = 0;
-		switch (t->info.kind) {
-		case MATCHA_KIND_EXACT: rc = matcha_exact_adopt(dev, t); break;
-		case MATCHA_KIND_LPM: rc = matcha_lpm_adopt(dev, t); break;
-		case MATCHA_KIND_TERNARY: rc = matcha_ternary_adopt(dev, t); break;
-		}
+		/* A kind without adopt (meter arrays, session tables) keeps no shadow: it is
+		 * left as it is. */
+		int rc = t->ops->adopt ? t->ops->adopt(dev, t) : 0;
 		if (!rc)
 			rc = matcha_layout_table_adopted(dev, i);
 		if (!rc)
@@ -476,7 +454,7 @@ int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val)
 int matcha_table_counters(matcha_dev *dev, unsigned table, uint64_t *hits, uint64_t *misses)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, 0, "table_counters", &t);
+	int rc = matcha_table_for(dev, table, 0, "table_counters", &t);
 	if (rc || (rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_HITS, hits)))
 		return rc;
 	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_MISSES, misses);

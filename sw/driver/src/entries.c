@@ -116,30 +116,76 @@ static void value_from_u32(struct matcha_value *v, uint32_t x)
 
 struct named {
 	struct layout_table *lt;
+	struct matcha_table *t;
+	const struct matcha_kind_ops *ops;
 	struct matcha_table_info info;
 	unsigned key_bytes, data_bytes;
 };
 
-static int named_table(matcha_dev *dev, const char *name, const char *op, struct named *n)
+/* The table a by-name call names. */
+static int table_named(matcha_dev *dev, const char *name, const char *op,
+		       struct matcha_table **t)
 {
 	unsigned table;
-	struct matcha_table *t;
 	int rc;
+	*t = NULL;
 	if (!dev->layout)
 		return matcha_fail(dev, MATCHA_ELAYOUT, "%s: no layout loaded: tables, actions and "
 				   "parameters have names only with a layout file", op);
 	if (!name)
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: no table name", op);
-	/* matcha_table_get: a table whose adoption was refused answers with the refusal. */
-	if ((rc = matcha_table_by_name(dev, name, &table)) ||
-	    (rc = matcha_table_get(dev, table, 0, op, &t)))
+	if ((rc = matcha_table_by_name(dev, name, &table)))
 		return rc;
-	n->info = t->info;
-	n->lt = &dev->layout->tables[table];
-	n->key_bytes = div_ceil(n->info.key_bits, 8);
-	n->data_bytes = div_ceil(n->info.data_bits, 8);
+	*t = &dev->tables[table];
 	return 0;
 }
+
+/* A table handle's table with its layout, for a call on its entries. */
+static int named(struct matcha_table *t, const char *op, struct named *n)
+{
+	matcha_dev *dev = t->dev;
+	int rc;
+	if (!dev->layout)
+		return matcha_fail(dev, MATCHA_ELAYOUT, "%s: no layout loaded: tables, actions and "
+				   "parameters have names only with a layout file", op);
+	if (!matcha_layout_table(dev, t->index))
+		return matcha_fail(dev, MATCHA_ENOTABLE, "%s: descriptor %u is no table of the "
+				   "layout (it is a %s)", op, t->index, matcha_kind_name(t->info.kind));
+	/* matcha_table_for: a table whose adoption was refused answers with the refusal. */
+	if ((rc = matcha_table_for(dev, t->index, 0, op, &t)))
+		return rc;
+	n->t = t;
+	n->ops = t->ops;
+	n->info = t->info;
+	n->lt = &dev->layout->tables[t->index];
+	n->key_bytes = t->key_bytes;
+	n->data_bytes = t->data_bytes;
+	return 0;
+}
+
+static int named_table(matcha_dev *dev, const char *name, const char *op, struct named *n)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, name, op, &t);
+	return rc ? rc : named(t, op, n);
+}
+
+int matcha_table_get(matcha_dev *dev, const char *name, matcha_table **table)
+{
+	return table_named(dev, name, "table_get", table);
+}
+
+int matcha_table_at(matcha_dev *dev, unsigned index, matcha_table **table)
+{
+	*table = NULL;
+	if (index >= dev->ntables)
+		return matcha_fail(dev, MATCHA_ENOTABLE, "table_at: table %u does not exist (%u "
+				   "tables)", index, dev->ntables);
+	*table = &dev->tables[index];
+	return 0;
+}
+
+unsigned matcha_table_index(const matcha_table *table) { return table->index; }
 
 static const char *table_name(const struct named *n) { return n->lt->pub.name; }
 
@@ -237,21 +283,25 @@ static int check_match(matcha_dev *dev, const struct named *n, const struct matc
 		       const struct matcha_match *m, struct matcha_match *norm)
 {
 	char hex[40], hex2[40];
-	unsigned kind = n->info.kind;
 	memset(norm, 0, sizeof *norm);
 	norm->kind = m->kind;
 	norm->value = m->value;
 	if (m->kind < MATCHA_MATCH_EXACT || m->kind > MATCHA_MATCH_RANGE)
 		return matcha_fail(dev, MATCHA_EINVAL, "key field %s: match kind %u is not one of "
 				   "enum matcha_match_kind", f->name, m->kind);
-	if (kind == MATCHA_KIND_EXACT && m->kind != MATCHA_MATCH_EXACT)
-		return matcha_fail(dev, MATCHA_EINVAL, "table %s is an exact table: key field %s "
-				   "takes a plain value, not a %s", table_name(n), f->name,
+	if (!(n->ops->match_kinds & 1u << m->kind)) {
+		char takes[200] = "";
+		for (unsigned k = MATCHA_MATCH_EXACT; k <= MATCHA_MATCH_RANGE; k++) {
+			size_t at = strlen(takes);
+			if (n->ops->match_kinds & 1u << k)
+				snprintf(takes + at, sizeof takes - at, "%sa %s", at ? " or " : "",
+					 match_kind_name(k));
+		}
+		return matcha_fail(dev, MATCHA_EINVAL, "table %s is an %s table: key field %s "
+				   "takes %s, not a %s", table_name(n),
+				   matcha_kind_name(n->info.kind), f->name, takes,
 				   match_kind_name(m->kind));
-	if (kind == MATCHA_KIND_LPM && m->kind != MATCHA_MATCH_EXACT && m->kind != MATCHA_MATCH_LPM)
-		return matcha_fail(dev, MATCHA_EINVAL, "table %s is an LPM table: key field %s "
-				   "takes value/length or a plain value, not a %s", table_name(n),
-				   f->name, match_kind_name(m->kind));
+	}
 	if (!value_fits(&m->value, f->width))
 		return matcha_fail(dev, MATCHA_E2BIG, "key field %s is %u bits: %s does not fit",
 				   f->name, f->width, value_hex(&m->value, hex, sizeof hex));
@@ -304,7 +354,7 @@ static int check_match(matcha_dev *dev, const struct named *n, const struct matc
 
 /* The hardware entries of a checked match: *hw is allocated, *nhw entries. */
 static int build_keys(matcha_dev *dev, const struct named *n, const struct matcha_match *match,
-		      struct hw_key **hw, unsigned *nhw)
+		      struct matcha_key **hw, unsigned *nhw)
 {
 	const struct matcha_table_layout *tl = &n->lt->pub;
 	unsigned kb = n->key_bytes;
@@ -337,7 +387,7 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 	unsigned pick[MATCHA_MAX_FIELDS] = { 0 }; /* the range prefix of each field */
 	bool partial = false;
 	for (unsigned e = 0; e < total; e++) {
-		struct hw_key *k = &(*hw)[e];
+		struct matcha_key *k = &(*hw)[e];
 		for (unsigned f = 0; f < tl->nfields; f++) {
 			const struct matcha_field_info *fi = &tl->fields[f];
 			const struct matcha_match *m = &match[f];
@@ -352,7 +402,7 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 			}
 			put_field(k->value, kb, fi->offset, fi->width, &value);
 			put_field(k->mask, kb, fi->offset, fi->width, &mask);
-			if (n->info.kind != MATCHA_KIND_LPM)
+			if (!n->ops->prefix)
 				continue;
 			unsigned len = m->kind == MATCHA_MATCH_LPM ? m->prefix_len : fi->width;
 			if (partial && len)
@@ -380,22 +430,21 @@ static bool same_match(const struct named_entry *e, const struct matcha_match *m
 }
 
 /*
- * The handle of the entry that holds hardware entry k (same key and prefix length; ternary
- * also the same mask and priority), for the message of a duplicate. Only an add that the
- * driver refused as a duplicate pays for this walk.
+ * The handle of the entry that holds hardware entry k (same key and prefix length; with a
+ * mask also the same mask and priority), for the message of a duplicate. Only an add that
+ * the driver refused as a duplicate pays for this walk.
  */
-static bool holder(const struct named *n, const struct hw_key *k, uint32_t priority,
-		   uint32_t *handle)
+static bool holder(const struct named *n, const struct matcha_key *k, uint32_t *handle)
 {
-	bool ternary = n->info.kind == MATCHA_KIND_TERNARY;
+	bool masked = n->ops->masked;
 	for (uint32_t h = 0; h < n->lt->nhandles; h++) {
 		const struct named_entry *o = n->lt->entries[h];
-		if (!o || (ternary && o->priority != priority))
+		if (!o || (masked && o->priority != k->priority))
 			continue;
 		for (unsigned j = 0; j < o->nhw; j++)
 			if (o->hw[j].prefix_len == k->prefix_len &&
 			    !memcmp(o->hw[j].value, k->value, n->key_bytes) &&
-			    (!ternary || !memcmp(o->hw[j].mask, k->mask, n->key_bytes))) {
+			    (!masked || !memcmp(o->hw[j].mask, k->mask, n->key_bytes))) {
 				*handle = h;
 				return true;
 			}
@@ -405,82 +454,27 @@ static bool holder(const struct named *n, const struct hw_key *k, uint32_t prior
 
 /* ---------------------------------------------------------------- hardware calls */
 
-static int hw_add(matcha_dev *dev, const struct named *n, const struct hw_key *k,
-		  uint32_t priority, uint8_t id, const uint8_t *data)
+static int hw_counters(matcha_dev *dev, const struct named *n, const struct matcha_key *k,
+		       uint64_t *packets, uint64_t *bytes, unsigned flags)
 {
-	unsigned t = n->lt->pub.table, kb = n->info.key_bits, db = n->info.data_bits;
-	switch (n->info.kind) {
-	case MATCHA_KIND_EXACT: return matcha_exact_add(dev, t, k->value, kb, id, data, db);
-	case MATCHA_KIND_LPM: return matcha_lpm_add(dev, t, k->value, k->prefix_len, id, data, db);
-	default: return matcha_ternary_add(dev, t, k->value, k->mask, kb, priority, id, data, db);
-	}
-}
-
-static int hw_modify(matcha_dev *dev, const struct named *n, const struct hw_key *k,
-		     uint32_t priority, uint8_t id, const uint8_t *data)
-{
-	unsigned t = n->lt->pub.table, kb = n->info.key_bits, db = n->info.data_bits;
-	switch (n->info.kind) {
-	case MATCHA_KIND_EXACT: return matcha_exact_modify(dev, t, k->value, kb, id, data, db);
-	case MATCHA_KIND_LPM:
-		return matcha_lpm_modify(dev, t, k->value, k->prefix_len, id, data, db);
-	default:
-		return matcha_ternary_modify(dev, t, k->value, k->mask, kb, priority, id, data, db);
-	}
-}
-
-static int hw_delete(matcha_dev *dev, const struct named *n, const struct hw_key *k,
-		     uint32_t priority)
-{
-	unsigned t = n->lt->pub.table, kb = n->info.key_bits;
-	switch (n->info.kind) {
-	case MATCHA_KIND_EXACT: return matcha_exact_delete(dev, t, k->value, kb);
-	case MATCHA_KIND_LPM: return matcha_lpm_delete(dev, t, k->value, k->prefix_len);
-	default: return matcha_ternary_delete(dev, t, k->value, k->mask, kb, priority);
-	}
-}
-
-static int hw_counters(matcha_dev *dev, const struct named *n, const struct hw_key *k,
-		       uint32_t priority, uint64_t *packets, uint64_t *bytes, unsigned flags)
-{
-	unsigned t = n->lt->pub.table, kb = n->info.key_bits;
-	switch (n->info.kind) {
-	case MATCHA_KIND_EXACT:
-		return matcha_exact_counters(dev, t, k->value, kb, packets, bytes, flags);
-	case MATCHA_KIND_LPM:
-		return matcha_lpm_counters(dev, t, k->value, k->prefix_len, packets, bytes, flags);
-	default:
-		return matcha_ternary_counters(dev, t, k->value, k->mask, kb, priority, packets,
-					       bytes, flags);
-	}
+	uint32_t index;
+	int rc = n->ops->find(dev, n->t, "entry_counters", k, &index);
+	return rc ? rc : matcha_counter_entry(dev, n->t, index, packets, bytes, flags);
 }
 
 /* Reads a hardware entry back and checks that it holds the key it was given. */
-static int hw_read(matcha_dev *dev, const struct named *n, const struct hw_key *k,
-		   uint32_t priority, uint32_t *index, struct matcha_entry *e)
+static int hw_read(matcha_dev *dev, const struct named *n, const struct matcha_key *k,
+		   uint32_t *index, struct matcha_entry *e)
 {
-	unsigned t = n->lt->pub.table, kb = n->info.key_bits;
 	int rc;
-	bool same;
-	switch (n->info.kind) {
-	case MATCHA_KIND_EXACT:
-		if ((rc = matcha_exact_lookup_sw(dev, t, k->value, kb, index)) ||
-		    (rc = matcha_exact_read(dev, t, *index, e)))
-			return rc;
-		same = !memcmp(e->key, k->value, n->key_bytes);
-		break;
-	case MATCHA_KIND_LPM:
-		if ((rc = matcha_lpm_read(dev, t, k->value, k->prefix_len, index, e)))
-			return rc;
-		same = true; /* a result holds no key */
-		break;
-	default:
-		if ((rc = matcha_ternary_lookup_sw(dev, t, k->value, k->mask, kb, priority, index)) ||
-		    (rc = matcha_ternary_read(dev, t, *index, e)))
-			return rc;
-		same = !memcmp(e->key, k->value, n->key_bytes) &&
-		       !memcmp(e->mask, k->mask, n->key_bytes) && e->priority == priority;
-	}
+	if ((rc = n->ops->find(dev, n->t, "entry_read", k, index)) ||
+	    (rc = matcha_window_read(dev, n->t, matcha_window_index(n->t, *index), e)))
+		return rc;
+	/* A prefix table's result holds no key; a masked entry also its mask and priority. */
+	bool same = n->ops->prefix ||
+		    (!memcmp(e->key, k->value, n->key_bytes) &&
+		     (!n->ops->masked || (!memcmp(e->mask, k->mask, n->key_bytes) &&
+					  e->priority == k->priority)));
 	if (!e->valid || !same)
 		return matcha_fail(dev, MATCHA_EHW, "table %s: entry %u reads back %s", table_name(n),
 				   (unsigned)*index, e->valid ? "with another key than was written" :
@@ -517,22 +511,23 @@ static int store_entry(matcha_dev *dev, struct layout_table *lt, struct named_en
 	return 0;
 }
 
-int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_match *match,
-		     unsigned nmatch, const char *action, const struct matcha_value *params,
-		     unsigned nparams, int64_t priority, uint32_t *handle)
+int matcha_table_entry_add(matcha_table *table, const struct matcha_match *match,
+			   unsigned nmatch, const char *action, const struct matcha_value *params,
+			   unsigned nparams, int64_t priority, uint32_t *handle)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	const struct matcha_action_info *ac;
 	uint8_t data[MATCHA_MAX_DATA_BYTES];
 	struct matcha_match norm[MATCHA_MAX_FIELDS];
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_add", &n)) ||
+	if ((rc = named(table, "entry_add", &n)) ||
 	    (rc = find_action(dev, &n, action, &ac)) ||
 	    (rc = pack_params(dev, &n, ac, params, nparams, data)))
 		return rc;
 	const struct matcha_table_layout *tl = &n.lt->pub;
-	bool ternary = n.info.kind == MATCHA_KIND_TERNARY;
+	bool ternary = n.ops->masked; /* entries have a priority */
 	if (nmatch != tl->nfields) {
 		char names[512];
 		list_names(names, sizeof names, tl->fields, sizeof *tl->fields, tl->nfields);
@@ -541,8 +536,9 @@ int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_mat
 				   names, nmatch);
 	}
 	if (ternary && (priority < 0 || priority > UINT32_MAX))
-		return matcha_fail(dev, MATCHA_EINVAL, "table %s is a ternary table: an entry needs "
-				   "a priority in 0..%u (higher wins)", tl->name, UINT32_MAX);
+		return matcha_fail(dev, MATCHA_EINVAL, "table %s is a %s table: an entry needs a "
+				   "priority in 0..%u (higher wins)", tl->name,
+				   matcha_kind_name(n.info.kind), UINT32_MAX);
 	if (!ternary && priority != MATCHA_NO_PRIORITY)
 		return matcha_fail(dev, MATCHA_EINVAL, "table %s is an %s table: its entries have "
 				   "no priority", tl->name, matcha_kind_name(n.info.kind));
@@ -561,10 +557,12 @@ int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_mat
 	e->priority = ternary ? (uint32_t)priority : 0;
 	if ((rc = build_keys(dev, &n, norm, &e->hw, &e->nhw)))
 		goto fail;
+	for (unsigned i = 0; i < e->nhw; i++)
+		e->hw[i].priority = e->priority;
 	for (unsigned i = 0; i < e->nhw; i++) {
-		if ((rc = hw_add(dev, &n, &e->hw[i], e->priority, ac->id, data))) {
+		if ((rc = n.ops->add(dev, n.t, &e->hw[i], ac->id, data, n.info.data_bits))) {
 			uint32_t other;
-			if (rc == MATCHA_EEXIST && holder(&n, &e->hw[i], e->priority, &other))
+			if (rc == MATCHA_EEXIST && holder(&n, &e->hw[i], &other))
 				matcha_fail(dev, rc, "table %s: duplicate entry: handle %u has the same %s",
 					    tl->name, (unsigned)other, !ternary ? "key" :
 					    same_match(n.lt->entries[other], norm, nmatch, e->priority) ?
@@ -576,7 +574,7 @@ int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_mat
 			char msg[sizeof dev->error];
 			memcpy(msg, dev->error, sizeof msg);
 			while (i-- > 0)
-				hw_delete(dev, &n, &e->hw[i], e->priority);
+				n.ops->remove(dev, n.t, &e->hw[i]);
 			matcha_fail(dev, rc, "%s", msg);
 			goto fail;
 		}
@@ -589,36 +587,59 @@ fail:
 	return rc;
 }
 
-int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
-			const char *action, const struct matcha_value *params, unsigned nparams)
+/* Stops at the first failure: an all-or-nothing batch would have to delete what it added,
+ * and a delete can fail in turn, leaving the caller a state no message describes. */
+int matcha_table_entries_add(matcha_table *table, const struct matcha_entry_spec *entries,
+			     size_t n, uint32_t *handles, size_t *added)
 {
+	matcha_dev *dev = table->dev;
+	*added = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct matcha_entry_spec *e = &entries[i];
+		int rc = matcha_table_entry_add(table, e->match, e->nmatch, e->action, e->params,
+						e->nparams, e->priority, &handles[i]);
+		if (rc) {
+			char msg[sizeof dev->error];
+			memcpy(msg, dev->error, sizeof msg);
+			return matcha_fail(dev, rc, "entry %zu of %zu: %s", i, n, msg);
+		}
+		*added = i + 1;
+	}
+	return 0;
+}
+
+int matcha_table_entry_modify(matcha_table *table, uint32_t handle, const char *action,
+			      const struct matcha_value *params, unsigned nparams)
+{
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	const struct matcha_action_info *ac;
 	uint8_t data[MATCHA_MAX_DATA_BYTES];
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_modify", &n)) ||
+	if ((rc = named(table, "entry_modify", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)) || (rc = find_action(dev, &n, action, &ac)) ||
 	    (rc = pack_params(dev, &n, ac, params, nparams, data)))
 		return rc;
 	for (unsigned i = 0; i < e->nhw; i++)
-		if ((rc = hw_modify(dev, &n, &e->hw[i], e->priority, ac->id, data)))
+		if ((rc = n.ops->modify(dev, n.t, &e->hw[i], ac->id, data, n.info.data_bits)))
 			return wrap(dev, rc, &n);
 	return 0;
 }
 
-int matcha_entry_delete(matcha_dev *dev, const char *table, uint32_t handle)
+int matcha_table_entry_delete(matcha_table *table, uint32_t handle)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_delete", &n)) ||
+	if ((rc = named(table, "entry_delete", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)))
 		return rc;
 	for (unsigned i = 0; i < e->nhw; i++)
-		if ((rc = hw_delete(dev, &n, &e->hw[i], e->priority)))
+		if ((rc = n.ops->remove(dev, n.t, &e->hw[i])))
 			return wrap(dev, rc, &n);
 	matcha_named_entry_free(e);
 	n.lt->entries[handle] = NULL;
@@ -638,21 +659,22 @@ static int action_of_id(matcha_dev *dev, const struct named *n, uint8_t id,
 			   "not name", tl->name, id);
 }
 
-int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
-		      struct matcha_entry_view *view)
+int matcha_table_entry_read(matcha_table *table, uint32_t handle,
+			    struct matcha_entry_view *view)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	struct matcha_entry hw, first;
 	uint32_t index;
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_read", &n)) ||
+	if ((rc = named(table, "entry_read", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)))
 		return rc;
 	memset(view, 0, sizeof *view);
 	for (unsigned i = 0; i < e->nhw; i++) {
-		if ((rc = hw_read(dev, &n, &e->hw[i], e->priority, &index, &hw)))
+		if ((rc = hw_read(dev, &n, &e->hw[i], &index, &hw)))
 			return rc;
 		if (i == 0) {
 			first = hw;
@@ -676,10 +698,10 @@ int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
 	return 0;
 }
 
-int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_t *handle)
+int matcha_table_entry_next(matcha_table *table, uint32_t from, uint32_t *handle)
 {
 	struct named n;
-	int rc = named_table(dev, table, "entry_next", &n);
+	int rc = named(table, "entry_next", &n);
 	if (rc)
 		return rc;
 	for (uint32_t h = from; h < n.lt->nhandles; h++)
@@ -690,15 +712,16 @@ int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_
 	return MATCHA_ENOENT; /* the end of a walk, not a failure worth a message */
 }
 
-int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
-			  uint64_t *packets, uint64_t *bytes, unsigned flags)
+int matcha_table_entry_counters(matcha_table *table, uint32_t handle, uint64_t *packets,
+				uint64_t *bytes, unsigned flags)
 {
+	matcha_dev *dev = table->dev;
 	struct named n;
 	struct named_entry *e;
 	uint64_t p = 0, b = 0;
 	int rc;
 
-	if ((rc = named_table(dev, table, "entry_counters", &n)) ||
+	if ((rc = named(table, "entry_counters", &n)) ||
 	    (rc = get_entry(dev, &n, handle, &e)))
 		return rc;
 	if (!n.info.counters)
@@ -706,7 +729,7 @@ int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
 				   table_name(&n));
 	for (unsigned i = 0; i < e->nhw; i++) {
 		uint64_t ep, eb;
-		if ((rc = hw_counters(dev, &n, &e->hw[i], e->priority, &ep, &eb, flags)))
+		if ((rc = hw_counters(dev, &n, &e->hw[i], &ep, &eb, flags)))
 			return wrap(dev, rc, &n);
 		p += ep;
 		b += eb;
@@ -716,6 +739,56 @@ int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
 	if (bytes)
 		*bytes = b;
 	return 0;
+}
+
+/* ------------------------------------------------------------ the by-name forms */
+
+int matcha_entry_add(matcha_dev *dev, const char *table, const struct matcha_match *match,
+		     unsigned nmatch, const char *action, const struct matcha_value *params,
+		     unsigned nparams, int64_t priority, uint32_t *handle)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_add", &t);
+	return rc ? rc : matcha_table_entry_add(t, match, nmatch, action, params, nparams,
+						priority, handle);
+}
+
+int matcha_entry_modify(matcha_dev *dev, const char *table, uint32_t handle,
+			const char *action, const struct matcha_value *params, unsigned nparams)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_modify", &t);
+	return rc ? rc : matcha_table_entry_modify(t, handle, action, params, nparams);
+}
+
+int matcha_entry_delete(matcha_dev *dev, const char *table, uint32_t handle)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_delete", &t);
+	return rc ? rc : matcha_table_entry_delete(t, handle);
+}
+
+int matcha_entry_read(matcha_dev *dev, const char *table, uint32_t handle,
+		      struct matcha_entry_view *view)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_read", &t);
+	return rc ? rc : matcha_table_entry_read(t, handle, view);
+}
+
+int matcha_entry_next(matcha_dev *dev, const char *table, uint32_t from, uint32_t *handle)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_next", &t);
+	return rc ? rc : matcha_table_entry_next(t, from, handle);
+}
+
+int matcha_entry_counters(matcha_dev *dev, const char *table, uint32_t handle,
+			  uint64_t *packets, uint64_t *bytes, unsigned flags)
+{
+	struct matcha_table *t;
+	int rc = table_named(dev, table, "entry_counters", &t);
+	return rc ? rc : matcha_table_entry_counters(t, handle, packets, bytes, flags);
 }
 
 int matcha_default_set(matcha_dev *dev, const char *table, const char *action,
@@ -756,39 +829,25 @@ int matcha_default_get(matcha_dev *dev, const char *table,
 
 /* The match of field f of a table's hardware entry, as a user would have written it. */
 static void adopted_match(const struct named *n, const struct matcha_field_info *f,
-			  const struct shadow_key *k, struct matcha_match *m)
+			  const struct matcha_key *k, struct matcha_match *m)
 {
 	struct matcha_value mask, full;
 	memset(m, 0, sizeof *m);
 	get_field(k->value, n->key_bytes, f->offset, f->width, &m->value);
-	switch (n->info.kind) {
-	case MATCHA_KIND_EXACT:
-		m->kind = MATCHA_MATCH_EXACT;
-		break;
-	case MATCHA_KIND_LPM: {
+	m->kind = MATCHA_MATCH_EXACT;
+	if (n->ops->prefix) {
 		/* The field's share of the prefix: the key's top bits down to the prefix's end. */
 		unsigned top = n->info.key_bits - f->offset - f->width;
 		unsigned len = k->prefix_len <= top ? 0 : k->prefix_len - top;
 		m->kind = MATCHA_MATCH_LPM;
 		m->prefix_len = len < f->width ? len : f->width;
-		break;
-	}
-	default:
+	} else if (n->ops->masked) {
 		get_field(k->mask, n->key_bytes, f->offset, f->width, &mask);
 		prefix_mask(&full, f->width, f->width);
-		m->kind = memcmp(&mask, &full, sizeof mask) ? MATCHA_MATCH_TERNARY :
-							      MATCHA_MATCH_EXACT;
-		if (m->kind == MATCHA_MATCH_TERNARY)
+		if (memcmp(&mask, &full, sizeof mask)) {
+			m->kind = MATCHA_MATCH_TERNARY;
 			m->mask = mask;
-	}
-}
-
-static bool shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
-{
-	switch (t->info.kind) {
-	case MATCHA_KIND_EXACT: return matcha_exact_shadow_key(t, i, k);
-	case MATCHA_KIND_LPM: return matcha_lpm_shadow_key(t, i, k);
-	default: return matcha_ternary_shadow_key(t, i, k);
+		}
 	}
 }
 
@@ -798,17 +857,18 @@ int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 	if (!matcha_layout_table(dev, table))
 		return 0;
 	struct matcha_table *t = &dev->tables[table];
-	struct named n = { .lt = &dev->layout->tables[table], .info = t->info,
-			   .key_bytes = t->key_bytes, .data_bytes = t->data_bytes };
+	struct named n = { .lt = &dev->layout->tables[table], .t = t, .ops = t->ops,
+			   .info = t->info, .key_bytes = t->key_bytes,
+			   .data_bytes = t->data_bytes };
 	const struct matcha_table_layout *tl = &n.lt->pub;
 	matcha_layout_table_cleared(dev, table);
 	for (uint32_t i = 0; i < t->info.size; i++) {
-		struct shadow_key k;
+		struct matcha_key k;
 		struct matcha_entry hw;
 		const struct matcha_action_info *ac;
 		uint32_t index, handle;
 		int rc;
-		if (!shadow_key(t, i, &k))
+		if (!t->ops->shadow_key(t, i, &k))
 			continue;
 		struct named_entry *e = calloc(1, sizeof *e);
 		if (!e || !(e->match = calloc(tl->nfields ? tl->nfields : 1, sizeof *e->match)) ||
@@ -819,14 +879,12 @@ int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 		e->nmatch = tl->nfields;
 		for (unsigned f = 0; f < tl->nfields; f++)
 			adopted_match(&n, &tl->fields[f], &k, &e->match[f]);
-		e->has_priority = n.info.kind == MATCHA_KIND_TERNARY;
+		e->has_priority = n.ops->masked;
 		e->priority = k.priority;
 		e->nhw = 1;
-		memcpy(e->hw[0].value, k.value, sizeof k.value);
-		memcpy(e->hw[0].mask, k.mask, sizeof k.mask);
-		e->hw[0].prefix_len = k.prefix_len;
+		e->hw[0] = k;
 		/* Its action must be one the layout names (reads go to the hardware). */
-		if ((rc = hw_read(dev, &n, &e->hw[0], e->priority, &index, &hw)) ||
+		if ((rc = hw_read(dev, &n, &e->hw[0], &index, &hw)) ||
 		    (rc = action_of_id(dev, &n, hw.action_id, &ac)) ||
 		    (rc = store_entry(dev, n.lt, e, &handle))) {
 			char msg[sizeof dev->error];

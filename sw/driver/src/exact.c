@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kind.h"
 
 struct exact_shadow {
 	unsigned slots; /* per way */
@@ -32,9 +32,12 @@ struct cuckoo_node {
 /* Nodes at depth d (0-based) number ways * (ways-1)^d; only depths < MAX_MOVES are kept. */
 #define CUCKOO_MAX_NODES (4 + 4 * 3 + 4 * 9 + 4 * 27)
 
-int matcha_exact_init(matcha_dev *dev, struct matcha_table *t)
+static struct exact_shadow *shadow(const struct matcha_table *t) { return t->state; }
+
+static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
+	t->info.ways = w[5];
 	if (in->ways < 2 || in->ways > 4)
 		return matcha_fail(dev, MATCHA_ENODEV, "exact table %u: %u ways, the hash takes 2..4",
 				   t->index, in->ways);
@@ -48,7 +51,7 @@ int matcha_exact_init(matcha_dev *dev, struct matcha_table *t)
 	struct exact_shadow *s = calloc(1, sizeof *s);
 	if (!s)
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for exact table %u", t->index);
-	t->exact = s;
+	t->state = s;
 	s->slots = slots;
 	s->valid = calloc(in->size, 1);
 	s->action = calloc(in->size, 1);
@@ -61,18 +64,16 @@ int matcha_exact_init(matcha_dev *dev, struct matcha_table *t)
 	return 0;
 }
 
-void matcha_exact_reset(struct matcha_table *t)
+static void reset(struct matcha_table *t)
 {
-	struct exact_shadow *s = t->exact;
-	if (!s)
-		return;
+	struct exact_shadow *s = shadow(t);
 	memset(s->valid, 0, t->info.size);
 	s->used = 0;
 }
 
-void matcha_exact_free(struct matcha_table *t)
+static void release(struct matcha_table *t)
 {
-	struct exact_shadow *s = t->exact;
+	struct exact_shadow *s = shadow(t);
 	if (!s)
 		return;
 	free(s->valid);
@@ -81,7 +82,7 @@ void matcha_exact_free(struct matcha_table *t)
 	free(s->keys);
 	free(s->data);
 	free(s);
-	t->exact = NULL;
+	t->state = NULL;
 }
 
 static uint32_t slot_of(const struct exact_shadow *s, uint64_t hash, unsigned way)
@@ -91,12 +92,12 @@ static uint32_t slot_of(const struct exact_shadow *s, uint64_t hash, unsigned wa
 
 static const uint8_t *key_at(const struct matcha_table *t, uint32_t slot)
 {
-	return t->exact->keys + (size_t)slot * t->key_bytes;
+	return shadow(t)->keys + (size_t)slot * t->key_bytes;
 }
 
 static uint32_t *data_at(const struct matcha_table *t, uint32_t slot)
 {
-	return t->exact->data + (size_t)slot * t->data_words;
+	return shadow(t)->data + (size_t)slot * t->data_words;
 }
 
 /* The caller's key in canonical form, checked against the table's width. */
@@ -116,7 +117,7 @@ static int canonical_key(matcha_dev *dev, struct matcha_table *t, const uint8_t 
 /* The slot holding the key, or -1. The hardware lets the lowest way win; so does this. */
 static int64_t find(const struct matcha_table *t, const uint8_t *canon, uint64_t hash)
 {
-	const struct exact_shadow *s = t->exact;
+	const struct exact_shadow *s = shadow(t);
 	for (unsigned w = 0; w < t->info.ways; w++) {
 		uint32_t slot = slot_of(s, hash, w);
 		if (s->valid[slot] && !memcmp(key_at(t, slot), canon, t->key_bytes))
@@ -146,7 +147,7 @@ static int write_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
 		      const uint8_t *canon, uint64_t hash, uint8_t action_id,
 		      const uint32_t *data)
 {
-	struct exact_shadow *s = t->exact;
+	struct exact_shadow *s = shadow(t);
 	uint32_t key_words[MATCHA_HW_WIN_STAGING_WORDS];
 	matcha_be_to_words(canon, t->key_bytes, key_words, t->key_words);
 	struct staged_entry e = {
@@ -175,8 +176,8 @@ static int invalidate_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slo
 	int rc = matcha_window_write(dev, t, slot, &e);
 	if (rc)
 		return rc;
-	t->exact->valid[slot] = 0;
-	t->exact->used--;
+	shadow(t)->valid[slot] = 0;
+	shadow(t)->used--;
 	return 0;
 }
 
@@ -188,7 +189,7 @@ static int invalidate_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slo
  */
 static int move_slot(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
 {
-	struct exact_shadow *s = t->exact;
+	struct exact_shadow *s = shadow(t);
 	int rc;
 	if ((rc = matcha_counter_zero(dev, t, to)) ||
 	    (rc = write_slot(dev, t, to, key_at(t, from), s->hash[from], s->action[from],
@@ -218,7 +219,7 @@ static int add_slot(matcha_dev *dev, struct matcha_table *t, uint32_t slot,
 static bool cuckoo_search(const struct matcha_table *t, uint64_t hash, uint32_t *path,
 			  unsigned *moves, uint32_t *free_slot)
 {
-	const struct exact_shadow *s = t->exact;
+	const struct exact_shadow *s = shadow(t);
 	struct cuckoo_node nodes[CUCKOO_MAX_NODES];
 	unsigned n = 0, ways = t->info.ways;
 
@@ -253,21 +254,20 @@ static bool cuckoo_search(const struct matcha_table *t, uint64_t hash, uint32_t 
 	return false;
 }
 
-int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsigned key_bits,
-		     uint8_t action_id, const uint8_t *data, unsigned data_bits)
+static int add(matcha_dev *dev, struct matcha_table *t, const uint8_t *key, unsigned key_bits,
+	       uint8_t action_id, const uint8_t *data, unsigned data_bits)
 {
-	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
 	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
+	unsigned table = t->index;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_add", &t)) ||
-	    (rc = canonical_key(dev, t, key, key_bits, canon)) ||
+	if ((rc = canonical_key(dev, t, key, key_bits, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
 					t->info.data_bits, data_words)))
 		return rc;
 
-	struct exact_shadow *s = t->exact;
+	struct exact_shadow *s = shadow(t);
 	uint64_t hash = matcha_crc64_xz(canon, t->key_bytes);
 	int64_t at = find(t, canon, hash);
 	if (at >= 0)
@@ -302,42 +302,59 @@ int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsign
 	return add_slot(dev, t, path[0], canon, hash, action_id, data_words);
 }
 
+static int modify(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
+		  unsigned key_bits, uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], slot;
+	int rc;
+
+	if ((rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+					t->info.data_bits, data_words)) ||
+	    (rc = present_slot(dev, t, "exact_modify", key, key_bits, &slot)))
+		return rc;
+	/* One WRITE of the same key in the same slot: its counts stay with it. */
+	return write_slot(dev, t, slot, key_at(t, slot), shadow(t)->hash[slot], action_id,
+			  data_words);
+}
+
+static int delete(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
+		  unsigned key_bits)
+{
+	uint32_t slot;
+	int rc = present_slot(dev, t, "exact_delete", key, key_bits, &slot);
+	return rc ? rc : invalidate_slot(dev, t, slot);
+}
+
+int matcha_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key, unsigned key_bits,
+		     uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_EXACT, "exact_add", &t);
+	return rc ? rc : add(dev, t, key, key_bits, action_id, data, data_bits);
+}
+
 int matcha_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits, uint8_t action_id, const uint8_t *data,
 			unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], slot;
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_modify", &t)) ||
-	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)) ||
-	    (rc = present_slot(dev, t, "exact_modify", key, key_bits, &slot)))
-		return rc;
-	/* One WRITE of the same key in the same slot: its counts stay with it. */
-	return write_slot(dev, t, slot, key_at(t, slot), t->exact->hash[slot], action_id,
-			  data_words);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_EXACT, "exact_modify", &t);
+	return rc ? rc : modify(dev, t, key, key_bits, action_id, data, data_bits);
 }
 
 int matcha_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits)
 {
 	struct matcha_table *t;
-	uint32_t slot;
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_delete", &t)) ||
-	    (rc = present_slot(dev, t, "exact_delete", key, key_bits, &slot)))
-		return rc;
-	return invalidate_slot(dev, t, slot);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_EXACT, "exact_delete", &t);
+	return rc ? rc : delete(dev, t, key, key_bits);
 }
 
 int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
 			   unsigned key_bits, uint32_t *index)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_lookup_sw", &t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_EXACT, "exact_lookup_sw", &t);
 	return rc ? rc : present_slot(dev, t, "exact_lookup_sw", key, key_bits, index);
 }
 
@@ -348,7 +365,7 @@ int matcha_exact_counters(matcha_dev *dev, unsigned table, const uint8_t *key,
 	uint32_t slot;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_counters", &t)) ||
+	if ((rc = matcha_table_for(dev, table, MATCHA_KIND_EXACT, "exact_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "exact_counters")) ||
 	    (rc = present_slot(dev, t, "exact_counters", key, key_bits, &slot)))
 		return rc;
@@ -359,7 +376,7 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
 		      struct matcha_entry *entry)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_EXACT, "exact_read", &t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_EXACT, "exact_read", &t);
 	if (rc)
 		return rc;
 	if (index >= t->info.size)
@@ -374,9 +391,9 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
  * slot index_w(key)) and only once: a key in two slots is what a move leaves only until its
  * next write, and a lookup could not tell which copy a later modify should change.
  */
-int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t)
+static int adopt(matcha_dev *dev, struct matcha_table *t)
 {
-	struct exact_shadow *s = t->exact;
+	struct exact_shadow *s = shadow(t);
 	struct matcha_entry e;
 	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
 	for (uint32_t slot = 0; slot < t->info.size; slot++) {
@@ -406,11 +423,49 @@ int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t)
 	return 0;
 }
 
-bool matcha_exact_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+static bool shadow_key(const struct matcha_table *t, uint32_t i, struct matcha_key *k)
 {
-	if (!t->exact || i >= t->info.size || !t->exact->valid[i])
+	if (i >= t->info.size || !shadow(t)->valid[i])
 		return false;
 	memset(k, 0, sizeof *k);
 	memcpy(k->value, key_at(t, i), t->key_bytes);
 	return true;
 }
+
+/* ------------------------------------------------------------- the kind's operations */
+
+static int op_add(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
+		  uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	return add(dev, t, k->value, t->info.key_bits, action_id, data, data_bits);
+}
+
+static int op_modify(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
+		     uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	return modify(dev, t, k->value, t->info.key_bits, action_id, data, data_bits);
+}
+
+static int op_remove(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k)
+{
+	return delete(dev, t, k->value, t->info.key_bits);
+}
+
+static int op_find(matcha_dev *dev, struct matcha_table *t, const char *op,
+		   const struct matcha_key *k, uint32_t *index)
+{
+	return present_slot(dev, t, op, k->value, t->info.key_bits, index);
+}
+
+const struct matcha_kind_ops matcha_exact_ops = {
+	.match_kinds = 1u << MATCHA_MATCH_EXACT,
+	.init = init,
+	.release = release,
+	.reset = reset,
+	.adopt = adopt,
+	.add = op_add,
+	.modify = op_modify,
+	.remove = op_remove,
+	.find = op_find,
+	.shadow_key = shadow_key,
+};

@@ -15,33 +15,30 @@
 #define SESSION_TIMEOUT(s) (MATCHA_HW_SESSION_TIMEOUT + 4 * (s))
 #define METER_MODE_SHIFT(m) (((m) >> MATCHA_HW_METER_MODE_SHIFT_LSB) & 0x3Fu)
 
-struct exact_shadow;
-struct lpm_trie;
-struct ternary_shadow;
+struct matcha_kind_ops;
 
 /* Counts an entry took along from indexes it left (added to its index's own counts). */
 struct matcha_counts {
 	uint64_t packets, bytes;
 };
 
+/* A table: the public matcha_table handle is a pointer to one of dev->tables. */
 struct matcha_table {
+	matcha_dev *dev; /* the handle the table belongs to, where its calls leave messages */
 	unsigned index;
 	struct matcha_table_info info;
+	const struct matcha_kind_ops *ops; /* its kind's (kind.h) */
+	void *state;                       /* its kind's shadow or settings, or NULL */
 	unsigned key_bytes;  /* ceil(key_bits / 8) */
 	unsigned key_words;  /* ceil(key_bits / 32) */
 	unsigned data_bytes; /* ceil(data_bits / 8) */
 	unsigned data_words; /* ceil(data_bits / 32) */
-	struct exact_shadow *exact;
-	struct lpm_trie *lpm;
-	struct ternary_shadow *ternary;
 	/*
 	 * Tables with counters: per counter index, what the entry there has counted elsewhere
 	 * (or, after a reset, minus what its index had counted then; arithmetic is mod 2^64).
 	 * Its count is carried[i] + the hardware count of i.
 	 */
 	struct matcha_counts *carried;
-	/* Meters: from descriptor words 5 and 7. */
-	unsigned meter_rate_bits, meter_level_bits, meter_time_bits, meter_tick_clocks;
 	/* Why matcha_tables_adopt() refused the hardware's content (malloc'd), or NULL: every
 	 * call but clear and info fails with it until matcha_table_clear(). */
 	char *refused;
@@ -85,13 +82,15 @@ int matcha_serial_open(matcha_dev *dev, const char *arg);
 int matcha_fail(matcha_dev *dev, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A kind code's name as layout.json spells it (MATCHA_HW_KIND_NAMES: "exact", "lpm", ...),
+ * "unknown" for a code without one. */
 const char *matcha_kind_name(unsigned kind);
 
 int matcha_reg_read(matcha_dev *dev, uint32_t addr, uint32_t *val);
 int matcha_reg_write(matcha_dev *dev, uint32_t addr, uint32_t val);
 
 /* The table `table` if it exists and is of `kind` (0: any); `op` names the call. */
-int matcha_table_get(matcha_dev *dev, unsigned table, unsigned kind, const char *op,
+int matcha_table_for(matcha_dev *dev, unsigned table, unsigned kind, const char *op,
 		     struct matcha_table **t);
 
 /* Issues a window command for entry `index` and waits for it; STATUS errors fail. */
@@ -155,47 +154,8 @@ void matcha_counters_free(struct matcha_table *t);
 void matcha_layout_table_cleared(matcha_dev *dev, unsigned table);
 void matcha_layout_free(matcha_dev *dev);
 
-/* Meter window DATA words (docs/tables.md, "Meters"). */
-
-/* Checks a meter descriptor's geometry and keeps it in t. */
-int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,
-		      uint32_t tick_clocks);
-
-/* Per-kind shadow setup, reset (after CLEAR) and teardown. */
-int matcha_exact_init(matcha_dev *dev, struct matcha_table *t);
-void matcha_exact_reset(struct matcha_table *t);
-void matcha_exact_free(struct matcha_table *t);
-int matcha_lpm_init(matcha_dev *dev, struct matcha_table *t);
-void matcha_lpm_reset(struct matcha_table *t);
-void matcha_lpm_free(struct matcha_table *t);
-int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t);
-void matcha_ternary_reset(struct matcha_table *t);
-void matcha_ternary_free(struct matcha_table *t);
-int matcha_session_init(matcha_dev *dev, struct matcha_table *t);
-
 /* A 64-bit register pair: the low word first, which latches the high word. */
 int matcha_read_u64(matcha_dev *dev, uint32_t addr, uint64_t *val);
-
-/*
- * Adoption (matcha_tables_adopt): rebuild the shadow of an empty-shadowed table from the
- * hardware, failing with MATCHA_EHW and a message naming the entry when it is not a state
- * the driver could have written.
- */
-int matcha_exact_adopt(matcha_dev *dev, struct matcha_table *t);
-int matcha_lpm_adopt(matcha_dev *dev, struct matcha_table *t);
-int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t);
-
-/* One entry of a shadow: exact key, LPM prefix and length, ternary value, mask, priority. */
-struct shadow_key {
-	uint8_t value[MATCHA_MAX_KEY_BYTES];
-	uint8_t mask[MATCHA_MAX_KEY_BYTES];
-	unsigned prefix_len;
-	uint32_t priority;
-};
-/* Whether index i of the shadow (exact slot, LPM result, ternary entry) holds an entry. */
-bool matcha_exact_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
-bool matcha_lpm_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
-bool matcha_ternary_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k);
 
 /* With a layout loaded: a handle for every entry of the table's shadow (after adoption). */
 int matcha_layout_table_adopted(matcha_dev *dev, unsigned table);

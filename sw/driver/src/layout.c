@@ -327,17 +327,6 @@ static int read_actions(struct loader *ld, const json_t *jt, struct layout_table
 	return 0;
 }
 
-static unsigned kind_code(const char *kind)
-{
-	if (!strcmp(kind, "exact"))
-		return MATCHA_KIND_EXACT;
-	if (!strcmp(kind, "lpm"))
-		return MATCHA_KIND_LPM;
-	if (!strcmp(kind, "ternary"))
-		return MATCHA_KIND_TERNARY;
-	return 0;
-}
-
 /* A layout value against the hardware's, with the message of a difference. */
 static int agree(struct loader *ld, const char *what, const char *key, unsigned layout,
 		 unsigned hw)
@@ -417,10 +406,17 @@ static int read_table(struct loader *ld, const json_t *jt, size_t position)
 				     o, index, name);
 	if ((rc = member_string(ld, jt, "kind", what, &kind)))
 		return rc;
-	t->pub.kind = kind_code(kind);
+	t->pub.kind = matcha_entry_kind_code(kind);
 	if (!t->pub.kind) {
-		rc = LFAIL(ld, "layout %s: %s has kind \"%s\" (exact, lpm or ternary)", ld->name,
-			   what, kind);
+		char kinds[200] = "";
+		for (unsigned k = 1; k < MATCHA_KIND_CODES; k++) {
+			size_t at = strlen(kinds);
+			if (matcha_kind(k) && matcha_kind(k)->add)
+				snprintf(kinds + at, sizeof kinds - at, "%s%s", at ? ", " : "",
+					 matcha_kind_name(k));
+		}
+		rc = LFAIL(ld, "layout %s: %s has kind \"%s\" (a table's kind is one of %s)",
+			   ld->name, what, kind, kinds);
 		free(kind);
 		return rc;
 	}

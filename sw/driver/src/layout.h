@@ -2,14 +2,7 @@
 #ifndef MATCHA_LAYOUT_H
 #define MATCHA_LAYOUT_H
 
-#include "internal.h"
-
-/* One hardware entry of a by-name entry: exact key, LPM prefix, or ternary value/mask. */
-struct hw_key {
-	uint8_t value[MATCHA_MAX_KEY_BYTES];
-	uint8_t mask[MATCHA_MAX_KEY_BYTES];
-	unsigned prefix_len;
-};
+#include "kind.h"
 
 struct named_entry {
 	unsigned nmatch;
@@ -17,7 +10,7 @@ struct named_entry {
 	bool has_priority;
 	uint32_t priority;
 	unsigned nhw;
-	struct hw_key *hw;
+	struct matcha_key *hw; /* its hardware entries, each with the entry's priority */
 };
 
 struct layout_table {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kind.h"
 
 #define NO_RESULT UINT32_MAX
 #define MAX_LEVEL_ENTRIES (MATCHA_HW_LPM_ADDRESS_MASK + 1u)
@@ -49,6 +49,8 @@ struct lpm_trie {
 	size_t *entries;
 };
 
+static struct lpm_trie *shadow(const struct matcha_table *t) { return t->state; }
+
 /* ------------------------------------------------------------------------ key bits */
 
 /* `count` (<= 16) key bits starting `from` bits below the key's most significant bit. */
@@ -77,17 +79,17 @@ static void truncate_prefix(uint8_t *p, unsigned key_bytes, unsigned key_bits, u
 static uint32_t bucket_home(const struct matcha_table *t, const uint8_t *p, unsigned len)
 {
 	uint64_t h = matcha_crc64_xz(p, t->key_bytes) ^ (uint64_t)len * 0x9E3779B97F4A7C15ull;
-	return (uint32_t)(h ^ h >> 32) & (t->lpm->nbuckets - 1);
+	return (uint32_t)(h ^ h >> 32) & (shadow(t)->nbuckets - 1);
 }
 
 static const uint8_t *prefix_at(const struct matcha_table *t, uint32_t r)
 {
-	return t->lpm->prefix + (size_t)r * t->key_bytes;
+	return shadow(t)->prefix + (size_t)r * t->key_bytes;
 }
 
 static uint32_t prefix_find(const struct matcha_table *t, const uint8_t *p, unsigned len)
 {
-	const struct lpm_trie *trie = t->lpm;
+	const struct lpm_trie *trie = shadow(t);
 	for (uint32_t i = bucket_home(t, p, len);; i = (i + 1) & (trie->nbuckets - 1)) {
 		uint32_t r = trie->buckets[i];
 		if (r == NO_RESULT)
@@ -99,7 +101,7 @@ static uint32_t prefix_find(const struct matcha_table *t, const uint8_t *p, unsi
 
 static void prefix_insert(struct matcha_table *t, uint32_t r)
 {
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	uint32_t i = bucket_home(t, prefix_at(t, r), trie->len[r]);
 	while (trie->buckets[i] != NO_RESULT)
 		i = (i + 1) & (trie->nbuckets - 1);
@@ -109,7 +111,7 @@ static void prefix_insert(struct matcha_table *t, uint32_t r)
 /* Linear-probing removal by backward shift: no tombstones to accumulate. */
 static void prefix_remove(struct matcha_table *t, uint32_t r)
 {
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	uint32_t mask = trie->nbuckets - 1;
 	uint32_t i = bucket_home(t, prefix_at(t, r), trie->len[r]);
 	while (trie->buckets[i] != r)
@@ -160,7 +162,7 @@ static int probe_level_entries(matcha_dev *dev, struct matcha_table *t, unsigned
 
 static void reset_trie(struct matcha_table *t)
 {
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	for (unsigned i = 0; i < trie->levels; i++) {
 		struct lpm_level *lv = &trie->level[i];
 		memset(lv->words, 0, ((size_t)lv->nodes << lv->stride) * sizeof *lv->words);
@@ -177,9 +179,11 @@ static void reset_trie(struct matcha_table *t)
 		trie->buckets[b] = NO_RESULT;
 }
 
-int matcha_lpm_init(matcha_dev *dev, struct matcha_table *t)
+static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
+	t->info.levels = w[5];
+	t->info.prefix_store = w[0] & MATCHA_HW_KIND_PREFIX_STORE;
 	unsigned levels = in->levels;
 	int rc;
 
@@ -194,7 +198,7 @@ int matcha_lpm_init(matcha_dev *dev, struct matcha_table *t)
 	struct lpm_trie *trie = calloc(1, sizeof *trie);
 	if (!trie)
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for LPM table %u", t->index);
-	t->lpm = trie;
+	t->state = trie;
 	trie->levels = levels;
 	trie->results = in->size;
 	for (trie->nbuckets = 2; trie->nbuckets < 2 * trie->results;)
@@ -241,15 +245,9 @@ int matcha_lpm_init(matcha_dev *dev, struct matcha_table *t)
 	return 0;
 }
 
-void matcha_lpm_reset(struct matcha_table *t)
+static void release(struct matcha_table *t)
 {
-	if (t->lpm)
-		reset_trie(t);
-}
-
-void matcha_lpm_free(struct matcha_table *t)
-{
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	if (!trie)
 		return;
 	for (unsigned i = 0; trie->level && i < trie->levels; i++) {
@@ -266,7 +264,7 @@ void matcha_lpm_free(struct matcha_table *t)
 	free(trie->free_results);
 	free(trie->buckets);
 	free(trie);
-	t->lpm = NULL;
+	t->state = NULL;
 }
 
 /* -------------------------------------------------------------------------- writes */
@@ -280,7 +278,7 @@ static uint32_t lpm_index(unsigned level, uint32_t address)
 static int write_entry(matcha_dev *dev, struct matcha_table *t, unsigned level,
 		       uint32_t address, uint32_t word)
 {
-	struct lpm_level *lv = &t->lpm->level[level];
+	struct lpm_level *lv = &shadow(t)->level[level];
 	struct staged_entry e = { .data = &word, .data_words = 1, .no_flags = true };
 	int rc = matcha_window_write(dev, t, lpm_index(level, address), &e);
 	if (rc)
@@ -311,9 +309,9 @@ static int write_result(matcha_dev *dev, struct matcha_table *t, uint32_t r, uin
 		.data = t->data_words ? data : NULL,
 		.data_words = t->data_words,
 		.has_priority = store,
-		.priority = store ? t->lpm->len[r] : 0,
+		.priority = store ? shadow(t)->len[r] : 0,
 	};
-	return matcha_window_write(dev, t, lpm_index(t->lpm->levels, r), &e);
+	return matcha_window_write(dev, t, lpm_index(shadow(t)->levels, r), &e);
 }
 
 static uint32_t with_result(uint32_t word, uint32_t r)
@@ -343,7 +341,7 @@ static unsigned level_of(const struct lpm_trie *trie, unsigned len)
 static uint32_t entry_address(const struct matcha_table *t, unsigned i, uint32_t node,
 			      const uint8_t *key)
 {
-	const struct lpm_level *lv = &t->lpm->level[i];
+	const struct lpm_level *lv = &shadow(t)->level[i];
 	return node << lv->stride |
 	       key_chunk(key, t->key_bytes, t->info.key_bits, lv->shift, lv->stride);
 }
@@ -355,7 +353,7 @@ static uint32_t entry_address(const struct matcha_table *t, unsigned i, uint32_t
 static void follow_path(const struct matcha_table *t, const uint8_t *p, unsigned k,
 			uint32_t *node, unsigned *depth)
 {
-	const struct lpm_trie *trie = t->lpm;
+	const struct lpm_trie *trie = shadow(t);
 	node[0] = 0;
 	unsigned i = 0;
 	for (; i < k; i++) {
@@ -400,22 +398,20 @@ static int present_result(matcha_dev *dev, struct matcha_table *t, const char *o
 	return 0;
 }
 
-int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
-		   unsigned prefix_len, uint8_t action_id, const uint8_t *data,
-		   unsigned data_bits)
+static int add(matcha_dev *dev, struct matcha_table *t, const uint8_t *prefix,
+	       unsigned prefix_len, uint8_t action_id, const uint8_t *data, unsigned data_bits)
 {
-	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
 	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
+	unsigned table = t->index;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_add", &t)) ||
-	    (rc = canonical_prefix(dev, t, "lpm_add", prefix, prefix_len, canon)) ||
+	if ((rc = canonical_prefix(dev, t, "lpm_add", prefix, prefix_len, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
 					t->info.data_bits, data_words)))
 		return rc;
 
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	if (prefix_find(t, canon, prefix_len) != NO_RESULT)
 		return matcha_fail(dev, MATCHA_EEXIST, "lpm_add: the /%u prefix is already in "
 				   "table %u", prefix_len, table);
@@ -468,18 +464,16 @@ int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	return 0;
 }
 
-int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
-		      unsigned prefix_len)
+static int delete(matcha_dev *dev, struct matcha_table *t, const uint8_t *prefix,
+		  unsigned prefix_len)
 {
-	struct matcha_table *t;
 	uint8_t canon[MATCHA_MAX_KEY_BYTES], shorter[MATCHA_MAX_KEY_BYTES];
 	uint32_t r;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_delete", &t)) ||
-	    (rc = present_result(dev, t, "lpm_delete", prefix, prefix_len, canon, &r)))
+	if ((rc = present_result(dev, t, "lpm_delete", prefix, prefix_len, canon, &r)))
 		return rc;
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 
 	unsigned k = level_of(trie, prefix_len), depth;
 	uint32_t node[MATCHA_MAX_KEY_BITS];
@@ -533,11 +527,43 @@ int matcha_lpm_counters(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	uint32_t r;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_counters", &t)) ||
+	if ((rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "lpm_counters")) ||
 	    (rc = present_result(dev, t, "lpm_counters", prefix, prefix_len, canon, &r)))
 		return rc;
 	return matcha_counter_entry(dev, t, r, packets, bytes, flags);
+}
+
+static int modify(matcha_dev *dev, struct matcha_table *t, const uint8_t *prefix,
+		  unsigned prefix_len, uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], r;
+	int rc;
+
+	if ((rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+					t->info.data_bits, data_words)) ||
+	    (rc = present_result(dev, t, "lpm_modify", prefix, prefix_len, canon, &r)))
+		return rc;
+	/* One WRITE of the result: the trie entries pointing at it stay as they are. */
+	return write_result(dev, t, r, MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
+}
+
+int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		   unsigned prefix_len, uint8_t action_id, const uint8_t *data,
+		   unsigned data_bits)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_add", &t);
+	return rc ? rc : add(dev, t, prefix, prefix_len, action_id, data, data_bits);
+}
+
+int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
+		      unsigned prefix_len)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_delete", &t);
+	return rc ? rc : delete(dev, t, prefix, prefix_len);
 }
 
 int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
@@ -545,17 +571,8 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		      unsigned data_bits)
 {
 	struct matcha_table *t;
-	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], r;
-	int rc;
-
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_modify", &t)) ||
-	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
-					t->info.data_bits, data_words)) ||
-	    (rc = present_result(dev, t, "lpm_modify", prefix, prefix_len, canon, &r)))
-		return rc;
-	/* One WRITE of the result: the trie entries pointing at it stay as they are. */
-	return write_result(dev, t, r, MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id), data_words);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_modify", &t);
+	return rc ? rc : modify(dev, t, prefix, prefix_len, action_id, data, data_bits);
 }
 
 int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
@@ -566,12 +583,12 @@ int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	uint32_t r;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_read", &t)) ||
+	if ((rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_read", &t)) ||
 	    (rc = present_result(dev, t, "lpm_read", prefix, prefix_len, canon, &r)))
 		return rc;
 	if (result)
 		*result = r;
-	if ((rc = matcha_window_read(dev, t, lpm_index(t->lpm->levels, r), entry)))
+	if ((rc = matcha_window_read(dev, t, matcha_window_index(t, r), entry)))
 		return rc;
 	/* A result holds no key: the prefix is the shadow's. */
 	memcpy(entry->key, canon, t->key_bytes);
@@ -607,15 +624,15 @@ int matcha_lpm_walk_image(const struct matcha_lpm_image *img, const uint8_t *key
 int matcha_lpm_image(matcha_dev *dev, unsigned table, struct matcha_lpm_image *img)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_image", &t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_image", &t);
 	if (rc)
 		return rc;
 	*img = (struct matcha_lpm_image){
 		.key_bits = t->info.key_bits,
-		.levels = t->lpm->levels,
-		.strides = t->lpm->strides,
-		.words = t->lpm->words,
-		.entries = t->lpm->entries,
+		.levels = shadow(t)->levels,
+		.strides = shadow(t)->strides,
+		.words = shadow(t)->words,
+		.entries = shadow(t)->entries,
 	};
 	return 0;
 }
@@ -637,14 +654,14 @@ int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level, unsigned *
 		     unsigned *nodes)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_LPM, "lpm_level", &t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_level", &t);
 	if (rc)
 		return rc;
-	if (level >= t->lpm->levels)
+	if (level >= shadow(t)->levels)
 		return matcha_fail(dev, MATCHA_EINVAL, "lpm_level: table %u has %u levels, not %u",
-				   table, t->lpm->levels, level + 1);
-	*stride_bits = t->lpm->level[level].stride;
-	*nodes = t->lpm->level[level].nodes;
+				   table, shadow(t)->levels, level + 1);
+	*stride_bits = shadow(t)->level[level].stride;
+	*nodes = shadow(t)->level[level].nodes;
 	return 0;
 }
 
@@ -693,7 +710,7 @@ struct adoption {
 static uint32_t expected_word(const struct matcha_table *t, const struct adoption *ad,
 			      unsigned i, const uint8_t *bits, uint32_t hw_word)
 {
-	const struct lpm_trie *trie = t->lpm;
+	const struct lpm_trie *trie = shadow(t);
 	unsigned end = trie->level[i].shift + trie->level[i].stride;
 	uint32_t best = NO_RESULT, word = 0;
 	bool child = false;
@@ -731,7 +748,7 @@ static void describe_entry(const struct matcha_table *t, const uint8_t *bits, un
 static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *ad, unsigned i,
 		      uint32_t node, uint8_t *bits)
 {
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	struct lpm_level *lv = &trie->level[i];
 	unsigned end = lv->shift + lv->stride;
 	char where[160];
@@ -781,7 +798,7 @@ static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *
 /* Reads the valid results and their prefixes (KEY, PRIORITY) into the shadow's prefix set. */
 static int adopt_results(matcha_dev *dev, struct matcha_table *t, struct adoption *ad)
 {
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	uint32_t base = t->info.base, flags, words[MATCHA_HW_WIN_STAGING_WORDS], len;
 	uint8_t prefix[MATCHA_MAX_KEY_BYTES], canon[MATCHA_MAX_KEY_BYTES];
 	trie->nfree_results = 0;
@@ -831,9 +848,9 @@ static int adopt_results(matcha_dev *dev, struct matcha_table *t, struct adoptio
  * root, each reachable entry checked against what the prefix set gives. Nodes no entry
  * points at are free, and taken to be zero as CLEAR and the driver's deletes leave them.
  */
-int matcha_lpm_adopt(matcha_dev *dev, struct matcha_table *t)
+static int adopt(matcha_dev *dev, struct matcha_table *t)
 {
-	struct lpm_trie *trie = t->lpm;
+	struct lpm_trie *trie = shadow(t);
 	struct adoption ad = {
 		.held = calloc(trie->results ? trie->results : 1, sizeof *ad.held),
 		.seen = calloc((size_t)trie->levels * MAX_NODES, 1),
@@ -856,13 +873,60 @@ int matcha_lpm_adopt(matcha_dev *dev, struct matcha_table *t)
 	return rc;
 }
 
-bool matcha_lpm_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+static bool shadow_key(const struct matcha_table *t, uint32_t i, struct matcha_key *k)
 {
-	const struct lpm_trie *trie = t->lpm;
-	if (!trie || i >= trie->results || prefix_find(t, prefix_at(t, i), trie->len[i]) != i)
+	const struct lpm_trie *trie = shadow(t);
+	if (i >= trie->results || prefix_find(t, prefix_at(t, i), trie->len[i]) != i)
 		return false;
 	memset(k, 0, sizeof *k);
 	memcpy(k->value, prefix_at(t, i), t->key_bytes);
 	k->prefix_len = trie->len[i];
 	return true;
 }
+
+/* ------------------------------------------------------------- the kind's operations */
+
+static int op_add(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
+		  uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	return add(dev, t, k->value, k->prefix_len, action_id, data, data_bits);
+}
+
+static int op_modify(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
+		     uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	return modify(dev, t, k->value, k->prefix_len, action_id, data, data_bits);
+}
+
+static int op_remove(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k)
+{
+	return delete(dev, t, k->value, k->prefix_len);
+}
+
+static int op_find(matcha_dev *dev, struct matcha_table *t, const char *op,
+		   const struct matcha_key *k, uint32_t *index)
+{
+	uint8_t canon[MATCHA_MAX_KEY_BYTES];
+	return present_result(dev, t, op, k->value, k->prefix_len, canon, index);
+}
+
+/* Results sit behind the trie levels in the window's INDEX space. */
+static uint32_t window_index(const struct matcha_table *t, uint32_t r)
+{
+	return lpm_index(t->info.levels, r);
+}
+
+const struct matcha_kind_ops matcha_lpm_ops = {
+	.match_kinds = 1u << MATCHA_MATCH_EXACT | 1u << MATCHA_MATCH_LPM,
+	.prefix = true,
+	.init = init,
+	.release = release,
+	.reset = reset_trie,
+	.adopt = adopt,
+	.add = op_add,
+	.modify = op_modify,
+	.remove = op_remove,
+	.find = op_find,
+	.shadow_key = shadow_key,
+	.window_index = window_index,
+};

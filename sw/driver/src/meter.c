@@ -8,9 +8,10 @@
  * gets as many significant bits as the bursts leave room for. Scaling every quantity by
  * 2^shift changes nothing in the RFCs' rules, only the precision of the rates.
  */
+#include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kind.h"
 
 typedef unsigned __int128 u128;
 
@@ -61,19 +62,32 @@ int matcha_set_clock_hz(matcha_dev *dev, uint64_t hz)
 	return 0;
 }
 
-int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry,
-		      uint32_t tick_clocks)
+/* A meter array's register widths (descriptor word 5) and tick (word 7). */
+struct meter_geometry {
+	unsigned rate_bits, level_bits, time_bits, tick_clocks;
+};
+
+static const struct meter_geometry *geometry_of(const struct matcha_table *t)
 {
-	t->meter_rate_bits = geometry & 0xFF;
-	t->meter_level_bits = (geometry >> 8) & 0xFF;
-	t->meter_time_bits = (geometry >> 16) & 0xFF;
-	t->meter_tick_clocks = tick_clocks;
-	if (t->meter_rate_bits < 1 || t->meter_rate_bits > 32 || t->meter_level_bits < 8 ||
-	    t->meter_level_bits > 60 || t->meter_time_bits < 1 || t->meter_time_bits > 32)
+	return t->state;
+}
+
+static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
+{
+	uint32_t geometry = w[5], tick_clocks = w[7];
+	struct meter_geometry *g = calloc(1, sizeof *g);
+	if (!g)
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for meter array %u", t->index);
+	t->state = g;
+	g->rate_bits = geometry & 0xFF;
+	g->level_bits = (geometry >> 8) & 0xFF;
+	g->time_bits = (geometry >> 16) & 0xFF;
+	g->tick_clocks = tick_clocks;
+	if (g->rate_bits < 1 || g->rate_bits > 32 || g->level_bits < 8 || g->level_bits > 60 ||
+	    g->time_bits < 1 || g->time_bits > 32)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: meter geometry 0x%08x (rate %u, "
 				   "level %u, time %u bits) is not usable", t->index,
-				   (unsigned)geometry, t->meter_rate_bits, t->meter_level_bits,
-				   t->meter_time_bits);
+				   (unsigned)geometry, g->rate_bits, g->level_bits, g->time_bits);
 	if (tick_clocks < 1 || tick_clocks > 65536)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: meter tick of %u clocks is not "
 				   "in 1..65536", t->index, (unsigned)tick_clocks);
@@ -88,7 +102,7 @@ int matcha_meter_init(matcha_dev *dev, struct matcha_table *t, uint32_t geometry
 static int meter_table(matcha_dev *dev, unsigned table, uint32_t index, const char *op,
 		       bool need_clock, struct matcha_table **t)
 {
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_METER, op, t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_METER, op, t);
 	if (rc)
 		return rc;
 	if (index >= (*t)->info.size)
@@ -149,9 +163,9 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 		return rc;
 
 	const char *unit = cfg->flags & MATCHA_METER_PACKETS ? "packets" : "bytes";
-	uint64_t hz = dev->clock_hz, tick = t->meter_tick_clocks;
-	uint64_t max_level = (1ull << t->meter_level_bits) - 1;
-	uint64_t max_rate = (1ull << t->meter_rate_bits) - 1;
+	uint64_t hz = dev->clock_hz, tick = geometry_of(t)->tick_clocks;
+	uint64_t max_level = (1ull << geometry_of(t)->level_bits) - 1;
+	uint64_t max_rate = (1ull << geometry_of(t)->rate_bits) - 1;
 	uint64_t cir = 0, pir = 0;
 	int shift;
 	for (shift = MAX_SHIFT; shift >= 0; shift--) {
@@ -226,7 +240,7 @@ int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
 	bool valid = flags & MATCHA_HW_FLAGS_VALID;
 	if (valid) {
 		unsigned shift = METER_MODE_SHIFT(w[0]);
-		uint64_t hz = dev->clock_hz, tick = t->meter_tick_clocks;
+		uint64_t hz = dev->clock_hz, tick = geometry_of(t)->tick_clocks;
 		got.flags = (w[0] & MATCHA_HW_METER_MODE_TWO_RATE ? MATCHA_METER_TWO_RATE : 0) |
 			    (w[0] & MATCHA_HW_METER_MODE_AWARE ? MATCHA_METER_COLOR_AWARE : 0) |
 			    (w[0] & MATCHA_HW_METER_MODE_PACKETS ? MATCHA_METER_PACKETS : 0);
@@ -248,3 +262,16 @@ int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
 				   "configured", (unsigned)index, table);
 	return 0;
 }
+
+static void release(struct matcha_table *t)
+{
+	free(t->state);
+	t->state = NULL;
+}
+
+/* No shadow and no entries: matcha_meter_set and matcha_meter_get use the window directly,
+ * and adoption leaves the meters as they are. */
+const struct matcha_kind_ops matcha_meter_ops = {
+	.init = init,
+	.release = release,
+};

@@ -4,14 +4,15 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "kind.h"
 
 #define SESSION_ZONE_BITS 24
 #define SESSION_TIMEOUT_MAX 0xFFFFu
 
-int matcha_session_init(matcha_dev *dev, struct matcha_table *t)
+static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
+	t->info.ways = w[5];
 	if (in->ways < 2 || in->ways > 4)
 		return matcha_fail(dev, MATCHA_ENODEV, "session table %u: %u ways, the hash takes "
 				   "2..4", t->index, in->ways);
@@ -30,7 +31,7 @@ int matcha_session_init(matcha_dev *dev, struct matcha_table *t)
 static int session_table(matcha_dev *dev, unsigned table, const char *op,
 			 struct matcha_table **t)
 {
-	return matcha_table_get(dev, table, MATCHA_KIND_SESSION, op, t);
+	return matcha_table_for(dev, table, MATCHA_KIND_SESSION, op, t);
 }
 
 static void put_be(uint8_t *p, uint64_t v, unsigned bytes)
@@ -232,3 +233,9 @@ int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_sessi
 	*p = v & 1 ? MATCHA_SESSION_DROP : MATCHA_SESSION_PUNT;
 	return 0;
 }
+
+/* No shadow and no entries of the driver's: a session table's contents belong to the data
+ * path, which learns, updates and ages them, so adoption leaves them as they are. */
+const struct matcha_kind_ops matcha_session_ops = {
+	.init = init,
+};

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kind.h"
 
 struct ternary_shadow {
 	unsigned used;
@@ -24,12 +24,15 @@ struct ternary_shadow {
 	uint8_t *action;
 };
 
-int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t)
+static struct ternary_shadow *shadow(const struct matcha_table *t) { return t->state; }
+
+static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
+	(void)w; /* a ternary descriptor has nothing beyond the common words */
 	struct ternary_shadow *s = calloc(1, sizeof *s);
 	if (!s)
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for ternary table %u", t->index);
-	t->ternary = s;
+	t->state = s;
 	size_t n = t->info.size;
 	s->value = calloc(n * t->key_words, sizeof *s->value);
 	s->mask = calloc(n * t->key_words, sizeof *s->mask);
@@ -42,15 +45,14 @@ int matcha_ternary_init(matcha_dev *dev, struct matcha_table *t)
 	return 0;
 }
 
-void matcha_ternary_reset(struct matcha_table *t)
+static void reset(struct matcha_table *t)
 {
-	if (t->ternary)
-		t->ternary->used = 0;
+	shadow(t)->used = 0;
 }
 
-void matcha_ternary_free(struct matcha_table *t)
+static void release(struct matcha_table *t)
 {
-	struct ternary_shadow *s = t->ternary;
+	struct ternary_shadow *s = shadow(t);
 	if (!s)
 		return;
 	free(s->value);
@@ -59,22 +61,22 @@ void matcha_ternary_free(struct matcha_table *t)
 	free(s->priority);
 	free(s->action);
 	free(s);
-	t->ternary = NULL;
+	t->state = NULL;
 }
 
 static uint32_t *value_at(const struct matcha_table *t, uint32_t i)
 {
-	return t->ternary->value + (size_t)i * t->key_words;
+	return shadow(t)->value + (size_t)i * t->key_words;
 }
 
 static uint32_t *mask_at(const struct matcha_table *t, uint32_t i)
 {
-	return t->ternary->mask + (size_t)i * t->key_words;
+	return shadow(t)->mask + (size_t)i * t->key_words;
 }
 
 static uint32_t *data_at(const struct matcha_table *t, uint32_t i)
 {
-	return t->ternary->data + (size_t)i * t->data_words;
+	return shadow(t)->data + (size_t)i * t->data_words;
 }
 
 /* Writes entry `i` of the hardware from the given fields, then the shadow. */
@@ -82,7 +84,7 @@ static int write_index(matcha_dev *dev, struct matcha_table *t, uint32_t i,
 		       const uint32_t *value, const uint32_t *mask, uint32_t priority,
 		       uint8_t action_id, const uint32_t *data)
 {
-	struct ternary_shadow *s = t->ternary;
+	struct ternary_shadow *s = shadow(t);
 	struct staged_entry e = {
 		.flags = MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id),
 		.key = value,
@@ -116,7 +118,7 @@ static int invalidate_index(matcha_dev *dev, struct matcha_table *t, uint32_t i)
  */
 static int move_index(matcha_dev *dev, struct matcha_table *t, uint32_t from, uint32_t to)
 {
-	struct ternary_shadow *s = t->ternary;
+	struct ternary_shadow *s = shadow(t);
 	int rc;
 	if ((rc = matcha_counter_zero(dev, t, to)) ||
 	    (rc = write_index(dev, t, to, value_at(t, from), mask_at(t, from), s->priority[from],
@@ -152,8 +154,8 @@ static int64_t find(const struct matcha_table *t, const uint32_t *value, const u
 		    uint32_t priority)
 {
 	size_t bytes = t->key_words * sizeof *value;
-	for (uint32_t i = 0; i < t->ternary->used; i++)
-		if (t->ternary->priority[i] == priority && !memcmp(value_at(t, i), value, bytes) &&
+	for (uint32_t i = 0; i < shadow(t)->used; i++)
+		if (shadow(t)->priority[i] == priority && !memcmp(value_at(t, i), value, bytes) &&
 		    !memcmp(mask_at(t, i), mask, bytes))
 			return i;
 	return -1;
@@ -176,21 +178,20 @@ static int present_index(matcha_dev *dev, struct matcha_table *t, const char *op
 	return 0;
 }
 
-int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
-		       const uint8_t *mask, unsigned key_bits, uint32_t priority,
-		       uint8_t action_id, const uint8_t *data, unsigned data_bits)
+static int add(matcha_dev *dev, struct matcha_table *t, const uint8_t *value,
+	       const uint8_t *mask, unsigned key_bits, uint32_t priority, uint8_t action_id,
+	       const uint8_t *data, unsigned data_bits)
 {
-	struct matcha_table *t;
 	uint32_t value_words[MATCHA_HW_WIN_STAGING_WORDS], mask_words[MATCHA_HW_WIN_STAGING_WORDS];
 	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS];
+	unsigned table = t->index;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_add", &t)) ||
-	    (rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)) ||
+	if ((rc = value_and_mask(dev, t, value, mask, key_bits, value_words, mask_words)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
 					t->info.data_bits, data_words)))
 		return rc;
-	struct ternary_shadow *s = t->ternary;
+	struct ternary_shadow *s = shadow(t);
 	int64_t at = find(t, value_words, mask_words, priority);
 	if (at >= 0)
 		return matcha_fail(dev, MATCHA_EEXIST, "ternary_add: the entry is already in table "
@@ -213,17 +214,15 @@ int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
 	return 0;
 }
 
-int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
-			  const uint8_t *mask, unsigned key_bits, uint32_t priority)
+static int delete(matcha_dev *dev, struct matcha_table *t, const uint8_t *value,
+		  const uint8_t *mask, unsigned key_bits, uint32_t priority)
 {
-	struct matcha_table *t;
 	uint32_t at;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_delete", &t)) ||
-	    (rc = present_index(dev, t, "ternary_delete", value, mask, key_bits, priority, &at)))
+	if ((rc = present_index(dev, t, "ternary_delete", value, mask, key_bits, priority, &at)))
 		return rc;
-	struct ternary_shadow *s = t->ternary;
+	struct ternary_shadow *s = shadow(t);
 	/* With counters the entry goes first, so that its index is free for the next one;
 	 * the last move then leaves the last index invalid. */
 	if (t->carried && (rc = invalidate_index(dev, t, at)))
@@ -237,16 +236,14 @@ int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
 	return 0;
 }
 
-int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
-			  const uint8_t *mask, unsigned key_bits, uint32_t priority,
-			  uint8_t action_id, const uint8_t *data, unsigned data_bits)
+static int modify(matcha_dev *dev, struct matcha_table *t, const uint8_t *value,
+		  const uint8_t *mask, unsigned key_bits, uint32_t priority, uint8_t action_id,
+		  const uint8_t *data, unsigned data_bits)
 {
-	struct matcha_table *t;
 	uint32_t data_words[MATCHA_HW_WIN_STAGING_WORDS], at;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_modify", &t)) ||
-	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
+	if ((rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
 					t->info.data_bits, data_words)) ||
 	    (rc = present_index(dev, t, "ternary_modify", value, mask, key_bits, priority, &at)))
 		return rc;
@@ -255,12 +252,39 @@ int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
 			   data_words);
 }
 
+int matcha_ternary_add(matcha_dev *dev, unsigned table, const uint8_t *value,
+		       const uint8_t *mask, unsigned key_bits, uint32_t priority,
+		       uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_TERNARY, "ternary_add", &t);
+	return rc ? rc : add(dev, t, value, mask, key_bits, priority, action_id, data, data_bits);
+}
+
+int matcha_ternary_delete(matcha_dev *dev, unsigned table, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t priority)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_TERNARY, "ternary_delete", &t);
+	return rc ? rc : delete(dev, t, value, mask, key_bits, priority);
+}
+
+int matcha_ternary_modify(matcha_dev *dev, unsigned table, const uint8_t *value,
+			  const uint8_t *mask, unsigned key_bits, uint32_t priority,
+			  uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_TERNARY, "ternary_modify", &t);
+	return rc ? rc : modify(dev, t, value, mask, key_bits, priority, action_id, data,
+				data_bits);
+}
+
 int matcha_ternary_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *value,
 			     const uint8_t *mask, unsigned key_bits, uint32_t priority,
 			     uint32_t *index)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_TERNARY, "ternary_lookup_sw", &t);
 	return rc ? rc : present_index(dev, t, "ternary_lookup_sw", value, mask, key_bits,
 				       priority, index);
 }
@@ -273,7 +297,7 @@ int matcha_ternary_counters(matcha_dev *dev, unsigned table, const uint8_t *valu
 	uint32_t at;
 	int rc;
 
-	if ((rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_counters", &t)) ||
+	if ((rc = matcha_table_for(dev, table, MATCHA_KIND_TERNARY, "ternary_counters", &t)) ||
 	    (rc = matcha_counters_check(dev, t, "ternary_counters")) ||
 	    (rc = present_index(dev, t, "ternary_counters", value, mask, key_bits, priority,
 				&at)))
@@ -285,7 +309,7 @@ int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
 			struct matcha_entry *entry)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_get(dev, table, MATCHA_KIND_TERNARY, "ternary_read", &t);
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_TERNARY, "ternary_read", &t);
 	if (rc)
 		return rc;
 	if (index >= t->info.size)
@@ -300,9 +324,9 @@ int matcha_ternary_read(matcha_dev *dev, unsigned table, uint32_t index,
  * that never increase (equal priorities keep their order: it is their insertion order),
  * values inside their masks, and no rule twice.
  */
-int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t)
+static int adopt(matcha_dev *dev, struct matcha_table *t)
 {
-	struct ternary_shadow *s = t->ternary;
+	struct ternary_shadow *s = shadow(t);
 	struct matcha_entry e;
 	uint32_t value[MATCHA_HW_WIN_STAGING_WORDS], mask[MATCHA_HW_WIN_STAGING_WORDS], data[MATCHA_HW_WIN_STAGING_WORDS];
 	for (uint32_t i = 0; i < t->info.size; i++) {
@@ -344,13 +368,56 @@ int matcha_ternary_adopt(matcha_dev *dev, struct matcha_table *t)
 	return 0;
 }
 
-bool matcha_ternary_shadow_key(const struct matcha_table *t, uint32_t i, struct shadow_key *k)
+static bool shadow_key(const struct matcha_table *t, uint32_t i, struct matcha_key *k)
 {
-	if (!t->ternary || i >= t->ternary->used)
+	if (i >= shadow(t)->used)
 		return false;
 	memset(k, 0, sizeof *k);
 	matcha_words_to_be(value_at(t, i), t->key_words, k->value, t->key_bytes);
 	matcha_words_to_be(mask_at(t, i), t->key_words, k->mask, t->key_bytes);
-	k->priority = t->ternary->priority[i];
+	k->priority = shadow(t)->priority[i];
 	return true;
 }
+
+/* ------------------------------------------------------------- the kind's operations */
+
+static int op_add(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
+		  uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	return add(dev, t, k->value, k->mask, t->info.key_bits, k->priority, action_id, data,
+		   data_bits);
+}
+
+static int op_modify(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
+		     uint8_t action_id, const uint8_t *data, unsigned data_bits)
+{
+	return modify(dev, t, k->value, k->mask, t->info.key_bits, k->priority, action_id, data,
+		      data_bits);
+}
+
+static int op_remove(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k)
+{
+	return delete(dev, t, k->value, k->mask, t->info.key_bits, k->priority);
+}
+
+static int op_find(matcha_dev *dev, struct matcha_table *t, const char *op,
+		   const struct matcha_key *k, uint32_t *index)
+{
+	return present_index(dev, t, op, k->value, k->mask, t->info.key_bits, k->priority,
+			     index);
+}
+
+const struct matcha_kind_ops matcha_ternary_ops = {
+	.match_kinds = 1u << MATCHA_MATCH_EXACT | 1u << MATCHA_MATCH_LPM |
+		       1u << MATCHA_MATCH_TERNARY | 1u << MATCHA_MATCH_RANGE,
+	.masked = true,
+	.init = init,
+	.release = release,
+	.reset = reset,
+	.adopt = adopt,
+	.add = op_add,
+	.modify = op_modify,
+	.remove = op_remove,
+	.find = op_find,
+	.shadow_key = shadow_key,
+};

@@ -93,6 +93,8 @@
 	X(entries_ternary_ranges)                                                          \
 	X(entries_without_layout)                                                          \
 	X(entries_adopted)                                                                 \
+	X(entries_table_handle)                                                            \
+	X(entries_bulk_add)                                                                \
 	X(ctl_completion)                                                                  \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \

@@ -478,7 +478,7 @@ void test_ctl_command_errors(void)
 		{ "table_add ipv4_lpm drop 10.0.0.1/8 =>", MATCHA_EINVAL,
 		  "0xa000001 has bits set beyond its /8 prefix" },
 		{ "table_add ipv4_lpm drop 10.0.0.0&&&255.0.0.0 =>", MATCHA_EINVAL,
-		  "table ipv4_lpm is an LPM table" },
+		  "table ipv4_lpm is an lpm table: key field hdr.ipv4.dst takes a plain value or a prefix" },
 		{ "table_delete l2_fwd", MATCHA_EINVAL, "table_delete: usage: table_delete <table> "
 							"<handle>" },
 		{ "table_delete l2_fwd x", MATCHA_EINVAL,

@@ -120,7 +120,7 @@ void test_table_errors(void)
 	CHECK_RC(dev, matcha_exact_add(dev, 9, key, 44, 1, NULL, 0), MATCHA_ENOTABLE);
 	CHECK(strstr(matcha_last_error(dev), "exact_add: table 9 does not exist (4 tables)"));
 	CHECK_RC(dev, matcha_exact_add(dev, 1, key, 32, 1, NULL, 0), MATCHA_EKIND);
-	CHECK(strstr(matcha_last_error(dev), "table 1 is an LPM table, not exact"));
+	CHECK(strstr(matcha_last_error(dev), "table 1 is of kind lpm, not exact"));
 	CHECK_RC(dev, matcha_lpm_add(dev, 0, key, 8, 1, NULL, 0), MATCHA_EKIND);
 	CHECK_RC(dev, matcha_ternary_add(dev, 2, key, key, 104, 1, 1, NULL, 0), MATCHA_EKIND);
 	CHECK_RC(dev, matcha_table_clear(dev, 4), MATCHA_ENOTABLE);

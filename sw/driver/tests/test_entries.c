@@ -198,8 +198,8 @@ void test_entries_lpm(void)
 		     "prefix");
 	bad = ternary(0x0A000000, 0xFF000000);
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "ipv4_lpm", &bad, 1, "drop", NULL, 0, -1, &h),
-		     MATCHA_EINVAL, "table ipv4_lpm is an LPM table: key field hdr.ipv4.dst takes "
-		     "value/length or a plain value, not a ternary mask");
+		     MATCHA_EINVAL, "table ipv4_lpm is an lpm table: key field hdr.ipv4.dst takes a "
+		     "plain value or a prefix (value/length), not a ternary mask");
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "ipv4_lpm", &m, 1, "drop", NULL, 0, -1, &h),
 		     MATCHA_EEXIST, "duplicate entry: handle 0 has the same key");
 	struct matcha_value toobig = val_u64(1ull << 48);
@@ -339,6 +339,144 @@ void test_entries_without_layout(void)
 		     MATCHA_ELAYOUT, "entry_add: no layout loaded");
 	EXPECT_ERROR(dev, matcha_table_by_name(dev, "l2_fwd", &t), MATCHA_ELAYOUT,
 		     "tables have names only with a layout file");
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* MAC 00:00:00:00:01:xx as a big-endian key, and the fake's entry holding it (-1 if none). */
+static void mac_of(uint8_t low, uint8_t mac[6])
+{
+	const uint8_t m[6] = { 0, 0, 0, 0, 1, low };
+	memcpy(mac, m, 6);
+}
+
+/* Whether the fake's hardware holds mac -> (action id, port) in table 0 (l2_fwd). */
+static bool l2_holds(struct fake_dev *fd, uint8_t low, unsigned action_id, unsigned port)
+{
+	uint8_t mac[6];
+	mac_of(low, mac);
+	long i = fake_exact_find(fd, 0, mac, 48);
+	if (i < 0)
+		return false;
+	const struct fake_entry *e = &fd->table[0].entries[i];
+	return (e->flags & MATCHA_HW_FLAGS_VALID) &&
+	       e->flags >> MATCHA_HW_FLAGS_ACTION_SHIFT == action_id && e->data[0] == port;
+}
+
+/* The entry calls through a table handle reach the table the handle names, as the
+ * fake's memory shows; a handle needs an existing table, and a layout for its entries. */
+void test_entries_table_handle(void)
+{
+	struct fake_dev *fd;
+	matcha_dev *dev = open_l2l3(&fd);
+	CHECK(dev);
+	matcha_table *t, *acl, *none = (matcha_table *)dev; /* must be overwritten with NULL */
+	uint8_t mac[6];
+	mac_of(7, mac);
+	struct matcha_match m = exact(val_bytes(mac, 6));
+	struct matcha_value port = val_u64(5);
+	uint32_t h, next;
+
+	CHECK_OK(dev, matcha_table_get(dev, "acl", &acl));
+	CHECK(matcha_table_index(acl) == 2);
+	EXPECT_ERROR(dev, matcha_table_get(dev, "l3", &none), MATCHA_ENOTABLE,
+		     "unknown table \"l3\"");
+	CHECK(none == NULL);
+	EXPECT_ERROR(dev, matcha_table_at(dev, 3, &t), MATCHA_ENOTABLE,
+		     "table_at: table 3 does not exist (3 tables)");
+
+	CHECK_OK(dev, matcha_table_at(dev, 0, &t));
+	CHECK_OK(dev, matcha_table_entry_add(t, &m, 1, "forward", &port, 1, MATCHA_NO_PRIORITY,
+					     &h));
+	CHECK(l2_holds(fd, 7, 1, 5));
+	struct matcha_entry_view v;
+	CHECK_OK(dev, matcha_table_entry_read(t, h, &v));
+	CHECK(!strcmp(v.action->name, "forward") && v.params[0].be[MATCHA_VALUE_BYTES - 1] == 5);
+	CHECK_OK(dev, matcha_table_entry_modify(t, h, "drop", NULL, 0));
+	CHECK(l2_holds(fd, 7, 2, 0));
+	fake_hit(fd, 0, (uint32_t)fake_exact_find(fd, 0, mac, 48), 100);
+	uint64_t packets, bytes;
+	CHECK_OK(dev, matcha_table_entry_counters(t, h, &packets, &bytes, 0));
+	CHECK(packets == 1 && bytes == 100);
+	CHECK_OK(dev, matcha_table_entry_next(t, 0, &next));
+	CHECK(next == h);
+	/* The handle's table, not another: acl has no entry h, and its match is ternary. */
+	EXPECT_ERROR(dev, matcha_table_entry_delete(acl, h), MATCHA_ENOENT,
+		     "table acl has no entry with handle 0");
+	CHECK_OK(dev, matcha_table_entry_delete(t, h));
+	CHECK(fake_exact_find(fd, 0, mac, 48) < 0);
+	CHECK_RC(dev, matcha_table_entry_next(t, 0, &next), MATCHA_ENOENT);
+	matcha_close(dev);
+	fake_free(fd);
+
+	/* Without a layout a handle by index exists, but its entries have no names. */
+	struct fake_cfg cfg = fake_l2l3_cfg();
+	fd = fake_new(&cfg);
+	dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_table_at(dev, 0, &t));
+	EXPECT_ERROR(dev, matcha_table_entry_add(t, &m, 1, "drop", NULL, 0, -1, &h),
+		     MATCHA_ELAYOUT, "entry_add: no layout loaded");
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/*
+ * A bulk add stops at the first entry that fails: the ones before it are in the fake's
+ * memory with their handles, the failed one and those after it are not, and the message
+ * names the failed entry's position and reason. The rest then goes in with a second call.
+ */
+void test_entries_bulk_add(void)
+{
+	struct fake_dev *fd;
+	matcha_dev *dev = open_l2l3(&fd);
+	CHECK(dev);
+	matcha_table *t;
+	CHECK_OK(dev, matcha_table_get(dev, "l2_fwd", &t));
+	enum { N = 6 };
+	struct matcha_match match[N];
+	struct matcha_value port[N];
+	struct matcha_entry_spec spec[N];
+	uint32_t handles[N];
+	size_t added = N + 1;
+	for (unsigned i = 0; i < N; i++) {
+		uint8_t mac[6];
+		/* Entry 3 repeats entry 1's key: the hardware refuses it as a duplicate. */
+		mac_of(i == 3 ? 1 : (uint8_t)i, mac);
+		match[i] = exact(val_bytes(mac, 6));
+		port[i] = val_u64(i + 1);
+		spec[i] = (struct matcha_entry_spec){ &match[i], 1, "forward", &port[i], 1,
+						      MATCHA_NO_PRIORITY };
+	}
+	EXPECT_ERROR(dev, matcha_table_entries_add(t, spec, N, handles, &added), MATCHA_EEXIST,
+		     "entry 3 of 6: table l2_fwd: duplicate entry: handle 1 has the same key");
+	CHECK(added == 3);
+	for (unsigned i = 0; i < 3; i++)
+		CHECK_MSG(handles[i] == i && l2_holds(fd, (uint8_t)i, 1, i + 1),
+			  "entry %u: handle %u", i, (unsigned)handles[i]);
+	CHECK(l2_holds(fd, 1, 1, 2)); /* entry 1 as it was, not entry 3's port */
+	CHECK(!l2_holds(fd, 4, 1, 5) && !l2_holds(fd, 5, 1, 6));
+	uint32_t next;
+	CHECK_RC(dev, matcha_table_entry_next(t, 3, &next), MATCHA_ENOENT);
+
+	/* The rest, with entry 3 given a key of its own, goes in from where it stopped. */
+	uint8_t mac[6];
+	mac_of(3, mac);
+	match[3] = exact(val_bytes(mac, 6));
+	CHECK_OK(dev, matcha_table_entries_add(t, spec + added, N - added, handles + added,
+					       &added));
+	CHECK(added == N - 3);
+	for (unsigned i = 3; i < N; i++)
+		CHECK_MSG(handles[i] == i && l2_holds(fd, (uint8_t)i, 1, i + 1),
+			  "entry %u: handle %u", i, (unsigned)handles[i]);
+	/* A failure in the first entry adds nothing; its reason is the single add's. */
+	struct matcha_value wide = val_u64(16);
+	spec[0].params = &wide;
+	mac_of(9, mac);
+	match[0] = exact(val_bytes(mac, 6));
+	EXPECT_ERROR(dev, matcha_table_entries_add(t, spec, 1, handles, &added), MATCHA_E2BIG,
+		     "entry 0 of 1: parameter port of action forward takes 0..15");
+	CHECK(added == 0 && fake_exact_find(fd, 0, mac, 48) < 0);
 	matcha_close(dev);
 	fake_free(fd);
 }

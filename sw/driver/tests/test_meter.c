@@ -45,7 +45,7 @@ void test_meter_discovery(void)
 	struct matcha_meter_config m = { .cir = 1000, .cburst = 1500, .pburst = 1500 };
 	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
 	CHECK_RC(dev, matcha_meter_set(dev, EXACT, 0, &m), MATCHA_EKIND);
-	CHECK(strstr(matcha_last_error(dev), "table 0 is an exact table, not meter"));
+	CHECK(strstr(matcha_last_error(dev), "table 0 is of kind exact, not meter"));
 	uint8_t key[6] = { 0 };
 	CHECK_RC(dev, matcha_exact_add(dev, METER, key, 8, 0, NULL, 0), MATCHA_EKIND);
 	uint64_t hits, misses;
