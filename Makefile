@@ -105,7 +105,9 @@ $(VL_STAMP): $(REQ_STAMP)
 
 # ---------------------------------------------------------------------------- RTL
 
+# The docs' register tables against the generated contract (cheap: every time).
 rtl: $(RTL_STAMP)
+	$(PYTHON) tools/check_docs.py $(RTL_OUT)/contract/matcha_contract.py
 
 $(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py constraints/versa_ecp5.lpf | $(APT_STAMP)
 	rm -rf $(RTL_OUT)
