@@ -40,8 +40,7 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, buildId: Lo
   val packetBuffer = StreamFifo(Fragment(AxisBeat(cfg.dataBytes, 0)), cfg.bufferBytes / cfg.dataBytes)
   val plan = PhvPlan(cfg, program.toSeq.flatMap(_.steps))
   val phvFifo = StreamFifo(Bits(plan.deparser.width bits), phvSlots)
-  // Its PHV is this path's, not matcha_deparser's whole one: a module name of its own.
-  val deparser = new Deparser(cfg, plan.deparser, plan.changed).setDefinitionName(s"${definitionName}_deparser")
+  val deparser = new Deparser(cfg, plan.deparser, plan.changed)
 
   packetBuffer.io.push << inputStage.io.buffer
   parser.io.record << inputStage.io.records

@@ -30,11 +30,6 @@ object StepUse {
   * PHV it hands on (`out`); `full` gives every field's width. */
 case class StepPhv(full: PhvLayout, in: PhvLayout, carried: PhvLayout, out: PhvLayout)
 
-object StepPhv {
-  /** Every field at every point, nothing constant: a step on its own. */
-  def whole(layout: PhvLayout): StepPhv = StepPhv(layout, layout, layout, layout)
-}
-
 /** What the PHV carries between parser, stages and deparser (docs/packet-path.md, "The PHV
   * between the stages"). Boundary i is the input of step i; the last boundary is the
   * deparser's input. A field is live at a boundary when a later step or the deparser reads
