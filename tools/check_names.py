@@ -271,8 +271,11 @@ def check_config(cdir, max_anon):
             mods = parse_verilog(f.read())
         for mname, mod in mods.items():
             if mname not in all_modules:  # a submodule may be repeated in several files
-                all_modules[mname] = mod
                 decls += mod["decls"]
+            # ... and differ: a path's matcha_deparser takes the path's PHV, only the live
+            # fields (docs/packet-path.md), so a module is taken from its own file first.
+            if mname not in all_modules or mname == top:
+                all_modules[mname] = mod
         if top not in mods:
             problems.append(f"{top}.v: no module {top} (modules: {', '.join(sorted(mods)) or 'none'})")
             continue

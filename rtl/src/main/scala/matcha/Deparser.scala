@@ -50,20 +50,74 @@ object Deparser {
     img
   }
   def imageByte(img: Bits, b: Int): Bits = img(img.getWidth - 1 - 8 * b downto img.getWidth - 8 - 8 * b)
+
+  /** Whether the deparser computes popLen from the valid bits and offsets: only when one of
+    * them, or the payload offset, may differ from the parse (`changed`). Otherwise popLen is
+    * 0: the parser's first valid header is the root, which starts the frame, and with no
+    * valid header the payload offset is 0. */
+  def pops(cfg: MatchaConfig, changed: String => Boolean): Boolean =
+    popFields(cfg).exists(changed)
+  private def popFields(cfg: MatchaConfig): Seq[String] =
+    cfg.graph.instances.flatMap(i => Seq(s"hdr.${i.name}.valid", s"hdr.${i.name}.offset")) :+ "meta.payloadOffset"
+
+  /** A header instance the write-back patches: its writable fields that may differ from the
+    * frame's bytes (`fields`; the others are emitted from the frame as received), and for a
+    * type with a checksum every field in the 16-bit words of its writable fields, which the
+    * RFC 1624 update sums (`words`). */
+  case class Patched(instance: HeaderInstance, fields: Seq[FieldSpec], words: Seq[Int]) {
+    val t: HeaderType = instance.htype
+    def prefix: String = s"hdr.${instance.name}"
+    /** The fields whose values the patch reads. */
+    def reads: Seq[FieldSpec] =
+      (fields ++ t.checksum.map(t.field) ++ t.fields.filter(f => words.exists(w => f.bitOffset < 16 * w + 16 && f.bitOffset + f.width > 16 * w))).distinct
+  }
+  def patched(cfg: MatchaConfig, changed: String => Boolean): Seq[Patched] = cfg.graph.instances.flatMap { inst =>
+    val t = inst.htype
+    val fields = t.writableFields.filter(f => changed(s"hdr.${inst.name}.${f.name}") || changed(s"hdr.${inst.name}.${f.name}Orig"))
+    val words = if (t.checksum.isDefined) t.writableFields.map(_.bitOffset / 16).distinct else Nil
+    if (fields.isEmpty) None else Some(Patched(inst, fields, words))
+  }
+
+  /** The PHV fields a deparser reads when only the fields `changed` accepts may differ from
+    * what the parser made of the frame. */
+  def reads(cfg: MatchaConfig, changed: String => Boolean): Set[String] = {
+    val pop = if (pops(cfg, changed)) popFields(cfg) else Nil
+    val patches = patched(cfg, changed).flatMap { p =>
+      Seq(s"${p.prefix}.valid", s"${p.prefix}.offset") ++ p.reads.map(f => s"${p.prefix}.${f.name}") ++
+        (if (p.words.nonEmpty) p.fields.map(f => s"${p.prefix}.${f.name}Orig") else Nil)
+    }
+    val push = cfg.pushHeaders.flatMap { h =>
+      s"push.${h.name}.valid" +: h.htype.fields.filterNot(f => filled(h.htype).contains(f.name)).map(f => s"push.${h.name}.${f.name}")
+    }
+    (pop ++ patches ++ push ++ Seq("meta.frameLen", "meta.drop", "meta.punt", "meta.reason", "meta.egressPort")).toSet
+  }
+
+  /** The fields of a pushed header the deparser fills in itself (docs/packet-path.md). */
+  def filled(t: HeaderType): Set[String] =
+    if (t == Headers.ipv4) Set("version", "ihl", "totalLen", "hdrChecksum")
+    else if (t == Headers.udp) Set("length", "checksum")
+    else Set()
 }
 
 /** Rebuilds each frame from its PHV: writes modified fields back in place (with an RFC 1624
   * checksum update), removes the popped leading headers, prepends pushed headers, drops what
   * the PHV says to drop, and packs the result into full beats with tkeep contiguous from bit 0.
+  * Every byte it does not write back or push comes from the frame as buffered.
+  *
+  * `layout` is the PHV it receives; `changed` says which fields may differ from what the
+  * parser made of the frame (all of them for the deparser alone). Writable fields that
+  * cannot have changed equal the frame's bytes, so they are not written back, and the PHV
+  * need not carry them (`Deparser.reads`).
   *
   * Three steps, each a registered stream stage: `front` joins PHV and frame and does the
   * write-back; `chunker` turns pushed headers and the kept part of every beat into chunks;
   * `packer` lays chunks end to end. A frame that neither pushes nor pops passes at one beat
   * per clock. */
-class Deparser(cfg: MatchaConfig) extends Component {
+class Deparser(cfg: MatchaConfig, layout: PhvLayout, changed: String => Boolean) extends Component {
+  def this(cfg: MatchaConfig) = this(cfg, cfg.layout, _ => true)
   setDefinitionName("matcha_deparser")
   val io = new Bundle {
-    val phv = slave(Stream(Bits(cfg.layout.width bits)))
+    val phv = slave(Stream(Bits(layout.width bits)))
     val frames = slave(Axis(cfg.dataBytes, 0))
     val out = master(Axis(cfg.dataBytes, cfg.outUserWidth))
     val drop = master(Flow(UInt(8 bits)))
@@ -85,13 +139,15 @@ class Deparser(cfg: MatchaConfig) extends Component {
   val maxPush = Deparser.maxPush(cfg)
 
   val context = new Area {
-    val phv = new PhvAccess(io.phv.payload, cfg.layout)
+    val phv = new PhvAccess(io.phv.payload, layout)
     val frameLen = phv.u("meta.frameLen")
     val popLen = UInt(cfg.offsetWidth bits)
-    popLen := phv.u("meta.payloadOffset")
-    graph.instances.reverse.foreach { i =>
-      when(phv.bool(s"hdr.${i.name}.valid")) { popLen := phv.u(s"hdr.${i.name}.offset") }
-    }
+    if (Deparser.pops(cfg, changed)) {
+      popLen := phv.u("meta.payloadOffset")
+      graph.instances.reverse.foreach { i =>
+        when(phv.bool(s"hdr.${i.name}.valid")) { popLen := phv.u(s"hdr.${i.name}.offset") }
+      }
+    } else popLen := 0
     val bodyLen = frameLen - popLen
 
     // Pushed headers: each starts where the valid ones before it end.
@@ -156,32 +212,37 @@ class Deparser(cfg: MatchaConfig) extends Component {
     ctx.user.reason := reason
   }
 
-  /** Writable fields of every valid parsed header, placed back where they were parsed from. */
+  /** Writable fields that may have changed, of every valid parsed header, placed back where
+    * they were parsed from. */
   val writeBack = new Area {
     val phv = context.phv
     val beatIndex = Reg(UInt(log2Up(windowBeats + 1) bits)) init 0
     val offsetsOf = graph.possibleOffsets(cfg.headerBytes)
     case class Patch(instance: HeaderInstance, image: Bits, mask: BigInt)
-    val patches = graph.instances.filter(_.htype.writableFields.nonEmpty).map { inst =>
+    val patches = Deparser.patched(cfg, changed).map { pd =>
+      val inst = pd.instance
       val t = inst.htype
-      val p = s"hdr.${inst.name}"
-      def current(f: FieldSpec) = phv(s"$p.${f.name}")
+      val p = pd.prefix
+      // Bits the image does not need (outside the patch and the checksum's words) are 0.
+      def current(f: FieldSpec) = if (pd.reads.contains(f)) phv(s"$p.${f.name}") else B(0, f.width bits)
+      // A writable field that cannot have changed still holds its parsed value.
+      def orig(f: FieldSpec) = if (pd.fields.contains(f)) phv(s"$p.${f.name}Orig") else current(f)
       val checksumField = t.checksum.map(t.field)
-      val patchFields = t.writableFields ++ checksumField
+      val patchFields = pd.fields ++ checksumField
       val top = t.bytes * 8 - 1
       val mask = patchFields.map(f => ((BigInt(1) << f.width) - 1) << (top - f.bitOffset - f.width + 1)).reduce(_ | _)
       val image = checksumField match {
         case None => Deparser.image(t, current)
         case Some(cf) =>
           // RFC 1624 eqn. 3 over the 16-bit words that hold writable fields.
-          val original = Deparser.image(t, f => if (f.writable) phv(s"$p.${f.name}Orig") else current(f))
+          val original = Deparser.image(t, f => if (f.writable) orig(f) else current(f))
           val updated = Deparser.image(t, current)
-          val words = t.writableFields.map(f => f.bitOffset / 16).distinct
+          val words = pd.words
           def word(img: Bits, w: Int) = img(top - 16 * w downto top - 16 * w - 15).asUInt
-          val changed = t.writableFields.map(f => current(f) =/= phv(s"$p.${f.name}Orig")).reduce(_ || _)
+          val differs = pd.fields.map(f => current(f) =/= orig(f)).reduce(_ || _)
           val parsed = current(cf).asUInt
           val sum = Deparser.onesSum(Seq(~parsed) ++ words.map(w => ~word(original, w)) ++ words.map(w => word(updated, w)))
-          val checksum = changed ? (~sum).asBits | parsed.asBits
+          val checksum = differs ? (~sum).asBits | parsed.asBits
           Deparser.image(t, f => if (f == cf) checksum else current(f))
       }
       Patch(inst, image, mask)

@@ -1,15 +1,17 @@
 package matcha
 
-import matcha.program.{MatchStage, PipelineStage, Program, SessionStage}
+import matcha.program.{MatchStage, PhvPlan, PipelineStage, Program, SessionStage}
 import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba4.axilite.{AxiLite4, AxiLite4SpecRenamer}
 
 /** AXI4-Stream in → input stage (packet buffer + header window) → parser → the program's
-  * match-action stages → PHV FIFO → deparser → AXI4-Stream out. With a program, its tables'
-  * control windows sit behind an AXI4-Lite slave (docs/tables.md); `identify` gives the build
-  * id of the layout.json that describes them. */
+  * match-action stages → PHV FIFO → deparser → AXI4-Stream out. Past the parser the PHV
+  * carries only the fields still live (`plan`); the deparser takes the rest of each frame
+  * from the packet buffer. With a program, its tables' control windows sit behind an
+  * AXI4-Lite slave (docs/tables.md); `identify` gives the build id of the layout.json that
+  * describes them. */
 class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: ControlBus.Identify = ControlBus.anonymous)
     extends Component {
   setDefinitionName(program.map(p => s"matcha_${p.name}").getOrElse("matcha_packet_path"))
@@ -37,17 +39,19 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
   val phvSlots = 1 << log2Up(parser.latency + programLatency + 8)
   val inputStage = new InputStage(cfg, phvSlots)
   val packetBuffer = StreamFifo(Fragment(AxisBeat(cfg.dataBytes, 0)), cfg.bufferBytes / cfg.dataBytes)
-  val phvFifo = StreamFifo(Bits(cfg.layout.width bits), phvSlots)
-  val deparser = new Deparser(cfg)
+  val plan = PhvPlan(cfg, program.toSeq.flatMap(_.steps))
+  val phvFifo = StreamFifo(Bits(plan.deparser.width bits), phvSlots)
+  val deparser = new Deparser(cfg, plan.deparser, plan.changed)
 
   packetBuffer.io.push << inputStage.io.buffer
   parser.io.record << inputStage.io.records
 
   val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, identify))
-  val stages: Seq[PipelineStage] = for (p <- program.toSeq; bus <- control.toSeq; step <- p.steps) yield step match {
-    case Left(tables) => new MatchStage(tables, cfg.layout, bus, p.meters)
-    case Right(session) => new SessionStage(session, cfg.layout)
-  }
+  val stages: Seq[PipelineStage] = for (p <- program.toSeq; bus <- control.toSeq; (step, phv) <- p.steps.zip(plan.stepPhv))
+    yield step match {
+      case Left(tables) => new MatchStage(tables, phv, bus, p.meters)
+      case Right(session) => new SessionStage(session, phv)
+    }
   // Meter arrays' windows follow the tables', in the program's order, and the session
   // table's comes last (docs/pipeline.md).
   for (p <- program; bus <- control; m <- p.meters; stage <- stages) stage match {
@@ -62,7 +66,8 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
   // Frames wait while the tables clear themselves after reset: a lookup before then could
   // match whatever the memories powered up holding.
   inputStage.io.frames << control.map(bus => io.frames.haltWhen(bus.clearing)).getOrElse(io.frames)
-  val staged = stages.foldLeft(parser.io.phv) { (phv, stage) => stage.input << phv; stage.output }
+  val parsed = parser.io.phv.translateWith(PhvLayout.convert(parser.io.phv.payload, cfg.layout, plan.boundaries.head))
+  val staged = stages.foldLeft(parsed) { (phv, stage) => stage.input << phv; stage.output }
   phvFifo.io.push << staged.toStream
   deparser.io.phv << phvFifo.io.pop
   deparser.io.frames << packetBuffer.io.pop

@@ -12,6 +12,19 @@ case class ParserState(cfg: MatchaConfig) extends Bundle {
   val headerError = UInt(8 bits)
 }
 
+object Parser {
+  /** The PHV fields the parser sets to the same value in every PHV: the push headers, the
+    * colour (green) and the session stage's input and result, which nothing is parsed
+    * into, and the root header's offset (it starts the frame). The stage chain carries
+    * none of them before a stage writes it (program.PhvPlan). */
+  def constants(cfg: MatchaConfig): Map[String, PhvConstant] = {
+    val layout = cfg.layout
+    val names = cfg.pushHeaders.flatMap(i => s"push.${i.name}.valid" +: i.htype.fields.map(f => s"push.${i.name}.${f.name}")) ++
+      Seq(s"hdr.${cfg.graph.root.name}.offset", "meta.color", "meta.learn") ++ program.SessionSpec.resultFields
+    names.map(n => n -> PhvConstant(layout(n).width, 0)).toMap
+  }
+}
+
 /** The programmable parser: one pipeline level per depth of the parse graph, so a new frame
   * enters every clock and leaves `latency` clocks later.
   *
@@ -140,6 +153,7 @@ class Parser(cfg: MatchaConfig) extends Component {
     phv("meta.reason") := error.asBits
     phv("meta.drop") := drop.asBits
     phv("meta.punt") := (error =/= 0 && !drop).asBits
+    for ((name, c) <- Parser.constants(cfg)) phv(name) := B(c.value, c.width bits)
   }
   io.phv.valid := RegNext(valid) init False
   io.phv.payload := RegNext(result.out)

@@ -15,13 +15,13 @@ object Stage {
   /** A PHV field as a key reads it: 0 when its header is not valid. */
   def field(phv: PhvAccess, name: String): Bits = {
     val v = validOf(name)
-    if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, phv.layout(name).width bits)
+    if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, phv.width(name) bits)
   }
 
   /** One key part: its field, or the first of its fields whose header is valid (0 if none). */
   def keyField(phv: PhvAccess, k: KeyField): Bits =
     if (k.fields.size == 1) field(phv, k.fields.head)
-    else PriorityMux(k.fields.map(f => phv.bool(validOf(f)) -> phv(f)) :+ (True -> B(0, phv.layout(k.fields.head).width bits)))
+    else PriorityMux(k.fields.map(f => phv.bool(validOf(f)) -> phv(f)) :+ (True -> B(0, phv.width(k.fields.head) bits)))
 
   def keyWidth(t: TableSpec, layout: PhvLayout): Int = t.key.map { k =>
     val widths = k.fields.map(layout(_).width).distinct
@@ -47,7 +47,10 @@ object Stage {
 }
 
 /** A stage of the chain between parser and deparser: a PHV in every clock, the same PHV
-  * (as the stage leaves it) a fixed `latency` clocks later. */
+  * (as the stage leaves it) a fixed `latency` clocks later. The PHV comes in as `phv.in`
+  * lays it out, waits for the lookups as `phv.carried` and leaves as `phv.out` (PhvPlan):
+  * fields nothing after the keys reads are not carried, and writes to fields nothing after
+  * the stage reads are not made. */
 trait PipelineStage extends Area {
   def input: Flow[Bits]
   def output: Flow[Bits]
@@ -117,12 +120,23 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   }
 }
 
+/** The PHV of the key clock's register: the fields `phv.carried` holds. */
+object StageKeys {
+  def register(input: Flow[Bits], phv: StepPhv): Flow[Bits] = {
+    val out = Flow(Bits(phv.carried.width bits))
+    out.valid := RegNext(input.valid) init False
+    out.payload := RegNext(PhvLayout.convert(input.payload, phv.in, phv.carried))
+    out
+  }
+}
+
 /** A stage of the pipeline: every table's lookup starts in the same clock from the stage's
   * input PHV, the PHV waits for the slowest lookup, then each table's action (its hit's, or
   * the default on a miss) is applied in table order (docs/pipeline.md). */
-class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, meterSpecs: Seq[MeterSpec] = Nil)
+class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meterSpecs: Seq[MeterSpec] = Nil)
     extends PipelineStage {
-  val input = Flow(Bits(layout.width bits))
+  val layout = phv.full
+  val input = Flow(Bits(phv.in.width bits))
   val tables = specs.map(s => new StageTable(s, layout, bus))
   val lookupLatency = tables.map(_.latency).max
   val meterLatency = Stage.meterLatency(specs)
@@ -130,20 +144,19 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
 
   /** Clock 0: the keys. */
   val keys = new Area {
-    val phv = new PhvAccess(input.payload, layout)
-    val parsed = phv("meta.parseError") === 0
-    val active = specs.map(s => RegNext(input.valid && parsed && s.applyIf.map(phv.bool).getOrElse(True)) init False)
+    val fields = new PhvAccess(input.payload, phv.in)
+    val parsed = fields("meta.parseError") === 0
+    val active = specs.map(s => RegNext(input.valid && parsed && s.applyIf.map(fields.bool).getOrElse(True)) init False)
     for ((t, a) <- tables.zip(active)) {
       t.lookup.valid := a
-      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(Stage.keyField(phv, _))))
-      t.frameLen := RegNext(phv.u("meta.frameLen"))
+      t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(Stage.keyField(fields, _))))
+      if (t.spec.counters) t.frameLen := RegNext(fields.u("meta.frameLen")) else t.frameLen.assignDontCare()
     }
-    val out = RegNext(input)
-    out.valid.init(False)
+    val out = StageKeys.register(input, phv)
   }
 
   /** Clocks 1 .. lookupLatency: the lookups; the PHV and each table's result meet at the end. */
-  val delayLine = new DelayLine(layout.width, lookupLatency)
+  val delayLine = new DelayLine(phv.carried.width, lookupLatency)
   delayLine.input << keys.out
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
@@ -158,15 +171,15 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
     meterSpecs.find(m => specs(meteredTable).meters.contains(m.name)).get)
   class MeterStage(t: StageTable, result: Flow[LookupResult], val spec: MeterSpec) extends Area {
     val unit = new MeterTable(spec.config)
-    val phv = new PhvAccess(waited.payload, layout)
+    val fields = new PhvAccess(waited.payload, MatchStage.this.phv.carried)
     val (actionId, data) = t.chosenAction(result)
     val metered = t.spec.actions.zipWithIndex.collect { case (a, id) if a.ops.exists(_.isInstanceOf[Op.Meter]) => (a, id) }
     unit.request.valid := result.valid && metered.map { case (_, id) => actionId === id }.reduce(_ || _)
     unit.request.index := 0
     for ((a, id) <- metered; param <- a.ops.collectFirst { case Op.Meter(_, p) => p })
       when(actionId === id) { unit.request.index := data(a.offsets(param), spec.indexWidth bits).asUInt }
-    unit.request.bytes := phv.u("meta.frameLen").resized
-    unit.request.colour := phv("meta.color").asUInt
+    unit.request.bytes := fields.u("meta.frameLen").resized
+    unit.request.colour := fields("meta.color").asUInt
 
     /** Adds the array's window to `bus`, after every table's (the program's descriptor order). */
     def attach(bus: ControlBus): Unit = unit.attach(unit.addWindow(bus, spec.name).setCompositeName(this, "window"))
@@ -174,34 +187,37 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
   /** The PHV and the lookup results once the colour has come. */
   val metered = new Area {
     val phv = if (meterLatency == 0) waited else {
-      val line = new DelayLine(layout.width, meterLatency)
+      val line = new DelayLine(MatchStage.this.phv.carried.width, meterLatency)
       line.input << waited
       line.output
     }
     val results = MatchStage.this.results.map(r => (0 until meterLatency).foldLeft(r)((x, _) => x.stage()))
   }
 
-  /** The last clock: the actions. */
+  /** The last clock: the actions, on the PHV as the stage hands it on. */
   val applied = new Area {
-    val phv = tables.zip(metered.results).foldLeft(metered.phv.payload)((before, tr) => apply(tr._1, tr._2, before))
-    val out = Flow(Bits(layout.width bits))
+    val handed = PhvLayout.convert(metered.phv.payload, phv.carried, phv.out)
+    val fields = tables.zip(metered.results).foldLeft(handed)((before, tr) => apply(tr._1, tr._2, before))
+    val out = Flow(Bits(phv.out.width bits))
     out.valid := RegNext(metered.phv.valid) init False
-    out.payload := RegNext(phv)
+    out.payload := RegNext(fields)
   }
   val output: Flow[Bits] = applied.out
 
   private def apply(t: StageTable, result: Flow[LookupResult], before: Bits): Bits = {
     val spec = t.spec
-    val in = new PhvAccess(before, layout)
-    val after = Bits(layout.width bits)
+    val outLayout = phv.out
+    val in = new PhvAccess(before, outLayout)
+    val after = Bits(outLayout.width bits)
     after := before
     val (actionId, data) = t.chosenAction(result)
     when(result.valid) {
       for ((action, id) <- spec.actions.zipWithIndex) when(actionId === id) {
         // Ops apply in order: each sees the fields as the ops before it left them.
+        // A field the stage does not hand on is read by nothing after it: not written.
         val written = scala.collection.mutable.LinkedHashMap[String, Bits]()
         def value(f: String): Bits = written.getOrElse(f, in(f))
-        def set(f: String, v: Bits): Unit = written(f) = v.resize(layout(f).width)
+        def set(f: String, v: => Bits): Unit = if (outLayout.carries(f)) written(f) = v.resize(outLayout(f).width)
         val offsets = action.offsets
         for (op <- action.ops) op match {
           case Op.SetField(f, p) => set(f, data(offsets(p), action.params.find(_.name == p).get.width bits))
@@ -211,7 +227,7 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
           case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
           case Op.Meter(_, _) => set("meta.color", metering.unit.result.colour.asBits)
         }
-        for ((f, v) <- written) after(layout(f).offset, layout(f).width bits) := v
+        for ((f, v) <- written) after(outLayout(f).offset, outLayout(f).width bits) := v
       }
     }
     after
@@ -223,10 +239,10 @@ class MatchStage(specs: Seq[TableSpec], layout: PhvLayout, bus: ControlBus, mete
   * PHV waits, and the last clock writes the result into the meta.session* fields and, for a
   * frame refused by a full table, the punt or drop of the table's policy with the spec's
   * reason. */
-class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineStage {
-  spec.check(layout)
+class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStage {
+  spec.check(phv.full)
   val config = spec.config
-  val input = Flow(Bits(layout.width bits))
+  val input = Flow(Bits(phv.in.width bits))
   def latency: Int = spec.stageLatency
 
   val table = new SessionTable(config)
@@ -237,11 +253,11 @@ class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineSta
 
   /** Clock 0: the packet. */
   val packet = new Area {
-    val phv = new PhvAccess(input.payload, layout)
-    val parsed = phv("meta.parseError") === 0
+    val fields = new PhvAccess(input.payload, phv.in)
+    val parsed = fields("meta.parseError") === 0
     val p = table.packet
-    p.valid := RegNext(input.valid && parsed && spec.applyIf.map(phv.bool).getOrElse(True)) init False
-    val parts = spec.inputs.map { case (_, k, w) => Stage.keyField(phv, k).resize(w) }
+    p.valid := RegNext(input.valid && parsed && spec.applyIf.map(fields.bool).getOrElse(True)) init False
+    val parts = spec.inputs.map { case (_, k, w) => Stage.keyField(fields, k).resize(w) }
     p.zone := RegNext(parts(0))
     p.protocol := RegNext(parts(1))
     p.srcAddr := RegNext(parts(2))
@@ -249,23 +265,24 @@ class SessionStage(val spec: SessionSpec, layout: PhvLayout) extends PipelineSta
     p.srcPort := RegNext(parts(4))
     p.dstPort := RegNext(parts(5))
     p.tcpFlags := RegNext(parts(6))
-    p.learn := RegNext(phv.bool(spec.learn))
-    p.frameLen := RegNext(phv.u("meta.frameLen").resize(16 bits))
-    val out = RegNext(input)
-    out.valid.init(False)
+    p.learn := RegNext(fields.bool(spec.learn))
+    p.frameLen := RegNext(fields.u("meta.frameLen").resize(16 bits))
+    val out = StageKeys.register(input, phv)
   }
 
   /** The PHV meets the result `config.latency` clocks later. */
-  val delayLine = new DelayLine(layout.width, config.latency)
+  val delayLine = new DelayLine(phv.carried.width, config.latency)
   delayLine.input << packet.out
 
   /** The last clock: the result into the PHV. */
   val applied = new Area {
-    val before = delayLine.output.payload
+    val before = PhvLayout.convert(delayLine.output.payload, phv.carried, phv.out)
     val r = table.result
+    val layout = phv.out
     val after = Bits(layout.width bits)
     after := before
-    def set(f: String, v: Bits): Unit = after(layout(f).offset, layout(f).width bits) := v.resize(layout(f).width)
+    // A field the stage does not hand on is read by nothing after it: not written.
+    def set(f: String, v: Bits): Unit = if (layout.carries(f)) after(layout(f).offset, layout(f).width bits) := v.resize(layout(f).width)
     when(r.valid) {
       set("meta.sessionHit", r.hit.asBits)
       set("meta.sessionReply", r.reply.asBits)
