@@ -48,10 +48,7 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
 
   val control = Option(io.ctrl).map(ctrl => new ControlBus(ctrl, identify))
   val stages: Seq[PipelineStage] = for (p <- program.toSeq; bus <- control.toSeq; (step, phv) <- p.steps.zip(plan.stepPhv))
-    yield step match {
-      case Left(tables) => new MatchStage(tables, phv, bus, p.meters)
-      case Right(session) => new SessionStage(session, phv)
-    }
+    yield step.build(phv, bus, p.meters)
   // Meter arrays' windows follow the tables', in the program's order, and the session
   // table's comes last (docs/pipeline.md).
   for (p <- program; bus <- control; m <- p.meters; stage <- stages) stage match {

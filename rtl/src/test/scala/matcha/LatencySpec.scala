@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha
 
-import matcha.program.{Program, Programs, Stage}
+import matcha.program.{Program, Programs}
 import org.scalatest.funsuite.AnyFunSuite
 import spinal.core._
 import spinal.lib.LatencyAnalysis
@@ -10,7 +10,7 @@ import spinal.lib.LatencyAnalysis
   * registers the built stage puts between its input and its output, counted in the netlist. */
 class LatencySpec extends AnyFunSuite {
   def declared(p: Program, cfg: MatchaConfig): Seq[Int] =
-    p.steps.map(_.fold(Stage.latency(_, cfg.layout), _.stageLatency))
+    p.steps.map(_.latency(cfg.layout))
 
   for (p <- Programs.all; cfg <- Generate.configs) {
     test(s"every stage of ${p.name} on ${cfg.name} is as late as it declares") {

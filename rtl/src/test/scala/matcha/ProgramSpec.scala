@@ -66,7 +66,7 @@ class ProgramSpec extends AnyFunSuite {
   test("the session stage follows its table's stage, ends that stage, and adds 6 clocks") {
     val p = Programs.conntrack
     assert(p.stages.map(_.map(_.name)) == Seq(Seq("acl"), Seq("by_session")))
-    assert(p.steps.map(_.fold(_.map(_.name).mkString(","), _.name)) == Seq("acl", "sessions", "by_session"))
+    assert(p.steps.map(_.label) == Seq("acl", "sessions", "by_session"))
     val lookups = p.tables.map(Stage.tableLatency(_, layout))
     assert(p.latency(layout) == (lookups(0) + 2) + 6 + (lookups(1) + 2))
     // A table that reads nothing the one before writes still starts a stage after the session stage.

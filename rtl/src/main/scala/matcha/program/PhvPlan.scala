@@ -22,8 +22,6 @@ object StepUse {
     StepUse(Set("meta.parseError", "meta.frameLen", s.learn) ++ s.applyIf ++ inputs ++ inputs.map(Stage.validOf), Set(),
       (SessionSpec.resultFields ++ Seq("meta.drop", "meta.punt", "meta.reason")).toSet)
   }
-
-  def of(step: Either[Seq[TableSpec], SessionSpec]): StepUse = step.fold(apply(_: Seq[TableSpec]), apply(_: SessionSpec))
 }
 
 /** The PHV a step receives (`in`), the PHV that waits for its lookups (`carried`) and the
@@ -36,9 +34,9 @@ case class StepPhv(full: PhvLayout, in: PhvLayout, carried: PhvLayout, out: PhvL
   * it (the deparser reading only what may differ from the frame's bytes, since it takes the
   * rest from the buffered frame); a live field that holds the parser's constant there (no
   * earlier step writes it) is a constant of the boundary, not carried. */
-case class PhvPlan(cfg: MatchaConfig, steps: Seq[Either[Seq[TableSpec], SessionSpec]]) {
+case class PhvPlan(cfg: MatchaConfig, steps: Seq[Step]) {
   val full: PhvLayout = cfg.layout
-  val uses: Seq[StepUse] = steps.map(StepUse.of)
+  val uses: Seq[StepUse] = steps.map(_.use)
   /** The fields any step may write: the deparser writes back only these. */
   val changed: Set[String] = uses.flatMap(_.writes).toSet
   val deparserReads: Set[String] = Deparser.reads(cfg, changed)

@@ -1,7 +1,9 @@
 package matcha.program
 
 import matcha.PhvLayout
-import matcha.table.{ExactTableConfig, LpmTableConfig, ObjectDescriptor, TernaryTableConfig}
+import matcha.table.{ControlBus, LookupResult, ObjectDescriptor, TableWindow, WindowFeatures}
+import spinal.core.Bits
+import spinal.lib.Flow
 
 /** A pipeline program as data (docs/pipeline.md): tables in the order they apply, the
   * meter arrays their actions' `meter` ops execute, and the session table extern with the
@@ -37,13 +39,31 @@ case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] 
 
   /** The stages in pipeline order: the table stages, with the session stage right after
     * the stage that ends with its `after` table. */
-  def steps: Seq[Either[Seq[TableSpec], SessionSpec]] =
-    stages.flatMap(s => Left(s) +: session.filter(_.after == s.last.name).map(Right(_)).toSeq)
+  def steps: Seq[Step] = stages.flatMap(s => TableStep(s) +: session.filter(_.after == s.last.name).toSeq)
 
 
   /** Clocks from the parser's PHV to the last stage's. */
-  def latency(layout: PhvLayout): Int =
-    stages.map(Stage.latency(_, layout)).sum + session.map(_.stageLatency).getOrElse(0)
+  def latency(layout: PhvLayout): Int = steps.map(_.latency(layout)).sum
+}
+
+/** A step of the stage chain between parser and deparser, one kind of stage: a stage of
+  * tables, the session stage, and whatever kind comes next (docs/architecture.md). */
+trait Step {
+  def label: String
+  /** Clocks from its input PHV to its output PHV. */
+  def latency(layout: PhvLayout): Int
+  /** The PHV fields it reads and writes (PhvPlan). */
+  def use: StepUse
+  /** The stage, its tables' windows on `bus`; `meters` are the program's meter arrays. */
+  def build(phv: StepPhv, bus: ControlBus, meters: Seq[MeterSpec]): PipelineStage
+}
+
+/** Tables looked up in the same clock, their actions applied in order (MatchStage). */
+case class TableStep(tables: Seq[TableSpec]) extends Step {
+  def label: String = tables.map(_.name).mkString(",")
+  def latency(layout: PhvLayout): Int = Stage.latency(tables, layout)
+  def use: StepUse = StepUse(tables)
+  def build(phv: StepPhv, bus: ControlBus, meters: Seq[MeterSpec]): PipelineStage = new MatchStage(tables, phv, bus, meters)
 }
 
 /** The session table as a stage extern (docs/pipeline.md, "The session stage"): a stage of
@@ -68,7 +88,12 @@ case class SessionSpec(
     tcpFlags: KeyField = KeyField("hdr.tcp.flags"),
     learn: String = "meta.learn",
     applyIf: Option[String] = Some("hdr.ipv4.valid")
-) {
+) extends Step {
+  def label: String = name
+  def latency(layout: PhvLayout): Int = stageLatency
+  def use: StepUse = StepUse(this)
+  /** Its window is added later, after the meter arrays' (PacketPath). */
+  def build(phv: StepPhv, bus: ControlBus, meters: Seq[MeterSpec]): PipelineStage = new SessionStage(this, phv)
   require(reason >= 0x10 && reason < 256, s"session table $name: reasons are 0x10..0xff (parse errors own 1..15)")
   def config = matcha.table.SessionTableConfig(size, ways)
   /** A clock to take the inputs, the table's latency, a clock to write the result. */
@@ -101,12 +126,32 @@ case class MeterSpec(name: String, size: Int) {
   def config = matcha.table.MeterTableConfig(meters = size)
 }
 
-/** A match kind: its descriptor code, and its name in layout.json. */
-sealed abstract class MatchKind(val code: Int) { def label: String = matcha.table.TableKind.names(code) }
+/** A match kind: everything the generator needs of a table of the kind, in one place
+  * (docs/architecture.md, "A table kind"). Each kind's object sits next to its unit
+  * (`matcha.table.ExactKind`, …) and has one line in `MatchKind.all`. */
+abstract class MatchKind(val code: Int) {
+  /** The kind's name in layout.json and the tools. */
+  def label: String = matcha.table.TableKind.names(code)
+  /** Clocks from a key of `keyWidth` bits to its result. */
+  def latency(t: TableSpec, keyWidth: Int): Int
+  /** The table's unit, fed by `lookup`, with its control window on `bus` and attached. */
+  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable
+  /** Members layout.json gives a table of the kind beyond the common ones. */
+  def json(t: TableSpec): Seq[(String, ujson.Value)] = Nil
+}
+
+/** What a stage needs of a built table: its results, its window, and how many entries its
+  * per-entry counters count. */
+case class BuiltTable(result: Flow[LookupResult], window: TableWindow, entries: Int)
+
 object MatchKind {
-  case object Exact extends MatchKind(matcha.table.TableKind.Exact)
-  case object Lpm extends MatchKind(matcha.table.TableKind.Lpm)
-  case object Ternary extends MatchKind(matcha.table.TableKind.Ternary)
+  val Exact: MatchKind = matcha.table.ExactKind
+  val Lpm: MatchKind = matcha.table.LpmKind
+  val Ternary: MatchKind = matcha.table.TernaryKind
+  val Direct: MatchKind = matcha.table.DirectKind
+  /** Every match kind: a kind's code names it in the self-describing block. */
+  val all: Seq[MatchKind] = Seq(Exact, Lpm, Ternary, Direct)
+  require(all.map(_.code).distinct.size == all.size, "two match kinds share a code")
 }
 
 /** One key field: a PHV field, or the first of several same-width fields whose header is
@@ -178,9 +223,6 @@ case class TableSpec(
     val fields = key.flatMap(_.fields) ++ applyIf ++ (if (meters.nonEmpty) Seq("meta.color") else Nil)
     (fields ++ fields.map(Stage.validOf)).toSet
   }
-  def exactConfig(keyWidth: Int) = ExactTableConfig(keyWidth, dataWidth, size, ways)
-  def lpmConfig(keyWidth: Int) = LpmTableConfig(keyWidth, dataWidth, lpmLevels, lpmNodes, size)
-  def ternaryConfig(keyWidth: Int) = TernaryTableConfig(keyWidth, dataWidth, size)
 }
 
 object Programs {
@@ -283,11 +325,7 @@ object ProgramJson {
       "name" -> t.name, "index" -> d.index, "kind" -> t.kind.label, "size" -> t.size,
       "keyWidth" -> d.keyWidth, "dataWidth" -> d.dataWidth, "latency" -> d.latency, "counters" -> t.counters,
       "applyIf" -> applyIf(t.applyIf))
-    t.kind match {
-      case MatchKind.Exact => json("ways") = t.ways
-      case MatchKind.Lpm => json("lpm") = ujson.Obj("levels" -> t.lpmLevels, "nodes" -> t.lpmNodes)
-      case MatchKind.Ternary =>
-    }
+    for ((k, v) <- t.kind.json(t)) json(k) = v
     json("key") = t.key.map(k => ujson.Obj("fields" -> k.fields, "width" -> layout(k.fields.head).width))
     json("actions") = t.actions.zipWithIndex.map { case (a, id) =>
       ujson.Obj("name" -> a.name, "id" -> id,

@@ -29,11 +29,7 @@ object Stage {
     widths.head
   }.sum
 
-  def tableLatency(t: TableSpec, layout: PhvLayout): Int = t.kind match {
-    case MatchKind.Exact => t.exactConfig(keyWidth(t, layout)).latency
-    case MatchKind.Lpm => t.lpmConfig(keyWidth(t, layout)).latency
-    case MatchKind.Ternary => t.ternaryConfig(keyWidth(t, layout)).latency
-  }
+  def tableLatency(t: TableSpec, layout: PhvLayout): Int = t.kind.latency(t, keyWidth(t, layout))
 
   /** Clocks a stage's meter adds: its request leaves with the lookup results, its colour
     * meets the PHV before the actions apply. */
@@ -82,29 +78,7 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  val (result, window, entries) = spec.kind match {
-    case MatchKind.Exact =>
-      val c = spec.exactConfig(keyWidth)
-      val t = new ExactTable(c)
-      val w = t.addWindow(bus, spec.name, features)
-      t.attach(w)
-      t.lookup << lookup
-      (t.result, w, c.size)
-    case MatchKind.Lpm =>
-      val c = spec.lpmConfig(keyWidth)
-      val t = new LpmTable(c)
-      val w = t.addWindow(bus, spec.name, features)
-      t.attach(w)
-      t.lookup << lookup
-      (t.result, w, c.results)
-    case MatchKind.Ternary =>
-      val c = spec.ternaryConfig(keyWidth)
-      val t = new TernaryTable(c)
-      val w = t.addWindow(bus, spec.name, features)
-      t.attach(w)
-      t.lookup << lookup
-      (t.result, w, c.size)
-  }
+  val BuiltTable(result, window, entries) = spec.kind.build(spec, keyWidth, bus, features, lookup)
 
   /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
   def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
+import matcha.program.{BuiltTable, MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 
@@ -110,4 +111,18 @@ class DirectTableUnit(c: DirectTableConfig) extends Component {
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result
+}
+
+/** Direct tables in a program: `size` entries, the key (at most 20 bits) their index. */
+object DirectKind extends MatchKind(TableKind.Direct) {
+  def config(t: TableSpec, keyWidth: Int) = DirectTableConfig(keyWidth, t.dataWidth, t.size)
+  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
+  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
+    val c = config(t, keyWidth)
+    val table = new DirectTable(c)
+    val window = table.addWindow(bus, t.name, features)
+    table.attach(window)
+    table.lookup << lookup
+    BuiltTable(table.result, window, c.size)
+  }
 }

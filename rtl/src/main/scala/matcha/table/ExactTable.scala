@@ -1,5 +1,6 @@
 package matcha.table
 
+import matcha.program.{BuiltTable, MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.misc.BusSlaveFactory
@@ -114,4 +115,19 @@ class ExactTable(c: ExactTableConfig) extends Area {
     window.hit := result.valid && result.hit
     window.miss := result.valid && !result.hit
   }
+}
+
+/** Exact tables in a program: `size` entries in `ways` ways (TableSpec.ways). */
+object ExactKind extends MatchKind(TableKind.Exact) {
+  def config(t: TableSpec, keyWidth: Int) = ExactTableConfig(keyWidth, t.dataWidth, t.size, t.ways)
+  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
+  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
+    val c = config(t, keyWidth)
+    val table = new ExactTable(c)
+    val window = table.addWindow(bus, t.name, features)
+    table.attach(window)
+    table.lookup << lookup
+    BuiltTable(table.result, window, c.size)
+  }
+  override def json(t: TableSpec): Seq[(String, ujson.Value)] = Seq("ways" -> ujson.Num(t.ways))
 }

@@ -1,5 +1,6 @@
 package matcha.table
 
+import matcha.program.{BuiltTable, MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 
@@ -201,4 +202,21 @@ class LpmTableUnit(c: LpmTableConfig) extends Component {
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result
+}
+
+/** LPM tables in a program: `size` prefixes (results) in a trie of TableSpec.lpmLevels
+  * levels with TableSpec.lpmNodes nodes each below the first. */
+object LpmKind extends MatchKind(TableKind.Lpm) {
+  def config(t: TableSpec, keyWidth: Int) = LpmTableConfig(keyWidth, t.dataWidth, t.lpmLevels, t.lpmNodes, t.size)
+  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
+  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
+    val c = config(t, keyWidth)
+    val table = new LpmTable(c)
+    val window = table.addWindow(bus, t.name, features)
+    table.attach(window)
+    table.lookup << lookup
+    BuiltTable(table.result, window, c.results)
+  }
+  override def json(t: TableSpec): Seq[(String, ujson.Value)] =
+    Seq("lpm" -> ujson.Obj("levels" -> t.lpmLevels, "nodes" -> t.lpmNodes))
 }

@@ -1,5 +1,6 @@
 package matcha.table
 
+import matcha.program.{BuiltTable, MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 
@@ -258,4 +259,18 @@ class TernaryTableUnit(c: TernaryTableConfig, name: String = "matcha_ternary_tab
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result
+}
+
+/** Ternary tables in a program: `size` entries, the lowest matching index wins. */
+object TernaryKind extends MatchKind(TableKind.Ternary) {
+  def config(t: TableSpec, keyWidth: Int) = TernaryTableConfig(keyWidth, t.dataWidth, t.size)
+  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
+  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
+    val c = config(t, keyWidth)
+    val table = new TernaryTable(c)
+    val window = table.addWindow(bus, t.name, features)
+    table.attach(window)
+    table.lookup << lookup
+    BuiltTable(table.result, window, c.size)
+  }
 }
