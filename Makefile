@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Matcha: build, test and run entry points. `make help` lists the targets.
 #
 # Every toolchain version comes from versions.env; nothing is pinned here.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where a bench result comes from: the commit the report names, and the report's ending."""
 
 import subprocess

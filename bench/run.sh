@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # All benchmarks (make bench):
 # - packet path: throughput and latency of matcha_packet_path in clocks for 64..9000-byte
 #   frames on w64 and w512 -> bench/results/packet_path.md (raw numbers in build/bench/);

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Build matcha-sim, the Verilator harness of a program's pipeline, for one configuration.
 
     python sim/build.py [--config w64|w512] [--program l2l3|policer|conntrack|...] [--waves]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The `sim:` control socket of docs/sim-socket.md: a Unix stream socket, one client at a
 // time, one 12-byte request and one 8-byte answer per 32-bit bus transaction.
 #pragma once

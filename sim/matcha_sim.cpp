@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // matcha-sim: the generated pipeline of a program (matcha_<program>, named by
 // matcha_sim_config.h) in Verilator, driven from pcap files, with its AXI4-Lite control bus
 // served on the `sim:` socket (docs/sim-socket.md).

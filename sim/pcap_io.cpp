@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pcap_io.h"
 
 #include <pcap/pcap.h>

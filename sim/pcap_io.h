@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Captures in and out, through libpcap: Ethernet (DLT_EN10MB) pcap or pcapng in, pcap with
 // nanosecond timestamps out.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The shipped example (make run): matcha-sim on sim/examples/l2l3.pcap, its tables loaded
 # over the control socket by matcha-ctl from sim/examples/l2l3_tables.txt, then the
 # simulator's summary and the list of output captures.

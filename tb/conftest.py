@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest configuration for the Matcha testbenches: seeds, the soak split, the time budget
 of one test, and building every simulator model before the tests run."""
 

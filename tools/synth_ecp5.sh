@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Synthesise one generated configuration for ECP5 with Yosys and report its resources.
 #
 #   tools/synth_ecp5.sh <config>            e.g. tools/synth_ecp5.sh w64

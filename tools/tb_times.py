@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Time of each testbench directory in a pytest JUnit report (`make tb-test` writes
 build/logs/tb-test.xml): tests, total seconds, the slowest test. Markdown on stdout.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes bench/results/bitstream.md from a `make bitstream` run (tools/bitstream_ecp5.sh):
 the Fmax nextpnr reached for each clock against its constraint, the device utilization
 after placement, the critical path of each clock, and the tools' run times.

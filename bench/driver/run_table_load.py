@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Table-load cost of the C driver, and the table-load rate through the simulator.
 
 1. Bus transactions per entry (reads and writes of 32-bit registers) for each table kind of

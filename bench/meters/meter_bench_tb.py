@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Meter benchmark (cocotb): a meter unit's operations per clock and latency with every
 request on one meter, and how long its commands keep STATUS busy, idle and under load.
 

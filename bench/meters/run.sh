@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Meter benchmark, written to bench/results/meters.md (raw numbers in build/bench/meters/):
 # the meter units of matcha.table.MeterSweep (generated here with Maven into
 # build/bench/meter-sweep/rtl, outside build/rtl, which `make rtl` removes), each through

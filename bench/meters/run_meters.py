@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Meter benchmark: for every meter unit of a sweep (DIR/<name>/<name>.v, as
 matcha.table.MeterSweep writes them), the cocotb bench bench/meters/meter_bench_tb.py in
 Verilator (operations per clock and latency with every request on one meter, command

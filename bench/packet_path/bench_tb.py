@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb bench of matcha_packet_path: throughput and latency per frame size.
 
 Frames of one size are offered back to back at full input rate with no back-pressure.

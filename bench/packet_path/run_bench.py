@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Packet-path benchmark: runs bench_tb.py on matcha_packet_path for each configuration
 and writes a Markdown table (and the raw JSON) of throughput and latency in clocks.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb bench of a session table unit under 100 % new flows: a TCP SYN of a new random
 flow (zone, addresses and ports drawn from the run's seed) every clock, four times as many
 flows as the table has entries. Every result is checked against the reference model

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Session table benchmark, written to bench/results/sessions.md (raw numbers in
 # build/bench/sessions/): the units of matcha.table.SessionSweep (generated with Maven into
 # build/bench/session-sweep/rtl), each under 100 % new flows in Verilator

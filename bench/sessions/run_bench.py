@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Session table benchmark: runs bench/sessions/learn_tb.py on every session unit of the
 sweep (DIR/<name>/matcha_session_table.v, as matcha.table.SessionSweep writes them) and
 writes a Markdown results file with sessions learned per clock under 100 % new flows,

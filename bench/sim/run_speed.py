@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Simulator speed: how many clocks and frames per second matcha-sim simulates, per
 configuration and frame size, and writes a Markdown table (and the raw JSON).
 

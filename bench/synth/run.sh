@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ECP5 synthesis benchmark: Yosys synth_ecp5 of the built-in pipeline (matcha_l2l3, w64 and
 # w512) and of the Corundum application block around it (mqnic_app_block, corundum-w64),
 # written to bench/results/synth_ecp5.md (netlists and logs in build/bench/synth/).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes bench/results/synth_ecp5.md from what bench/synth/run.sh synthesized:
 <synth dir>/<top>/<config>/resources.txt and seconds.
 

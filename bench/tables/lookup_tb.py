@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb bench of one match-table unit: lookups per clock and lookup latency in clocks.
 
 Works on any unit with the table interface of docs/tables.md (AXI4-Lite `s_axil`, a

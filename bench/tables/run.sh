@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Table benchmark, written to bench/results/tables.md (raw numbers in build/bench/tables/):
 # - lookups: bench/tables/run_lookups.py on every table unit in build/rtl/tables, in
 #   Verilator: lookups per clock (must be 1) and latency in clocks (must not vary, must

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Lookup benchmark of the match-table units: runs lookup_tb.py on every table unit found
 in build/rtl/tables (a module with the table interface of docs/tables.md: `s_axil`,
 `lookup_valid`/`lookup_payload`, `result_valid`) and writes a Markdown table (and the raw

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes bench/results/tables.md from what bench/tables/run.sh measured:
 
 - the lookup bench of the units in build/rtl/tables (run_lookups.py's JSON);

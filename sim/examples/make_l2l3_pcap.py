@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Build sim/examples/l2l3.pcap: frames for the built-in L2/L3 program with the tables of
 sim/examples/l2l3_tables.txt, one or more for every outcome:
 

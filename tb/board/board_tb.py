@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_board: two RGMII ports (cocotbext-eth RgmiiSource/RgmiiSink as
 the PHYs), the pipeline between them, and its control bus on the UART bridge.
 

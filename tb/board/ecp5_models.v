@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Simulation models of the ECP5 DDR I/O registers that matcha_board instantiates, as
 // Lattice FPGA-TN-02035 describes them (only what the RGMII MACs use; GSR and RST ignored).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_board tests (tb/board/board_tb.py): the Versa board's core
 (RGMII MACs, the pipeline, the UART bridge) on Verilator, with simulation models of the
 ECP5 DDR registers (tb/board/ecp5_models.v).

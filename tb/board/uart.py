@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A UART line model (8 data bits, no parity, one stop bit) and the bridge's framing
 (docs/sim-socket.md: 12-byte request, 8-byte answer), for matcha_board's control port."""
 

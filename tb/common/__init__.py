@@ -1,1 +1,2 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared helpers of the Matcha testbenches: seeds, PHV layout, frames, simulator runs."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """32-bit register access to a DUT's AXI4-Lite port through cocotbext-axi."""
 
 from cocotbext.axi import AxiResp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """AXI4-Stream helpers for the packet-path and deparser testbenches."""
 
 import cocotb

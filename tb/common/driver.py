@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The C driver (sw/driver, libmatcha) driven from a testbench.
 
 Tables in the cocotb tests are loaded by the real driver, so that what is checked is the

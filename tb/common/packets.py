@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Frame generators for the Matcha testbenches (built with scapy).
 
 Every generator takes a `random.Random` so that a run is reproduced by its seed.

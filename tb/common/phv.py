@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PHV packing by field name, from the generator's layout.json.
 
 layout.json is the only thing the testbenches take from the generator besides the

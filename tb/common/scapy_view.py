@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What scapy's own dissection says about a frame, in PHV terms.
 
 Used to cross-check the reference model: scapy decodes every field, this module only

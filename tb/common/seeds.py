@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Random seeds: every randomized test prints the seed it uses and takes one to repeat.
 
 Order of precedence: pytest option --matcha-seed, environment MATCHA_SEED, a fresh one.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Build each Verilator model once, run many cocotb tests against it.
 
 A model is keyed by (config, toplevel, waves) and lives in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A client of the simulator's control socket, written from docs/sim-socket.md.
 
 `SocketBus` has the register interface of a driver backend (`read32`, `write32`, raising

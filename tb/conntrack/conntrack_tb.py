@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_conntrack: the packet path with the conntrack program
 (docs/pipeline.md, "The conntrack program"): `acl`, ternary on the 5-tuple, whose `permit`
 sets meta.learn; the session stage (`sessions`, 64 sessions in 4 ways) that learns flows in

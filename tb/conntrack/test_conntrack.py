@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_conntrack tests (tb/conntrack/conntrack_tb.py) and the
 conntrack program's description against docs/pipeline.md.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of `mqnic_app_block`, Matcha as Corundum's application block, with a model
 of Corundum's side around it (ip/corundum/README.md is the contract):
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of `mqnic_app_block` with several Corundum interfaces receiving at once,
 behind a model of Corundum's receive path as it is (mqnic_port_rx.v, Corundum 1ca0151):
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the tests of `mqnic_app_block`, Matcha as Corundum's application block,
 once per generated Corundum build: `corundum-w64` (64-bit taps, the small model) and
 `corundum` (512-bit taps, Corundum's 100G width).

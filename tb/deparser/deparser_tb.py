@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_deparser: PHV stream + frame stream in, frames and drops out.
 
 PHVs come from the reference model's parse of each frame, optionally edited the way a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_deparser tests (tb/deparser/deparser_tb.py), on both
 data widths.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_entry_counters: 16 entries of 64-bit packet and byte counters,
 commands drained for 3 clocks (docs/tables.md, "Per-entry counters").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_exact_table: a 4-way cuckoo table (40-bit keys, 48-bit action
 data, 64 entries = 4 ways x 16 slots) behind its AXI4-Lite control window.
 

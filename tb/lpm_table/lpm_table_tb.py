@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of the LPM tables matcha_lpm32_table (32-bit keys, 4 levels of 8 bits, 16
 nodes per level below the first, 256 results) and matcha_lpm128_table (128-bit keys, 16
 levels, 8 nodes, 128 results), both with 32-bit action data.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the LPM table tests (tb/lpm_table/lpm_table_tb.py), on both LPM units:
 matcha_lpm32_table and matcha_lpm128_table. Tables are loaded through the C driver
 (build/sw/libmatcha.so, built here if missing or stale).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of the meter units: matcha_meter_table (256 meters, a 32-bit time base that
 ticks every clock) and matcha_meter_small_table (16 meters, a 10-bit time base that ticks
 every 3 clocks, so it wraps every 3072 clocks).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the meter unit tests (tb/meter/meter_tb.py).
 
 Run one case: pytest tb/meter/test_meter.py -k back_to_back [--matcha-seed N]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python reference model of the Matcha packet path (see docs/packet-path.md)."""
 
 from .headers import (  # noqa: F401

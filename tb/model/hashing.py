@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The exact-match hash of docs/tables.md, written from the CRC-64/XZ definition."""
 
 POLY_REFLECTED = 0xC96C5795D7870F42  # 0x42F0E1EBA9EA3693, bit-reversed

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Header formats, instances and the parse graph of the Matcha packet path.
 
 Written from the protocol definitions (IEEE 802.3 / 802.1Q, RFC 791, RFC 8200,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Meters: the RFC 2697 single rate and RFC 2698 two rate three colour markers.
 
 Written from the RFCs' text, not from the RTL:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reference model of the Matcha packet path: parser, PHV, deparser.
 
 Implements docs/packet-path.md directly, with header formats from headers.py. The PHV is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reference model of a Matcha pipeline program: tables, actions, counters.
 
 Written from docs/pipeline.md (semantics, action data, the "program" section of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reference model of the stateful session table, written from docs/sessions.md.
 
 A one-packet-at-a-time machine: what the table does with each packet, each bus operation

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The meter model (tb/model/meter.py) on worked examples of RFC 2697 and RFC 2698.
 
 Every expected colour and level below is worked out by hand from the RFCs' rules, step by

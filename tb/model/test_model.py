@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of the reference model (pure Python, no simulator).
 
 Parse results are cross-checked against scapy's own dissection; deparse results against

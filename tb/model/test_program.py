@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of the program model (tb/model/program.py), pure Python, no simulator.
 
 The program is the built-in L2/L3 program as docs/pipeline.md describes it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Unit tests of the session table model (pure Python, no simulator), against the rules of
 docs/sessions.md: the canonical key checked against scapy's field values, the TCP state
 machine over a handshake and its teardown, the learning rule, the full policy, aging."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_packet_path: AXI4-Stream in, parser + deparser, AXI4-Stream out.
 
 Without a pipeline stage between them, every frame must come out exactly as it went

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_packet_path tests (tb/packet_path/packet_path_tb.py), on
 both data widths.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_parser: header record in, PHV out, fixed latency.
 
 Every record's PHV is compared with the reference model (tb/model) on the valid bits,

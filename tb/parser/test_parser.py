@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_parser tests (tb/parser/parser_tb.py).
 
 The parser does not depend on the data width: one model (w64) serves all tests.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Table control for the pipeline tests: the C driver and the program model side by side.
 
 Every table change goes through the real driver (libmatcha, tb/common/driver.py) opened on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The built-in L2/L3 program with an ACL, written by hand from docs/pipeline.md ("The
 built-in program"), in the format of the "program" section of layout.json.
 

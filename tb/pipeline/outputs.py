@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Matching what the DUT emitted against what the model allows, frame by frame, in order.
 
 Each frame sent produces exactly one output: a frame on m_axis (with tuser) or a pulse on

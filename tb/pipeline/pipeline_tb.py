@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_l2l3: the packet path with the built-in L2/L3 program (l2_fwd
 exact, ipv4_lpm LPM, acl ternary) and its AXI4-Lite control window.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_l2l3 tests (tb/pipeline/pipeline_tb.py), and checks that
 need no simulator: the generator's program description against docs/pipeline.md, its
 buildId, the table control code against the driver on a recording bus, the output

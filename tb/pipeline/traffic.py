@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Random tables and frames for the built-in L2/L3 program.
 
 Tables are generated as lists of intended changes (the driver may refuse some, e.g. an LPM

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_policer: the packet path with the policer program (docs/pipeline.md,
 "The policer program"): `police`, exact on the source MAC, whose action executes meter
 `meter` of the array `policers` (the colour goes into meta.color), then `by_colour`, exact on

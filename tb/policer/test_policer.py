@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_policer tests (tb/policer/policer_tb.py) and the policer
 program's description against docs/pipeline.md.
 

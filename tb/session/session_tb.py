@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_session_table: 64 sessions (4 ways x 16 slots), IPv4 5-tuple
 keys with a 24-bit zone, behind its AXI4-Lite control window.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_session_table tests (tb/session/session_tb.py).
 
 Run one case: pytest tb/session/test_session.py -k flush [--matcha-seed N]

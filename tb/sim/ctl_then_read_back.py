@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """matcha-ctl through a relay that holds the simulator's first connection, then every
 table read back from the simulated hardware on that same connection.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Running matcha-sim (sim/) from pytest: the binary, a process, its outputs, and what the
 reference model says they must be.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """matcha-sim built for a program other than the built-in one (`make sim PROGRAM=<name>`):
 the conntrack program (docs/pipeline.md, "The conntrack program"), whose session stage
 learns flows in the data path; and a program that was not generated, refused.

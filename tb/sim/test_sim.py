@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """matcha-sim, the Verilator harness of a program's pipeline (sim/README.md), run as a process,
 here built for the built-in l2l3 program (matcha_l2l3).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of the ternary tables matcha_ternary_table (104-bit keys, 64 entries) and
 matcha_ternary128_table (128-bit keys, 32 entries), both with 32-bit action data.
 

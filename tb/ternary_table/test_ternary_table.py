@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the ternary table tests (tb/ternary_table/ternary_table_tb.py), on both
 ternary units: matcha_ternary_table (104-bit keys, 64 entries) and matcha_ternary128_table
 (128-bit keys, 32 entries). Tables are loaded through the C driver (build/sw/libmatcha.so,

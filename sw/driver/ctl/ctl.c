@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha-ctl commands. The command table below is the whole language: each entry names a
  * command, its arguments, a line of help and the function that runs it; a new command is

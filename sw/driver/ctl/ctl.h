@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha-ctl's command interpreter: simple_switch_CLI-style commands on a matcha_dev with
  * a layout, one line at a time, interactively or as a batch. main.c is only the program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha-ctl URI [--layout FILE] [--clock-hz HZ] [-f BATCH]: the table loader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha.h - C driver for the Matcha match-action pipeline.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-entry counters and the default action (docs/tables.md, "Per-entry counters",
  * "Default action").

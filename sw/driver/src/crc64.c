@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The exact-match hash of docs/tables.md, bit for bit. */
 #include "internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device handle: discovery, errors, register access and the table window protocol. */
 #include <stdarg.h>
 #include <stdio.h>

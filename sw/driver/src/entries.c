@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Entries by name (matcha_entry_*): matches per key field and parameters per action,
  * turned into the keys and action data of the index-based calls, with a handle per entry.

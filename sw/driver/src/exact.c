@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Exact tables: a 4-way cuckoo hash whose placement is the driver's (docs/tables.md).
  *

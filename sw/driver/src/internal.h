@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Driver internals shared by the source files; not installed. */
 #ifndef MATCHA_INTERNAL_H
 #define MATCHA_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Table kinds: what each kind of table does, as one const table of operations per kind
  * (in the manner of DPDK's rte_table_ops), found by the descriptor's kind code in the

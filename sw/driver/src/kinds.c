@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The registry of table kinds (kind.h): the operations of each kind code. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * layout.json (docs/pipeline.md): parsed with jansson, checked against the self-describing
  * block, kept as names for tables, key fields, actions and parameters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The loaded layout and the by-name entries (layout.c, entries.c); not installed. */
 #ifndef MATCHA_LAYOUT_H
 #define MATCHA_LAYOUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LPM tables: the pipelined multibit trie of docs/tables.md, built and updated
  * incrementally by controlled prefix expansion.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Meters (docs/tables.md, "Meters"): P4Runtime MeterConfig values to the hardware's units
  * and back.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha_open(): device URIs and the memory-mapped backends.
  *

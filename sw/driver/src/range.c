@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ranges of a ternary key field as value/mask prefixes (matcha_range_to_prefixes). */
 #include "internal.h"
 

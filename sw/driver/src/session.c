@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The stateful session table (docs/sessions.md): the hardware learns, updates and ages the
  * sessions; the driver keeps no shadow and reads what it needs from the table itself.

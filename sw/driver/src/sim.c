@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sim: and serial: backends: one bus transaction per message (docs/sim-socket.md), over
  * a simulator's Unix stream socket or over a serial line to a board's UART bridge. A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Ternary tables: entries packed at indices 0..n-1 in priority order, higher priority at
  * lower indices (the lowest matching index wins in hardware), equal priorities in

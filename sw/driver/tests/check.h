@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A minimal test harness: CHECK macros, the test list, a seeded generator. */
 #ifndef CHECK_H
 #define CHECK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A Matcha control window in memory, for the unit tests: the self-describing block and a
  * window per table with staging registers and WRITE/READ/CLEAR commands acting on entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runs the unit tests: `matcha_tests [substring]` runs the tests whose name contains the
  * substring. The seed of the randomized tests comes from MATCHA_SEED, else the clock, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE /* MSG_NOSIGNAL */
 #include "sim_server.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A simulator control socket for the tests (docs/sim-socket.md): a thread that accepts one
  * client on a Unix socket and runs its requests on a fake device, with faults to order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha_tables_adopt(): a second handle on a device continues the first one's tables. The
  * oracle is the fake's memory read as the hardware would (slots by hash, the trie walked,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Descriptor kind flags, raw per-entry counters, the default action, and the expansion of
  * ranges into ternary prefixes. Counts that follow entries across moves are tested with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha-ctl's interpreter (ctl/ctl.c) on the fake device with the built-in program's
  * layout: value and match syntax, every command and its errors, batches checked entry by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Discovery, error reporting and the generic table calls. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Entries by name on the built-in program (fake_l2l3_cfg and its layout). Expected keys and
  * action data are written out here from docs/pipeline.md's packing rule (first parameter

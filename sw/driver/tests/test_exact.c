@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Exact tables: placement, cuckoo moves, errors, and make-before-break under every write. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The exact-match hash against tb/model/vectors/hash_vectors.json, the vectors the RTL
  * generator and the Python model check too: a list of objects

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The layout reader against tests/data/l2l3_w64.layout.json and policer_w64.layout.json,
  * copies of the generator's build/rtl/w64/layout.json and layout-policer.json: committed so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LPM tables against a brute-force longest-prefix match over the same prefix set, on the
  * trie image in the fake device's memory as the hardware would walk it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Meters: P4Runtime MeterConfig values to the hardware's units (docs/tables.md, "Meters")
  * and back, the RFCs' rules on a configuration, the range of representable rates, errors.

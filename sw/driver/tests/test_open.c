@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* matcha_open(): URI parsing, the mapped backends on ordinary files, the sim: socket. */
 #define _GNU_SOURCE /* pread, pwrite */
 #include <fcntl.h>

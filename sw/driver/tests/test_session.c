@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Session tables (docs/sessions.md) on the fake device: keys, dump, find, delete, flush,
  * statistics, settings, and adoption by a second handle. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Ternary tables: priority order in index order, shifts that never change an answer early. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the table tests. */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes hash_vectors.json: test vectors for the exact-match hash of docs/tables.md.
 
 Each vector holds a key width, the key (hex of its big-endian bytes, zero-extended at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
 import matcha.program.{BuiltTable, MatchKind, TableSpec}
