@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """32-bit register access to a DUT's AXI4-Lite port through cocotbext-axi."""
 
+from cocotb.task import resume
 from cocotbext.axi import AxiResp
 
 from tb.common.contract import (STATUS_BUSY, STATUS_ERROR_MASK, STATUS_ERROR_SHIFT, WIN_CMD, WIN_INDEX,
@@ -37,3 +38,14 @@ class AxiLiteRegisters:
                 return (status >> STATUS_ERROR_SHIFT) & STATUS_ERROR_MASK
         raise AssertionError(f"command {op} at 0x{base:06x} still busy after {max_polls} "
                              "STATUS reads")
+
+
+class LiveBus:
+    """The register backend of a C driver call (driver.Device) running in a bridge thread
+    (cocotb.task.bridge): each access blocks the thread until the AXI4-Lite transaction of
+    `regs` (an AxiLiteRegisters) is done on the DUT; a response other than OKAY raises
+    BusError, which the driver reports as a bus error."""
+
+    def __init__(self, regs):
+        self.read32 = resume(regs.read32)
+        self.write32 = resume(regs.write32)

@@ -166,6 +166,59 @@ def _be_int(array, bits):
     return int.from_bytes(bytes(array)[:(bits + 7) // 8], "big")
 
 
+VALUE_BYTES = 64  # MATCHA_VALUE_BYTES
+MAX_PARAMS = 32  # MATCHA_MAX_PARAMS
+MATCH_EXACT = 1  # enum matcha_match_kind
+NO_PRIORITY = -1  # MATCHA_NO_PRIORITY
+
+
+class _Value(ctypes.Structure):
+    """struct matcha_value: 512 bits, big-endian"""
+    _fields_ = [("be", ctypes.c_uint8 * VALUE_BYTES)]
+
+    @classmethod
+    def of(cls, x):
+        return cls((ctypes.c_uint8 * VALUE_BYTES)(*int(x).to_bytes(VALUE_BYTES, "big")))
+
+    def int(self):
+        return int.from_bytes(bytes(self.be), "big")
+
+
+class _Match(ctypes.Structure):
+    """struct matcha_match"""
+    _fields_ = [("kind", ctypes.c_uint), ("value", _Value), ("mask", _Value),
+                ("high", _Value), ("prefix_len", ctypes.c_uint)]
+
+
+class _ParamInfo(ctypes.Structure):
+    """struct matcha_param_info"""
+    _fields_ = [("name", ctypes.c_char_p), ("width", ctypes.c_uint), ("offset", ctypes.c_uint)]
+
+
+class _ActionInfo(ctypes.Structure):
+    """struct matcha_action_info"""
+    _fields_ = [("name", ctypes.c_char_p), ("id", ctypes.c_uint8), ("nparams", ctypes.c_uint),
+                ("params", ctypes.POINTER(_ParamInfo))]
+
+
+class _EntryView(ctypes.Structure):
+    """struct matcha_entry_view"""
+    _fields_ = [("handle", ctypes.c_uint32), ("nmatch", ctypes.c_uint),
+                ("match", ctypes.POINTER(_Match)), ("action", ctypes.POINTER(_ActionInfo)),
+                ("nparams", ctypes.c_uint), ("params", _Value * MAX_PARAMS),
+                ("has_priority", ctypes.c_bool), ("priority", ctypes.c_uint32),
+                ("hw_entries", ctypes.c_uint), ("index", ctypes.c_uint32)]
+
+
+@dataclass(frozen=True)
+class EntryView:
+    """An entry by name as matcha_entry_read gives it back from the hardware: its action's
+    name, parameter values (ints, in the action's order) and index."""
+    action: str
+    params: tuple
+    index: int
+
+
 class MeterConfig(ctypes.Structure):
     """struct matcha_meter_config"""
     _fields_ = [("flags", ctypes.c_uint)] + \
@@ -234,6 +287,14 @@ def library():
         "matcha_set_clock_hz": (I, [P, ctypes.c_uint64]),
         "matcha_meter_set": (I, [P, U, U32, ctypes.POINTER(MeterConfig)]),
         "matcha_meter_get": (I, [P, U, U32, ctypes.POINTER(MeterConfig), U64P, U64P]),
+        "matcha_layout_load_text": (I, [P, B, ctypes.c_size_t, B]),
+        "matcha_tables_adopt": (I, [P]),
+        "matcha_entry_add": (I, [P, B, ctypes.POINTER(_Match), U, B, ctypes.POINTER(_Value), U,
+                                 ctypes.c_int64, ctypes.POINTER(U32)]),
+        "matcha_entry_modify": (I, [P, B, U32, B, ctypes.POINTER(_Value), U]),
+        "matcha_entry_delete": (I, [P, B, U32]),
+        "matcha_entry_read": (I, [P, B, U32, ctypes.POINTER(_EntryView)]),
+        "matcha_entry_next": (I, [P, B, U32, ctypes.POINTER(U32)]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -563,6 +624,54 @@ class Device:
         self._call("matcha_meter_get", table, index, ctypes.byref(cfg), ctypes.byref(c),
                    ctypes.byref(p))
         return cfg, c.value, p.value
+
+    # Entries by name (a layout loaded first).
+
+    def layout_load_text(self, text, name="layout.json"):
+        data = text.encode()
+        self._call("matcha_layout_load_text", data, len(data), name.encode())
+
+    def tables_adopt(self):
+        self._call("matcha_tables_adopt")
+
+    @staticmethod
+    def _params(params):
+        return (_Value * max(1, len(params)))(*(_Value.of(v) for v in params))
+
+    def entry_add(self, table, keys, action, params=()):
+        """Adds an entry matching `keys` (one int per key field, exact) to the table called
+        `table`; returns its handle."""
+        match = (_Match * len(keys))(*(_Match(MATCH_EXACT, _Value.of(k)) for k in keys))
+        handle = ctypes.c_uint32()
+        self._call("matcha_entry_add", table.encode(), match, len(keys), action.encode(),
+                   self._params(params), len(params), NO_PRIORITY, ctypes.byref(handle))
+        return handle.value
+
+    def entry_modify(self, table, handle, action, params=()):
+        self._call("matcha_entry_modify", table.encode(), handle, action.encode(),
+                   self._params(params), len(params))
+
+    def entry_delete(self, table, handle):
+        self._call("matcha_entry_delete", table.encode(), handle)
+
+    def entry_read(self, table, handle):
+        """The entry read back from the hardware, as an EntryView."""
+        v = _EntryView()
+        self._call("matcha_entry_read", table.encode(), handle, ctypes.byref(v))
+        return EntryView(v.action.contents.name.decode(),
+                         tuple(v.params[i].int() for i in range(v.nparams)), v.index)
+
+    def entry_handles(self, table):
+        """The handles in use in a table, lowest first."""
+        out, h = [], ctypes.c_uint32()
+        while True:
+            rc = self._guard(self._lib.matcha_entry_next, self._dev, table.encode(),
+                             out[-1] + 1 if out else 0, ctypes.byref(h))
+            if rc == ENOENT:  # past the last handle
+                return out
+            if rc < 0:
+                raise MatchaError("matcha_entry_next", rc, self.last_error())
+            out.append(h.value)
 
     def __enter__(self):
         return self

@@ -44,7 +44,8 @@ the table tick t.
 
 Match kinds (docs/tables.md): exact (key -> action), LPM (the longest prefix covering the
 key), ternary ((key & mask) == value; the highest priority wins, equal priorities go to
-the rule added first).
+the rule added first), direct (the key is the index of the one entry it can hit: keys from
+the table's size up always miss).
 """
 
 import copy
@@ -56,7 +57,7 @@ from .headers import all_field_names
 from .meter import MeterBank
 from .session import Packet, SessionModel, canonical_key
 
-KINDS = ("exact", "lpm", "ternary")
+KINDS = ("exact", "lpm", "ternary", "direct")
 OPS = ("set", "setConst", "decrement", "drop", "punt", "meter")
 # Table punt and drop reasons are at least 0x10; parse errors own 1..15.
 MIN_TABLE_REASON = 0x10
@@ -436,6 +437,19 @@ class ExactTable(Table):
         self.table = {}
 
 
+class DirectTable(ExactTable):
+    """docs/tables.md "Direct": a key names the entry at its index, so only keys below
+    `size` have an entry to add; every other key misses. Otherwise it answers as an exact
+    table: a key hits its own entry, if it is valid, or nothing."""
+    kind = "direct"
+
+    def add(self, key, action, data=0):
+        if self._check_key(key) >= self.size:
+            raise ProgramError(f"table {self.name}: key {key} is not an index of its "
+                               f"{self.size} entries")
+        super().add(key, action, data)
+
+
 class LpmTable(Table):
     kind = "lpm"
 
@@ -567,7 +581,8 @@ class TernaryTable(Table):
         self.rules = []
 
 
-TABLE_CLASSES = {"exact": ExactTable, "lpm": LpmTable, "ternary": TernaryTable}
+TABLE_CLASSES = {"exact": ExactTable, "lpm": LpmTable, "ternary": TernaryTable,
+                 "direct": DirectTable}
 
 
 # ----------------------------------------------------------------------- session stage

@@ -457,6 +457,47 @@ def test_counters_per_table_and_entry():
     assert len(lpm) == 0
 
 
+def test_direct_table_key_is_the_index():
+    """A direct table (docs/tables.md "Direct") keyed by the 8-bit TTL with 200 entries: a
+    TTL with an entry at its index hits it, any other TTL (a free index, a deleted entry,
+    200..255 where no entry can be) takes the default; a key from 200 up cannot be added."""
+    by_ttl = {
+        "name": "by_ttl", "index": 0, "kind": "direct", "size": 200,
+        "keyWidth": 8, "dataWidth": 4, "latency": 2, "counters": True,
+        "applyIf": "hdr.ipv4.valid",
+        "key": [{"fields": ["hdr.ipv4.ttl"], "width": 8}],
+        "actions": [
+            {"name": "no_op", "id": 0, "params": [], "ops": []},
+            {"name": "forward", "id": 1,
+             "params": [{"name": "port", "width": 4, "offset": 0}],
+             "ops": [{"op": "set", "field": "meta.egressPort", "param": "port"}]},
+        ],
+        "default": {"action": "no_op", "data": 0},
+    }
+    p = Program({"name": "direct", "tables": [by_ttl]})
+    t = p["by_ttl"]
+    for ttl, port in ((0, 1), (64, 2), (199, 3)):
+        t.add(ttl, "forward", port)
+    with pytest.raises(ProgramError, match="not an index of its 200 entries"):
+        t.add(200, "forward", 4)
+    with pytest.raises(ProgramError):
+        t.add(64, "forward", 5)               # present
+    with pytest.raises(ProgramError):
+        t.add(256, "forward", 5)              # wider than the key
+
+    def egress(ttl):
+        return run(p, udp4(ttl=ttl), port=9)[1]["egressPort"]
+
+    assert [egress(ttl) for ttl in (0, 64, 199, 1, 200, 255)] == [1, 2, 3, 9, 9, 9]
+    assert t.lookup(64) == (True, 1, 2, 64) and t.lookup(200) == (False, None, None, None)
+    t.modify(64, "forward", 7)
+    assert egress(64) == 7
+    assert t.delete(64) == (2, 2 * len(udp4(ttl=64)))
+    assert egress(64) == 9
+    assert p.counters()["by_ttl"] == (4, 4)
+    assert sorted(t.entries()) == [0, 199]
+
+
 def test_default_action_at_run_time():
     p = prog()
     lpm, l2, acl = p["ipv4_lpm"], p["l2_fwd"], p["acl"]

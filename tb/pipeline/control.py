@@ -11,7 +11,7 @@ tables and which the new.
 Calls whose result depends on what the hardware holds (per-entry counters, the default
 action's readback, a change that moves counted entries: the driver carries their counts
 along) run on a live bus instead (`SwitchBus.live`), whose read32 and write32 block until
-the simulator has done the access (see pipeline_tb.LiveBus).
+the simulator has done the access (tb/common/axil.py, LiveBus).
 
 Nothing here imports cocotb: the same code runs in the simulation and, against a
 self-describing block made from the program description (`snapshot_for`), in plain pytest.

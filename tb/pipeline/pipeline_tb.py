@@ -19,7 +19,7 @@ out.
 """
 
 import cocotb
-from cocotb.task import bridge, resume
+from cocotb.task import bridge
 from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import (
     AxiLiteBus, AxiLiteMaster, AxiResp, AxiStreamBus, AxiStreamFrame, AxiStreamSink,
@@ -31,7 +31,7 @@ from scapy.layers.l2 import Ether
 from tb.common import cocotb_util, packets
 from tb.common import contract
 from tb.common import driver as drv
-from tb.common.axil import AxiLiteRegisters
+from tb.common.axil import AxiLiteRegisters, LiveBus
 from tb.common.sim import soak
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
 from tb.model import NO_ERROR, deparse, internet_checksum, parse
@@ -47,21 +47,6 @@ from tb.pipeline.outputs import Emitted, Sent, match
 from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 
 HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
-
-
-class LiveBus:
-    """Register access for a driver call running in a bridge thread: each access blocks
-    the thread until the AXI4-Lite transaction is done; SLVERR raises BusError."""
-
-    def __init__(self, tb):
-        self._read = resume(tb.read32)
-        self._write = resume(tb.write32)
-
-    def read32(self, addr):
-        return self._read(addr)
-
-    def write32(self, addr, value):
-        self._write(addr, value)
 
 
 class PipelineTb(AxiLiteRegisters):

@@ -9,11 +9,12 @@ accesses run on the DUT's bus while the driver call waits in a bridge thread.
 """
 
 import cocotb
-from cocotb.task import bridge, resume
+from cocotb.task import bridge
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util, contract, driver
+from tb.common.axil import AxiLiteRegisters, LiveBus
 from tb.common.sim import soak
 from tb.model import session as model
 from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP, Packet
@@ -23,28 +24,7 @@ LATENCY = 4
 TABLE = 0
 
 
-class LiveBus:
-    """The driver's register backend on the DUT: each access is a real AXI4-Lite
-    transaction, run from the driver's bridge thread."""
-
-    def __init__(self, axil):
-        self.axil = axil
-        self.read32 = resume(self._read)
-        self.write32 = resume(self._write)
-
-    async def _read(self, addr):
-        r = await self.axil.read(addr, 4)
-        if int(r.resp):
-            raise driver.BusError(f"read of 0x{addr:06x}: response {int(r.resp)}")
-        return int.from_bytes(r.data, "little")
-
-    async def _write(self, addr, value):
-        r = await self.axil.write(addr, value.to_bytes(4, "little"))
-        if int(r.resp):
-            raise driver.BusError(f"write to 0x{addr:06x}: response {int(r.resp)}")
-
-
-class SessionTb:
+class SessionTb(AxiLiteRegisters):
     def __init__(self, dut):
         self.dut = dut
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
@@ -61,7 +41,7 @@ class SessionTb:
         await cocotb_util.start(self.dut, inputs_low=("packet_valid",))
         cocotb.start_soon(self._drive())
         cocotb.start_soon(self._monitor())
-        self.dev = await bridge(lambda: driver.Device(LiveBus(self.axil)))()
+        self.dev = await bridge(lambda: driver.Device(LiveBus(self)))()
         info = self.dev.tables[TABLE]
         assert (info.kind, info.size, info.ways, info.key_bits, info.latency) == \
             (contract.KIND_SESSION, size, WAYS, 128, LATENCY), info

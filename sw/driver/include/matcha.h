@@ -139,12 +139,13 @@ enum matcha_table_kind {
 	MATCHA_KIND_TERNARY = MATCHA_HW_KIND_TERNARY,
 	MATCHA_KIND_METER = MATCHA_HW_KIND_METER,     /* an array of meters (matcha_meter_set) */
 	MATCHA_KIND_SESSION = MATCHA_HW_KIND_SESSION, /* a session table (matcha_session_*) */
+	MATCHA_KIND_DIRECT = MATCHA_HW_KIND_DIRECT,   /* the key is the entry's index */
 };
 
 struct matcha_table_info {
 	unsigned kind;      /* enum matcha_table_kind */
 	unsigned key_bits;  /* key width */
-	unsigned size;      /* exact/ternary: entries; LPM: results (prefixes) */
+	unsigned size;      /* exact/ternary/direct: entries; LPM: results (prefixes) */
 	unsigned data_bits; /* action data width */
 	uint32_t base;      /* byte offset of the table's control window */
 	unsigned ways;      /* exact, session: hash ways (2..4), else 0 */
@@ -595,6 +596,8 @@ const struct matcha_action_info *matcha_action_by_name(const struct matcha_table
  *  - exact tables: EXACT on every field;
  *  - LPM tables: EXACT or LPM (value/prefix_len) fields that together form one prefix of
  *    the key: the fields after a partial prefix must be /0;
+ *  - direct tables: EXACT on every field; the key they form is the entry's index, so a key
+ *    from the table's size up is refused (MATCHA_EINVAL);
  *  - ternary tables: EXACT, LPM, TERNARY (value, mask; value bits outside the mask must be
  *    0) and RANGE (value..high inclusive, fields of at most 32 bits), and a priority
  *    (higher wins). A RANGE is expanded to prefixes by matcha_range_to_prefixes(), several
@@ -644,7 +647,8 @@ struct matcha_entry_view {
 	bool has_priority;
 	uint32_t priority;
 	unsigned hw_entries; /* hardware entries it takes (ternary ranges: more than 1) */
-	uint32_t index;      /* exact: slot; LPM: result; ternary: the first entry's index */
+	uint32_t index;      /* exact: slot; LPM: result; ternary: the first entry's index;
+				direct: the key */
 };
 
 /*

@@ -471,8 +471,9 @@ static int hw_read(matcha_dev *dev, const struct named *n, const struct matcha_k
 	if ((rc = n->ops->find(dev, n->t, "entry_read", k, index)) ||
 	    (rc = matcha_window_read(dev, n->t, matcha_window_index(n->t, *index), e)))
 		return rc;
-	/* A prefix table's result holds no key; a masked entry also its mask and priority. */
-	bool same = n->ops->prefix ||
+	/* A prefix table's result holds no key, nor does a direct table's entry (its index,
+	 * found from the key, is the key); a masked entry also its mask and priority. */
+	bool same = n->ops->prefix || n->ops->key_is_index ||
 		    (!memcmp(e->key, k->value, n->key_bytes) &&
 		     (!n->ops->masked || (!memcmp(e->mask, k->mask, n->key_bytes) &&
 					  e->priority == k->priority)));

@@ -16,7 +16,7 @@
 
 /*
  * One entry of a table named by its match, in the table's key width, big-endian: exact
- * tables the key; LPM tables the prefix (bits beyond its length zero) and its length;
+ * and direct tables the key; LPM tables the prefix (bits beyond its length zero) and its length;
  * ternary tables value, mask and priority. What a kind does not use is zero.
  */
 struct matcha_key {
@@ -37,6 +37,9 @@ struct matcha_kind_ops {
 	unsigned match_kinds;
 	bool prefix;
 	bool masked;
+	/* The key is the entry's index (direct tables): the table keeps no key, and a READ
+	 * gives none back to compare with what was added. */
+	bool key_is_index;
 
 	/*
 	 * Takes the kind's descriptor fields from words w[0..7] (ways, levels, prefix store),
@@ -56,8 +59,9 @@ struct matcha_kind_ops {
 	 * Entries by match; NULL for a kind without entries (meter arrays, session tables).
 	 * add: MATCHA_EEXIST if present, MATCHA_ENOSPC if there is no room. modify: a new
 	 * action and data where the entry sits. find: its counter index (exact slot, LPM
-	 * result, ternary index) from the shadow, MATCHA_ENOENT with `op` in the message if it
-	 * is absent. shadow_key: whether counter index i holds an entry, and its match.
+	 * result, ternary index, direct key) from the shadow, MATCHA_ENOENT with `op` in the
+	 * message if it is absent. shadow_key: whether counter index i holds an entry, and its
+	 * match.
 	 */
 	int (*add)(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
 		   uint8_t action_id, const uint8_t *data, unsigned data_bits);
@@ -76,6 +80,7 @@ extern const struct matcha_kind_ops matcha_lpm_ops;
 extern const struct matcha_kind_ops matcha_ternary_ops;
 extern const struct matcha_kind_ops matcha_meter_ops;
 extern const struct matcha_kind_ops matcha_session_ops;
+extern const struct matcha_kind_ops matcha_direct_ops;
 
 /* Kind codes are below this: the generated names, indexed by code. */
 #define MATCHA_KIND_CODES (sizeof (const char *[])MATCHA_HW_KIND_NAMES / sizeof(const char *))

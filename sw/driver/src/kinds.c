@@ -16,6 +16,7 @@ static const struct matcha_kind_ops *const kinds[NKINDS] = {
 	[MATCHA_HW_KIND_TERNARY] = &matcha_ternary_ops,
 	[MATCHA_HW_KIND_METER] = &matcha_meter_ops,
 	[MATCHA_HW_KIND_SESSION] = &matcha_session_ops,
+	[MATCHA_HW_KIND_DIRECT] = &matcha_direct_ops,
 };
 
 const struct matcha_kind_ops *matcha_kind(unsigned kind)

@@ -96,6 +96,11 @@
 	X(entries_adopted)                                                                 \
 	X(entries_table_handle)                                                            \
 	X(entries_bulk_add)                                                                \
+	X(direct_add_modify_delete_read)                                                   \
+	X(direct_key_errors)                                                               \
+	X(direct_adopt)                                                                    \
+	X(direct_ctl)                                                                      \
+	X(direct_discovery)                                                                \
 	X(ctl_completion)                                                                  \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \

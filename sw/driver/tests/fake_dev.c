@@ -226,6 +226,11 @@ static void command(struct fake_table *t, uint32_t cmd)
 				for (unsigned w = 0; w < 4; w++)
 					e->data[7 + w] = on ? e->data[3 + w] : 0;
 				e->data[11] = 0;
+			} else if (t->cfg.kind == MATCHA_KIND_DIRECT) {
+				/* An entry keeps FLAGS and DATA: its index is its key. */
+				memset(e->key, 0, sizeof e->key);
+				memset(e->mask, 0, sizeof e->mask);
+				e->priority = 0;
 			} else if (t->cfg.kind == MATCHA_KIND_LPM) {
 				/* A result keeps FLAGS and DATA, and with a prefix store KEY and PRIORITY. */
 				memset(e->mask, 0, sizeof e->mask);

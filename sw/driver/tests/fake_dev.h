@@ -9,7 +9,9 @@
  * counter registers of a table without counters. A hook can run after every register
  * write, to inspect the table memory between writes (and to count hits with fake_hit).
  * A meter (kind 4) WRITE fills the levels (DATA words 7..10) from the bursts, as the
- * hardware fills both buckets; a test may change them in `entries` before a READ.
+ * hardware fills both buckets; a test may change them in `entries` before a READ. A direct
+ * table's (kind 6) WRITE keeps FLAGS and DATA only, so its READ gives KEY, MASK and
+ * PRIORITY back as 0.
  */
 #include <stdbool.h>
 #ifndef FAKE_DEV_H

@@ -41,11 +41,11 @@ void test_discovery_kind_flags(void)
 
 	/* A flag on an unknown kind is still an unknown kind. */
 	cfg = fake_standard_cfg();
-	cfg.table[2].kind = 6;
+	cfg.table[2].kind = 9;
 	cfg.table[2].counters = true;
 	fd = fake_new(&cfg);
 	CHECK(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV);
-	CHECK(strstr(matcha_last_error(dev), "descriptor 2 has unknown kind 6"));
+	CHECK(strstr(matcha_last_error(dev), "descriptor 2 has unknown kind 9"));
 	matcha_close(dev);
 	fake_free(fd);
 }

@@ -25,7 +25,10 @@ case class DirectEntry(c: DirectTableConfig) extends Bundle {
 class DirectTable(c: DirectTableConfig) extends Area {
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
-  val entries = Mem(DirectEntry(c), c.size)
+  /** As deep as the block RAM it becomes (2^indexWidth): the entries from `size` up are
+    * never written, not even by CLEAR, and hold what the RAM powered up with, in simulation
+    * (random initial contents) as in hardware; `read.inRange` keeps lookups from them. */
+  val entries = Mem(DirectEntry(c), 1 << c.indexWidth)
 
   val read = new Area {
     val inRange = if (c.size == (1 << c.keyWidth)) True else lookup.payload.asUInt < c.size
