@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """cocotb tests of matcha_direct_table: a direct table (10-bit keys, 1000 entries, 40-bit
 action data) behind its AXI4-Lite control window; docs/tables.md, "Direct".
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest entry for the matcha_direct_table tests (tb/direct_table/direct_table_tb.py).
 Entries are loaded through the C driver (build/sw/libmatcha.so, built here if missing or
 stale); the model starts from random register and memory contents.

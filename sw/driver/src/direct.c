@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Direct tables: the key is the entry's index (docs/tables.md, "Direct"). Keys from `size`
  * up address no entry: the hardware misses them, and the driver refuses them. An entry

@@ -298,7 +298,7 @@ static int check_match(matcha_dev *dev, const struct named *n, const struct matc
 				snprintf(takes + at, sizeof takes - at, "%sa %s", at ? " or " : "",
 					 match_kind_name(k));
 		}
-		return matcha_fail(dev, MATCHA_EINVAL, "table %s is an %s table: key field %s "
+		return matcha_fail(dev, MATCHA_EINVAL, "table %s (kind %s): key field %s "
 				   "takes %s, not a %s", table_name(n),
 				   matcha_kind_name(n->info.kind), f->name, takes,
 				   match_kind_name(m->kind));
@@ -542,7 +542,7 @@ int matcha_table_entry_add(matcha_table *table, const struct matcha_match *match
 				   "priority in 0..%u (higher wins)", tl->name,
 				   matcha_kind_name(n.info.kind), UINT32_MAX);
 	if (!ternary && priority != MATCHA_NO_PRIORITY)
-		return matcha_fail(dev, MATCHA_EINVAL, "table %s is an %s table: its entries have "
+		return matcha_fail(dev, MATCHA_EINVAL, "table %s (kind %s): its entries have "
 				   "no priority", tl->name, matcha_kind_name(n.info.kind));
 	for (unsigned f = 0; f < nmatch; f++)
 		if ((rc = check_match(dev, &n, &tl->fields[f], &match[f], &norm[f])))

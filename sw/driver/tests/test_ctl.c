@@ -444,7 +444,7 @@ void test_ctl_command_errors(void)
 		{ "table_add l2_fwd forward 00:11:22:33:44:5g => 5", MATCHA_EINVAL,
 		  "table_add: match field hdr.eth.dst: \"00:11:22:33:44:5g\" is not a MAC address" },
 		{ "table_add l2_fwd forward 1&&&1 => 5", MATCHA_EINVAL,
-		  "table_add: table l2_fwd is an exact table: key field hdr.eth.dst takes a plain "
+		  "table_add: table l2_fwd (kind exact): key field hdr.eth.dst takes a plain "
 		  "value, not a ternary mask (value&&&mask)" },
 		{ "table_add l2_fwd forward 1/48 => 5", MATCHA_EINVAL, "not a prefix (value/length)" },
 		{ "table_add l2_fwd forward 1->5 => 5", MATCHA_EINVAL, "not a range (low->high)" },
@@ -461,7 +461,7 @@ void test_ctl_command_errors(void)
 		{ "table_add l2_fwd forward 1 => 1 2 3", MATCHA_EINVAL,
 		  "action forward of table l2_fwd takes 1 parameter (port), 3 given" },
 		{ "table_add l2_fwd forward 1 => 1 7", MATCHA_EINVAL,
-		  "table l2_fwd is an exact table: its entries have no priority" },
+		  "table l2_fwd (kind exact): its entries have no priority" },
 		{ "table_add acl deny 1 2 3 4 5 =>", MATCHA_EINVAL,
 		  "table_add: table acl is a ternary table: an entry needs a priority in "
 		  "0..4294967295 (higher wins)" },
@@ -479,7 +479,7 @@ void test_ctl_command_errors(void)
 		{ "table_add ipv4_lpm drop 10.0.0.1/8 =>", MATCHA_EINVAL,
 		  "0xa000001 has bits set beyond its /8 prefix" },
 		{ "table_add ipv4_lpm drop 10.0.0.0&&&255.0.0.0 =>", MATCHA_EINVAL,
-		  "table ipv4_lpm is an lpm table: key field hdr.ipv4.dst takes a plain value or a prefix" },
+		  "table ipv4_lpm (kind lpm): key field hdr.ipv4.dst takes a plain value or a prefix" },
 		{ "table_delete l2_fwd", MATCHA_EINVAL, "table_delete: usage: table_delete <table> "
 							"<handle>" },
 		{ "table_delete l2_fwd x", MATCHA_EINVAL,

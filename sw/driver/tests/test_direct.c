@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Direct tables (kind 6) through the generic entry layer and matcha-ctl: the key is the
  * entry's index. The oracle is the fake's memory, read at the index the key names (docs/

@@ -105,10 +105,10 @@ void test_entries_exact(void)
 		     MATCHA_E2BIG, "key field hdr.eth.dst is 48 bits: 0x1000000000000 does not fit");
 	struct matcha_match masked = ternary(0x001122334455ull, 0xFFFFFFFFFFFFull);
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "l2_fwd", &masked, 1, "drop", NULL, 0, -1, &h),
-		     MATCHA_EINVAL, "table l2_fwd is an exact table: key field hdr.eth.dst takes a "
+		     MATCHA_EINVAL, "table l2_fwd (kind exact): key field hdr.eth.dst takes a "
 		     "plain value, not a ternary mask (value&&&mask)");
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "l2_fwd", &m, 1, "drop", NULL, 0, 5, &h),
-		     MATCHA_EINVAL, "table l2_fwd is an exact table: its entries have no priority");
+		     MATCHA_EINVAL, "table l2_fwd (kind exact): its entries have no priority");
 	struct matcha_match two[2] = { m, m };
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "l2_fwd", two, 2, "drop", NULL, 0, -1, &h),
 		     MATCHA_EINVAL, "table l2_fwd takes 1 key field (hdr.eth.dst), 2 given");
@@ -199,7 +199,7 @@ void test_entries_lpm(void)
 		     "prefix");
 	bad = ternary(0x0A000000, 0xFF000000);
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "ipv4_lpm", &bad, 1, "drop", NULL, 0, -1, &h),
-		     MATCHA_EINVAL, "table ipv4_lpm is an lpm table: key field hdr.ipv4.dst takes a "
+		     MATCHA_EINVAL, "table ipv4_lpm (kind lpm): key field hdr.ipv4.dst takes a "
 		     "plain value or a prefix (value/length), not a ternary mask");
 	EXPECT_ERROR(dev, matcha_entry_add(dev, "ipv4_lpm", &m, 1, "drop", NULL, 0, -1, &h),
 		     MATCHA_EEXIST, "duplicate entry: handle 0 has the same key");

@@ -121,4 +121,24 @@ class ProgramSpec extends AnyFunSuite {
     assert(report.toplevel.getAllIo.exists(_.getName() == "s_axil_awaddr"))
     assert(report.toplevel.definitionName == "matcha_two")
   }
+
+  test("every match kind builds in a program: its descriptor, latency and layout.json name are the kind's") {
+    val tables = MatchKind.all.map { k =>
+      TableSpec(s"t_${k.label}", k, Seq(KeyField("meta.ingressPort")), size = 16,
+        actions = Seq(Action("a", Seq(Param("v", 48)), Seq(Op.SetField("hdr.eth.src", "v")))), default = "a")
+    }
+    // No key reads what another table writes: one stage, a window each.
+    val cfg = MatchaConfig("t", 64)
+    val p = Program("kinds", tables)
+    val layout = new Generate.Layout(cfg, p)
+    val path = SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(new PacketPath(cfg, Some(p), layout.identify)).toplevel
+    val json = ujson.read(layout.text)
+    for ((k, o) <- MatchKind.all.zip(json("objects").arr)) {
+      assert(o("name").str == s"t_${k.label}")
+      assert((o("kind").num.toInt & matcha.table.TableKind.CodeMask) == k.code)
+      assert(o("latency").num.toInt == k.latency(tables.find(_.kind == k).get, cfg.layout("meta.ingressPort").width))
+    }
+    assert(json("program")("tables").arr.map(_("kind").str) == MatchKind.all.map(_.label))
+    assert(path.stages.size == 1)
+  }
 }
