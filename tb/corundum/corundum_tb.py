@@ -498,7 +498,7 @@ async def test_app_registers(dut):
     n = len(tb.model.tables)
     for k in range(ports):
         assert await tb.read32(APP_REGS + PORT_OVERFLOWS + 4 * k) == 0
-    for addr in ((n + 1) * 0x10000, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14,
+    for addr in ((n + 1) * contract.INFO_WINDOW_BYTES, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14,
                  APP_REGS + PORT_OVERFLOWS + 4 * ports,
                  APP_REGS + 0x1000, 0xFFFFFC):
         r = await tb.axil.read(addr, 4)
@@ -532,11 +532,11 @@ async def test_memories_clear_at_reset(dut):
     rng, _ = cocotb_util.test_rng(dut, "memories_clear_at_reset")
     tb = CorundumTb(dut, rng)
     await tb.start(open_driver=False)
-    first = await tb.read32(contract.WIN_STATUS + 0x10000)
+    first = await tb.read32(contract.WIN_STATUS + contract.INFO_WINDOW_BYTES)
     snapshot = await drv.read_info_block(tb.read32)
     tables = drv.descriptors(snapshot)
     largest = max(tables, key=lambda d: d.size)
-    assert largest.base != 0x10000 or first & 1, "the first table was not busy after reset"
+    assert largest.base != contract.INFO_WINDOW_BYTES or first & 1, "the first table was not busy after reset"
     errors = []
     for d in tables:
         for polls in range(10_000):

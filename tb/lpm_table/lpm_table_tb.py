@@ -32,8 +32,8 @@ TIMEOUT_MS = 200
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
 # keyWidth, size (results), dataWidth, base, levels, latency (levels + 2), nodes.
 EXPECTED = {
-    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 256, 32, 0x10000, 4, 6, 16),
-    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 128, 32, 0x10000, 16, 18, 8),
+    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 256, 32, contract.INFO_WINDOW_BYTES, 4, 6, 16),
+    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 128, 32, contract.INFO_WINDOW_BYTES, 16, 18, 8),
 }
 
 MISS = (False, None, None, None)

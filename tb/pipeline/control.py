@@ -194,7 +194,7 @@ class Control:
         into the staging registers, with full buckets, at tick 0 (tests that cannot know a
         frame's tick use rates of 0)."""
         n = self.number[name]
-        data = (n + 1) * 0x10000 + contract.WIN_DATA
+        data = (n + 1) * contract.INFO_WINDOW_BYTES + contract.WIN_DATA
         setting = {}
 
         def call():

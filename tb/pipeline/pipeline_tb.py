@@ -246,7 +246,7 @@ class PipelineTb(AxiLiteRegisters):
         under traffic) only hits + misses per table are compared."""
         errors = []
         for t in self.model.tables:
-            base = (t.index + 1) * 0x10000
+            base = (t.index + 1) * contract.INFO_WINDOW_BYTES
             hits, misses = await self.read64(base + HITS), await self.read64(base + MISSES)
             via_driver = await self.live(self.ctl.table_counters, t.name)
             if via_driver != (hits, misses):
@@ -274,7 +274,7 @@ class PipelineTb(AxiLiteRegisters):
     async def index_counters(self, table, index):
         """(packets, bytes) of one index, read with the window's READ command directly."""
         t = self.model[table]
-        base = (t.index + 1) * 0x10000
+        base = (t.index + 1) * contract.INFO_WINDOW_BYTES
         if t.kind == "lpm":
             index |= t.geometry["levels"] << contract.LPM_LEVEL_SHIFT
         error = await self.window_command(base, contract.CMD_READ, index)
@@ -333,7 +333,7 @@ async def test_self_describing_block(dut):
         assert got == t.reset_default, f"{t.name}: default {got}, program {t.reset_default}"
     await tb.check_counters()
     n = len(tb.model.tables)
-    for addr in ((n + 1) * 0x10000, (n + 1) * 0x10000 + 0x100, 0xFF0000):
+    for addr in ((n + 1) * contract.INFO_WINDOW_BYTES, (n + 1) * contract.INFO_WINDOW_BYTES + 0x100, 0xFF0000):
         r = await tb.axil.read(addr, 4)
         assert r.resp == AxiResp.SLVERR, f"read of 0x{addr:06x}: {r.resp!r}"
         w = await tb.axil.write(addr, bytes(4))

@@ -485,8 +485,8 @@ def test_socket_protocol_and_bus_errors(work):
     with Simulator("w64", "--socket", sock, "--out", work / "out") as s:
         with SocketBus(sock) as bus:
             assert bus.transact(OP_READ, 0x000) == (OP_READ, OKAY, contract.INFO_MAGIC_VALUE)
-            assert bus.read32(0x008) == layout["buildId"]
-            base = bus.read32(0x040 + 16)  # descriptor 0, word 4: the window base
+            assert bus.read32(contract.INFO_BUILD_ID) == layout["buildId"]
+            base = bus.read32(contract.INFO_DESCRIPTORS + 4 * 4)  # descriptor 0, word 4: the window base
             assert bus.transact(OP_WRITE, base + contract.WIN_INDEX, 5) == (OP_WRITE, OKAY, 0)
             assert bus.read32(base + contract.WIN_INDEX) == 5
             for addr in (WINDOW, WINDOW + base, 0x7FFFFFFC, 0xFFFFFFFC):
@@ -563,12 +563,12 @@ def test_clients_disconnect_mid_run(work, matcha_seed):
         a.close()
         with SocketBus(sock) as b:
             assert b.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
-            hits = b.read32(0x10000 + contract.WIN_HITS)
-            b.send_raw(REQUEST.pack(OP_WRITE, 0x10000 + contract.WIN_INDEX, 3))
+            hits = b.read32(contract.INFO_WINDOW_BYTES + contract.WIN_HITS)
+            b.send_raw(REQUEST.pack(OP_WRITE, contract.INFO_WINDOW_BYTES + contract.WIN_INDEX, 3))
         with SocketBus(sock) as c:
             with drv.Device(c) as dev:
                 assert dev.table_count() == 3
-            later = c.read32(0x10000 + contract.WIN_HITS) | c.read32(0x10000 + contract.WIN_HITS + 4) << 32
+            later = c.read32(contract.INFO_WINDOW_BYTES + contract.WIN_HITS) | c.read32(contract.INFO_WINDOW_BYTES + contract.WIN_HITS + 4) << 32
             assert later >= hits
             n_c = c.transactions
         assert s.alive(), "the run ended before the clients were done; make it longer"

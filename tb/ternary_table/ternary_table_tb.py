@@ -35,8 +35,8 @@ TIMEOUT_MS = 400
 # What each DUT's descriptor 0 must say (docs/tables.md): kind, keyWidth, size, dataWidth,
 # base, geometry (0), latency, extra (0).
 EXPECTED = {
-    "matcha_ternary_table": drv.Descriptor(contract.KIND_TERNARY, 104, 64, 32, 0x10000, 0, 7, 0),
-    "matcha_ternary128_table": drv.Descriptor(contract.KIND_TERNARY, 128, 32, 32, 0x10000, 0, 7, 0),
+    "matcha_ternary_table": drv.Descriptor(contract.KIND_TERNARY, 104, 64, 32, contract.INFO_WINDOW_BYTES, 0, 7, 0),
+    "matcha_ternary128_table": drv.Descriptor(contract.KIND_TERNARY, 128, 32, 32, contract.INFO_WINDOW_BYTES, 0, 7, 0),
 }
 
 MISS = (False, None, None, None, None)

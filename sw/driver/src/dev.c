@@ -94,12 +94,12 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 				   i, in->data_bits, MATCHA_MAX_DATA_BITS);
 	if (in->size == 0)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: size is 0", i);
-	if (in->base % 0x10000 != 0 || in->base < 0x10000)
+	if (in->base % MATCHA_HW_INFO_WINDOW_BYTES != 0 || in->base < MATCHA_HW_INFO_WINDOW_BYTES)
 		return matcha_fail(dev, MATCHA_ENODEV,
 				   "table %u: window base 0x%x is not a 64 KiB window after the "
 				   "info block", i, (unsigned)in->base);
 	uint64_t mapped = dev->backend.window_bytes;
-	if (mapped && (uint64_t)in->base + 0x10000 > mapped)
+	if (mapped && (uint64_t)in->base + MATCHA_HW_INFO_WINDOW_BYTES > mapped)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: its window 0x%x..0x%x lies beyond "
 				   "the 0x%llx bytes mapped", i, (unsigned)in->base,
 				   (unsigned)in->base + 0xFFFF, (unsigned long long)mapped);

@@ -129,7 +129,7 @@ static const struct matcha_regs_ops mmap_ops = { mmap_read32, mmap_write32 };
 static int map_window(matcha_dev *dev, int fd, const char *path, uint64_t offset,
 		      uint64_t size)
 {
-	if (size < 0x10000) {
+	if (size < MATCHA_HW_INFO_WINDOW_BYTES) {
 		close(fd);
 		return matcha_fail(dev, MATCHA_ENODEV, "%s: the window is only 0x%llx bytes; a "
 				   "Matcha control window has at least the 64 KiB info block",

@@ -69,7 +69,7 @@ static void write_window_file(const char *path, size_t bytes, unsigned objects)
 	w[MATCHA_HW_INFO_OBJECTS / 4] = objects;
 	for (unsigned i = 0; i < objects; i++) {
 		/* ternary tables: nothing is probed at open */
-		uint32_t d[8] = { 3, 104, 64, 8, 0x10000 * (i + 1), 0, 7, 0 };
+		uint32_t d[8] = { MATCHA_HW_KIND_TERNARY, 104, 64, 8, MATCHA_HW_INFO_WINDOW_BYTES * (i + 1), 0, 7, 0 };
 		memcpy(&w[(0x40 + 32 * i) / 4], d, sizeof d);
 	}
 	FILE *f = fopen(path, "wb");
