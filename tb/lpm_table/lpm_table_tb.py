@@ -767,7 +767,7 @@ async def test_driver_errors(dut):
     fails(drv.EEXIST, "already in table 0", dev.lpm_add, TABLE, truncate(key, 16, kw), 16, 1, 1)
     fails(drv.ENOENT, "not in table 0", dev.lpm_delete, TABLE, truncate(key, 17, kw), 17)
     fails(drv.ENOTABLE, "table 1 does not exist", dev.lpm_add, TABLE + 1, 0, 0, 1, 1)
-    fails(drv.EKIND, "LPM table, not exact", dev.exact_add, TABLE, 1, 1, 1)
+    fails(drv.EKIND, "of kind lpm, not exact", dev.exact_add, TABLE, 1, 1, 1)
     fails(drv.EINVAL, f"has {tb.desc.geometry} levels", dev.lpm_level, TABLE, tb.desc.geometry)
     # A call that succeeds after failures still works, and the table is unchanged.
     await tb.lookups(tb.divergent_keys(key)[::3] + tb.boundary_keys())
