@@ -162,9 +162,6 @@ object Headers {
     )
   }
 
-  /** The overlay graph's outer stack alone: what the L2/L3 program reads, and no more. */
-  val l2l3Graph: ParseGraph = ParseGraph(stack(""), stackTransitions(""))
-
   /** Headers a stage may push in front of the frame, emitted in this order (VXLAN encap). */
   val pushHeaders: Seq[HeaderInstance] =
     Seq(HeaderInstance("eth", ethernet), HeaderInstance("ipv4", ipv4), HeaderInstance("udp", udp), HeaderInstance("vxlan", vxlan))
