@@ -156,13 +156,13 @@ object Generate {
     val tables = s"$out/tables"
     new File(tables).mkdirs()
     spinal(tables).generateVerilog(top(new table.EntryCountersUnit(size = 16, drain = 3))())
-    spinal(tables).generateVerilog(top(new table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
-    spinal(tables).generateVerilog(top(new table.LpmTableUnit(table.LpmTableConfig(32, 32, levels = 4, nodes = 16, results = 256)))())
-    spinal(tables).generateVerilog(top(new table.LpmTableUnit(table.LpmTableConfig(128, 32, levels = 16, nodes = 8, results = 128)))())
-    spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
-    spinal(tables).generateVerilog(top(new table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
+    spinal(tables).generateVerilog(top(table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
+    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, levels = 4, nodes = 16, results = 256)))())
+    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(128, 32, levels = 16, nodes = 8, results = 128)))())
+    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
+    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
       "matcha_ternary128_table"))())
-    spinal(tables).generateVerilog(top(new table.DirectTableUnit(table.DirectTableConfig(keyWidth = 10, dataWidth = 40, size = 1000)))())
+    spinal(tables).generateVerilog(top(table.DirectTableUnit(table.DirectTableConfig(keyWidth = 10, dataWidth = 40, size = 1000)))())
     spinal(tables).generateVerilog(top(new table.SessionTableUnit(table.SessionTableConfig(size = 64)))())
     spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 256)))())
     spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10,

@@ -2,7 +2,7 @@
 package matcha.program
 
 import matcha.PhvLayout
-import matcha.table.{ControlBus, LookupResult, ObjectDescriptor, TableWindow, WindowFeatures}
+import matcha.table.{ControlBus, LookupResult, MatchUnit, ObjectDescriptor, TableWindow, WindowFeatures}
 import spinal.core.Bits
 import spinal.lib.Flow
 
@@ -135,8 +135,16 @@ abstract class MatchKind(val code: Int) {
   def label: String = matcha.table.TableKind.names(code)
   /** Clocks from a key of `keyWidth` bits to its result. */
   def latency(t: TableSpec, keyWidth: Int): Int
+  /** The table's unit for a key of `keyWidth` bits. */
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit
   /** The table's unit, fed by `lookup`, with its control window on `bus` and attached. */
-  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable
+  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
+    val u = unit(t, keyWidth)
+    val window = u.addWindow(bus, t.name, features)
+    u.attach(window)
+    u.lookup << lookup
+    BuiltTable(u.result, window, u.entries)
+  }
   /** Members layout.json gives a table of the kind beyond the common ones. */
   def json(t: TableSpec): Seq[(String, ujson.Value)] = Nil
 }

@@ -95,21 +95,6 @@ class ControlBus(axi: AxiLite4, identify: ControlBus.Identify = ControlBus.anony
 }
 
 /** A single exact table behind its control bus, the unit tested on its own. */
-class ExactTableUnit(c: ExactTableConfig) extends Component {
-  setDefinitionName("matcha_exact_table")
-  val io = new Bundle {
-    val ctrl = slave(AxiLite4(ControlBus.axiConfig))
-    val lookup = slave(Flow(Bits(c.keyWidth bits)))
-    val result = master(Flow(LookupResult(c.dataWidth, c.indexWidth)))
-  }
-  noIoPrefix()
-  AxiLite4SpecRenamer(io.ctrl)
-  io.ctrl.setName("s_axil")
-  val bus = new ControlBus(io.ctrl)
-  val table = new ExactTable(c)
-  val window = table.addWindow(bus, "table")
-  bus.build()
-  table.attach(window)
-  table.lookup << io.lookup
-  io.result << table.result
+object ExactTableUnit {
+  def apply(c: ExactTableConfig) = new MatchUnitTop("matcha_exact_table", c.keyWidth, c.dataWidth, c.indexWidth, new ExactTable(c))
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
-import matcha.program.{BuiltTable, MatchKind, TableSpec}
+import matcha.program.{MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 
@@ -22,17 +22,18 @@ case class DirectEntry(c: DirectTableConfig) extends Bundle {
   val data = Bits(c.dataWidth bits)
 }
 
-class DirectTable(c: DirectTableConfig) extends Area {
+class DirectTable(c: DirectTableConfig) extends Area with MatchUnit {
+  def entries: Int = c.size
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   /** As deep as the block RAM it becomes (2^indexWidth): the entries from `size` up are
     * never written, not even by CLEAR, and hold what the RAM powered up with, in simulation
     * (random initial contents) as in hardware; `read.inRange` keeps lookups from them. */
-  val entries = Mem(DirectEntry(c), 1 << c.indexWidth)
+  val ram = Mem(DirectEntry(c), 1 << c.indexWidth)
 
   val read = new Area {
     val inRange = if (c.size == (1 << c.keyWidth)) True else lookup.payload.asUInt < c.size
-    val entry = entries.readSync(lookup.payload.asUInt.resize(c.indexWidth))
+    val entry = ram.readSync(lookup.payload.asUInt.resize(c.indexWidth))
     val index = RegNext(lookup.payload.asUInt.resize(c.indexWidth))
     val valid = RegNext(lookup.valid) init False
     val hit = RegNext(inRange)
@@ -46,7 +47,7 @@ class DirectTable(c: DirectTableConfig) extends Area {
   result << out.stage()
 
   /** The table's descriptor and control window on `bus`. */
-  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
     bus.addTable(name, TableKind.Direct, c.keyWidth, c.size, c.dataWidth, 0, c.latency, features = features)
 
   /** Connects the table to its window: WRITE/READ of the entry at INDEX (the key), CLEAR
@@ -65,7 +66,7 @@ class DirectTable(c: DirectTableConfig) extends Area {
     val reading = cmd.valid && cmd.op === TableOp.read
     val writing = cmd.valid && cmd.op === TableOp.write
     // The bus has the RAM's second port; lookups keep the first.
-    val readData = entries.readWriteSync(
+    val readData = ram.readWriteSync(
       address = clearing ? port | cmd.index.resize(c.indexWidth),
       data = clearing ? empty | entry,
       enable = clearing || reading || writing,
@@ -97,35 +98,13 @@ class DirectTable(c: DirectTableConfig) extends Area {
 }
 
 /** A single direct table behind its control bus, the unit tested on its own. */
-class DirectTableUnit(c: DirectTableConfig) extends Component {
-  setDefinitionName("matcha_direct_table")
-  val io = new Bundle {
-    val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
-    val lookup = slave(Flow(Bits(c.keyWidth bits)))
-    val result = master(Flow(LookupResult(c.dataWidth, c.indexWidth)))
-  }
-  noIoPrefix()
-  spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
-  io.ctrl.setName("s_axil")
-  val bus = new ControlBus(io.ctrl)
-  val table = new DirectTable(c)
-  val window = table.addWindow(bus, "table")
-  bus.build()
-  table.attach(window)
-  table.lookup << io.lookup
-  io.result << table.result
+object DirectTableUnit {
+  def apply(c: DirectTableConfig) = new MatchUnitTop("matcha_direct_table", c.keyWidth, c.dataWidth, c.indexWidth, new DirectTable(c))
 }
 
 /** Direct tables in a program: `size` entries, the key (at most 20 bits) their index. */
 object DirectKind extends MatchKind(TableKind.Direct) {
   def config(t: TableSpec, keyWidth: Int) = DirectTableConfig(keyWidth, t.dataWidth, t.size)
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
-  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
-    val c = config(t, keyWidth)
-    val table = new DirectTable(c)
-    val window = table.addWindow(bus, t.name, features)
-    table.attach(window)
-    table.lookup << lookup
-    BuiltTable(table.result, window, c.size)
-  }
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit = new DirectTable(config(t, keyWidth))
 }

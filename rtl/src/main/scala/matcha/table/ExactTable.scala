@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
-import matcha.program.{BuiltTable, MatchKind, TableSpec}
+import matcha.program.{MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.misc.BusSlaveFactory
@@ -25,7 +25,8 @@ case class ExactEntry(c: ExactTableConfig) extends Bundle {
 /** Exact match: a cuckoo hash table of `ways` block RAMs read in parallel (docs/tables.md).
   * Clock 0 hashes the key, clock 1 reads every way, clock 2 compares and picks the first
   * way that holds the key. The driver places entries; the table only writes where told. */
-class ExactTable(c: ExactTableConfig) extends Area {
+class ExactTable(c: ExactTableConfig) extends Area with MatchUnit {
+  def entries: Int = c.size
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   val ways = Seq.fill(c.ways)(Mem(ExactEntry(c), c.slots))
@@ -61,7 +62,7 @@ class ExactTable(c: ExactTableConfig) extends Area {
   /** Connects the table to its control window: WRITE/READ at `way * slots + slot`, CLEAR
     * walks every slot of every way. */
   /** The table's descriptor (kind 1) and control window on `bus`. */
-  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
     bus.addTable(name, TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency, features = features)
 
   def attach(window: TableWindow): Unit = new Area {
@@ -122,13 +123,6 @@ class ExactTable(c: ExactTableConfig) extends Area {
 object ExactKind extends MatchKind(TableKind.Exact) {
   def config(t: TableSpec, keyWidth: Int) = ExactTableConfig(keyWidth, t.dataWidth, t.size, t.ways)
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
-  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
-    val c = config(t, keyWidth)
-    val table = new ExactTable(c)
-    val window = table.addWindow(bus, t.name, features)
-    table.attach(window)
-    table.lookup << lookup
-    BuiltTable(table.result, window, c.size)
-  }
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit = new ExactTable(config(t, keyWidth))
   override def json(t: TableSpec): Seq[(String, ujson.Value)] = Seq("ways" -> ujson.Num(t.ways))
 }

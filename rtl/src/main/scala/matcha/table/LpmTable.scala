@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
-import matcha.program.{BuiltTable, MatchKind, TableSpec}
+import matcha.program.{MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 
@@ -55,7 +55,8 @@ case class LpmPrefix(c: LpmTableConfig) extends Bundle {
 /** Longest-prefix match: one trie level per clock (docs/tables.md, "LPM"). Each level's RAM
   * is read with the address the previous level's entry gives, so a new key enters every
   * clock; the best result seen so far travels with the key. The driver builds the image. */
-class LpmTable(c: LpmTableConfig) extends Area {
+class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
+  def entries: Int = c.results
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   val trie = (0 until c.levels).map(i => Mem(TrieEntry(), c.entries(i)))
@@ -120,7 +121,7 @@ class LpmTable(c: LpmTableConfig) extends Area {
   }
 
   /** The table's descriptor (kind 2, prefix store flag) and control window on `bus`. */
-  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
     bus.addTable(name, TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
 
   /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA, and its
@@ -186,23 +187,9 @@ class LpmTable(c: LpmTableConfig) extends Area {
 }
 
 /** A single LPM table behind its control bus, the unit tested on its own. */
-class LpmTableUnit(c: LpmTableConfig) extends Component {
-  setDefinitionName(s"matcha_lpm${c.keyWidth}_table")
-  val io = new Bundle {
-    val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
-    val lookup = slave(Flow(Bits(c.keyWidth bits)))
-    val result = master(Flow(LookupResult(c.dataWidth, c.indexWidth)))
-  }
-  noIoPrefix()
-  spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
-  io.ctrl.setName("s_axil")
-  val table = new LpmTable(c)
-  val bus = new ControlBus(io.ctrl)
-  val window = table.addWindow(bus, "table")
-  bus.build()
-  table.attach(window)
-  table.lookup << io.lookup
-  io.result << table.result
+object LpmTableUnit {
+  def apply(c: LpmTableConfig) =
+    new MatchUnitTop(s"matcha_lpm${c.keyWidth}_table", c.keyWidth, c.dataWidth, c.indexWidth, new LpmTable(c))
 }
 
 /** LPM tables in a program: `size` prefixes (results) in a trie of TableSpec.lpmLevels
@@ -210,14 +197,7 @@ class LpmTableUnit(c: LpmTableConfig) extends Component {
 object LpmKind extends MatchKind(TableKind.Lpm) {
   def config(t: TableSpec, keyWidth: Int) = LpmTableConfig(keyWidth, t.dataWidth, t.lpmLevels, t.lpmNodes, t.size)
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
-  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
-    val c = config(t, keyWidth)
-    val table = new LpmTable(c)
-    val window = table.addWindow(bus, t.name, features)
-    table.attach(window)
-    table.lookup << lookup
-    BuiltTable(table.result, window, c.results)
-  }
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit = new LpmTable(config(t, keyWidth))
   override def json(t: TableSpec): Seq[(String, ujson.Value)] =
     Seq("lpm" -> ujson.Obj("levels" -> t.lpmLevels, "nodes" -> t.lpmNodes))
 }

@@ -26,9 +26,9 @@ object TableSweep {
       Generate.spinal(dir).generateVerilog(Generate.top(unit)())
       latencies ++= s"$name\t$latency\n"
     }
-    for (c <- exact) emit(s"exact_k${c.keyWidth}_n${c.size}", c.latency, new ExactTableUnit(c))
-    for (c <- ternary) emit(s"ternary_k${c.keyWidth}_n${c.size}", c.latency, new TernaryTableUnit(c))
-    for (c <- lpm) emit(s"lpm_k${c.keyWidth}_n${c.nodes}_r${c.results}", c.latency, new LpmTableUnit(c))
+    for (c <- exact) emit(s"exact_k${c.keyWidth}_n${c.size}", c.latency, ExactTableUnit(c))
+    for (c <- ternary) emit(s"ternary_k${c.keyWidth}_n${c.size}", c.latency, TernaryTableUnit(c))
+    for (c <- lpm) emit(s"lpm_k${c.keyWidth}_n${c.nodes}_r${c.results}", c.latency, LpmTableUnit(c))
     val w = new java.io.PrintWriter(s"$out/latency.tsv")
     w.write(latencies.toString)
     w.close()

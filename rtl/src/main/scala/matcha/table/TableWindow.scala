@@ -282,3 +282,37 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     added.map { case (from, until) => o >= from && o < until }.foldLeft(False)(_ || _)
   }
 }
+
+/** A match unit: keys in, results out a fixed latency later, its descriptor and control
+  * window on a bus (ExactTable, LpmTable, TernaryTable, DirectTable). */
+trait MatchUnit {
+  def lookup: Flow[Bits]
+  def result: Flow[LookupResult]
+  /** How many entries its per-entry counters count. */
+  def entries: Int
+  /** Its descriptor and window on `bus`, table `name`. */
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow
+  /** Connects the unit to its window's commands. */
+  def attach(window: TableWindow): Unit
+}
+
+/** One match unit behind a control bus of its own: the top a unit's testbench drives. */
+class MatchUnitTop[T <: MatchUnit](definitionName: String, keyWidth: Int, dataWidth: Int, indexWidth: Int, unit: => T)
+    extends Component {
+  setDefinitionName(definitionName)
+  val io = new Bundle {
+    val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
+    val lookup = slave(Flow(Bits(keyWidth bits)))
+    val result = master(Flow(LookupResult(dataWidth, indexWidth)))
+  }
+  noIoPrefix()
+  spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
+  io.ctrl.setName("s_axil")
+  val bus = new ControlBus(io.ctrl)
+  val table: T = unit
+  val window = table.addWindow(bus, "table")
+  bus.build()
+  table.attach(window)
+  table.lookup << io.lookup
+  io.result << table.result
+}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
-import matcha.program.{BuiltTable, MatchKind, TableSpec}
+import matcha.program.{MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 
@@ -63,7 +63,8 @@ case class TernaryAction(c: TernaryTableConfig) extends Bundle {
   * the group's 4 entries, which the entry store keeps. The rows of the other 3 entries are
   * rewritten with what they already hold.
   */
-class TernaryTable(c: TernaryTableConfig) extends Area {
+class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
+  def entries: Int = c.size
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
 
@@ -139,7 +140,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area {
     * zeroes the entry store, one entry per clock; the row memories keep what they held,
     * which no lookup sees until a WRITE has rebuilt them. */
   /** The table's descriptor (kind 3) and control window on `bus`. */
-  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow =
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
     bus.addTable(name, TableKind.Ternary, c.keyWidth, c.size, c.dataWidth, 0, c.latency, features = features)
 
   def attach(window: TableWindow): Unit = new Area {
@@ -243,35 +244,14 @@ class TernaryTable(c: TernaryTableConfig) extends Area {
 }
 
 /** A single ternary table behind its control bus, the unit tested on its own. */
-class TernaryTableUnit(c: TernaryTableConfig, name: String = "matcha_ternary_table") extends Component {
-  setDefinitionName(name)
-  val io = new Bundle {
-    val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
-    val lookup = slave(Flow(Bits(c.keyWidth bits)))
-    val result = master(Flow(LookupResult(c.dataWidth, c.indexWidth)))
-  }
-  noIoPrefix()
-  spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
-  io.ctrl.setName("s_axil")
-  val bus = new ControlBus(io.ctrl)
-  val table = new TernaryTable(c)
-  val window = table.addWindow(bus, "table")
-  bus.build()
-  table.attach(window)
-  table.lookup << io.lookup
-  io.result << table.result
+object TernaryTableUnit {
+  def apply(c: TernaryTableConfig, name: String = "matcha_ternary_table") =
+    new MatchUnitTop(name, c.keyWidth, c.dataWidth, c.indexWidth, new TernaryTable(c))
 }
 
 /** Ternary tables in a program: `size` entries, the lowest matching index wins. */
 object TernaryKind extends MatchKind(TableKind.Ternary) {
   def config(t: TableSpec, keyWidth: Int) = TernaryTableConfig(keyWidth, t.dataWidth, t.size)
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
-  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
-    val c = config(t, keyWidth)
-    val table = new TernaryTable(c)
-    val window = table.addWindow(bus, t.name, features)
-    table.attach(window)
-    table.lookup << lookup
-    BuiltTable(table.result, window, c.size)
-  }
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit = new TernaryTable(config(t, keyWidth))
 }

@@ -26,7 +26,7 @@ class TernaryTableSpec extends AnyFunSuite {
 
   for (c <- Seq(TernaryTableConfig(30, 8, 4), TernaryTableConfig(104, 32, 64), TernaryTableConfig(128, 32, 256))) {
     test(s"a ${c.size} x ${c.keyWidth}-bit unit elaborates with one 16-row memory per 4-bit chunk") {
-      val report = elaborate(new TernaryTableUnit(c))
+      val report = elaborate(TernaryTableUnit(c))
       val unit = report.toplevel
       assert(unit.definitionName == "matcha_ternary_table")
       assert(unit.table.rows.size == (c.keyWidth + 3) / 4)
