@@ -42,7 +42,7 @@ def test_layout_conntrack_program(config):
     assert {k: session[k] for k in ("name", "index", "size", "ways", "keyWidth", "latency",
                                     "after", "applyIf", "learn", "reason")} == {
         "name": "sessions", "index": 2, "size": 64, "ways": 4, "keyWidth": 128, "latency": 4,
-        "after": "acl", "applyIf": "hdr.ipv4.valid", "learn": "meta.learn", "reason": 0x27}
+        "after": "acl", "applyIf": ["hdr.ipv4.valid"], "learn": "meta.learn", "reason": 0x27}
     assert session["fields"]["srcPort"] == {"fields": ["hdr.tcp.srcPort", "hdr.udp.srcPort"],
                                             "width": 16}
     assert session["result"] == {"hit": "meta.sessionHit", "reply": "meta.sessionReply",

@@ -18,7 +18,8 @@ Semantics (docs/pipeline.md "Semantics"):
 
 - a frame with meta.parseError != 0 passes untouched: no lookup, no counter;
 - tables apply in description order, each reading the PHV the tables before it left;
-- a table whose `applyIf` field reads 0 does nothing (no lookup, no counter);
+- a table whose `applyIf` condition does not hold does nothing (no lookup, no counter):
+  the condition is a list of 1-bit fields that must read 1, or 0 when written `!field`;
 - the key is the concatenation of the key fields, first one in the most significant
   bits; a field of a header that is not valid reads 0; a `firstValid` key part takes the
   first of its fields whose header is valid (0 if none is);
@@ -74,11 +75,14 @@ class TableFull(ProgramError):
     """More entries than the table's size."""
 
 
-def field_width(name, declared=None):
-    """Width of a PHV field: the model's own (tb/model/headers.py); a field the model
-    does not know takes the width the program declares for it."""
+def field_width(name, declared=None, metadata=None):
+    """Width of a PHV field: the model's own (tb/model/headers.py), or a metadata field of
+    the program's (`metadata`: name -> width); a field neither knows takes the width the
+    description declares for it."""
     if name in _FIELD_WIDTHS:
         return _FIELD_WIDTHS[name]
+    if metadata and name in metadata:
+        return metadata[name]
     if declared is None:
         raise ProgramError(f"unknown PHV field {name!r}")
     return declared
@@ -102,6 +106,23 @@ def read_field(phv, name, width):
 
 def _mask(width):
     return (1 << width) - 1
+
+
+def condition_holds(phv, terms):
+    """Whether a frame meets an applyIf condition: every term holds, a term being a 1-bit
+    field that must be 1 or `!field`, which must be 0 (docs/pipeline.md)."""
+    for term in terms:
+        want = 0 if term.startswith("!") else 1
+        if phv.get(term.lstrip("!"), 0) != want:
+            return False
+    return True
+
+
+def _condition(desc, where):
+    terms = desc.get("applyIf", [])
+    if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+        raise ProgramError(f"{where}: applyIf is a list of fields, not {terms!r}")
+    return terms
 
 
 # ---------------------------------------------------------------------------- actions
@@ -133,6 +154,10 @@ class Action:
     id: int
     params: list
     ops: list
+    metadata: dict = None   # the program's metadata fields and their widths
+
+    def _width(self, name):
+        return field_width(name, metadata=self.metadata)
 
     def param(self, name):
         for p in self.params:
@@ -163,12 +188,12 @@ class Action:
         program's meter arrays by name, metering at `tick`."""
         for op in self.ops:
             if op.op == "set":
-                width = field_width(op.field)
+                width = self._width(op.field)
                 phv[op.field] = self.param(op.param).value(data) & _mask(width)
             elif op.op == "setConst":
-                phv[op.field] = op.value & _mask(field_width(op.field))
+                phv[op.field] = op.value & _mask(self._width(op.field))
             elif op.op == "decrement":
-                width = field_width(op.field)
+                width = self._width(op.field)
                 phv[op.field] = (phv.get(op.field, 0) - 1) & _mask(width)
             elif op.op == "drop":
                 phv["meta.drop"] = 1
@@ -184,7 +209,7 @@ class Action:
                 raise ProgramError(f"unknown op {op.op!r}")
 
 
-def _action(desc, table):
+def _action(desc, table, metadata=None):
     try:
         params = [Param(p["name"], int(p["width"]), int(p["offset"]))
                   for p in desc.get("params", [])]
@@ -197,7 +222,7 @@ def _action(desc, table):
                           None if o.get("value") is None else int(o["value"]),
                           None if o.get("reason") is None else int(o["reason"]),
                           o.get("meter")))
-        return Action(desc["name"], int(desc["id"]), params, ops)
+        return Action(desc["name"], int(desc["id"]), params, ops, metadata)
     except KeyError as e:
         raise ProgramError(f"table {table}: action without {e}") from None
 
@@ -238,7 +263,7 @@ class Table:
 
     kind = None
 
-    def __init__(self, desc):
+    def __init__(self, desc, metadata=None):
         self.desc = desc
         self.name = desc["name"]
         self.index = int(desc.get("index", 0))
@@ -247,14 +272,14 @@ class Table:
         self.data_width = int(desc.get("dataWidth", 0))
         self.latency = desc.get("latency")
         self.counters = bool(desc.get("counters", False))
-        self.apply_if = desc.get("applyIf")
+        self.apply_if = _condition(desc, f"table {self.name}")
         self.key_parts = []  # [(fields, width)], most significant first
         for part in desc["key"]:
             fields = part["fields"] if isinstance(part["fields"], list) else [part["fields"]]
             self.key_parts.append((list(fields), int(part["width"])))
         self.actions = {}
         for a in desc["actions"]:
-            act = _action(a, self.name)
+            act = _action(a, self.name, metadata)
             if act.id in self.actions:
                 raise ProgramError(f"table {self.name}: two actions with id {act.id}")
             self.actions[act.id] = act
@@ -380,7 +405,7 @@ class Table:
     def apply(self, phv, count=True, meters=None, tick=0):
         """Looks the PHV up and applies the action (phv changed in place; `meters` and
         `tick` as Action.apply takes them); returns a Lookup describing what happened."""
-        if self.apply_if is not None and not phv.get(self.apply_if, 0):
+        if not condition_holds(phv, self.apply_if):
             return Lookup(self.name, False)
         key = self.key_of(phv)
         hit, action_id, data, entry = self.lookup(key)
@@ -399,8 +424,8 @@ class Table:
 class ExactTable(Table):
     kind = "exact"
 
-    def __init__(self, desc):
-        super().__init__(desc)
+    def __init__(self, desc, metadata=None):
+        super().__init__(desc, metadata)
         self.ways = desc.get("ways")
         self.table = {}  # key -> (action id, data)
 
@@ -453,8 +478,8 @@ class DirectTable(ExactTable):
 class LpmTable(Table):
     kind = "lpm"
 
-    def __init__(self, desc):
-        super().__init__(desc)
+    def __init__(self, desc, metadata=None):
+        super().__init__(desc, metadata)
         self.geometry = desc.get("lpm", {})
         self.prefixes = {}  # (value, length) -> (action id, data)
 
@@ -525,8 +550,8 @@ class Rule:
 class TernaryTable(Table):
     kind = "ternary"
 
-    def __init__(self, desc):
-        super().__init__(desc)
+    def __init__(self, desc, metadata=None):
+        super().__init__(desc, metadata)
         self.rules = []  # in match order: priority descending, then insertion order
         self._seq = 0
 
@@ -601,7 +626,7 @@ class SessionStage:
             self.name = desc["name"]
             self.index = int(desc["index"])
             self.after = desc["after"]
-            self.apply_if = desc.get("applyIf")
+            self.apply_if = _condition(desc, f"session table {self.name}")
             self.learn = desc["learn"]
             self.reason = int(desc["reason"])
             self.inputs = {}
@@ -626,7 +651,7 @@ class SessionStage:
 
     def apply(self, phv, tick=0):
         """The stage on `phv` (changed in place); returns a Lookup."""
-        if self.apply_if is not None and not phv.get(self.apply_if, 0):
+        if not condition_holds(phv, self.apply_if):
             return Lookup(self.name, False)
         p = Packet(self.read(phv, "zone"), self.read(phv, "protocol"), self.read(phv, "srcAddr"),
                    self.read(phv, "dstAddr"), self.read(phv, "srcPort"),
@@ -673,12 +698,18 @@ class Program:
             raise ProgramError("no program section")
         self.desc = desc
         self.name = desc.get("name")
+        self.metadata = {}
+        for m in desc.get("metadata", []):
+            name, width = m["name"], int(m["width"])
+            if not name.startswith("meta.") or name in _FIELD_WIDTHS or name in self.metadata:
+                raise ProgramError(f"metadata {name!r}: a new meta.<name> of its own")
+            self.metadata[name] = width
         self.tables = []
         for t in desc["tables"]:
             kind = t.get("kind")
             if kind not in TABLE_CLASSES:
                 raise ProgramError(f"table {t.get('name')}: unknown kind {kind!r}")
-            self.tables.append(TABLE_CLASSES[kind](t))
+            self.tables.append(TABLE_CLASSES[kind](t, self.metadata))
         self.by_name = {t.name: t for t in self.tables}
         if len(self.by_name) != len(self.tables):
             raise ProgramError("two tables with one name")
@@ -706,13 +737,14 @@ class Program:
             for fields, width in t.key_parts:
                 kw += width
                 for name in fields:
-                    w = field_width(name, width)
+                    w = field_width(name, width, self.metadata)
                     if w != width:
                         out.append(f"{where}: key field {name} is {w} bits, part says {width}")
             if kw != t.key_width:
                 out.append(f"{where}: key parts sum to {kw} bits, keyWidth is {t.key_width}")
-            if t.apply_if is not None and field_width(t.apply_if, 1) != 1:
-                out.append(f"{where}: applyIf {t.apply_if} is not a 1-bit field")
+            for term in t.apply_if:
+                if field_width(term.lstrip("!"), 1, self.metadata) != 1:
+                    out.append(f"{where}: applyIf {term} is not a 1-bit field")
             widest = 0
             for a in t.actions.values():
                 at = f"{where}, action {a.name}"
@@ -731,7 +763,7 @@ class Program:
                             out.append(f"{at}: {op.op} without a field")
                             continue
                         try:
-                            fw = field_width(op.field)
+                            fw = field_width(op.field, metadata=self.metadata)
                         except ProgramError as e:
                             out.append(f"{at}: {e}")
                             continue
@@ -767,11 +799,11 @@ class Program:
             where = f"session table {st.name}"
             for n, (fields, width) in st.inputs.items():
                 for name in fields:
-                    if field_width(name, width) > width:
+                    if field_width(name, width, self.metadata) > width:
                         out.append(f"{where}: {n} field {name} is wider than {width} bits")
             flags = [st.results[n] for n in SESSION_RESULTS if n != "state"]
-            for name in [st.learn, st.apply_if] + flags:
-                if name is not None and field_width(name, 1) != 1:
+            for name in [st.learn] + [t.lstrip("!") for t in st.apply_if] + flags:
+                if field_width(name, 1, self.metadata) != 1:
                     out.append(f"{where}: {name} is not a 1-bit field")
             if not MIN_TABLE_REASON <= st.reason <= 0xFF:
                 out.append(f"{where}: reason {st.reason} (tables own 0x10..0xff)")

@@ -388,6 +388,72 @@ def test_non_ipv4_skips_l3_tables():
     assert p.counters() == {"l2_fwd": (0, 2), "ipv4_lpm": (0, 0), "acl": (0, 0)}
 
 
+def _gated_program():
+    """`mark` keys on the destination MAC and sets the program's metadata meta.zone (3
+    bits) and meta.marked; `gate` applies only to frames marked and not dropped."""
+    def action(name, id, params=(), ops=()):
+        offset, out = sum(w for _, w in params), []
+        for n, w in params:
+            offset -= w
+            out.append({"name": n, "width": w, "offset": offset})
+        return {"name": name, "id": id, "params": out, "ops": list(ops)}
+    mark = {
+        "name": "mark", "index": 0, "kind": "exact", "size": 16, "keyWidth": 48,
+        "dataWidth": 3, "counters": False, "applyIf": [],
+        "key": [{"fields": ["hdr.eth.dst"], "width": 48}],
+        "actions": [action("none", 0),
+                    action("mark", 1, [("zone", 3)],
+                           [{"op": "set", "field": "meta.zone", "param": "zone"},
+                            {"op": "setConst", "field": "meta.marked", "value": 1}]),
+                    action("drop", 2, ops=[{"op": "drop", "reason": 0x30},
+                                           {"op": "setConst", "field": "meta.marked", "value": 1}])],
+        "default": {"action": "none", "data": 0}}
+    gate = {
+        "name": "gate", "index": 1, "kind": "exact", "size": 16, "keyWidth": 3,
+        "dataWidth": 4, "counters": True, "applyIf": ["meta.marked", "!meta.drop"],
+        "key": [{"fields": ["meta.zone"], "width": 3}],
+        "actions": [action("none", 0),
+                    action("forward", 1, [("port", 4)],
+                           [{"op": "set", "field": "meta.egressPort", "param": "port"}])],
+        "default": {"action": "none", "data": 0}}
+    return Program({"name": "gated", "tables": [mark, gate],
+                    "metadata": [{"name": "meta.zone", "width": 3},
+                                 {"name": "meta.marked", "width": 1}]})
+
+
+def test_metadata_and_conditions():
+    """A program's own metadata starts at 0 and carries a value from one table's action to
+    the next table's key; a condition of several terms, one negated, applies the table only
+    when all hold: unmarked frames and marked-but-dropped frames skip `gate` (no lookup,
+    no counter), marked ones look up the zone `mark` gave them."""
+    p = _gated_program()
+    assert p.problems == []
+    p["mark"].add(MAC_A, "mark", p["mark"].data("mark", zone=5))
+    p["mark"].add(MAC_B, "drop")
+    p["gate"].add(5, "forward", p["gate"].data("forward", port=9))
+    frames = {mac: bytes(Ether(dst=mac_str(mac), src="02:00:00:00:00:99") / IP() / UDP() / Raw(bytes(40)))
+              for mac in (MAC_A, MAC_B, 0x020000000003)}
+    trace = []
+    out, tuser, _ = run(p, frames[MAC_A], port=1, trace=trace)
+    assert tuser["egressPort"] == 9 and str(trace[1]).startswith("gate: key 0x5 hit"), trace
+    for mac in (MAC_B, 0x020000000003):
+        trace = []
+        run(p, frames[mac], port=1, trace=trace)
+        assert str(trace[1]) == "gate: skipped", (hex(mac), [str(t) for t in trace])
+    assert p.counters()["gate"] == (1, 0)
+
+
+def test_metadata_and_conditions_refused():
+    """A condition on a field wider than one bit, and metadata named like a field every
+    PHV has, are refused with the reason."""
+    desc = _gated_program().desc
+    desc["tables"][1]["applyIf"] = ["!meta.zone"]
+    assert Program(desc, strict=False).problems == ["table gate: applyIf !meta.zone is not a 1-bit field"]
+    desc["metadata"].append({"name": "meta.drop", "width": 1})
+    with pytest.raises(ProgramError, match="meta.drop"):
+        Program(desc)
+
+
 def test_parse_error_frames_untouched(matcha_seed):
     """Every malformed case: with a catch-all route, a catch-all ACL rule and an L2 drop
     entry for its own destination, a frame with a parse error leaves the tables exactly
@@ -464,7 +530,7 @@ def test_direct_table_key_is_the_index():
     by_ttl = {
         "name": "by_ttl", "index": 0, "kind": "direct", "size": 200,
         "keyWidth": 8, "dataWidth": 4, "latency": 2, "counters": True,
-        "applyIf": "hdr.ipv4.valid",
+        "applyIf": ["hdr.ipv4.valid"],
         "key": [{"fields": ["hdr.ipv4.ttl"], "width": 8}],
         "actions": [
             {"name": "no_op", "id": 0, "params": [], "ops": []},
@@ -695,14 +761,14 @@ def session_program():
 
     return Program({"name": "s", "tables": [{
         "name": "gate", "index": 0, "kind": "exact", "size": 16, "keyWidth": 4,
-        "dataWidth": 1, "counters": False, "applyIf": None, "key": [port_part],
+        "dataWidth": 1, "counters": False, "applyIf": [], "key": [port_part],
         "actions": [{"name": "no_op", "id": 0, "params": [], "ops": []},
                     {"name": "learn", "id": 1, "params": [],
                      "ops": [{"op": "setConst", "field": "meta.learn", "value": 1}]}],
         "default": {"action": "no_op", "data": 0}}],
         "sessions": [{
             "name": "sessions", "index": 1, "size": 4, "ways": 4, "keyWidth": 128,
-            "latency": 4, "after": "gate", "applyIf": "hdr.ipv4.valid",
+            "latency": 4, "after": "gate", "applyIf": ["hdr.ipv4.valid"],
             "learn": "meta.learn", "reason": SESSION_REASON,
             "fields": {"zone": part("hdr.vxlan.vni", width=24),
                        "protocol": part("hdr.ipv4.protocol", width=8),

@@ -39,7 +39,7 @@ L2_FWD = {
 IPV4_LPM = {
     "name": "ipv4_lpm", "index": 1, "kind": "lpm", "size": 64,
     "keyWidth": 32, "dataWidth": 100, "latency": 6, "counters": True,
-    "applyIf": "hdr.ipv4.valid",
+    "applyIf": ["hdr.ipv4.valid"],
     "key": [{"fields": ["hdr.ipv4.dst"], "width": 32}],
     "lpm": {"levels": 4, "nodes": 16},
     "actions": [
@@ -62,7 +62,7 @@ IPV4_LPM = {
 ACL = {
     "name": "acl", "index": 2, "kind": "ternary", "size": 64,
     "keyWidth": 104, "dataWidth": 1, "latency": 7, "counters": True,
-    "applyIf": "hdr.ipv4.valid",
+    "applyIf": ["hdr.ipv4.valid"],
     "key": [{"fields": ["hdr.ipv4.src"], "width": 32},
             {"fields": ["hdr.ipv4.dst"], "width": 32},
             {"fields": ["hdr.ipv4.protocol"], "width": 8},

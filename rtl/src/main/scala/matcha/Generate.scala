@@ -55,6 +55,7 @@ object Generate {
   }
 
   def layoutJson(cfg: MatchaConfig, program: Program, objects: Seq[ObjectDescriptor]): ujson.Obj = {
+    val phv = program.phv(cfg)
     val types = (cfg.graph.instances.map(_.htype) ++ cfg.pushHeaders.map(_.htype)).distinct
     ujson.Obj(
       "config" -> cfg.name,
@@ -74,10 +75,10 @@ object Generate {
       "objects" -> objects.map(d => ujson.Obj("name" -> d.name, "index" -> d.index, "kind" -> d.kind,
         "keyWidth" -> d.keyWidth, "size" -> d.size, "dataWidth" -> d.dataWidth, "base" -> d.base,
         "geometry" -> d.geometry, "latency" -> d.latency, "extra" -> d.extra)),
-      "program" -> ProgramJson(program, cfg.layout, objects),
+      "program" -> ProgramJson(program, phv, objects),
       "phv" -> ujson.Obj(
-        "width" -> cfg.layout.width,
-        "fields" -> cfg.layout.fields.map(f => ujson.Obj("name" -> f.name, "offset" -> f.offset, "width" -> f.width))))
+        "width" -> phv.width,
+        "fields" -> phv.fields.map(f => ujson.Obj("name" -> f.name, "offset" -> f.offset, "width" -> f.width))))
   }
 
   def write(path: String, text: String): Unit = {

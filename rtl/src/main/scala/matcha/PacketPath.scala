@@ -35,12 +35,12 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
   }
 
   val parser = new Parser(cfg)
-  val programLatency = program.map(_.latency(cfg.layout)).getOrElse(0)
+  val plan = program.map(PhvPlan(cfg, _)).getOrElse(PhvPlan(cfg, Nil))
+  val programLatency = program.map(_.latency(plan.full)).getOrElse(0)
   /** Enough PHV slots for everything the stage chain can hold, plus slack for the deparser. */
   val phvSlots = 1 << log2Up(parser.latency + programLatency + 8)
   val inputStage = new InputStage(cfg, phvSlots)
   val packetBuffer = StreamFifo(Fragment(AxisBeat(cfg.dataBytes, 0)), cfg.bufferBytes / cfg.dataBytes)
-  val plan = PhvPlan(cfg, program.toSeq.flatMap(_.steps))
   val phvFifo = StreamFifo(Bits(plan.deparser.width bits), phvSlots)
   val deparser = new Deparser(cfg, plan.deparser, plan.changed)
 

@@ -21,7 +21,7 @@ class ProgramSpec extends AnyFunSuite {
 
   test("a condition on a written field also starts a new stage") {
     val a = table("a", "hdr.eth.dst", Seq(Op.Drop(0x10)))
-    val b = table("b", "hdr.eth.src").copy(applyIf = Some("meta.drop"))
+    val b = table("b", "hdr.eth.src").copy(applyIf = Seq("!meta.drop"))
     assert(Program("p", Seq(a, b)).stages.size == 2)
   }
 

@@ -20,7 +20,7 @@ object StepUse {
 
   def apply(s: SessionSpec): StepUse = {
     val inputs = s.inputs.flatMap(_._2.fields)
-    StepUse(Set("meta.parseError", "meta.frameLen", s.learn) ++ s.applyIf ++ inputs ++ inputs.map(Stage.validOf), Set(),
+    StepUse(Set("meta.parseError", "meta.frameLen", s.learn) ++ Condition.fields(s.applyIf) ++ inputs ++ inputs.map(Stage.validOf), Set(),
       (SessionSpec.resultFields ++ Seq("meta.drop", "meta.punt", "meta.reason")).toSet)
   }
 }
@@ -35,8 +35,9 @@ case class StepPhv(full: PhvLayout, in: PhvLayout, carried: PhvLayout, out: PhvL
   * it (the deparser reading only what may differ from the frame's bytes, since it takes the
   * rest from the buffered frame); a live field that holds the parser's constant there (no
   * earlier step writes it) is a constant of the boundary, not carried. */
-case class PhvPlan(cfg: MatchaConfig, steps: Seq[Step]) {
-  val full: PhvLayout = cfg.layout
+case class PhvPlan(cfg: MatchaConfig, steps: Seq[Step], metadata: Seq[(String, Int)] = Nil) {
+  /** The configuration's fields and the program's metadata (`Program.phv`). */
+  val full: PhvLayout = PhvLayout.pack(cfg.layout.fields.map(f => f.name -> f.width) ++ metadata)
   val uses: Seq[StepUse] = steps.map(_.use)
   /** The fields any step may write: the deparser writes back only these. */
   val changed: Set[String] = uses.flatMap(_.writes).toSet
@@ -51,11 +52,15 @@ case class PhvPlan(cfg: MatchaConfig, steps: Seq[Step]) {
   /** The parser's constants at boundary i: those no step before it writes. */
   val constants: Seq[Map[String, PhvConstant]] = (0 to n).map { i =>
     val written = uses.take(i).flatMap(_.writes).toSet
-    Parser.constants(cfg).filter { case (f, _) => !written(f) }
+    (Parser.constants(cfg) ++ metadata.map { case (f, w) => f -> PhvConstant(w, 0) }).filter { case (f, _) => !written(f) }
   }
 
   val boundaries: Seq[PhvLayout] = (0 to n).map(i => full.select(live(i), constants(i)))
   val stepPhv: Seq[StepPhv] = uses.indices.map(i =>
     StepPhv(full, boundaries(i), full.select(liveCarried(i), constants(i)), boundaries(i + 1)))
   def deparser: PhvLayout = boundaries.last
+}
+
+object PhvPlan {
+  def apply(cfg: MatchaConfig, program: Program): PhvPlan = PhvPlan(cfg, program.steps, program.metadata)
 }

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.program
 
-import matcha.PhvLayout
+import matcha.{MatchaConfig, PhvLayout}
 import matcha.table.{ControlBus, LookupResult, MatchUnit, ObjectDescriptor, TableWindow, WindowFeatures}
 import spinal.core.Bits
 import spinal.lib.Flow
 
 /** A pipeline program as data (docs/pipeline.md): tables in the order they apply, the
-  * meter arrays their actions' `meter` ops execute, and the session table extern with the
-  * place it takes among the tables. */
-case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] = Nil, session: Option[SessionSpec] = None) {
+  * meter arrays their actions' `meter` ops execute, the session table extern with the
+  * place it takes among the tables, and the metadata fields of its own (`meta.<name>` and a
+  * width) that its tables pass to one another: 0 when a frame enters, written by actions. */
+case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] = Nil, session: Option[SessionSpec] = None,
+    metadata: Seq[(String, Int)] = Nil) {
+  for ((f, w) <- metadata) require(f.startsWith("meta.") && w >= 1 && w <= 512, s"program $name: metadata $f must be meta.<name>, 1 to 512 bits")
+  require(metadata.map(_._1).distinct.size == metadata.size, s"program $name: metadata names must be unique")
   require(tables.map(_.name).distinct.size == tables.size, s"program $name: table names must be unique")
   require(meters.map(_.name).distinct.size == meters.size, s"program $name: meter array names must be unique")
   for (t <- tables; a <- t.actions; Op.Meter(m, p) <- a.ops) {
@@ -43,8 +47,24 @@ case class Program(name: String, tables: Seq[TableSpec], meters: Seq[MeterSpec] 
   def steps: Seq[Step] = stages.flatMap(s => TableStep(s) +: session.filter(_.after == s.last.name).toSeq)
 
 
+  /** The whole PHV of the program on `cfg`: the configuration's fields, then the program's
+    * metadata. */
+  def phv(cfg: MatchaConfig): PhvLayout = {
+    val named = cfg.layout.fields.map(f => f.name -> f.width)
+    for ((f, _) <- metadata) require(!cfg.layout.carries(f), s"program $name: metadata $f is a field of every PHV already")
+    PhvLayout.pack(named ++ metadata)
+  }
+
   /** Clocks from the parser's PHV to the last stage's. */
   def latency(layout: PhvLayout): Int = steps.map(_.latency(layout)).sum
+}
+
+/** When a table or the session stage applies to a frame: every term holds. A term is a
+  * 1-bit PHV field that must be 1, or `!field`, which must be 0 (docs/pipeline.md). */
+object Condition {
+  def field(term: String): String = term.stripPrefix("!")
+  def negated(term: String): Boolean = term.startsWith("!")
+  def fields(terms: Seq[String]): Seq[String] = terms.map(field)
 }
 
 /** A step of the stage chain between parser and deparser, one kind of stage: a stage of
@@ -88,7 +108,7 @@ case class SessionSpec(
     dstPort: KeyField = KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort"),
     tcpFlags: KeyField = KeyField("hdr.tcp.flags"),
     learn: String = "meta.learn",
-    applyIf: Option[String] = Some("hdr.ipv4.valid")
+    applyIf: Seq[String] = Seq("hdr.ipv4.valid")
 ) extends Step {
   def label: String = name
   def latency(layout: PhvLayout): Int = stageLatency
@@ -104,7 +124,7 @@ case class SessionSpec(
   def check(layout: PhvLayout): Unit = {
     for ((input, k, w) <- inputs; f <- k.fields)
       require(layout(f).width <= w, s"session table $name: $input field $f is ${layout(f).width} bits, the input $w")
-    for (f <- learn +: applyIf.toSeq)
+    for (f <- learn +: Condition.fields(applyIf))
       require(layout(f).width == 1, s"session table $name: $f is not a 1-bit field")
   }
 
@@ -202,7 +222,7 @@ case class TableSpec(
     actions: Seq[Action],
     default: String,
     defaultData: BigInt = 0,
-    applyIf: Option[String] = None,
+    applyIf: Seq[String] = Nil,
     counters: Boolean = true,
     ways: Int = 4,
     lpmLevels: Int = 4,
@@ -229,7 +249,7 @@ case class TableSpec(
   /** Every PHV field the key and the condition read, valid bits included; a meter reads
     * the colour so far. */
   def reads: Set[String] = {
-    val fields = key.flatMap(_.fields) ++ applyIf ++ (if (meters.nonEmpty) Seq("meta.color") else Nil)
+    val fields = key.flatMap(_.fields) ++ Condition.fields(applyIf) ++ (if (meters.nonEmpty) Seq("meta.color") else Nil)
     (fields ++ fields.map(Stage.validOf)).toSet
   }
 }
@@ -247,7 +267,7 @@ object Programs {
         Action("drop", ops = Seq(Op.Drop(0x20)))),
       default = "no_op"),
     TableSpec("ipv4_lpm", MatchKind.Lpm, Seq(KeyField("hdr.ipv4.dst")), size = 64,
-      applyIf = Some("hdr.ipv4.valid"),
+      applyIf = Seq("hdr.ipv4.valid"),
       actions = Seq(
         Action("route", Seq(Param("port", 4), Param("dmac", 48), Param("smac", 48)), Seq(
           Op.SetField(egress, "port"), Op.SetField("hdr.eth.dst", "dmac"), Op.SetField("hdr.eth.src", "smac"),
@@ -258,7 +278,7 @@ object Programs {
     TableSpec("acl", MatchKind.Ternary,
       Seq(KeyField("hdr.ipv4.src"), KeyField("hdr.ipv4.dst"), KeyField("hdr.ipv4.protocol"),
         KeyField.firstValid("hdr.tcp.srcPort", "hdr.udp.srcPort"), KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort")),
-      size = 64, applyIf = Some("hdr.ipv4.valid"),
+      size = 64, applyIf = Seq("hdr.ipv4.valid"),
       actions = Seq(
         Action("permit"),
         Action("deny", ops = Seq(Op.Drop(0x23))),
@@ -289,7 +309,7 @@ object Programs {
     TableSpec("acl", MatchKind.Ternary,
       Seq(KeyField("hdr.ipv4.src"), KeyField("hdr.ipv4.dst"), KeyField("hdr.ipv4.protocol"),
         KeyField.firstValid("hdr.tcp.srcPort", "hdr.udp.srcPort"), KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort")),
-      size = 64, applyIf = Some("hdr.ipv4.valid"),
+      size = 64, applyIf = Seq("hdr.ipv4.valid"),
       actions = Seq(
         Action("pass"),
         Action("permit", ops = Seq(Op.SetConst("meta.learn", 1))),
@@ -297,7 +317,7 @@ object Programs {
       default = "pass"),
     TableSpec("by_session", MatchKind.Exact,
       Seq(KeyField("meta.ingressPort"), KeyField("meta.sessionHit"), KeyField("meta.sessionLearned")),
-      size = 16, applyIf = Some("hdr.ipv4.valid"),
+      size = 16, applyIf = Seq("hdr.ipv4.valid"),
       actions = Seq(
         Action("pass"),
         Action("drop", ops = Seq(Op.Drop(0x28))),
@@ -327,13 +347,12 @@ object ProgramJson {
     case Op.Meter(m, p) => ujson.Obj("op" -> "meter", "meter" -> m, "param" -> p)
   }
 
-  private def applyIf(f: Option[String]): ujson.Value = f.map(ujson.Str(_)).getOrElse(ujson.Null)
 
   private def table(t: TableSpec, d: ObjectDescriptor, layout: PhvLayout): ujson.Obj = {
     val json = ujson.Obj(
       "name" -> t.name, "index" -> d.index, "kind" -> t.kind.label, "size" -> t.size,
       "keyWidth" -> d.keyWidth, "dataWidth" -> d.dataWidth, "latency" -> d.latency, "counters" -> t.counters,
-      "applyIf" -> applyIf(t.applyIf))
+      "applyIf" -> t.applyIf)
     for ((k, v) <- t.kind.json(t)) json(k) = v
     json("key") = t.key.map(k => ujson.Obj("fields" -> k.fields, "width" -> layout(k.fields.head).width))
     json("actions") = t.actions.zipWithIndex.map { case (a, id) =>
@@ -347,7 +366,7 @@ object ProgramJson {
 
   private def session(s: SessionSpec, d: ObjectDescriptor): ujson.Obj = ujson.Obj(
     "name" -> s.name, "index" -> d.index, "size" -> d.size, "ways" -> s.config.ways, "keyWidth" -> d.keyWidth,
-    "latency" -> d.latency, "after" -> s.after, "applyIf" -> applyIf(s.applyIf), "learn" -> s.learn, "reason" -> s.reason,
+    "latency" -> d.latency, "after" -> s.after, "applyIf" -> s.applyIf, "learn" -> s.learn, "reason" -> s.reason,
     "fields" -> ujson.Obj.from(s.inputs.map { case (n, k, w) => n -> ujson.Obj("fields" -> k.fields, "width" -> w) }),
     "result" -> ujson.Obj.from(Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields)
       .map { case (k, f) => k -> ujson.Str(f) }))
@@ -360,6 +379,7 @@ object ProgramJson {
     ujson.Obj(
       "name" -> p.name,
       "latency" -> p.latency(layout),
+      "metadata" -> p.metadata.map { case (f, w) => ujson.Obj("name" -> f, "width" -> w) },
       "stages" -> p.stages.map(s => s.map(t => descriptor(t.name).index)),
       "tables" -> p.tables.map(t => table(t, descriptor(t.name), layout)),
       "meters" -> p.meters.map { m =>

@@ -19,6 +19,10 @@ object Stage {
     if (v == name) phv(name) else phv.bool(v) ? phv(name) | B(0, phv.width(name) bits)
   }
 
+  /** Whether a frame meets a condition (`Condition`): every term holds. */
+  def holds(phv: PhvAccess, terms: Seq[String]): Bool =
+    terms.map(t => if (Condition.negated(t)) !phv.bool(Condition.field(t)) else phv.bool(t)).foldLeft(True)(_ && _)
+
   /** One key part: its field, or the first of its fields whose header is valid (0 if none). */
   def keyField(phv: PhvAccess, k: KeyField): Bits =
     if (k.fields.size == 1) field(phv, k.fields.head)
@@ -121,7 +125,7 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
   val keys = new Area {
     val fields = new PhvAccess(input.payload, phv.in)
     val parsed = fields("meta.parseError") === 0
-    val active = specs.map(s => RegNext(input.valid && parsed && s.applyIf.map(fields.bool).getOrElse(True)) init False)
+    val active = specs.map(s => RegNext(input.valid && parsed && Stage.holds(fields, s.applyIf)) init False)
     for ((t, a) <- tables.zip(active)) {
       t.lookup.valid := a
       t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(Stage.keyField(fields, _))))
@@ -231,7 +235,7 @@ class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStag
     val fields = new PhvAccess(input.payload, phv.in)
     val parsed = fields("meta.parseError") === 0
     val p = table.packet
-    p.valid := RegNext(input.valid && parsed && spec.applyIf.map(fields.bool).getOrElse(True)) init False
+    p.valid := RegNext(input.valid && parsed && Stage.holds(fields, spec.applyIf)) init False
     val parts = spec.inputs.map { case (_, k, w) => Stage.keyField(fields, k).resize(w) }
     p.zone := RegNext(parts(0))
     p.protocol := RegNext(parts(1))
