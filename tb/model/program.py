@@ -26,7 +26,9 @@ Semantics (docs/pipeline.md "Semantics"):
 - a hit applies the entry's action and data, a miss the table's default action and data;
   hits and misses are counted per table, hits also per entry (packets, meta.frameLen
   bytes) when the table has counters;
-- ops: set (from an action-data parameter), setConst, decrement (modulo 2^width), drop
+- ops: set (from an action-data parameter), setConst, decrement (modulo 2^width), copy
+  (another field of the same width, read as a key reads it: 0 when its header is not
+  valid), drop
   (meta.drop, meta.reason), punt (meta.punt, meta.reason), meter (meter `param` of a
   meter array colours the frame: meta.color becomes its colour, with meta.frameLen bytes
   and meta.color as the colour in), applied in order; values are cut to the field's width.
@@ -59,7 +61,7 @@ from .meter import MeterBank
 from .session import Packet, SessionModel, canonical_key
 
 KINDS = ("exact", "lpm", "ternary", "direct")
-OPS = ("set", "setConst", "decrement", "drop", "punt", "meter")
+OPS = ("set", "setConst", "decrement", "copy", "drop", "punt", "meter")
 # Table punt and drop reasons are at least 0x10; parse errors own 1..15.
 MIN_TABLE_REASON = 0x10
 
@@ -146,6 +148,7 @@ class Op:
     value: int = None
     reason: int = None
     meter: str = None
+    source: str = None      # copy: the field it copies
 
 
 @dataclass
@@ -195,6 +198,9 @@ class Action:
             elif op.op == "decrement":
                 width = self._width(op.field)
                 phv[op.field] = (phv.get(op.field, 0) - 1) & _mask(width)
+            elif op.op == "copy":
+                width = self._width(op.field)
+                phv[op.field] = read_field(phv, op.source, width)
             elif op.op == "drop":
                 phv["meta.drop"] = 1
                 phv["meta.reason"] = op.reason & 0xFF
@@ -221,7 +227,7 @@ def _action(desc, table, metadata=None):
             ops.append(Op(o["op"], o.get("field"), o.get("param"),
                           None if o.get("value") is None else int(o["value"]),
                           None if o.get("reason") is None else int(o["reason"]),
-                          o.get("meter")))
+                          o.get("meter"), o.get("from")))
         return Action(desc["name"], int(desc["id"]), params, ops, metadata)
     except KeyError as e:
         raise ProgramError(f"table {table}: action without {e}") from None
@@ -758,6 +764,16 @@ class Program:
                                    f"packing rule puts it at {off}")
                 names = {p.name for p in a.params}
                 for op in a.ops:
+                    if op.op == "copy":
+                        try:
+                            widths = {field_width(f, metadata=self.metadata)
+                                      for f in (op.field, op.source)}
+                        except ProgramError as e:
+                            out.append(f"{at}: {e}")
+                            continue
+                        if len(widths) != 1:
+                            out.append(f"{at}: copy {op.source} into {op.field} of another width")
+                        continue
                     if op.op in ("set", "setConst", "decrement"):
                         if op.field is None:
                             out.append(f"{at}: {op.op} without a field")

@@ -16,7 +16,7 @@ object Generate {
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
   /** Programs generated besides it, each as `matcha_<name>` with its `layout-<name>.json`. */
-  val extraPrograms: Seq[Program] = Seq(Programs.policer, Programs.conntrack)
+  val extraPrograms: Seq[Program] = Seq(Programs.policer, Programs.conntrack, Programs.overlay)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,

@@ -10,14 +10,14 @@ import spinal.lib.LatencyAnalysis
   * registers the built stage puts between its input and its output, counted in the netlist. */
 class LatencySpec extends AnyFunSuite {
   def declared(p: Program, cfg: MatchaConfig): Seq[Int] =
-    p.steps.map(_.latency(cfg.layout))
+    p.steps.map(_.latency(p.phv(cfg)))
 
   for (p <- Programs.all; cfg <- Generate.configs) {
     test(s"every stage of ${p.name} on ${cfg.name} is as late as it declares") {
       val path = SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
       val built: Seq[Int] = path.stages.map(s => LatencyAnalysis(s.input.valid, s.output.valid).toInt)
       assert(built == declared(p, cfg), s"built ${built.mkString(", ")}")
-      assert(built.sum == p.latency(cfg.layout))
+      assert(built.sum == p.latency(p.phv(cfg)))
     }
   }
 }

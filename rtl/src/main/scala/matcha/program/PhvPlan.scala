@@ -15,7 +15,9 @@ object StepUse {
     val metered = if (tables.exists(_.meters.nonEmpty)) Set("meta.frameLen", "meta.color") else Set[String]()
     // A decrement reads the field it writes: needed only where the field is live after the
     // stage, and then the stage carries it anyway.
-    StepUse(Set("meta.parseError") ++ tables.flatMap(_.reads) ++ counted, metered, tables.flatMap(_.writes).toSet)
+    // A copy reads its source when the actions apply: it waits for the lookups.
+    StepUse(Set("meta.parseError") ++ tables.flatMap(_.reads) ++ counted, metered ++ tables.flatMap(_.opReads),
+      tables.flatMap(_.writes).toSet)
   }
 
   def apply(s: SessionSpec): StepUse = {

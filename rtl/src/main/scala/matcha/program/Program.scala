@@ -195,11 +195,21 @@ object KeyField {
 
 case class Param(name: String, width: Int)
 
-sealed trait Op { def writes: Seq[String] }
+sealed trait Op {
+  def writes: Seq[String]
+  /** PHV fields the op reads when it applies. */
+  def reads: Seq[String] = Nil
+}
 object Op {
   case class SetField(field: String, param: String) extends Op { def writes = Seq(field) }
   case class SetConst(field: String, value: BigInt) extends Op { def writes = Seq(field) }
   case class Decrement(field: String) extends Op { def writes = Seq(field) }
+  /** The field takes the value of another of the same width, as a key reads it (0 when its
+    * header is not valid). */
+  case class Copy(field: String, from: String) extends Op {
+    def writes = Seq(field)
+    override def reads = Seq(from)
+  }
   case class Drop(reason: Int) extends Op { def writes = Seq("meta.drop", "meta.reason") }
   case class Punt(reason: Int) extends Op { def writes = Seq("meta.punt", "meta.reason") }
   /** Meter `param` of array `meter` colours the packet: meta.color (colour-aware meters
@@ -246,10 +256,17 @@ case class TableSpec(
   def writes: Set[String] = actions.flatMap(_.ops.flatMap(_.writes)).toSet
   /** The meter arrays the actions execute. */
   def meters: Set[String] = actions.flatMap(_.ops.collect { case Op.Meter(m, _) => m }).toSet
-  /** Every PHV field the key and the condition read, valid bits included; a meter reads
-    * the colour so far. */
+  /** Every PHV field the key, the condition and the ops read, valid bits included; a
+    * meter reads the colour so far. A table that copies a field an earlier table of its
+    * stage writes thus starts a new stage, and its copy reads the stage's input. */
   def reads: Set[String] = {
-    val fields = key.flatMap(_.fields) ++ Condition.fields(applyIf) ++ (if (meters.nonEmpty) Seq("meta.color") else Nil)
+    val fields = key.flatMap(_.fields) ++ Condition.fields(applyIf) ++ (if (meters.nonEmpty) Seq("meta.color") else Nil) ++
+      opReads
+    (fields ++ fields.map(Stage.validOf)).toSet
+  }
+  /** The fields the ops read when the actions apply, valid bits included. */
+  def opReads: Set[String] = {
+    val fields = actions.flatMap(_.ops.flatMap(_.reads))
     (fields ++ fields.map(Stage.validOf)).toSet
   }
 }
@@ -325,7 +342,159 @@ object Programs {
       default = "pass")
   ), session = Some(SessionSpec("sessions", size = 64, after = "acl", reason = 0x27)))
 
-  val all = Seq(l2l3, policer, conntrack)
+  /** The cloud overlay (VNET-to-VNET) pipeline with stateful security (docs/overlay.md),
+    * after SONiC DASH: VXLAN frames from hosts (outbound) and from the underlay (inbound),
+    * each decapsulated and, once its ENI's policy admits it, encapsulated again. */
+  val overlay: Program = {
+    import Overlay._
+    val decap = Seq("eth", "vlan", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
+    val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
+      KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
+      KeyField.firstValid("hdr.inner_tcp.dstPort", "hdr.inner_udp.dstPort"))
+    val live = "!meta.drop"
+    Program("overlay", Seq(
+      // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
+      // default) or dropped, as the entry at its index says.
+      TableSpec("frame_class", MatchKind.Direct, Seq(KeyField("hdr.vxlan.valid"), KeyField("hdr.inner_ipv4.valid")), size = 4,
+        actions = Seq(
+          Action("overlay", ops = Seq(Op.SetConst("meta.overlay", 1))),
+          Action("drop", ops = Seq(Op.Drop(NotOverlayDrop))),
+          Action("to_host", ops = Seq(Op.Punt(NotOverlay)))),
+        default = "to_host", counters = false),
+      TableSpec("vip", MatchKind.Exact, Seq(KeyField("hdr.ipv4.dst")), size = 16, applyIf = Seq("meta.overlay"),
+        actions = Seq(Action("accept"), Action("drop", ops = Seq(Op.Drop(VipMiss)))), default = "drop"),
+      TableSpec("direction", MatchKind.Exact, Seq(KeyField("hdr.vxlan.vni")), size = 64, applyIf = Seq("meta.overlay"),
+        actions = Seq(
+          Action("outbound", ops = Seq(Op.SetConst("meta.outbound", 1))),
+          Action("inbound", ops = Seq(Op.SetConst("meta.inbound", 1)))),
+        default = "inbound", counters = false),
+      TableSpec("eni_out", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.src")), size = 1024, applyIf = Seq("meta.outbound", live),
+        actions = Seq(Action("set_eni", Seq(Param("eni", EniWidth)), Seq(Op.SetField("meta.eni", "eni"))),
+          Action("drop", ops = Seq(Op.Drop(EniMiss)))), default = "drop"),
+      TableSpec("eni_in", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.dst")), size = 1024, applyIf = Seq("meta.inbound", live),
+        actions = Seq(Action("set_eni", Seq(Param("eni", EniWidth)), Seq(Op.SetField("meta.eni", "eni"))),
+          Action("drop", ops = Seq(Op.Drop(EniMiss)))), default = "drop"),
+      // The ENI's attributes; an ENI with no entry is down.
+      TableSpec("eni", MatchKind.Direct, Seq(KeyField("meta.eni")), size = 1024, applyIf = Seq("meta.overlay", live),
+        actions = Seq(
+          Action("set_eni_attrs", Seq(Param("routing_group", GroupWidth), Param("vm_underlay_ip", 32), Param("vm_vni", 24),
+            Param("yellow_drop", 1)), Seq(
+            Op.SetField("meta.routingGroup", "routing_group"), Op.SetField("push.ipv4.dst", "vm_underlay_ip"),
+            Op.SetField("push.vxlan.vni", "vm_vni"), Op.SetField("meta.yellowDrop", "yellow_drop"))),
+          Action("admin_down", ops = Seq(Op.Drop(EniDown)))),
+        default = "admin_down", counters = false),
+      TableSpec("inbound_routing", MatchKind.Ternary, Seq(KeyField("meta.eni"), KeyField("hdr.vxlan.vni"), KeyField("hdr.ipv4.src")),
+        size = 64, applyIf = Seq("meta.inbound", live),
+        actions = Seq(
+          Action("decap"),
+          Action("decap_pa_validate", Seq(Param("src_vnet", VnetWidth)), Seq(
+            Op.SetField("meta.srcVnet", "src_vnet"), Op.SetConst("meta.paValidate", 1))),
+          Action("drop", ops = Seq(Op.Drop(InboundRouteMiss)))),
+        default = "drop"),
+      TableSpec("pa_validation", MatchKind.Exact, Seq(KeyField("meta.srcVnet"), KeyField("hdr.ipv4.src")), size = 1024,
+        applyIf = Seq("meta.paValidate", live),
+        actions = Seq(Action("permit"), Action("drop", ops = Seq(Op.Drop(PaValidationMiss)))), default = "drop"),
+      // The ENI's ACL of each direction decides new flows: a permit may learn the session.
+      TableSpec("acl", MatchKind.Ternary, Seq(KeyField("meta.outbound"), KeyField("meta.eni")) ++ fiveTuple, size = 256,
+        applyIf = Seq("meta.overlay", live),
+        actions = Seq(
+          Action("permit", ops = Seq(Op.SetConst("meta.aclVerdict", AclPermit), Op.SetConst("meta.learn", 1))),
+          Action("deny", ops = Seq(Op.SetConst("meta.aclVerdict", AclDeny))),
+          Action("to_host", ops = Seq(Op.SetConst("meta.aclVerdict", AclToHost)))),
+        default = "deny"),
+      // A frame of a known session passes whatever the ACL said; any other takes its verdict.
+      TableSpec("verdict", MatchKind.Exact, Seq(KeyField("meta.sessionHit"), KeyField("meta.aclVerdict")), size = 8, ways = 2,
+        applyIf = Seq("meta.overlay", live, "!meta.punt"),
+        actions = Seq(
+          Action("admit", ops = Seq(Op.SetConst("meta.admit", 1))),
+          Action("deny", ops = Seq(Op.Drop(AclDenied))),
+          Action("to_host", ops = Seq(Op.Punt(AclToHostReason)))),
+        default = "deny", counters = false),
+      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = 1024, applyIf = Seq("meta.admit"),
+        actions = Seq(Action("no_op"), Action("police", Seq(Param("meter", EniWidth)), Seq(Op.Meter("policers", "meter")))),
+        default = "no_op", counters = false),
+      TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = 256,
+        applyIf = Seq("meta.outbound", "meta.admit"), lpmLevels = 6, lpmNodes = 64,
+        actions = Seq(
+          Action("route_vnet", Seq(Param("dst_vnet", VnetWidth)), Seq(
+            Op.SetField("meta.dstVnet", "dst_vnet"), Op.SetConst("meta.routed", 1))),
+          Action("route_direct", ops = decap :+ Op.SetConst("meta.direct", 1)),
+          Action("drop", ops = Seq(Op.Drop(RouteDrop))),
+          Action("miss", ops = Seq(Op.Drop(RouteMiss)))),
+        default = "miss"),
+      TableSpec("colour", MatchKind.Exact, Seq(KeyField("meta.color"), KeyField("meta.yellowDrop")), size = 8, ways = 2,
+        applyIf = Seq("meta.admit", live),
+        actions = Seq(
+          Action("pass"),
+          Action("mark", Seq(Param("dscp", 6)), Seq(Op.SetField("push.ipv4.dscp", "dscp"))),
+          Action("drop_red", ops = Seq(Op.Drop(PolicedRed))),
+          Action("drop_yellow", ops = Seq(Op.Drop(PolicedYellow)))),
+        default = "pass", counters = false),
+      TableSpec("mapping", MatchKind.Exact, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = 1024,
+        applyIf = Seq("meta.routed", live),
+        actions = Seq(
+          Action("set_mapping", Seq(Param("underlay_ip", 32), Param("overlay_dmac", 48)), Seq(
+            Op.SetField("push.ipv4.dst", "underlay_ip"), Op.SetField("hdr.inner_eth.dst", "overlay_dmac"))),
+          Action("drop", ops = Seq(Op.Drop(MappingMiss)))),
+        default = "drop"),
+      TableSpec("vnet", MatchKind.Direct, Seq(KeyField("meta.dstVnet")), size = 1024, applyIf = Seq("meta.routed", live),
+        actions = Seq(
+          Action("set_vni", Seq(Param("vni", 24)), Seq(Op.SetField("push.vxlan.vni", "vni"))),
+          Action("drop", ops = Seq(Op.Drop(VnetMiss)))),
+        default = "drop", counters = false),
+      // The new outer headers: the underlay MACs are the default action's data (set once,
+      // like DASH's appliance MACs), the source the VIP the frame came to.
+      TableSpec("encap", MatchKind.Exact, Seq(KeyField("meta.outbound")), size = 4, ways = 2,
+        applyIf = Seq("meta.admit", live, "!meta.direct"),
+        actions = Seq(Action("vxlan_encap", Seq(Param("underlay_smac", 48), Param("underlay_dmac", 48)),
+          Seq(Op.Copy("push.ipv4.src", "hdr.ipv4.dst")) ++ decap ++ Seq(
+            Op.SetConst("push.eth.valid", 1), Op.SetField("push.eth.src", "underlay_smac"),
+            Op.SetField("push.eth.dst", "underlay_dmac"), Op.SetConst("push.eth.etherType", 0x0800),
+            Op.SetConst("push.ipv4.valid", 1), Op.SetConst("push.ipv4.identification", 1), Op.SetConst("push.ipv4.ttl", 64),
+            Op.SetConst("push.ipv4.protocol", 17),
+            Op.SetConst("push.udp.valid", 1), Op.SetConst("push.udp.dstPort", 4789),
+            Op.SetConst("push.vxlan.valid", 1), Op.SetConst("push.vxlan.flags", 0x08)))),
+        default = "vxlan_encap", counters = false)
+    ),
+      meters = Seq(MeterSpec("policers", 1 << EniWidth)),
+      session = Some(SessionSpec("sessions", size = 4096, after = "acl", reason = SessionFull, zone = KeyField("meta.eni"),
+        protocol = KeyField("hdr.inner_ipv4.protocol"), srcAddr = KeyField("hdr.inner_ipv4.src"),
+        dstAddr = KeyField("hdr.inner_ipv4.dst"), srcPort = KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
+        dstPort = KeyField.firstValid("hdr.inner_tcp.dstPort", "hdr.inner_udp.dstPort"), tcpFlags = KeyField("hdr.inner_tcp.flags"),
+        applyIf = Seq("meta.overlay", live))),
+      metadata = Seq("meta.overlay" -> 1, "meta.outbound" -> 1, "meta.inbound" -> 1, "meta.eni" -> EniWidth,
+        "meta.routingGroup" -> GroupWidth, "meta.yellowDrop" -> 1, "meta.srcVnet" -> VnetWidth, "meta.paValidate" -> 1,
+        "meta.aclVerdict" -> 2, "meta.admit" -> 1, "meta.dstVnet" -> VnetWidth, "meta.routed" -> 1, "meta.direct" -> 1))
+  }
+
+  val all = Seq(l2l3, policer, conntrack, overlay)
+}
+
+/** The overlay program's widths and reasons (docs/overlay.md). */
+object Overlay {
+  val EniWidth = 10
+  val VnetWidth = 10
+  val GroupWidth = 10
+  /** meta.aclVerdict: what the ACL said (0: the ACL did not apply). */
+  val AclPermit = 1
+  val AclDeny = 2
+  val AclToHost = 3
+  val NotOverlay = 0x30
+  val NotOverlayDrop = 0x31
+  val VipMiss = 0x32
+  val EniMiss = 0x33
+  val EniDown = 0x34
+  val InboundRouteMiss = 0x35
+  val PaValidationMiss = 0x36
+  val AclDenied = 0x37
+  val AclToHostReason = 0x38
+  val SessionFull = 0x39
+  val PolicedRed = 0x3A
+  val PolicedYellow = 0x3B
+  val RouteMiss = 0x3C
+  val RouteDrop = 0x3D
+  val MappingMiss = 0x3E
+  val VnetMiss = 0x3F
 }
 
 /** The "program" section of layout.json (docs/pipeline.md). Every table's descriptor index
@@ -342,6 +511,7 @@ object ProgramJson {
     case Op.SetField(f, p) => ujson.Obj("op" -> "set", "field" -> f, "param" -> p)
     case Op.SetConst(f, v) => ujson.Obj("op" -> "setConst", "field" -> f, "value" -> number(v, s"the constant for $f"))
     case Op.Decrement(f) => ujson.Obj("op" -> "decrement", "field" -> f)
+    case Op.Copy(f, from) => ujson.Obj("op" -> "copy", "field" -> f, "from" -> from)
     case Op.Drop(r) => ujson.Obj("op" -> "drop", "reason" -> r)
     case Op.Punt(r) => ujson.Obj("op" -> "punt", "reason" -> r)
     case Op.Meter(m, p) => ujson.Obj("op" -> "meter", "meter" -> m, "param" -> p)

@@ -175,15 +175,17 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
 
   /** The last clock: the actions, on the PHV as the stage hands it on. */
   val applied = new Area {
+    /** The PHV as it entered the stage: what copies read. */
+    val entered = new PhvAccess(metered.phv.payload, phv.carried)
     val handed = PhvLayout.convert(metered.phv.payload, phv.carried, phv.out)
-    val fields = tables.zip(metered.results).foldLeft(handed)((before, tr) => apply(tr._1, tr._2, before))
+    val fields = tables.zip(metered.results).foldLeft(handed)((before, tr) => apply(tr._1, tr._2, before, entered))
     val out = Flow(Bits(phv.out.width bits))
     out.valid := RegNext(metered.phv.valid) init False
     out.payload := RegNext(fields)
   }
   val output: Flow[Bits] = applied.out
 
-  private def apply(t: StageTable, result: Flow[LookupResult], before: Bits): Bits = {
+  private def apply(t: StageTable, result: Flow[LookupResult], before: Bits, entered: PhvAccess): Bits = {
     val spec = t.spec
     val outLayout = phv.out
     val in = new PhvAccess(before, outLayout)
@@ -202,6 +204,13 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
           case Op.SetField(f, p) => set(f, data(offsets(p), action.params.find(_.name == p).get.width bits))
           case Op.SetConst(f, v) => set(f, B(v, layout(f).width bits))
           case Op.Decrement(f) => set(f, (value(f).asUInt - 1).asBits)
+          case Op.Copy(f, from) =>
+            require(layout(from).width == layout(f).width, s"table ${spec.name}: copy of $from into $f of another width")
+            // As a key reads it, with what the action's earlier ops wrote, the value or the
+            // header's valid bit, seen as written.
+            val v = Stage.validOf(from)
+            val raw = written.getOrElse(from, entered(from))
+            set(f, if (v == from) raw else written.get(v).map(_(0)).getOrElse(entered.bool(v)) ? raw | B(0, raw.getWidth bits))
           case Op.Drop(r) => set("meta.drop", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
           case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
           case Op.Meter(_, _) => set("meta.color", metering.unit.result.colour.asBits)
