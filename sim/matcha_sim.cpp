@@ -877,8 +877,8 @@ void Sim::read_table_counts() {
         uint32_t d = MATCHA_HW_INFO_DESCRIPTORS + MATCHA_HW_INFO_DESCRIPTOR_BYTES * i;
         TableCount c;
         c.index = i;
-        c.kind = read_reg(d) & MATCHA_HW_KIND_CODE_MASK;
-        uint32_t base = read_reg(d + 16);
+        c.kind = read_reg(d + 4 * MATCHA_HW_DESC_KIND_WORD) & MATCHA_HW_KIND_CODE_MASK;
+        uint32_t base = read_reg(d + 4 * MATCHA_HW_DESC_BASE_WORD);
         // The low word first: reading it latches the high word.
         c.hits = read_reg(base + MATCHA_HW_WIN_HITS);
         c.hits |= uint64_t(read_reg(base + MATCHA_HW_WIN_HITS + 4)) << 32;

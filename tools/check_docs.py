@@ -22,10 +22,13 @@ REPO = Path(__file__).resolve().parents[1]
 # constants of the prefix that are not registers of the table)
 TABLES = [
     ("docs/tables.md", "### Self-describing block", "INFO_",
-     {"DESCRIPTORS", "DESCRIPTOR_BYTES", "MAGIC_VALUE", "VERSION_VALUE", "WINDOW_BYTES", "ADDRESS_WIDTH"}),
+     {"DESCRIPTORS", "DESCRIPTOR_BYTES", "MAGIC_VALUE", "VERSION_VALUE", "VERSION_MAJOR_SHIFT",
+      "VERSION_MINOR_MASK", "WINDOW_BYTES", "ADDRESS_WIDTH"}),
     ("docs/tables.md", "### Table window", "WIN_", {"END", "STAGING_WORDS"}),
-    ("docs/sessions.md", "| offset | name |", "SESSION_", {"AGE_BITS", "INITIATOR_HIGH"}),
-    ("ip/corundum/README.md", "| offset from `0x800000` | name |", "APP_", {"BASE", "ID_VALUE", "VERSION_VALUE"}),
+    ("docs/sessions.md", "| offset | name |", "SESSION_", {"AGE_BITS", "AGE_MAX", "INITIATOR_HIGH", "STATE_SYN_SENT", "STATE_SYN_ACK",
+      "STATE_ESTABLISHED", "STATE_CLOSING", "STATE_RESET", "STATE_UDP"}),
+    ("ip/corundum/README.md", "| offset from `0x800000` | name |", "APP_", {"BASE", "ID_VALUE", "VERSION_VALUE", "VERSION_MAJOR_SHIFT",
+      "VERSION_MINOR_MASK", "ERROR_SEEN", "ERROR_WRITE", "ERROR_COUNT_SHIFT", "ERROR_COUNT_MASK"}),
 ]
 
 ROW = re.compile(r"^\|\s*`?(0x[0-9A-Fa-f]+)`?(?:\s*\+[^|]*)?\s*\|\s*([A-Z][A-Z_]*)")

@@ -682,6 +682,41 @@ class Device:
 
 # --------------------------------------------------------------- the recording bus
 
+# The descriptor word that holds each field of a Descriptor.
+DESCRIPTOR_WORD = {
+    "kind": contract.DESC_KIND_WORD, "key_bits": contract.DESC_KEY_BITS_WORD, "size": contract.DESC_SIZE_WORD,
+    "data_bits": contract.DESC_DATA_BITS_WORD, "base": contract.DESC_BASE_WORD,
+    "geometry": contract.DESC_GEOMETRY_WORD, "latency": contract.DESC_LATENCY_WORD, "extra": contract.DESC_EXTRA_WORD,
+}
+
+
+def descriptor_address(i, field="kind"):
+    """The address of descriptor `i`'s word that holds `field`."""
+    return contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * DESCRIPTOR_WORD[field]
+
+
+def meter_geometry(rate, level, time):
+    """A meter array's geometry word from its rate, burst and level, and time base widths."""
+    return (rate << contract.METER_GEOMETRY_RATE_LSB | level << contract.METER_GEOMETRY_LEVEL_LSB
+            | time << contract.METER_GEOMETRY_TIME_LSB)
+
+
+def meter_geometry_widths(geometry):
+    """(rate, level, time) bits of a meter array's geometry word."""
+    return tuple(geometry >> lsb & contract.METER_GEOMETRY_FIELD_MASK for lsb in
+                 (contract.METER_GEOMETRY_RATE_LSB, contract.METER_GEOMETRY_LEVEL_LSB, contract.METER_GEOMETRY_TIME_LSB))
+
+
+def flags_word(action, valid=True):
+    """A window FLAGS value: the action id (a session's state) and the valid bit."""
+    return action << contract.FLAGS_ACTION_SHIFT | (contract.FLAGS_VALID if valid else 0)
+
+
+def flags_action(flags):
+    """The action id (a session's state) of a FLAGS value."""
+    return flags >> contract.FLAGS_ACTION_SHIFT & contract.FLAGS_ACTION_MASK
+
+
 @dataclass(frozen=True)
 class Descriptor:
     kind: int
@@ -689,9 +724,21 @@ class Descriptor:
     size: int
     data_bits: int
     base: int
-    geometry: int  # ways (exact), levels (LPM), rate | level << 8 | time << 16 bits (meter), 0
+    geometry: int  # ways (exact), levels (LPM), meter_geometry (meter), 0
     latency: int
     extra: int     # nodes per level below the first (LPM), clocks per tick (meter), 0
+
+    @classmethod
+    def from_words(cls, words):
+        return cls(**{f: words[j] for f, j in DESCRIPTOR_WORD.items()})
+
+    @property
+    def words(self):
+        """The descriptor's words as the self-describing block holds them."""
+        w = [0] * contract.DESC_WORDS
+        for f, j in DESCRIPTOR_WORD.items():
+            w[j] = getattr(self, f)
+        return w
 
     @property
     def code(self):
@@ -745,7 +792,7 @@ class Write:
 
 def descriptors(snapshot):
     n = snapshot[contract.INFO_OBJECTS]
-    return [Descriptor(*(snapshot[contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * j] for j in range(8)))
+    return [Descriptor.from_words([snapshot[descriptor_address(i) + 4 * j] for j in range(contract.DESC_WORDS)])
             for i in range(n)]
 
 
@@ -824,11 +871,11 @@ class RecordingBus:
             words = (d.data_bits + 31) // 32
             data = sum(self.staging.get(base + contract.WIN_DATA + 4 * i, 0) << (32 * i)
                        for i in range(words))
-            action = (self.staging.get(base + contract.WIN_FLAGS, 0) >> contract.FLAGS_ACTION_SHIFT) & 0xFF
+            action = flags_action(self.staging.get(base + contract.WIN_FLAGS, 0))
             self.defaults[table] = (action, data & ((1 << d.data_bits) - 1))
         elif cmd == contract.CMD_READ_DEFAULT:
             action, data = self.defaults.get(table, (0, 0))
-            self.staging[base + contract.WIN_FLAGS] = action << contract.FLAGS_ACTION_SHIFT | contract.FLAGS_VALID
+            self.staging[base + contract.WIN_FLAGS] = flags_word(action)
             for i in range((d.data_bits + 31) // 32):
                 self.staging[base + contract.WIN_DATA + 4 * i] = (data >> (32 * i)) & 0xFFFFFFFF
 
@@ -845,8 +892,8 @@ async def read_info_block(read32):
     callable reading one register of the DUT."""
     snap = {a: await read32(a) for a in (contract.INFO_MAGIC, contract.INFO_VERSION, contract.INFO_BUILD_ID, contract.INFO_OBJECTS)}
     for i in range(snap[contract.INFO_OBJECTS]):
-        for j in range(8):
-            a = contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * j
+        for j in range(contract.DESC_WORDS):
+            a = descriptor_address(i) + 4 * j
             snap[a] = await read32(a)
     return snap
 

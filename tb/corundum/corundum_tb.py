@@ -487,7 +487,8 @@ async def test_app_registers(dut):
     keeps working after them."""
     tb = await setup(dut, "app_registers")
     assert await tb.read32(APP_REGS + APP_ID) == MATCHA_APP_ID
-    assert await tb.read32(APP_REGS + VERSION) >> 16 == 1
+    version = await tb.read32(APP_REGS + VERSION)
+    assert version >> contract.APP_VERSION_MAJOR_SHIFT == contract.APP_VERSION_VALUE >> contract.APP_VERSION_MAJOR_SHIFT
     ports = await tb.read32(APP_REGS + PORTS)
     assert ports >= 1
     assert await tb.read32(APP_REGS + DATA_WIDTH) == tb.lay.data_width
@@ -581,22 +582,23 @@ async def test_command_during_reset_clear(dut):
     await tb.start(open_driver=False)
     base = contract.INFO_WINDOW_BYTES
     action, data = rng.randrange(1, 4), rng.getrandbits(32)
-    await tb.write32(base + contract.WIN_FLAGS, action << 8 | 1)
+    await tb.write32(base + contract.WIN_FLAGS, drv.flags_word(action))
     await tb.write32(base + contract.WIN_DATA, data)
-    await tb.write32(base + contract.WIN_CMD, 5)     # DEFAULT
-    assert await tb.read32(base + contract.WIN_STATUS) & 1, "the clear after reset was already done"
+    await tb.write32(base + contract.WIN_CMD, contract.CMD_DEFAULT)
+    assert await tb.read32(base + contract.WIN_STATUS) & contract.STATUS_BUSY, "the clear after reset was already done"
     snapshot = await drv.read_info_block(tb.read32)
     first = drv.descriptors(snapshot)[0]
     assert first.default_action
     data &= (1 << min(first.data_bits, 32)) - 1
     for _ in range(10_000):
         status = await tb.read32(base + contract.WIN_STATUS)
-        if not status & 1:
+        if not status & contract.STATUS_BUSY:
             break
-    assert not status & 0xFF01, f"STATUS {status:#x} after DEFAULT"
+    error_bits = contract.STATUS_ERROR_MASK << contract.STATUS_ERROR_SHIFT
+    assert not status & (error_bits | contract.STATUS_BUSY), f"STATUS {status:#x} after DEFAULT"
     await tb.write32(base + contract.WIN_DATA, 0)
-    assert await tb.window_command(base, 6) == 0      # READ_DEFAULT
-    got = (await tb.read32(base + contract.WIN_FLAGS) >> 8 & 0xFF, await tb.read32(base + contract.WIN_DATA))
+    assert await tb.window_command(base, contract.CMD_READ_DEFAULT) == 0
+    got = (drv.flags_action(await tb.read32(base + contract.WIN_FLAGS)), await tb.read32(base + contract.WIN_DATA))
     assert got == (action, data), f"miss action {got}, DEFAULT wrote {(action, data)}"
 
 
@@ -604,8 +606,8 @@ async def test_command_during_reset_clear(dut):
 async def test_error_register(dut):
     """Every access the app port answers with SLVERR is also recorded where a host on
     Corundum (whose PCIe bridge drops the response codes) can read it: ERROR_ADDRESS holds
-    the last one's address, ERROR bit 0 says one happened, bit 1 whether it was a write,
-    bits 31..16 how many since ERROR was written; writing ERROR clears it, and good
+    the last one's address, ERROR_SEEN says one happened, ERROR_WRITE whether it was a write,
+    ERROR_COUNT how many since ERROR was written; writing ERROR clears it, and good
     accesses leave it alone."""
     tb = await setup(dut, "error_register")
     assert await tb.read32(APP_REGS + ERROR) == 0, "an error recorded before any access"
@@ -620,7 +622,8 @@ async def test_error_register(dut):
                 assert (await tb.axil.read(addr, 4)).resp == AxiResp.SLVERR
             count += 1
             assert await tb.read32(APP_REGS + ERROR_ADDRESS) == addr
-            assert await tb.read32(APP_REGS + ERROR) == count << 16 | int(write) << 1 | 1, \
+            assert await tb.read32(APP_REGS + ERROR) == (count << contract.APP_ERROR_COUNT_SHIFT | contract.APP_ERROR_SEEN
+                                                        | (contract.APP_ERROR_WRITE if write else 0)), \
                 f"ERROR after a bad {'write' if write else 'read'} of 0x{addr:06x}"
     await tb.write32(APP_REGS + ERROR, 0)
     assert await tb.read32(APP_REGS + ERROR) == 0

@@ -13,6 +13,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import cocotb_util
 from tb.common import contract
+from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 from tb.model.hashing import exact_index
 
@@ -80,8 +81,8 @@ class ExactTableTb(AxiLiteRegisters):
     async def write_entry(self, index, key, action, data, valid=True):
         await self.write_words(KEY, key, KEY_BITS)
         await self.write_words(DATA, data, DATA_BITS)
-        await self.write32(BASE + FLAGS, (action << 8) | int(valid))
-        assert await self.command(1, index) == 0
+        await self.write32(BASE + FLAGS, drv.flags_word(action, valid))
+        assert await self.command(contract.CMD_WRITE, index) == 0
         if valid:
             self.model.slots[index] = (key, action, data)
         else:
@@ -281,16 +282,16 @@ async def test_readback_and_clear(dut):
     await tb.write_words(KEY, 0, KEY_BITS)
     await tb.write_words(DATA, 0, DATA_BITS)
     await tb.write32(BASE + FLAGS, 0)
-    assert await tb.command(2, i) == 0
+    assert await tb.command(contract.CMD_READ, i) == 0
     assert await tb.read_words(KEY, KEY_BITS) == k
     assert await tb.read_words(DATA, DATA_BITS) == data
-    assert await tb.read32(BASE + FLAGS) == (0x5A << 8) | 1
+    assert await tb.read32(BASE + FLAGS) == drv.flags_word(0x5A)
     assert await tb.read32(BASE + INDEX) == i
-    assert await tb.command(3) == 0
+    assert await tb.command(contract.CMD_CLEAR) == 0
     tb.model.slots.clear()
     await tb.lookups([k])
-    assert await tb.command(2, i) == 0
-    assert await tb.read32(BASE + FLAGS) & 1 == 0
+    assert await tb.command(contract.CMD_READ, i) == 0
+    assert await tb.read32(BASE + FLAGS) & contract.FLAGS_VALID == 0
 
 
 @cocotb.test(timeout_time=2, timeout_unit="ms")
@@ -301,11 +302,11 @@ async def test_bad_accesses(dut):
     tb = ExactTableTb(dut)
     await tb.start()
     assert await tb.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
-    assert await tb.read32(0x4) == 0x00010000
-    assert await tb.read32(0xC) == 1
-    desc = [await tb.read32(0x40 + 4 * j) for j in range(8)]
-    assert desc == [1, KEY_BITS, WAYS * SLOTS, DATA_BITS, BASE, WAYS, LATENCY, 0]
-    for addr in (0x20, 0x60, 0x8000, BASE + 0x10, BASE + 0x200, 0x20000, 0xFFFFFC):
+    assert await tb.read32(contract.INFO_VERSION) == contract.INFO_VERSION_VALUE
+    assert await tb.read32(contract.INFO_OBJECTS) == 1
+    desc = [await tb.read32(drv.descriptor_address(0) + 4 * j) for j in range(contract.DESC_WORDS)]
+    assert desc == drv.Descriptor(contract.KIND_EXACT, KEY_BITS, WAYS * SLOTS, DATA_BITS, BASE, WAYS, LATENCY, 0).words
+    for addr in (0x20, drv.descriptor_address(1), 0x8000, BASE + 0x10, BASE + 0x200, 0x20000, 0xFFFFFC):
         r = await tb.axil.read(addr, 4)
         assert r.resp == SLVERR, f"read {addr:#x}: resp {r.resp}"
         w = await tb.axil.write(addr, b"\x01\x00\x00\x00")
@@ -313,8 +314,9 @@ async def test_bad_accesses(dut):
     assert (await tb.axil.read(BASE + INDEX, 4)).resp == OKAY
     k = rand_key(rng)
     await tb.insert(k, 3, 3)
-    assert await tb.command(1, WAYS * SLOTS) == 1, "index out of range not reported"
-    assert await tb.command(9) == 2, "unknown command not reported"
+    assert await tb.command(contract.CMD_WRITE, WAYS * SLOTS) == contract.STATUS_ERROR_INDEX_RANGE, \
+        "index out of range not reported"
+    assert await tb.command(9) == contract.STATUS_ERROR_UNKNOWN_CMD, "unknown command not reported"
     await tb.lookups([k])
 
 

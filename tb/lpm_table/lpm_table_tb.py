@@ -273,14 +273,14 @@ class LpmTableTb(AxiLiteRegisters):
         dwords = (self.desc.data_bits + 31) // 32
         out = {}
         for r in range(self.desc.size):
-            await self.command(contract.CMD_READ, self.desc.geometry << 20 | r)
+            await self.command(contract.CMD_READ, self.desc.geometry << contract.LPM_LEVEL_SHIFT | r)
             flags = await self.read32(base + contract.WIN_FLAGS)
             key = sum([await self.read32(base + contract.WIN_KEY + 4 * i) << (32 * i)
                        for i in range(words)])
             data = sum([await self.read32(base + contract.WIN_DATA + 4 * i) << (32 * i)
                         for i in range(dwords)])
             length = await self.read32(base + contract.WIN_PRIORITY)
-            out[r] = (bool(flags & 1), flags >> 8 & 0xFF, data, key, length)
+            out[r] = (bool(flags & contract.FLAGS_VALID), drv.flags_action(flags), data, key, length)
         return out
 
     async def stored_prefixes(self):
@@ -488,10 +488,10 @@ async def test_prefix_store(dut):
         for i in range((kw + 31) // 32):
             await tb.write32(b + contract.WIN_KEY + 4 * i, rng.getrandbits(32))
         await tb.write32(b + contract.WIN_PRIORITY, rng.randrange(kw + 1))
-        await tb.write32(b + contract.WIN_FLAGS, action << 8 | 1)
+        await tb.write32(b + contract.WIN_FLAGS, drv.flags_word(action))
         for i in range((tb.desc.data_bits + 31) // 32):
             await tb.write32(b + contract.WIN_DATA + 4 * i, data >> (32 * i) & 0xFFFFFFFF)
-        await tb.command(contract.CMD_WRITE, tb.desc.geometry << 20 | r)
+        await tb.command(contract.CMD_WRITE, tb.desc.geometry << contract.LPM_LEVEL_SHIFT | r)
     await tb.lookups(keys)
 
     tb.dev.table_clear(TABLE)

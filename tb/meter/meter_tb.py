@@ -21,6 +21,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from tb.common import cocotb_util
 from tb.common import contract
 from tb.common import driver as drv
+from tb.common import meter_regs
 from tb.common.axil import AxiLiteRegisters
 from tb.common.sim import only_on
 from tb.model.meter import GREEN, NAMES, RED, YELLOW, HwMeter, MeterBank
@@ -36,8 +37,7 @@ CLOCK_HZ = 1_000_000_000 // cocotb_util.CLOCK_NS  # 250 MHz
 TABLE = 0
 
 
-def geometry(rate, level, time):
-    return rate | level << 8 | time << 16
+geometry = drv.meter_geometry
 
 
 EXPECTED = {
@@ -70,7 +70,7 @@ class MeterTb(AxiLiteRegisters):
         self.desc = desc
         self.meters = desc.size
         g = desc.geometry
-        self.rate_bits, self.level_bits, self.time_bits = g & 0xFF, (g >> 8) & 0xFF, g >> 16
+        self.rate_bits, self.level_bits, self.time_bits = drv.meter_geometry_widths(g)
         self.tick_clocks = desc.extra
         self.bank = MeterBank(self.meters)
 
@@ -106,10 +106,7 @@ class MeterTb(AxiLiteRegisters):
 
     async def stage_meter(self, index, hw):
         """The staging registers of a WRITE of `hw` (an HwMeter, or None: unconfigured)."""
-        h = hw or HwMeter()
-        words = [h.mode_word(), h.cir, h.pir, h.cbs & 0xFFFFFFFF, h.cbs >> 32,
-                 h.pbs & 0xFFFFFFFF, h.pbs >> 32]
-        for i, w in enumerate(words):
+        for i, w in enumerate(meter_regs.write_words(hw or HwMeter())):
             await self.write32(BASE + DATA + 4 * i, w)
         await self.write32(BASE + FLAGS, int(hw is not None))
         await self.write32(BASE + INDEX, index)
@@ -127,13 +124,14 @@ class MeterTb(AxiLiteRegisters):
         """(configured, HwMeter or None, committed level, peak level, unwrapped tick)."""
         assert await self.command(CMD_READ, index) == 0
         flags = await self.read32(BASE + FLAGS)
-        w = [await self.read32(BASE + DATA + 4 * i) for i in range(12)]
-        hw = HwMeter.from_mode(w[0], w[1], w[2], w[3] | w[4] << 32, w[5] | w[6] << 32) \
-            if flags & 1 else None
+        w = [await self.read32(BASE + DATA + 4 * i) for i in range(contract.METER_WORDS)]
+        on = bool(flags & contract.FLAGS_VALID)
+        hw = meter_regs.from_words(w) if on else None
+        committed, peak, at = meter_regs.levels(w)
         # The READ happened a few hundred clocks ago at most.
         mask = (1 << self.time_bits) - 1
-        t = self.tick - ((self.tick - w[11]) & mask)
-        return bool(flags & 1), hw, w[7] | w[8] << 32, w[9] | w[10] << 32, t
+        t = self.tick - ((self.tick - at) & mask)
+        return on, hw, committed, peak, t
 
     async def check_levels(self, index):
         """READ meter `index`: its setting and its levels refilled to the READ's tick must be
@@ -243,14 +241,13 @@ async def test_registers(dut):
     await tb.start()
     d = tb.desc
     assert await tb.read32(contract.INFO_MAGIC) == contract.INFO_MAGIC_VALUE
-    assert await tb.read32(0xC) == 1
-    desc = [await tb.read32(0x40 + 4 * j) for j in range(8)]
-    assert desc == [d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry, d.latency,
-                    d.extra], desc
+    assert await tb.read32(contract.INFO_OBJECTS) == 1
+    desc = [await tb.read32(drv.descriptor_address(0) + 4 * j) for j in range(contract.DESC_WORDS)]
+    assert desc == d.words, desc
     for _ in range(8):
         index = rng.randrange(tb.meters)
         hw = HwMeter(rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.5,
-                     rng.randrange(64), rng.getrandbits(tb.rate_bits), rng.getrandbits(tb.rate_bits),
+                     rng.randrange(meter_regs.SHIFT_MAX + 1), rng.getrandbits(tb.rate_bits), rng.getrandbits(tb.rate_bits),
                      rng.getrandbits(tb.level_bits), rng.getrandbits(tb.level_bits))
         await tb.write_meter(index, hw)
         before = tb.tick
@@ -703,7 +700,7 @@ async def test_limits(dut):
     await tb.write_meter(a, HwMeter(two_rate=True, shift=shift, cir=fast, pir=fast, cbs=top,
                                     pbs=top))
     await tb.write_meter(b, HwMeter(shift=shift, cir=fast, cbs=top, pbs=top))
-    await tb.write_meter(c, HwMeter(packets=True, shift=63, cir=fast, cbs=top, pbs=top))
+    await tb.write_meter(c, HwMeter(packets=True, shift=meter_regs.SHIFT_MAX, cir=fast, cbs=top, pbs=top))
     for m in (a, b):
         got = await expect_run(tb, [(0, m, 4096, GREEN), (0, m, 65535, GREEN),
                                     (0, m, 4095, GREEN), (0, m, 1, GREEN)])

@@ -128,14 +128,6 @@ class HwMeter:
             return TrTcm(self.cir, self.cbs, self.pir, self.pbs, self.aware, t)
         return SrTcm(self.cir, self.cbs, self.pbs, self.aware, t)
 
-    def mode_word(self):
-        return int(self.two_rate) | int(self.aware) << 1 | int(self.packets) << 2 | self.shift << 8
-
-    @classmethod
-    def from_mode(cls, mode, cir, pir, cbs, pbs):
-        return cls(bool(mode & 1), bool(mode & 2), bool(mode & 4), (mode >> 8) & 0x3F,
-                   cir, pir, cbs, pbs)
-
 
 class MeterBank:
     """N meters as the hardware keeps them, times in ticks. An unconfigured meter marks

@@ -160,5 +160,3 @@ def test_bank_unconfigured_and_costs():
     assert bank.packet(2, 400, 100) == GREEN
     bank.configure(2, None, t=0)
     assert bank.packet(2, 500, 10**6) == GREEN
-    s = HwMeter(two_rate=True, aware=True, packets=False, shift=63, cir=1, pir=2, cbs=3, pbs=4)
-    assert HwMeter.from_mode(s.mode_word(), 1, 2, 3, 4) == s

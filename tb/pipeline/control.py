@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 
 from tb.common import contract
 from tb.common import driver as drv
-from tb.model.meter import HwMeter
+from tb.common import meter_regs
 
 KIND_CODES = {name: code for code, name in contract.KIND_NAMES.items()}
 # A pipeline's meter arrays (docs/tables.md, "Meters"): 32-bit rates, 40-bit bursts and
 # levels, a 32-bit time base ticking every clock.
 METER_DATA_BITS = contract.METER_WORDS * 32
-METER_GEOMETRY = 32 | 40 << 8 | 32 << 16
+METER_GEOMETRY = drv.meter_geometry(32, 40, 32)
 # A session table's readback data: the age and the initiator bit.
 SESSION_DATA_BITS = contract.SESSION_AGE_BITS + 1
 
@@ -99,9 +99,8 @@ def snapshot_for(program, build_id=0):
     snap = {contract.INFO_MAGIC: contract.INFO_MAGIC_VALUE, contract.INFO_VERSION: contract.INFO_VERSION_VALUE, contract.INFO_BUILD_ID: build_id,
             contract.INFO_OBJECTS: len(objects)}
     for i, (_, d) in enumerate(objects):
-        for j, v in enumerate((d.kind, d.key_bits, d.size, d.data_bits, d.base, d.geometry,
-                               d.latency, d.extra)):
-            snap[contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * j] = v
+        for j, v in enumerate(d.words):
+            snap[drv.descriptor_address(i) + 4 * j] = v
     return snap
 
 
@@ -200,8 +199,7 @@ class Control:
         def call():
             self.dev.meter_set(n, index, flags, cir, cburst, pir, pburst)
             w = [self.recorder.staging.get(data + 4 * i, 0) for i in range(contract.METER_WRITE_WORDS)]
-            setting["hw"] = HwMeter.from_mode(w[0], w[1], w[2], w[3] | w[4] << 32,
-                                              w[5] | w[6] << 32)
+            setting["hw"] = meter_regs.from_words(w)
 
         return Update(f"{name}[{index}] meter_set flags {flags:#x} CIR {cir} CBS {cburst} "
                       f"PIR {pir} PBS/EBS {pburst}", call,

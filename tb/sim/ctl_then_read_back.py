@@ -39,10 +39,6 @@ from tb.common import contract
 from tb.common import driver as drv  # noqa: E402
 from tb.common.sim_socket import ANSWER, REQUEST, SocketBus  # noqa: E402
 
-STATUS_BUSY = 1
-ENTRY_HAS_CHILD, ENTRY_HAS_RESULT = 1 << 31, 1 << 15
-ENTRY_POINTER = 0x7FFF  # child (bits 30..16) and result (bits 14..0)
-
 
 def relay(listener, bus):
     """Serves one client of `listener`, each request passed on to the simulator; returns
@@ -68,9 +64,9 @@ def read_command(bus, base, index):
     """A READ command of entry `index` of the window at `base`, to completion."""
     bus.write32(base + contract.WIN_INDEX, index)
     bus.write32(base + contract.WIN_CMD, contract.CMD_READ)
-    while (status := bus.read32(base + contract.WIN_STATUS)) & STATUS_BUSY:
+    while (status := bus.read32(base + contract.WIN_STATUS)) & contract.STATUS_BUSY:
         pass
-    error = (status >> 8) & 0xFF
+    error = (status >> contract.STATUS_ERROR_SHIFT) & contract.STATUS_ERROR_MASK
     if error != contract.STATUS_ERROR_NONE:
         raise RuntimeError(f"READ of index {index:#x} at window {base:#x}: error {error}")
 
@@ -88,10 +84,10 @@ def lpm_read_back(bus, info):
             read_command(bus, info.base, level << contract.LPM_LEVEL_SHIFT | node << stride | a)
             word = bus.read32(info.base + contract.WIN_DATA)
             bits = above << stride | a
-            if word & ENTRY_HAS_RESULT:
-                ranges.setdefault(word & ENTRY_POINTER, []).append((bits, depth + stride))
-            if word & ENTRY_HAS_CHILD:
-                walk(level + 1, (word >> 16) & ENTRY_POINTER, bits, depth + stride)
+            if word & contract.LPM_HAS_RESULT:
+                ranges.setdefault(word & contract.LPM_FIELD_MASK, []).append((bits, depth + stride))
+            if word & contract.LPM_HAS_CHILD:
+                walk(level + 1, (word >> contract.LPM_CHILD_SHIFT) & contract.LPM_FIELD_MASK, bits, depth + stride)
 
     walk(0, 0, 0, 0)
     words = (info.data_bits + 31) // 32
@@ -107,11 +103,11 @@ def lpm_read_back(bus, info):
         prefix = (where[0][0] >> (depth - length)) << (info.key_bits - length)
         read_command(bus, info.base, info.levels << contract.LPM_LEVEL_SHIFT | result)
         flags = bus.read32(info.base + contract.WIN_FLAGS)
-        if not flags & 1:
+        if not flags & contract.FLAGS_VALID:
             raise RuntimeError(f"LPM result {result} is in the trie but not valid")
         data = sum(bus.read32(info.base + contract.WIN_DATA + 4 * i) << (32 * i)
                    for i in range(words))
-        out.append([prefix, length, (flags >> 8) & 0xFF, data])
+        out.append([prefix, length, drv.flags_action(flags), data])
     return out
 
 
@@ -120,7 +116,7 @@ def read_back(bus):
     with drv.Device(bus) as dev:
         infos = list(dev.tables)
         for t, info in enumerate(infos):
-            kind = info.kind & 0xFF
+            kind = info.kind & contract.KIND_CODE_MASK
             if kind == contract.KIND_EXACT:
                 tables[t] = [[e.key, e.action_id, e.data] for e in
                              (dev.exact_read(t, i) for i in range(info.size)) if e.valid]
@@ -128,7 +124,7 @@ def read_back(bus):
                 tables[t] = [[e.key, e.mask, e.priority, e.action_id, e.data] for e in
                              (dev.ternary_read(t, i) for i in range(info.size)) if e.valid]
     for t, info in enumerate(infos):
-        if info.kind & 0xFF == contract.KIND_LPM:
+        if info.kind & contract.KIND_CODE_MASK == contract.KIND_LPM:
             tables[t] = lpm_read_back(bus, info)
     return tables
 

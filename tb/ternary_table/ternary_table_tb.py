@@ -156,7 +156,7 @@ class TernaryTableTb(AxiLiteRegisters):
         """READ of entry `index`: (valid, action, priority, value, mask, data)."""
         assert await self.command(contract.CMD_READ, index) == contract.STATUS_ERROR_NONE
         flags = await self.read32(self.base + contract.WIN_FLAGS)
-        return (bool(flags & 1), (flags >> 8) & 0xFF,
+        return (bool(flags & contract.FLAGS_VALID), drv.flags_action(flags),
                 await self.read32(self.base + contract.WIN_PRIORITY),
                 await self.read_words(contract.WIN_KEY, self.kw),
                 await self.read_words(contract.WIN_MASK, self.kw),

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/ether.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,38 +309,67 @@ static bool split(const char *text, const char *sep, char *left, char *right, si
 	return true;
 }
 
-int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen)
+/* The bits of ::ffff:0:0/96 in front of an IPv4-mapped address (RFC 4291 2.5.5.2). */
+#define IPV4_MAPPED_PREFIX 96
+
+/* A value for a key field `width` bits wide (0: any width). An IPv4-mapped IPv6 address
+ * names an IPv4 address, so on a field of at most 32 bits it is that address: *mapped
+ * says it was taken so. */
+static int parse_field_value(const char *text, unsigned width, struct matcha_value *v,
+			     bool *mapped, char *err, size_t errlen)
+{
+	int rc = ctl_parse_value(text, v, err, errlen);
+	struct in6_addr a;
+	if (rc || !width || width > 32 || !strchr(text, ':') ||
+	    inet_pton(AF_INET6, text, &a) != 1 || !IN6_IS_ADDR_V4MAPPED(&a))
+		return rc;
+	memset(v->be, 0, MATCHA_VALUE_BYTES - 4);
+	*mapped = true;
+	return 0;
+}
+
+int ctl_parse_field_match(const char *text, unsigned width, struct matcha_match *m, char *err,
+			  size_t errlen)
 {
 	char left[CTL_MAX_LINE], right[CTL_MAX_LINE];
+	bool mapped = false;
 	int rc;
 	memset(m, 0, sizeof *m);
 	if (split(text, "&&&", left, right, sizeof left)) {
 		m->kind = MATCHA_MATCH_TERNARY;
-		if ((rc = ctl_parse_value(left, &m->value, err, errlen)) ||
-		    (rc = ctl_parse_value(right, &m->mask, err, errlen)))
+		if ((rc = parse_field_value(left, width, &m->value, &mapped, err, errlen)) ||
+		    (rc = parse_field_value(right, width, &m->mask, &mapped, err, errlen)))
 			return rc;
 		return 0;
 	}
 	if (split(text, "->", left, right, sizeof left)) {
 		m->kind = MATCHA_MATCH_RANGE;
-		if ((rc = ctl_parse_value(left, &m->value, err, errlen)) ||
-		    (rc = ctl_parse_value(right, &m->high, err, errlen)))
+		if ((rc = parse_field_value(left, width, &m->value, &mapped, err, errlen)) ||
+		    (rc = parse_field_value(right, width, &m->high, &mapped, err, errlen)))
 			return rc;
 		return 0;
 	}
 	if (split(text, "/", left, right, sizeof left)) {
 		unsigned long len;
 		m->kind = MATCHA_MATCH_LPM;
-		if ((rc = ctl_parse_value(left, &m->value, err, errlen)))
+		if ((rc = parse_field_value(left, width, &m->value, &mapped, err, errlen)))
 			return rc;
 		if (!small_decimal(right, 512, &len))
 			return perr(err, errlen, "\"%s\": the prefix length after '/' must be a "
 				    "number 0..512", text);
-		m->prefix_len = (unsigned)len;
+		if (mapped && len < IPV4_MAPPED_PREFIX)
+			return perr(err, errlen, "\"%s\": an IPv4-mapped prefix on a %u-bit field "
+				    "must be at least /%d", text, width, IPV4_MAPPED_PREFIX);
+		m->prefix_len = (unsigned)len - (mapped ? IPV4_MAPPED_PREFIX : 0);
 		return 0;
 	}
 	m->kind = MATCHA_MATCH_EXACT;
-	return ctl_parse_value(text, &m->value, err, errlen);
+	return parse_field_value(text, width, &m->value, &mapped, err, errlen);
+}
+
+int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen)
+{
+	return ctl_parse_field_match(text, 0, m, err, errlen);
 }
 
 /* ---------------------------------------------------------------- printing values */
@@ -589,7 +619,8 @@ static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
 			    cmd, tl->name, tl->nfields, tl->nfields == 1 ? "" : "s", names, nmatch);
 	}
 	for (int f = 0; f < nmatch; f++)
-		if (ctl_parse_match(a->w[3 + f], &match[f], err, sizeof err))
+		if (ctl_parse_field_match(a->w[3 + f], tl->fields[f].width, &match[f], err,
+					  sizeof err))
 			return fail(c, MATCHA_EINVAL, "%s: match field %s: %s", cmd,
 				    tl->fields[f].name, err);
 	/* One word more than the action's parameters is the priority. */
@@ -1278,8 +1309,8 @@ static int cmd_session_get_timeout(struct ctl *c, const struct ctl_command *comm
 			continue;
 		if ((rc = matcha_session_get_timeout(c->dev, table, s, &ticks)))
 			return lib_fail(c, cmd, rc);
-		/* An age never exceeds 65535 ticks, so that timeout never expires. */
-		if (ticks >= 0xFFFF)
+		/* An age never exceeds AGE_MAX ticks, so that timeout never expires. */
+		if (ticks >= MATCHA_HW_SESSION_AGE_MAX)
 			fprintf(c->out, "%-12s never\n", session_states[s]);
 		else
 			fprintf(c->out, "%-12s %u ticks\n", session_states[s], (unsigned)ticks);

@@ -49,6 +49,11 @@ int ctl_set_clock_hz(struct ctl *c, const char *hz);
 int ctl_parse_value(const char *text, struct matcha_value *v, char *err, size_t errlen);
 /* Match forms: a value; value/length; value&&&mask; low->high. */
 int ctl_parse_match(const char *text, struct matcha_match *m, char *err, size_t errlen);
+/* The same for a key field `width` bits wide: on a field of at most 32 bits an IPv4-mapped
+ * address (::ffff:10.0.0.1) is its IPv4 address, and its prefix length counts from the
+ * IPv4 address (::ffff:10.0.0.0/104 is 10.0.0.0/8). */
+int ctl_parse_field_match(const char *text, unsigned width, struct matcha_match *m, char *err,
+			  size_t errlen);
 
 /*
  * Candidate `n` (from 0) for completing the word `prefix` that starts at byte `start` of

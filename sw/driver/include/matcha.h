@@ -411,14 +411,20 @@ int matcha_range_to_prefixes(uint32_t lo, uint32_t hi, unsigned bits,
 
 /* TCP and UDP session states (FLAGS bits 15..8 of a READ); 0 is no session. */
 enum matcha_session_state {
-	MATCHA_SESSION_SYN_SENT = 1,    /* learned from a SYN */
-	MATCHA_SESSION_SYN_ACK = 2,     /* the SYN-ACK came back */
-	MATCHA_SESSION_ESTABLISHED = 3, /* the initiator acknowledged it */
-	MATCHA_SESSION_CLOSING = 4,     /* a FIN in either direction */
-	MATCHA_SESSION_RESET = 5,       /* an RST in either direction */
-	MATCHA_SESSION_UDP = 6,         /* learned from a UDP packet */
+	/* learned from a SYN */
+	MATCHA_SESSION_SYN_SENT = MATCHA_HW_SESSION_STATE_SYN_SENT,
+	/* the SYN-ACK came back */
+	MATCHA_SESSION_SYN_ACK = MATCHA_HW_SESSION_STATE_SYN_ACK,
+	/* the initiator acknowledged it */
+	MATCHA_SESSION_ESTABLISHED = MATCHA_HW_SESSION_STATE_ESTABLISHED,
+	/* a FIN in either direction */
+	MATCHA_SESSION_CLOSING = MATCHA_HW_SESSION_STATE_CLOSING,
+	/* an RST in either direction */
+	MATCHA_SESSION_RESET = MATCHA_HW_SESSION_STATE_RESET,
+	/* learned from a UDP packet */
+	MATCHA_SESSION_UDP = MATCHA_HW_SESSION_STATE_UDP,
 };
-#define MATCHA_SESSION_STATES 7 /* state codes are below this */
+#define MATCHA_SESSION_STATES (MATCHA_HW_SESSION_STATE_UDP + 1) /* state codes are below this */
 
 /* Address bits of IPv4 session keys and their zone width: a 128-bit key. */
 #define MATCHA_SESSION_IPV4_KEY_BITS 128

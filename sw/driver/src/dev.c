@@ -102,29 +102,31 @@ static int check_descriptor(matcha_dev *dev, struct matcha_table *t)
 	if (mapped && (uint64_t)in->base + MATCHA_HW_INFO_WINDOW_BYTES > mapped)
 		return matcha_fail(dev, MATCHA_ENODEV, "table %u: its window 0x%x..0x%x lies beyond "
 				   "the 0x%llx bytes mapped", i, (unsigned)in->base,
-				   (unsigned)in->base + 0xFFFF, (unsigned long long)mapped);
+				   (unsigned)in->base + MATCHA_HW_INFO_WINDOW_BYTES - 1,
+				   (unsigned long long)mapped);
 	return 0;
 }
 
 static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 {
-	uint32_t w[8];
+	uint32_t w[MATCHA_HW_DESC_WORDS];
 	uint32_t addr = MATCHA_HW_INFO_DESCRIPTORS + MATCHA_HW_INFO_DESCRIPTOR_BYTES * t->index;
-	for (unsigned k = 0; k < 8; k++) {
+	for (unsigned k = 0; k < MATCHA_HW_DESC_WORDS; k++) {
 		int rc = matcha_reg_read(dev, addr + 4 * k, &w[k]);
 		if (rc)
 			return rc;
 	}
 	struct matcha_table_info *in = &t->info;
 	/* Kind flags beyond those known here would be new features: ignored. */
-	in->kind = KIND_CODE(w[0]);
-	in->counters = w[0] & MATCHA_HW_KIND_COUNTERS;
-	in->default_action = w[0] & MATCHA_HW_KIND_DEFAULT_ACTION;
-	in->key_bits = w[1];
-	in->size = w[2];
-	in->data_bits = w[3];
-	in->base = w[4];
-	in->latency = w[6];
+	uint32_t kind = w[MATCHA_HW_DESC_KIND_WORD];
+	in->kind = KIND_CODE(kind);
+	in->counters = kind & MATCHA_HW_KIND_COUNTERS;
+	in->default_action = kind & MATCHA_HW_KIND_DEFAULT_ACTION;
+	in->key_bits = w[MATCHA_HW_DESC_KEY_BITS_WORD];
+	in->size = w[MATCHA_HW_DESC_SIZE_WORD];
+	in->data_bits = w[MATCHA_HW_DESC_DATA_BITS_WORD];
+	in->base = w[MATCHA_HW_DESC_BASE_WORD];
+	in->latency = w[MATCHA_HW_DESC_LATENCY_WORD];
 	t->ops = matcha_kind(in->kind);
 	t->key_bytes = div_ceil(in->key_bits, 8);
 	t->key_words = div_ceil(in->key_bits, 32);
@@ -134,7 +136,8 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	int rc = check_descriptor(dev, t);
 	if (rc || (rc = matcha_counters_init(dev, t)))
 		return rc;
-	/* Word 5 (ways, levels, meter geometry), word 7 and the kind flags are the kind's. */
+	/* The geometry word (ways, levels, meter widths), the extra word and the kind flags are
+	 * the kind's. */
 	return t->ops->init(dev, t, w);
 }
 
@@ -165,10 +168,11 @@ static int discover(matcha_dev *dev)
 				   (unsigned)magic, MATCHA_HW_INFO_MAGIC_VALUE);
 	if ((rc = matcha_reg_read(dev, MATCHA_HW_INFO_VERSION, &dev->version)))
 		return rc;
-	if (dev->version >> 16 != MATCHA_VERSION_MAJOR)
+	if (VERSION_MAJOR(dev->version) != MATCHA_VERSION_MAJOR)
 		return matcha_fail(dev, MATCHA_EVERSION,
 				   "register map version is %u.%u, this driver speaks %d.x",
-				   (unsigned)(dev->version >> 16), (unsigned)(dev->version & 0xFFFF),
+				   (unsigned)VERSION_MAJOR(dev->version),
+				   (unsigned)VERSION_MINOR(dev->version),
 				   MATCHA_VERSION_MAJOR);
 	if ((rc = matcha_reg_read(dev, MATCHA_HW_INFO_BUILD_ID, &dev->build_id)))
 		return rc;

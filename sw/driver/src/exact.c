@@ -38,7 +38,7 @@ static struct exact_shadow *shadow(const struct matcha_table *t) { return t->sta
 static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
-	t->info.ways = w[5];
+	t->info.ways = w[MATCHA_HW_DESC_GEOMETRY_WORD];
 	if (in->ways < 2 || in->ways > 4)
 		return matcha_fail(dev, MATCHA_ENODEV, "exact table %u: %u ways, the hash takes 2..4",
 				   t->index, in->ways);

@@ -14,7 +14,13 @@
 #define FLAGS_ACTION(a) ((uint32_t)(a) << MATCHA_HW_FLAGS_ACTION_SHIFT)
 #define FLAGS_ACTION_OF(f) ((uint8_t)((f) >> MATCHA_HW_FLAGS_ACTION_SHIFT))
 #define SESSION_TIMEOUT(s) (MATCHA_HW_SESSION_TIMEOUT + 4 * (s))
-#define METER_MODE_SHIFT(m) (((m) >> MATCHA_HW_METER_MODE_SHIFT_LSB) & 0x3Fu)
+#define METER_SHIFT_MAX ((1u << MATCHA_HW_METER_MODE_SHIFT_BITS) - 1)
+#define METER_MODE_SHIFT(m) (((m) >> MATCHA_HW_METER_MODE_SHIFT_LSB) & METER_SHIFT_MAX)
+#define METER_GEOMETRY(g, field) (((g) >> MATCHA_HW_METER_GEOMETRY_##field##_LSB) & MATCHA_HW_METER_GEOMETRY_FIELD_MASK)
+#define VERSION_MAJOR(v) ((v) >> MATCHA_HW_INFO_VERSION_MAJOR_SHIFT)
+#define VERSION_MINOR(v) ((v) & MATCHA_HW_INFO_VERSION_MINOR_MASK)
+/* A 64-bit value in two DATA words from `at`, low word first. */
+#define WORDS64(w, at) ((uint64_t)(w)[(at) + 1] << 32 | (w)[at])
 
 struct matcha_kind_ops;
 

@@ -183,8 +183,8 @@ static void reset_trie(struct matcha_table *t)
 static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
-	t->info.levels = w[5];
-	t->info.prefix_store = w[0] & MATCHA_HW_KIND_PREFIX_STORE;
+	t->info.levels = w[MATCHA_HW_DESC_GEOMETRY_WORD];
+	t->info.prefix_store = w[MATCHA_HW_DESC_KIND_WORD] & MATCHA_HW_KIND_PREFIX_STORE;
 	unsigned levels = in->levels;
 	int rc;
 

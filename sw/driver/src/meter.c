@@ -16,7 +16,6 @@
 
 typedef unsigned __int128 u128;
 
-#define MAX_SHIFT 63
 /* A non-zero rate must come out within 1/PRECISION of what was asked. */
 #define PRECISION 1000
 
@@ -75,14 +74,14 @@ static const struct meter_geometry *geometry_of(const struct matcha_table *t)
 
 static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
-	uint32_t geometry = w[5], tick_clocks = w[7];
+	uint32_t geometry = w[MATCHA_HW_DESC_GEOMETRY_WORD], tick_clocks = w[MATCHA_HW_DESC_EXTRA_WORD];
 	struct meter_geometry *g = calloc(1, sizeof *g);
 	if (!g)
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for meter array %u", t->index);
 	t->state = g;
-	g->rate_bits = geometry & 0xFF;
-	g->level_bits = (geometry >> 8) & 0xFF;
-	g->time_bits = (geometry >> 16) & 0xFF;
+	g->rate_bits = METER_GEOMETRY(geometry, RATE);
+	g->level_bits = METER_GEOMETRY(geometry, LEVEL);
+	g->time_bits = METER_GEOMETRY(geometry, TIME);
 	g->tick_clocks = tick_clocks;
 	if (g->rate_bits < 1 || g->rate_bits > 32 || g->level_bits < 8 || g->level_bits > 60 ||
 	    g->time_bits < 1 || g->time_bits > 32)
@@ -169,7 +168,7 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 	uint64_t max_rate = (1ull << geometry_of(t)->rate_bits) - 1;
 	uint64_t cir = 0, pir = 0;
 	int shift;
-	for (shift = MAX_SHIFT; shift >= 0; shift--) {
+	for (shift = (int)METER_SHIFT_MAX; shift >= 0; shift--) {
 		if (cfg->cburst > max_level >> shift || cfg->pburst > max_level >> shift)
 			continue;
 		cir = units_per_tick(cfg->cir, shift, tick, hz);
@@ -208,16 +207,17 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 	}
 
 	uint64_t cbs = cfg->cburst << shift, pbs = cfg->pburst << shift;
-	words[0] = (cfg->flags & MATCHA_METER_TWO_RATE ? MATCHA_HW_METER_MODE_TWO_RATE : 0) |
-		   (cfg->flags & MATCHA_METER_COLOR_AWARE ? MATCHA_HW_METER_MODE_AWARE : 0) |
-		   (cfg->flags & MATCHA_METER_PACKETS ? MATCHA_HW_METER_MODE_PACKETS : 0) |
-		   (uint32_t)shift << 8;
-	words[1] = (uint32_t)cir;
-	words[2] = (uint32_t)pir;
-	words[3] = (uint32_t)cbs;
-	words[4] = (uint32_t)(cbs >> 32);
-	words[5] = (uint32_t)pbs;
-	words[6] = (uint32_t)(pbs >> 32);
+	words[MATCHA_HW_METER_MODE_WORD] =
+		(cfg->flags & MATCHA_METER_TWO_RATE ? MATCHA_HW_METER_MODE_TWO_RATE : 0) |
+		(cfg->flags & MATCHA_METER_COLOR_AWARE ? MATCHA_HW_METER_MODE_AWARE : 0) |
+		(cfg->flags & MATCHA_METER_PACKETS ? MATCHA_HW_METER_MODE_PACKETS : 0) |
+		(uint32_t)shift << MATCHA_HW_METER_MODE_SHIFT_LSB;
+	words[MATCHA_HW_METER_CIR_WORD] = (uint32_t)cir;
+	words[MATCHA_HW_METER_PIR_WORD] = (uint32_t)pir;
+	words[MATCHA_HW_METER_CBS_WORD] = (uint32_t)cbs;
+	words[MATCHA_HW_METER_CBS_WORD + 1] = (uint32_t)(cbs >> 32);
+	words[MATCHA_HW_METER_PBS_WORD] = (uint32_t)pbs;
+	words[MATCHA_HW_METER_PBS_WORD + 1] = (uint32_t)(pbs >> 32);
 	struct staged_entry e = { .flags = MATCHA_HW_FLAGS_VALID, .data = words,
 				  .data_words = MATCHA_HW_METER_WRITE_WORDS };
 	return matcha_window_write(dev, t, index, &e);
@@ -240,17 +240,19 @@ int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
 			return rc;
 	bool valid = flags & MATCHA_HW_FLAGS_VALID;
 	if (valid) {
-		unsigned shift = METER_MODE_SHIFT(w[0]);
+		uint32_t mode = w[MATCHA_HW_METER_MODE_WORD];
+		unsigned shift = METER_MODE_SHIFT(mode);
 		uint64_t hz = dev->clock_hz, tick = geometry_of(t)->tick_clocks;
-		got.flags = (w[0] & MATCHA_HW_METER_MODE_TWO_RATE ? MATCHA_METER_TWO_RATE : 0) |
-			    (w[0] & MATCHA_HW_METER_MODE_AWARE ? MATCHA_METER_COLOR_AWARE : 0) |
-			    (w[0] & MATCHA_HW_METER_MODE_PACKETS ? MATCHA_METER_PACKETS : 0);
-		got.cir = per_second(w[1], shift, tick, hz);
-		got.pir = got.flags & MATCHA_METER_TWO_RATE ? per_second(w[2], shift, tick, hz) : 0;
-		got.cburst = ((uint64_t)w[4] << 32 | w[3]) >> shift;
-		got.pburst = ((uint64_t)w[6] << 32 | w[5]) >> shift;
-		tokens[0] = ((uint64_t)w[8] << 32 | w[7]) >> shift;
-		tokens[1] = ((uint64_t)w[10] << 32 | w[9]) >> shift;
+		got.flags = (mode & MATCHA_HW_METER_MODE_TWO_RATE ? MATCHA_METER_TWO_RATE : 0) |
+			    (mode & MATCHA_HW_METER_MODE_AWARE ? MATCHA_METER_COLOR_AWARE : 0) |
+			    (mode & MATCHA_HW_METER_MODE_PACKETS ? MATCHA_METER_PACKETS : 0);
+		got.cir = per_second(w[MATCHA_HW_METER_CIR_WORD], shift, tick, hz);
+		got.pir = got.flags & MATCHA_METER_TWO_RATE ?
+				  per_second(w[MATCHA_HW_METER_PIR_WORD], shift, tick, hz) : 0;
+		got.cburst = WORDS64(w, MATCHA_HW_METER_CBS_WORD) >> shift;
+		got.pburst = WORDS64(w, MATCHA_HW_METER_PBS_WORD) >> shift;
+		tokens[0] = WORDS64(w, MATCHA_HW_METER_CLEVEL_WORD) >> shift;
+		tokens[1] = WORDS64(w, MATCHA_HW_METER_PLEVEL_WORD) >> shift;
 	}
 	if (cfg)
 		*cfg = got;

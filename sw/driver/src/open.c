@@ -56,9 +56,11 @@ struct mqnic_region_info {
 #define MMAP_REFUSED 2
 
 /* Matcha's Corundum application block (ip/corundum/README.md, "Control: the app BAR"): its
- * own registers from 0x800000; from register map 1.1 on, ERROR_ADDRESS and ERROR record the
- * last access it answered with SLVERR (ERROR bit 0: one happened, bit 1: a write, bits
- * 31..16: how many since ERROR was written; writing ERROR clears it). */
+ * own registers from MATCHA_HW_APP_BASE; from register map 1.1 on, ERROR_ADDRESS and ERROR
+ * record the last access it answered with SLVERR (ERROR_SEEN: one happened, ERROR_WRITE: a
+ * write, ERROR_COUNT: how many since ERROR was written; writing ERROR clears it). */
+#define APP_ERRORS_MAJOR 1
+#define APP_ERRORS_MINOR 1
 #define APP_ID_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_ID)
 #define APP_VERSION_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_VERSION)
 #define APP_ERROR_ADDRESS_REG (MATCHA_HW_APP_BASE + MATCHA_HW_APP_ERROR_ADDRESS)
@@ -78,13 +80,13 @@ static int refused_access(struct mmap_regs *m)
 	if (!m->app_errors)
 		return 0;
 	uint32_t error = m->base[APP_ERROR_REG / 4];
-	if (!(error & 1))
+	if (!(error & MATCHA_HW_APP_ERROR_SEEN))
 		return 0;
 	uint32_t addr = m->base[APP_ERROR_ADDRESS_REG / 4];
 	m->base[APP_ERROR_REG / 4] = 0;
-	unsigned count = error >> 16;
+	unsigned count = (error >> MATCHA_HW_APP_ERROR_COUNT_SHIFT) & MATCHA_HW_APP_ERROR_COUNT_MASK;
 	snprintf(m->desc, sizeof m->desc, "the app block answered SLVERR (no such register) to "
-		 "a %s of 0x%06x%s", error & 2 ? "write" : "read", (unsigned)addr,
+		 "a %s of 0x%06x%s", error & MATCHA_HW_APP_ERROR_WRITE ? "write" : "read", (unsigned)addr,
 		 count > 1 ? " (the last of several refused accesses)" : "");
 	return MMAP_REFUSED;
 }
@@ -154,9 +156,10 @@ static int map_window(matcha_dev *dev, int fd, const char *path, uint64_t offset
 	m->base = p;
 	m->size = size;
 	/* Matcha's app block with the record of refused accesses: start from a clean one. */
+	uint32_t app_version = size >= APP_ERROR_REG + 4 ? m->base[APP_VERSION_REG / 4] : 0;
 	m->app_errors = size >= APP_ERROR_REG + 4 && m->base[APP_ID_REG / 4] == MATCHA_HW_APP_ID_VALUE &&
-			m->base[APP_VERSION_REG / 4] >> 16 == 1 &&
-			(m->base[APP_VERSION_REG / 4] & 0xFFFF) >= 1;
+			app_version >> MATCHA_HW_APP_VERSION_MAJOR_SHIFT == APP_ERRORS_MAJOR &&
+			(app_version & MATCHA_HW_APP_VERSION_MINOR_MASK) >= APP_ERRORS_MINOR;
 	if (m->app_errors)
 		m->base[APP_ERROR_REG / 4] = 0;
 	dev->ops = mmap_ops;

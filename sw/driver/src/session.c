@@ -8,12 +8,11 @@
 #include "kind.h"
 
 #define SESSION_ZONE_BITS 24
-#define SESSION_TIMEOUT_MAX 0xFFFFu
 
 static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
-	t->info.ways = w[5];
+	t->info.ways = w[MATCHA_HW_DESC_GEOMETRY_WORD];
 	if (in->ways < 2 || in->ways > 4)
 		return matcha_fail(dev, MATCHA_ENODEV, "session table %u: %u ways, the hash takes "
 				   "2..4", t->index, in->ways);
@@ -177,9 +176,9 @@ int matcha_session_set_timeout(matcha_dev *dev, unsigned table, unsigned state, 
 	if ((rc = session_table(dev, table, "session_set_timeout", &t)) ||
 	    (rc = check_state(dev, "session_set_timeout", state)))
 		return rc;
-	if (ticks < 1 || ticks > SESSION_TIMEOUT_MAX)
+	if (ticks < 1 || ticks > MATCHA_HW_SESSION_AGE_MAX)
 		return matcha_fail(dev, MATCHA_EINVAL, "session_set_timeout: %u ticks is not in "
-				   "1..%u", (unsigned)ticks, SESSION_TIMEOUT_MAX);
+				   "1..%u", (unsigned)ticks, MATCHA_HW_SESSION_AGE_MAX);
 	return matcha_reg_write(dev, t->info.base + SESSION_TIMEOUT(state), ticks);
 }
 

@@ -105,6 +105,7 @@
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \
 	X(ctl_commands)                                                                    \
+	X(ctl_ipv4_mapped_on_ipv4_keys)                                                    \
 	X(ctl_command_errors)                                                              \
 	X(ctl_meter_commands)                                                              \
 	X(ctl_meter_command_errors)                                                        \

@@ -18,20 +18,20 @@ struct fake_cfg fake_standard_cfg(void)
 		.build_id = 0xC0FFEE01,
 		.ntables = 4,
 	};
-	c.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 44, .size = 1024,
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 44, .size = 1024,
 					      .data_bits = 40, .ways_or_levels = 4, .latency = 3,
 					      .default_action = true };
-	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 2048,
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 2048,
 					      .data_bits = 32, .ways_or_levels = 4, .latency = 6,
 					      .level_nodes = { 1, 128, 512, 1024 }, .counters = true,
 					      .default_action = true, .prefix_store = true };
-	c.table[2] = (struct fake_table_cfg){ .kind = 2, .key_bits = 128, .size = 1024,
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 128, .size = 1024,
 					      .data_bits = 48, .ways_or_levels = 16, .latency = 18,
 					      .prefix_store = true };
 	c.table[2].level_nodes[0] = 1;
 	for (unsigned i = 1; i < 16; i++)
 		c.table[2].level_nodes[i] = 192;
-	c.table[3] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 256,
+	c.table[3] = (struct fake_table_cfg){ .kind = MATCHA_KIND_TERNARY, .key_bits = 104, .size = 256,
 					      .data_bits = 32, .latency = 2 };
 	return c;
 }
@@ -55,14 +55,14 @@ struct fake_cfg fake_l2l3_cfg(void)
 		.build_id = L2L3_BUILD_ID,
 		.ntables = 3,
 	};
-	c.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 48, .size = 64,
+	c.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 48, .size = 64,
 					      .data_bits = 4, .ways_or_levels = 4, .latency = 3,
 					      .counters = true, .default_action = true };
-	c.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 64,
+	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 64,
 					      .data_bits = 100, .ways_or_levels = 4, .latency = 6,
 					      .level_nodes = { 1, 16, 16, 16 }, .counters = true,
 					      .default_action = true, .prefix_store = true };
-	c.table[2] = (struct fake_table_cfg){ .kind = 3, .key_bits = 104, .size = 64,
+	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_TERNARY, .key_bits = 104, .size = 64,
 					      .data_bits = 1, .latency = 7, .counters = true,
 					      .default_action = true };
 	return c;
@@ -83,10 +83,10 @@ struct fake_cfg fake_policer_cfg(void)
 	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 2, .size = 8,
 					      .data_bits = 6, .ways_or_levels = 2, .latency = 3,
 					      .counters = true, .default_action = true };
-	/* Descriptor word 5: rateWidth | levelWidth << 8 | timeWidth << 16. */
+	/* The geometry word: 32-bit rates, 40-bit levels, a 32-bit time base. */
 	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 6,
 					      .size = 64, .data_bits = 384,
-					      .ways_or_levels = 32 | 40 << 8 | 32 << 16,
+					      .ways_or_levels = FAKE_METER_GEOMETRY(32, 40, 32),
 					      .latency = 6, .extra = 1 };
 	return c;
 }
@@ -276,7 +276,8 @@ static void command(struct fake_table *t, uint32_t cmd)
 		if (!t->cfg.default_action)
 			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
 		else {
-			t->default_entry.flags = (t->staging.flags & 0xFF00u) | 1u;
+			t->default_entry.flags = (t->staging.flags & FAKE_FLAGS_ACTION(0xFFu)) |
+						 MATCHA_HW_FLAGS_VALID;
 			memcpy(t->default_entry.data, t->staging.data, sizeof t->staging.data);
 		}
 		break;
@@ -312,7 +313,7 @@ void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
 	struct fake_table *t = &fd->table[table];
 	struct fake_entry *e = &t->entries[index];
 	memset(e, 0, sizeof *e);
-	e->flags = state << 8 | 1;
+	e->flags = FAKE_FLAGS_ACTION(state) | MATCHA_HW_FLAGS_VALID;
 	for (unsigned i = 0; i < 16; i++)
 		e->key[(15 - i) / 4] |= (uint32_t)key[i] << (8 * ((15 - i) % 4));
 	e->data[0] = (initiator_high ? MATCHA_HW_SESSION_INITIATOR_HIGH : 0) |
@@ -407,9 +408,16 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 			uint32_t kind = tc->kind | (tc->counters ? MATCHA_HW_KIND_COUNTERS : 0) |
 					(tc->default_action ? MATCHA_HW_KIND_DEFAULT_ACTION : 0) |
 					(tc->prefix_store ? MATCHA_HW_KIND_PREFIX_STORE : 0) | tc->kind_extra;
-			uint32_t w[8] = { kind, tc->key_bits, tc->size, tc->data_bits,
-					  WINDOW * ((addr - first) / bytes + 1), tc->ways_or_levels,
-					  tc->latency, tc->extra };
+			uint32_t w[MATCHA_HW_DESC_WORDS] = {
+				[MATCHA_HW_DESC_KIND_WORD] = kind,
+				[MATCHA_HW_DESC_KEY_BITS_WORD] = tc->key_bits,
+				[MATCHA_HW_DESC_SIZE_WORD] = tc->size,
+				[MATCHA_HW_DESC_DATA_BITS_WORD] = tc->data_bits,
+				[MATCHA_HW_DESC_BASE_WORD] = WINDOW * ((addr - first) / bytes + 1),
+				[MATCHA_HW_DESC_GEOMETRY_WORD] = tc->ways_or_levels,
+				[MATCHA_HW_DESC_LATENCY_WORD] = tc->latency,
+				[MATCHA_HW_DESC_EXTRA_WORD] = tc->extra,
+			};
 			*val = w[(addr - first) % bytes / 4];
 		} else
 			return 1;

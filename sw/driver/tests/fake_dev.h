@@ -24,15 +24,25 @@
 #define FAKE_MAX_TABLES 8
 #define FAKE_MAX_LEVELS 64
 
+/* FLAGS with action id `a` (or a session's state), valid bit clear. */
+#define FAKE_FLAGS_ACTION(a) ((uint32_t)(a) << MATCHA_HW_FLAGS_ACTION_SHIFT)
+/* FLAGS' action id (or a session's state). */
+#define FAKE_FLAGS_ACTION_OF(f) (((f) >> MATCHA_HW_FLAGS_ACTION_SHIFT) & MATCHA_HW_FLAGS_ACTION_MASK)
+/* A meter array's geometry word from its rate, level and time base widths. */
+#define FAKE_METER_GEOMETRY(rate, level, time)                                                 \
+	((uint32_t)(rate) << MATCHA_HW_METER_GEOMETRY_RATE_LSB |                              \
+	 (uint32_t)(level) << MATCHA_HW_METER_GEOMETRY_LEVEL_LSB |                            \
+	 (uint32_t)(time) << MATCHA_HW_METER_GEOMETRY_TIME_LSB)
+
 struct fake_table_cfg {
 	unsigned kind, key_bits, size, data_bits;
-	unsigned ways_or_levels; /* descriptor word 5 */
+	unsigned ways_or_levels; /* descriptor word DESC_GEOMETRY_WORD */
 	unsigned latency;
 	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level */
-	bool counters, default_action;         /* descriptor kind bits 8 and 9 */
-	uint32_t extra;                        /* descriptor word 7 (meters: tick clocks) */
+	bool counters, default_action;         /* KIND_COUNTERS and KIND_DEFAULT_ACTION */
+	uint32_t extra;                        /* descriptor word DESC_EXTRA_WORD (meters: tick clocks) */
 	bool prefix_store; /* LPM, kind bit 10: a result's WRITE keeps KEY and PRIORITY */
-	uint32_t kind_extra;                   /* other bits of descriptor word 0 */
+	uint32_t kind_extra;                   /* other bits of descriptor word DESC_KIND_WORD */
 };
 
 struct fake_cfg {

@@ -151,7 +151,7 @@ void test_default_action(void)
 	/* A table whose action data is the widest there is, and one without any. */
 	cfg.table[3].default_action = true;
 	cfg.table[3].data_bits = 512;
-	cfg.table[4] = (struct fake_table_cfg){ .kind = 1, .key_bits = 16, .size = 32,
+	cfg.table[4] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 16, .size = 32,
 						.ways_or_levels = 2, .default_action = true };
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
@@ -164,7 +164,7 @@ void test_default_action(void)
 
 	CHECK_OK(dev, matcha_table_set_default(dev, EXACT, 0xA5, data, 40));
 	const struct fake_entry *d = &fd->table[EXACT].default_entry;
-	CHECK(d->flags == (0xA5u << 8 | 1) && d->data[0] == 0x3456789A && d->data[1] == 0x12);
+	CHECK(d->flags == (FAKE_FLAGS_ACTION(0xA5) | MATCHA_HW_FLAGS_VALID) && d->data[0] == 0x3456789A && d->data[1] == 0x12);
 	memset(got, 0xEE, sizeof got);
 	CHECK_OK(dev, matcha_table_get_default(dev, EXACT, &action, got, 40));
 	CHECK(action == 0xA5 && !memcmp(got, data, 5));

@@ -416,6 +416,35 @@ void test_ctl_commands(void)
 	session_close(&s);
 }
 
+/* On a 32-bit key field ::ffff:a.b.c.d is a.b.c.d, its prefix counted from the IPv4
+ * address; on a wider field it stays the 128-bit address. */
+void test_ctl_ipv4_mapped_on_ipv4_keys(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	struct matcha_entry e;
+	RUN_OK(&s, "table_add ipv4_lpm route ::ffff:10.0.0.0/104 => 1 02:00:00:00:00:01 "
+		   "0x020000000002", "Entry added to ipv4_lpm with handle 0");
+	uint8_t prefix[4] = { 10, 0, 0, 0 };
+	CHECK_OK(s.dev, matcha_lpm_read(s.dev, 1, prefix, 8, NULL, &e));
+	CHECK(e.valid && e.action_id == 0);
+	RUN_FAILS(&s, "table_add ipv4_lpm drop 10.0.0.0/8 =>", MATCHA_EEXIST, "duplicate entry");
+	RUN_FAILS(&s, "table_add ipv4_lpm drop ::ffff:10.0.0.0/64 =>", MATCHA_EINVAL,
+		  "an IPv4-mapped prefix on a 32-bit field must be at least /96");
+	RUN_OK(&s, "table_add acl deny ::ffff:10.0.0.1 0&&&0 6 0&&&0 ::ffff:0.0.0.80->90 => 10",
+	       "Entry added to acl with handle 0");
+	CHECK_OK(s.dev, matcha_ternary_read(s.dev, 2, 0, &e));
+	CHECK(e.valid && e.key[0] == 10 && e.key[3] == 1 && e.mask[0] == 0xFF && e.mask[3] == 0xFF);
+	/* Not IPv4-mapped, or a field wider than 32 bits: the whole address. */
+	RUN_FAILS(&s, "table_add ipv4_lpm drop ::10.0.0.0/104 =>", MATCHA_E2BIG,
+		  "key field hdr.ipv4.dst is 32 bits: a /104 prefix is longer");
+	RUN_OK(&s, "table_add l2_fwd forward ::ffff:10.0.0.1 => 5", "Entry added to l2_fwd");
+	const uint8_t wide[6] = { 0xFF, 0xFF, 10, 0, 0, 1 };
+	uint32_t index;
+	CHECK_OK(s.dev, matcha_exact_lookup_sw(s.dev, 0, wide, 48, &index));
+	session_close(&s);
+}
+
 void test_ctl_command_errors(void)
 {
 	struct session s;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Discovery, error reporting and the generic table calls. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -26,7 +27,7 @@ void test_discovery(void)
 	struct matcha_table_info in;
 	CHECK_OK(dev, matcha_table_info(dev, 0, &in));
 	CHECK(in.kind == MATCHA_KIND_EXACT && in.key_bits == 44 && in.size == 1024 &&
-	      in.data_bits == 40 && in.base == 0x10000 && in.ways == 4 && in.levels == 0 &&
+	      in.data_bits == 40 && in.base == MATCHA_HW_INFO_WINDOW_BYTES && in.ways == 4 && in.levels == 0 &&
 	      in.latency == 3);
 	CHECK_OK(dev, matcha_table_info(dev, 1, &in));
 	CHECK(in.kind == MATCHA_KIND_LPM && in.key_bits == 32 && in.levels == 4 && in.ways == 0 &&
@@ -84,7 +85,12 @@ void test_discovery_bad_version(void)
 void test_discovery_bus_error(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	expect_open_failure(&cfg, 0x40 + 32 * 2 + 4, MATCHA_EIO, "read of register 0x000084");
+	/* Table 2's key width: the message names the register that failed. */
+	uint32_t addr = MATCHA_HW_INFO_DESCRIPTORS + MATCHA_HW_INFO_DESCRIPTOR_BYTES * 2 +
+			4 * MATCHA_HW_DESC_KEY_BITS_WORD;
+	char needle[40];
+	snprintf(needle, sizeof needle, "read of register 0x%06x", (unsigned)addr);
+	expect_open_failure(&cfg, addr, MATCHA_EIO, needle);
 	struct matcha_regs_ops no_write = { fake_ops.read32, NULL };
 	matcha_dev *dev;
 	CHECK(matcha_open_ops(&no_write, NULL, &dev) == MATCHA_EINVAL);

@@ -171,7 +171,7 @@ static struct fake_cfg small_exact_cfg(unsigned ways, unsigned size)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
 	cfg.ntables = 1;
-	cfg.table[0] = (struct fake_table_cfg){ .kind = 1, .key_bits = 16, .size = size,
+	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 16, .size = size,
 						.data_bits = 0, .ways_or_levels = ways };
 	return cfg;
 }

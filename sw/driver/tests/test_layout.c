@@ -184,7 +184,7 @@ void test_layout_disagrees_with_hardware(void)
 	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
 			 "table 0 (l2_fwd) has a default action (1 yes, 0 no) 1, the hardware 0"));
 	cfg = fake_l2l3_cfg();
-	cfg.table[2].kind = 1;
+	cfg.table[2].kind = MATCHA_KIND_EXACT;
 	cfg.table[2].key_bits = 48;
 	cfg.table[2].ways_or_levels = 4;
 	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,

@@ -429,10 +429,10 @@ void test_lpm_random_strides_4_and_16(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
 	cfg.ntables = 2;
-	cfg.table[0] = (struct fake_table_cfg){ .kind = 2, .key_bits = 20, .size = 512,
+	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 20, .size = 512,
 						.data_bits = 24, .ways_or_levels = 5,
 						.level_nodes = { 1, 16, 64, 128, 256 } };
-	cfg.table[1] = (struct fake_table_cfg){ .kind = 2, .key_bits = 32, .size = 512,
+	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 512,
 						.data_bits = 32, .ways_or_levels = 2,
 						.level_nodes = { 1, 12 } };
 	random_ops(&cfg, 0, 300, true);

@@ -13,7 +13,16 @@
 #define METER4 5    /* 64 meters, one tick every 4 clocks, 24-bit rates */
 #define EXACT 0
 #define HZ 250000000ull
-#define GEOMETRY(rate, level, time) ((rate) | (level) << 8 | (time) << 16)
+#define GEOMETRY FAKE_METER_GEOMETRY
+/* The meter's DATA words by name. */
+#define MODE MATCHA_HW_METER_MODE_WORD
+#define CIR MATCHA_HW_METER_CIR_WORD
+#define PIR MATCHA_HW_METER_PIR_WORD
+#define CBS MATCHA_HW_METER_CBS_WORD
+#define PBS MATCHA_HW_METER_PBS_WORD
+#define CLEVEL MATCHA_HW_METER_CLEVEL_WORD
+#define PLEVEL MATCHA_HW_METER_PLEVEL_WORD
+#define SHIFT(s) ((uint32_t)(s) << MATCHA_HW_METER_MODE_SHIFT_LSB)
 
 static struct fake_cfg meter_cfg(void)
 {
@@ -96,9 +105,9 @@ void test_meter_units(void)
 	CHECK_OK(dev, matcha_meter_set(dev, METER, 17, &m));
 	const struct fake_entry *e = &fd->table[METER].entries[17];
 	CHECK(e->flags == 1);
-	CHECK_MSG(e->data[0] == 25u << 8, "mode word 0x%x", (unsigned)e->data[0]);
-	CHECK(e->data[1] == 1u << 24 && e->data[2] == 0);
-	CHECK(word_pair(&e->data[3]) == 10000ull << 25 && word_pair(&e->data[5]) == 20000ull << 25);
+	CHECK_MSG(e->data[MODE] == SHIFT(25), "mode word 0x%x", (unsigned)e->data[MODE]);
+	CHECK(e->data[CIR] == 1u << 24 && e->data[PIR] == 0);
+	CHECK(word_pair(&e->data[CBS]) == 10000ull << 25 && word_pair(&e->data[PBS]) == 20000ull << 25);
 
 	/* Two-rate, colour-aware, in packets: 1000 and 3000 packets/s, bursts 10 and 30. With
 	 * 4-clock ticks a packet/s is 1.6e-5 per tick; 30 << 35 < 2^40, and 3000/s << 35 ticks
@@ -108,11 +117,13 @@ void test_meter_units(void)
 					  .cir = 1000, .cburst = 10, .pir = 3000, .pburst = 30 };
 	CHECK_OK(dev, matcha_meter_set(dev, METER4, 63, &m));
 	e = &fd->table[METER4].entries[63];
-	CHECK_MSG(e->data[0] == (0x7u | 35u << 8), "mode word 0x%x", (unsigned)e->data[0]);
+	CHECK_MSG(e->data[MODE] == (MATCHA_HW_METER_MODE_TWO_RATE | MATCHA_HW_METER_MODE_AWARE |
+				    MATCHA_HW_METER_MODE_PACKETS | SHIFT(35)),
+		  "mode word 0x%x", (unsigned)e->data[MODE]);
 	/* round(1000 * 4 * 2^35 / 250e6) = round(549755.8) and 3 times that, rounded. */
-	CHECK_MSG(e->data[1] == 549756 && e->data[2] == 1649267, "rates %u %u",
-		  (unsigned)e->data[1], (unsigned)e->data[2]);
-	CHECK(word_pair(&e->data[3]) == 10ull << 35 && word_pair(&e->data[5]) == 30ull << 35);
+	CHECK_MSG(e->data[CIR] == 549756 && e->data[PIR] == 1649267, "rates %u %u",
+		  (unsigned)e->data[CIR], (unsigned)e->data[PIR]);
+	CHECK(word_pair(&e->data[CBS]) == 10ull << 35 && word_pair(&e->data[PBS]) == 30ull << 35);
 
 	/* Unconfigure: FLAGS.valid clear. */
 	unsigned long writes = fd->writes;
@@ -139,10 +150,11 @@ void test_meter_get(void)
 	CHECK(c == 10000 && p == 20000); /* a WRITE fills both buckets */
 	/* Levels come back in whole bytes, rounded down: 1234.99 bytes and 0.5 byte. */
 	struct fake_entry *e = &fd->table[METER].entries[3];
-	unsigned shift = (e->data[0] >> 8) & 0x3F;
+	unsigned shift = (e->data[MODE] >> MATCHA_HW_METER_MODE_SHIFT_LSB) &
+			 ((1u << MATCHA_HW_METER_MODE_SHIFT_BITS) - 1);
 	uint64_t lc = (1235ull << shift) - 1, lp = 1ull << (shift - 1);
-	e->data[7] = (uint32_t)lc, e->data[8] = (uint32_t)(lc >> 32);
-	e->data[9] = (uint32_t)lp, e->data[10] = (uint32_t)(lp >> 32);
+	e->data[CLEVEL] = (uint32_t)lc, e->data[CLEVEL + 1] = (uint32_t)(lc >> 32);
+	e->data[PLEVEL] = (uint32_t)lp, e->data[PLEVEL + 1] = (uint32_t)(lp >> 32);
 	CHECK_OK(dev, matcha_meter_get(dev, METER, 3, NULL, &c, &p));
 	CHECK_MSG(c == 1234 && p == 0, "tokens %llu %llu", (unsigned long long)c,
 		  (unsigned long long)p);
@@ -287,8 +299,8 @@ void test_meter_errors(void)
 	/* The widest values that fit are taken: 2^40 - 1 bytes, and the largest rate. */
 	m = (struct matcha_meter_config){ .cir = 1073741823750000000ull, .cburst = (1ull << 40) - 1 };
 	CHECK_OK(dev, matcha_meter_set(dev, METER, 255, &m));
-	CHECK(fd->table[METER].entries[255].data[1] == 0xFFFFFFFFu &&
-	      fd->table[METER].entries[255].data[0] == 0);
+	CHECK(fd->table[METER].entries[255].data[CIR] == 0xFFFFFFFFu &&
+	      fd->table[METER].entries[255].data[MODE] == 0);
 	matcha_close(dev);
 	fake_free(fd);
 }

@@ -59,6 +59,9 @@ void test_open_uri_errors(void)
 	CHECK(open_fails(longpath, MATCHA_EINVAL, "a socket path is at most 107 bytes"));
 }
 
+#define WINDOW MATCHA_HW_INFO_WINDOW_BYTES
+#define DESCRIPTOR_AT(i) (MATCHA_HW_INFO_DESCRIPTORS + MATCHA_HW_INFO_DESCRIPTOR_BYTES * (i))
+
 /* A register file: the info block with `objects` descriptors, `bytes` long. */
 static void write_window_file(const char *path, size_t bytes, unsigned objects)
 {
@@ -69,8 +72,15 @@ static void write_window_file(const char *path, size_t bytes, unsigned objects)
 	w[MATCHA_HW_INFO_OBJECTS / 4] = objects;
 	for (unsigned i = 0; i < objects; i++) {
 		/* ternary tables: nothing is probed at open */
-		uint32_t d[8] = { MATCHA_HW_KIND_TERNARY, 104, 64, 8, MATCHA_HW_INFO_WINDOW_BYTES * (i + 1), 0, 7, 0 };
-		memcpy(&w[(0x40 + 32 * i) / 4], d, sizeof d);
+		uint32_t d[MATCHA_HW_DESC_WORDS] = {
+			[MATCHA_HW_DESC_KIND_WORD] = MATCHA_HW_KIND_TERNARY,
+			[MATCHA_HW_DESC_KEY_BITS_WORD] = 104,
+			[MATCHA_HW_DESC_SIZE_WORD] = 64,
+			[MATCHA_HW_DESC_DATA_BITS_WORD] = 8,
+			[MATCHA_HW_DESC_BASE_WORD] = WINDOW * (i + 1),
+			[MATCHA_HW_DESC_LATENCY_WORD] = 7,
+		};
+		memcpy(&w[DESCRIPTOR_AT(i) / 4], d, sizeof d);
 	}
 	FILE *f = fopen(path, "wb");
 	fwrite(w, 1, bytes, f);
@@ -83,7 +93,7 @@ void test_open_pci_resource_file(void)
 	char path[64], uri[80];
 	snprintf(path, sizeof path, "/tmp/matcha-test-%d.resource2", (int)getpid());
 	snprintf(uri, sizeof uri, "pci:%s", path);
-	write_window_file(path, 3 * 0x10000, 2);
+	write_window_file(path, 3 * WINDOW, 2);
 	matcha_dev *dev;
 	CHECK_OK(dev, matcha_open(uri, &dev));
 	CHECK(matcha_table_count(dev) == 2 && matcha_build_id(dev) == 0x12345678);
@@ -138,6 +148,11 @@ static uint32_t peek(const char *path, long offset)
  * the block's record of refused accesses (ERROR, ERROR_ADDRESS) after every access and fail
  * the one that set it, with the refused address and kind. */
 #define APP_REG(off) (MATCHA_HW_APP_BASE + (off))
+#define APP_VERSION(major, minor) ((uint32_t)(major) << MATCHA_HW_APP_VERSION_MAJOR_SHIFT | (minor))
+/* An ERROR word: `count` refused accesses, the last a write or not. */
+#define APP_ERROR_RECORD(count, write)                                                         \
+	((uint32_t)(count) << MATCHA_HW_APP_ERROR_COUNT_SHIFT |                                \
+	 ((write) ? MATCHA_HW_APP_ERROR_WRITE : 0) | MATCHA_HW_APP_ERROR_SEEN)
 void test_open_app_block_errors(void)
 {
 	char path[64], uri[80];
@@ -145,34 +160,35 @@ void test_open_app_block_errors(void)
 	snprintf(uri, sizeof uri, "pci:%s", path);
 	write_window_file(path, APP_REG(MATCHA_HW_APP_ERROR) + 4, 2);
 	poke(path, APP_REG(MATCHA_HW_APP_ID), MATCHA_HW_APP_ID_VALUE);
-	poke(path, APP_REG(MATCHA_HW_APP_VERSION), 0x00010001); /* register map 1.1 */
-	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00010001); /* a stale record from before the open */
+	poke(path, APP_REG(MATCHA_HW_APP_VERSION), APP_VERSION(1, 1));
+	/* a stale record from before the open */
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), APP_ERROR_RECORD(1, false));
 	matcha_dev *dev;
 	CHECK_OK(dev, matcha_open(uri, &dev));
 	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == 0); /* cleared at open */
 	uint32_t back;
-	CHECK_OK(dev, matcha_reg_read(dev, 0x10000, &back));
+	CHECK_OK(dev, matcha_reg_read(dev, WINDOW, &back));
 
 	/* The block refused the next access (in the file: the record appears). */
 	poke(path, APP_REG(MATCHA_HW_APP_ERROR_ADDRESS), 0x7F0040);
-	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00010003);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), APP_ERROR_RECORD(1, true));
 	CHECK_RC(dev, matcha_reg_write(dev, 0x20044, 1), MATCHA_EIO);
 	CHECK(strstr(matcha_last_error(dev), "write of 0x00000001 to register 0x020044 failed: "
 		     "the app block answered SLVERR (no such register) to a write of 0x7f0040"));
 	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == 0);
 	CHECK_OK(dev, matcha_reg_write(dev, 0x20044, 1));
 	poke(path, APP_REG(MATCHA_HW_APP_ERROR_ADDRESS), 0x800014);
-	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00030001);
-	CHECK_RC(dev, matcha_reg_read(dev, 0x10000, &back), MATCHA_EIO);
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), APP_ERROR_RECORD(3, false));
+	CHECK_RC(dev, matcha_reg_read(dev, WINDOW, &back), MATCHA_EIO);
 	CHECK(strstr(matcha_last_error(dev), "a read of 0x800014 (the last of several"));
 	matcha_close(dev);
 
 	/* Register map 1.0 has no record: the word there is not read as one. */
-	poke(path, APP_REG(MATCHA_HW_APP_VERSION), 0x00010000);
-	poke(path, APP_REG(MATCHA_HW_APP_ERROR), 0x00010003);
+	poke(path, APP_REG(MATCHA_HW_APP_VERSION), APP_VERSION(1, 0));
+	poke(path, APP_REG(MATCHA_HW_APP_ERROR), APP_ERROR_RECORD(1, true));
 	CHECK_OK(dev, matcha_open(uri, &dev));
-	CHECK_OK(dev, matcha_reg_read(dev, 0x10000, &back));
-	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == 0x00010003);
+	CHECK_OK(dev, matcha_reg_read(dev, WINDOW, &back));
+	CHECK(peek(path, APP_REG(MATCHA_HW_APP_ERROR)) == APP_ERROR_RECORD(1, true));
 	matcha_close(dev);
 	unlink(path);
 }
@@ -183,7 +199,7 @@ void test_open_short_mapping(void)
 	snprintf(path, sizeof path, "/tmp/matcha-test-%d.short", (int)getpid());
 	snprintf(uri, sizeof uri, "pci:%s", path);
 	/* Two tables described, only the first window there. */
-	write_window_file(path, 2 * 0x10000, 2);
+	write_window_file(path, 2 * WINDOW, 2);
 	CHECK(open_fails(uri, MATCHA_ENODEV, "table 1: its window 0x20000..0x2ffff lies beyond "
 			 "the 0x20000 bytes mapped"));
 	write_window_file(path, 100, 0);

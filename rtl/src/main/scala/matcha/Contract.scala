@@ -27,8 +27,8 @@ abstract class ContractGroup(val prefix: String, val doc: String) {
   * and C++ (constants `MATCHA_HW_<NAME>`) and `matcha_contract.py` (constants `<NAME>`). */
 object Contract {
   def groups: Seq[ContractGroup] = Seq(
-    table.ControlBus.Info, table.TableKind, table.WindowRegister, table.Command, table.Status, table.EntryFlags,
-    table.LpmEncoding, table.MeterEncoding, table.SessionTable.Register, corundum.CorundumAppBlock.Regs,
+    table.ControlBus.Info, table.DescriptorWord, table.TableKind, table.WindowRegister, table.Command, table.Status, table.EntryFlags,
+    table.LpmEncoding, table.MeterEncoding, table.SessionTable.Register, table.SessionState, corundum.CorundumAppBlock.Regs,
     board.BoardStatus, Reasons)
 
   /** Reason codes a frame is dropped or punted with: the parser's own and the program's. */

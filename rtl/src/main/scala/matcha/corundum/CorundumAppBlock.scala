@@ -49,14 +49,20 @@ object CorundumAppBlock {
   object Regs extends matcha.ContractGroup("APP_", "Corundum application block registers, at APP_BASE + offset (ip/corundum/README.md)") {
     val Base = const("BASE", 0x800000, "below it the pipeline's control window")
     val AppIdValue = constLong("ID_VALUE", 0x4d544341L, "Corundum APP_ID of a Matcha block: \"MTCA\"")
-    val VersionValue = const("VERSION_VALUE", 0x00010001, "major << 16 | minor")
+    val VersionMajorShift = const("VERSION_MAJOR_SHIFT", 16, "VERSION is major << 16 | minor")
+    val VersionMinorMask = const("VERSION_MINOR_MASK", 0xffff)
+    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 1, "1.1: ERROR_ADDRESS and ERROR")
     val AppId = const("ID", 0x00)
     val Version = const("VERSION", 0x04)
     val Ports = const("PORTS", 0x08)
     val DataWidth = const("DATA_WIDTH", 0x0c)
     val Control = const("CONTROL", 0x10, "bit 0: host transmit goes through the pipeline")
     val ErrorAddress = const("ERROR_ADDRESS", 0x18, "the last refused access's address")
-    val Error = const("ERROR", 0x1c, "bit 0 seen, bit 1 a write, bits 31..16 a count; a write clears")
+    val Error = const("ERROR", 0x1c, "ERROR_SEEN, ERROR_WRITE and ERROR_COUNT; a write clears")
+    val ErrorSeen = const("ERROR_SEEN", 0x1, "ERROR: an access was refused")
+    val ErrorWrite = const("ERROR_WRITE", 0x2, "ERROR: the last refused access was a write")
+    val ErrorCountShift = const("ERROR_COUNT_SHIFT", 16, "ERROR: refused accesses since it was written, saturating")
+    val ErrorCountMask = const("ERROR_COUNT_MASK", 0xffff, "after the shift")
     val RxFrames = const("RX_FRAMES", 0x20)
     val TxFrames = const("TX_FRAMES", 0x24)
     val Dropped = const("DROPPED", 0x28)
@@ -347,7 +353,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     val errorAddress = Reg(UInt(ControlBus.Info.AddressWidth bits)) init 0
     val errorSeen = Reg(Bool()) init False
     val errorWrite = Reg(Bool()) init False
-    val errorCount = Reg(UInt(16 bits)) init 0
+    val errorCount = Reg(UInt(log2Up(Regs.ErrorCountMask + 1) bits)) init 0
     val readAddress = RegNextWhen(io.s_axil.ar.addr, io.s_axil.ar.fire)
     val writeAddress = RegNextWhen(io.s_axil.aw.addr, io.s_axil.aw.fire)
     val readFailed = io.s_axil.r.fire && io.s_axil.r.resp =/= AxiLite4.resp.OKAY
@@ -359,9 +365,9 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
       when(errorCount =/= errorCount.maxValue) { errorCount := errorCount + 1 }
     }
     factory.read(errorAddress, RegBase + Regs.ErrorAddress)
-    factory.read(errorSeen, RegBase + Regs.Error, 0)
-    factory.read(errorWrite, RegBase + Regs.Error, 1)
-    factory.read(errorCount, RegBase + Regs.Error, 16)
+    factory.read(errorSeen, RegBase + Regs.Error, log2Up(Regs.ErrorSeen))
+    factory.read(errorWrite, RegBase + Regs.Error, log2Up(Regs.ErrorWrite))
+    factory.read(errorCount, RegBase + Regs.Error, Regs.ErrorCountShift)
     factory.onWrite(RegBase + Regs.Error) {
       errorSeen := False
       errorWrite := False

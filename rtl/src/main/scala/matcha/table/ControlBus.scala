@@ -9,7 +9,28 @@ import spinal.lib.bus.misc.{AllMapping, BusSlaveFactory}
 /** Entry `index` of the self-describing block, and the name of the table it describes. */
 case class ObjectDescriptor(index: Int, name: String, kind: Int, keyWidth: Int, size: Int, dataWidth: Int, base: Int, geometry: Int,
     latency: Int, extra: Int) {
-  def words: Seq[Int] = Seq(kind, keyWidth, size, dataWidth, base, geometry, latency, extra)
+  /** The descriptor's words, each at the place `DescriptorWord` gives it. */
+  def words: Seq[Int] = {
+    import DescriptorWord._
+    val w = Array.fill(Words)(0)
+    for ((at, v) <- Seq(Kind -> kind, KeyBits -> keyWidth, Size -> size, DataBits -> dataWidth, Base -> base,
+        Geometry -> geometry, Latency -> latency, Extra -> extra)) w(at) = v
+    w.toSeq
+  }
+}
+
+/** Which word of a descriptor holds which fact (docs/tables.md): the driver, the simulator and
+  * the testbenches read a descriptor by these, so a change of order reaches them all. */
+object DescriptorWord extends matcha.ContractGroup("DESC_", "Descriptor words, at INFO_DESCRIPTORS + INFO_DESCRIPTOR_BYTES * i + 4 * word (docs/tables.md)") {
+  val Kind = const("KIND_WORD", 0, "the kind code and its flags (KIND_*)")
+  val KeyBits = const("KEY_BITS_WORD", 1)
+  val Size = const("SIZE_WORD", 2, "entries")
+  val DataBits = const("DATA_BITS_WORD", 3, "action data bits")
+  val Base = const("BASE_WORD", 4, "the table's window offset")
+  val Geometry = const("GEOMETRY_WORD", 5, "the kind's: ways, LPM levels, meter widths (METER_GEOMETRY_*)")
+  val Latency = const("LATENCY_WORD", 6, "clocks from key to result")
+  val Extra = const("EXTRA_WORD", 7, "the kind's")
+  val Words = const("WORDS", 8)
 }
 
 object ControlBus {
@@ -20,9 +41,11 @@ object ControlBus {
     val BuildId = const("BUILD_ID", 0x008)
     val Objects = const("OBJECTS", 0x00c, "how many descriptors follow")
     val Descriptors = const("DESCRIPTORS", 0x040)
-    val DescriptorBytes = const("DESCRIPTOR_BYTES", 32, "8 words a descriptor")
+    val DescriptorBytes = const("DESCRIPTOR_BYTES", 4 * DescriptorWord.Words, "DESC_WORDS words a descriptor")
     val MagicValue = const("MAGIC_VALUE", 0x4d544348, "\"MTCH\"")
-    val VersionValue = const("VERSION_VALUE", 0x00010000, "major << 16 | minor")
+    val VersionMajorShift = const("VERSION_MAJOR_SHIFT", 16, "VERSION is major << 16 | minor")
+    val VersionMinorMask = const("VERSION_MINOR_MASK", 0xffff)
+    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 0, "1.0")
     val WindowBytes = const("WINDOW_BYTES", 0x10000, "the block, then one window a table")
     val AddressWidth = const("ADDRESS_WIDTH", 24, "bits of a control bus address")
   }
@@ -59,12 +82,14 @@ class ControlBus(axi: AxiLite4, identify: ControlBus.Identify = ControlBus.anony
   /** Table `name`'s window; `indexValid` says which INDEX values address an entry (by
     * default 0 until size). Descriptors are numbered in the order tables are added. */
   def addTable(name: String, kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int, extra: Int = 0,
-      indexValid: Option[UInt => Bool] = None, features: WindowFeatures = WindowFeatures()): TableWindow = {
+      indexValid: Option[UInt => Bool] = None, features: WindowFeatures = WindowFeatures(),
+      stagedDataWidth: Option[Int] = None): TableWindow = {
     require(!descriptors.exists(_.name == name), s"two tables named $name on one control bus")
     val base = ControlBus.windowBase(descriptors.size)
     descriptors += ObjectDescriptor(descriptors.size, name, kind | TableKind.flags(kind) | features.kindFlags, keyWidth, size, dataWidth, base,
       geometry, latency, extra)
-    val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size), features)
+    val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size), features,
+      stagedDataWidth)
     windows += base -> w
     w
   }

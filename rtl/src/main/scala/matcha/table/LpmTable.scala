@@ -122,7 +122,9 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
 
   /** The table's descriptor (kind 2, prefix store flag) and control window on `bus`. */
   def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
-    bus.addTable(name, TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features)
+    bus.addTable(name, TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.nodes, Some(indexValid), features,
+      // DATA carries a whole trie entry, however narrow the action data.
+      stagedDataWidth = Some(c.dataWidth max 32))
 
   /** Bus side: WRITE/READ of one trie entry (DATA[0]) or result (FLAGS + DATA, and its
     * prefix in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. */
@@ -149,7 +151,7 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
     val resultWord = LpmResult(c)
     resultWord.valid := cmd.entry.valid
     resultWord.actionId := cmd.entry.actionId
-    resultWord.data := cmd.entry.data
+    resultWord.data := cmd.entry.data.resized
     val resultRead = busPort(results, c.results, c.levels, resultWord)
     val prefixWord = LpmPrefix(c)
     prefixWord.prefix := cmd.entry.key
@@ -166,7 +168,7 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
     window.readBack.mask := 0
     window.readBack.priority := isResult ? prefixRead.length.asBits.resize(32) | B(0, 32 bits)
     val trieWordRead = Vec(trieRead.map(_.asBits))(readLevel.resize(log2Up(c.levels max 2)))
-    window.readBack.data := isResult ? resultRead.data | trieWordRead.resize(c.dataWidth)
+    window.readBack.data := isResult ? resultRead.data.resize(c.dataWidth max 32) | trieWordRead.resize(c.dataWidth max 32)
     // A WRITE completes once every lookup that may have read the old word has left the
     // pipeline, so that the driver's next command cannot change what it still points at.
     val drain = Reg(UInt(log2Up(c.latency + 1) bits)) init 0

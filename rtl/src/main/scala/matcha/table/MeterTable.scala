@@ -13,12 +13,14 @@ object MeterColour {
 
 
 /** A meter's DATA words in its control window (docs/tables.md, "Meters"). */
-object MeterEncoding extends matcha.ContractGroup("METER_", "A meter's window DATA words (docs/tables.md, \"Meters\")") {
+object MeterEncoding extends matcha.ContractGroup("METER_",
+    "A meter's window DATA words and its descriptor's geometry (docs/tables.md, \"Meters\")") {
   val ModeWord = const("MODE_WORD", 0, "mode bits, then the shift")
   val ModeTwoRate = const("MODE_TWO_RATE", 0x1, "RFC 2698; else RFC 2697")
   val ModeColourAware = const("MODE_AWARE", 0x2)
   val ModePackets = const("MODE_PACKETS", 0x4, "packets, not bytes, are metered")
   val ModeShiftLsb = const("MODE_SHIFT_LSB", 8, "a byte or packet costs 2^shift units")
+  val ModeShiftBits = const("MODE_SHIFT_BITS", 6, "the shift is 0 to 2^6 - 1")
   val CirWord = const("CIR_WORD", 1)
   val PirWord = const("PIR_WORD", 2)
   val CommittedBurstWord = const("CBS_WORD", 3, "64 bits")
@@ -28,6 +30,10 @@ object MeterEncoding extends matcha.ContractGroup("METER_", "A meter's window DA
   val TimeWord = const("TIME_WORD", 11, "a READ's time of the levels")
   val WriteWords = const("WRITE_WORDS", 7, "the words a WRITE takes")
   val Words = const("WORDS", 12)
+  val GeometryRateLsb = const("GEOMETRY_RATE_LSB", 0, "descriptor word DESC_GEOMETRY_WORD: rate bits")
+  val GeometryLevelLsb = const("GEOMETRY_LEVEL_LSB", 8, "burst and level bits")
+  val GeometryTimeLsb = const("GEOMETRY_TIME_LSB", 16, "time base bits")
+  val GeometryFieldMask = const("GEOMETRY_FIELD_MASK", 0xff, "each width, after its shift")
 }
 /** `meters` meters (a power of two) in block RAM (docs/tables.md, "Meters").
   *
@@ -48,7 +54,7 @@ case class MeterTableConfig(meters: Int, bytesWidth: Int = 16, rateWidth: Int = 
   require(tickClocks >= 1 && tickClocks <= 65536, "1 to 65536 clocks per tick")
   def indexWidth: Int = log2Up(meters)
   /** Cost of a byte or packet: 2^shift units, shift 0..63. */
-  def shiftWidth: Int = 6
+  def shiftWidth: Int = MeterEncoding.ModeShiftBits
   /** Tokens a refill adds, saturated: enough to fill both buckets of a single-rate meter. */
   def refillWidth: Int = levelWidth + 1
   /** Signed width of the decision's arithmetic (sums of two levels and a refill). */
@@ -57,8 +63,11 @@ case class MeterTableConfig(meters: Int, bytesWidth: Int = 16, rateWidth: Int = 
     * products, refill, burst read and the decision's constants, the decision, output. */
   def latency: Int = 6
   def dataWidth: Int = MeterEncoding.Words * 32
-  /** Descriptor word 5. */
-  def geometry: Int = rateWidth | levelWidth << 8 | timestampWidth << 16
+  /** Descriptor word `DescriptorWord.Geometry`. */
+  def geometry: Int = {
+    import MeterEncoding._
+    rateWidth << GeometryRateLsb | levelWidth << GeometryLevelLsb | timestampWidth << GeometryTimeLsb
+  }
 }
 
 case class MeterRequest(c: MeterTableConfig) extends Bundle {

@@ -21,13 +21,14 @@ case class SessionTableConfig(size: Int, ways: Int = 4, addrWidth: Int = 32, zon
   def latency: Int = 4
 }
 
-object SessionState {
-  val SynSent = 1
-  val SynAck = 2
-  val Established = 3
-  val Closing = 4
-  val Reset = 5
-  val Udp = 6
+/** A session's state, FLAGS bits 15..8 of a READ; each has its TIMEOUT register. */
+object SessionState extends matcha.ContractGroup("SESSION_STATE_", "Session state codes (docs/sessions.md)") {
+  val SynSent = const("SYN_SENT", 1, "learned from a SYN")
+  val SynAck = const("SYN_ACK", 2, "the SYN-ACK came back")
+  val Established = const("ESTABLISHED", 3, "the initiator acknowledged it")
+  val Closing = const("CLOSING", 4, "a FIN in either direction")
+  val Reset = const("RESET", 5, "an RST in either direction")
+  val Udp = const("UDP", 6, "learned from a UDP packet")
   val all = Seq(SynSent, SynAck, Established, Closing, Reset, Udp)
   /** Reset values of the timeouts, in ticks (docs/sessions.md). */
   val defaultTimeouts = Map(SynSent -> 30, SynAck -> 30, Established -> 3600, Closing -> 30, Reset -> 5, Udp -> 120)
@@ -52,6 +53,7 @@ object SessionTable {
     val Aged = const("AGED", 0x250, "64 bits")
     val AgeBits = const("AGE_BITS", stampWidth, "a READ's DATA[0]: the age, then the initiator bit")
     val InitiatorHigh = const("INITIATOR_HIGH", 1 << stampWidth)
+    val AgeMax = const("AGE_MAX", (1 << stampWidth) - 1, "the largest age and TIMEOUT: a session never ages past it")
   }
   val defaultTick = 1 << 16
 }

@@ -65,7 +65,8 @@ object Status extends matcha.ContractGroup("STATUS_", "Table window STATUS (docs
 /** FLAGS of a window: the entry's valid bit and action id. */
 object EntryFlags extends matcha.ContractGroup("FLAGS_", "Table window FLAGS (docs/tables.md)") {
   val Valid = const("VALID", 0x1)
-  val ActionShift = const("ACTION_SHIFT", 8, "the action id, 8 bits")
+  val ActionShift = const("ACTION_SHIFT", 8, "the action id")
+  val ActionMask = const("ACTION_MASK", 0xff, "the action id's bits, after the shift")
 }
 
 /** What every match unit hands its stage. */
@@ -123,17 +124,21 @@ case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int,
   * with `features`, the per-entry counter registers and the default action.
   * The table answers a command on `commands` with `done` (and, for a read, the entry in
   * `readBack`); the counters answer theirs on `counterCommands` with `counterRead`; a command
-  * is busy until everything it was sent to has answered. */
+  * is busy until everything it was sent to has answered. `stagedDataWidth`: the DATA its
+  * commands carry, when a table writes words wider than its action data through it (an LPM
+  * table's 32-bit trie entries); the default action's data stays `dataWidth` bits. */
 class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
-    features: WindowFeatures = WindowFeatures()) extends Area {
+    features: WindowFeatures = WindowFeatures(), stagedDataWidth: Option[Int] = None) extends Area {
   /** The window's offsets. */
   private val at = WindowRegister
   private def words(bits: Int) = (bits + 31) / 32
-  require(words(keyWidth) <= at.StagingWords && words(dataWidth) <= at.StagingWords, "keys and action data are at most 512 bits")
+  val staged: Int = stagedDataWidth.getOrElse(dataWidth)
+  require(staged >= dataWidth)
+  require(words(keyWidth) <= at.StagingWords && words(staged) <= at.StagingWords, "keys and action data are at most 512 bits")
 
-  val commands = Flow(TableCommand(keyWidth, dataWidth))
+  val commands = Flow(TableCommand(keyWidth, staged))
   val done = Bool()
-  val readBack = Flow(StagedEntry(keyWidth, dataWidth))
+  val readBack = Flow(StagedEntry(keyWidth, staged))
   val hit = Bool()
   val miss = Bool()
   val counterCommands = Flow(CounterCommand())
@@ -141,11 +146,11 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
 
   val index = Reg(UInt(32 bits)) init 0
   val valid = Reg(Bool()) init False
-  val actionId = Reg(Bits(8 bits)) init 0
+  val actionId = Reg(Bits(log2Up(EntryFlags.ActionMask + 1) bits)) init 0
   val priority = Reg(Bits(32 bits)) init 0
   val key = Vec.fill(words(keyWidth))(Reg(Bits(32 bits)) init 0)
   val mask = Vec.fill(words(keyWidth))(Reg(Bits(32 bits)) init 0)
-  val data = Vec.fill(words(dataWidth))(Reg(Bits(32 bits)) init 0)
+  val data = Vec.fill(words(staged))(Reg(Bits(32 bits)) init 0)
   val packets = Reg(UInt(64 bits)) init 0
   val bytes = Reg(UInt(64 bits)) init 0
   val tablePending = Reg(Bool()) init False
@@ -222,7 +227,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   commands.entry.priority := priority
   commands.entry.key := Cat(key).resize(keyWidth)
   commands.entry.mask := Cat(mask).resize(keyWidth)
-  commands.entry.data := Cat(data).resize(dataWidth)
+  commands.entry.data := Cat(data).resize(staged)
   counterCommands.valid := start && toCounters || clearAfterReset && Bool(features.counters)
   counterCommands.op := CounterOp.zero
   when(command === Command.Read) { counterCommands.op := CounterOp.read }
@@ -242,7 +247,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     priority := readBack.priority
     for (i <- key.indices) key(i) := readBack.key.resize(words(keyWidth) * 32)(32 * i, 32 bits)
     for (i <- mask.indices) mask(i) := readBack.mask.resize(words(keyWidth) * 32)(32 * i, 32 bits)
-    for (i <- data.indices) data(i) := readBack.data.resize(words(dataWidth) * 32)(32 * i, 32 bits)
+    for (i <- data.indices) data(i) := readBack.data.resize(words(staged) * 32)(32 * i, 32 bits)
   }
   for (action <- defaultAction; actionData <- defaultData) {
     when(start && command === Command.Default) {
@@ -252,7 +257,7 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
     when(start && command === Command.ReadDefault) {
       valid := True
       actionId := action
-      for (i <- data.indices) data(i) := actionData.resize(words(dataWidth) * 32)(32 * i, 32 bits)
+      for (i <- data.indices) data(i) := actionData.resize(words(staged) * 32)(32 * i, 32 bits)
     }
   }
 
