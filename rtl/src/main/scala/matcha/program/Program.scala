@@ -403,16 +403,13 @@ object Programs {
           Action("to_host", ops = Seq(Op.SetConst("meta.aclVerdict", AclToHost)))),
         default = "deny"),
       // A frame of a known session passes whatever the ACL said; any other takes its verdict.
-      TableSpec("verdict", MatchKind.Exact, Seq(KeyField("meta.sessionHit"), KeyField("meta.aclVerdict")), size = 8, ways = 2,
+      TableSpec("verdict", MatchKind.Direct, Seq(KeyField("meta.sessionHit"), KeyField("meta.aclVerdict")), size = 8,
         applyIf = Seq("meta.overlay", live, "!meta.punt"),
         actions = Seq(
           Action("admit", ops = Seq(Op.SetConst("meta.admit", 1))),
           Action("deny", ops = Seq(Op.Drop(AclDenied))),
           Action("to_host", ops = Seq(Op.Punt(AclToHostReason)))),
         default = "deny", counters = false),
-      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = 1024, applyIf = Seq("meta.admit"),
-        actions = Seq(Action("no_op"), Action("police", Seq(Param("meter", EniWidth)), Seq(Op.Meter("policers", "meter")))),
-        default = "no_op", counters = false),
       TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = 256,
         applyIf = Seq("meta.outbound", "meta.admit"), lpmLevels = 6, lpmNodes = 64,
         actions = Seq(
@@ -422,7 +419,10 @@ object Programs {
           Action("drop", ops = Seq(Op.Drop(RouteDrop))),
           Action("miss", ops = Seq(Op.Drop(RouteMiss)))),
         default = "miss"),
-      TableSpec("colour", MatchKind.Exact, Seq(KeyField("meta.color"), KeyField("meta.yellowDrop")), size = 8, ways = 2,
+      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = 1024, applyIf = Seq("meta.admit", live),
+        actions = Seq(Action("no_op"), Action("police", Seq(Param("meter", EniWidth)), Seq(Op.Meter("policers", "meter")))),
+        default = "no_op", counters = false),
+      TableSpec("colour", MatchKind.Direct, Seq(KeyField("meta.color"), KeyField("meta.yellowDrop")), size = 8,
         applyIf = Seq("meta.admit", live),
         actions = Seq(
           Action("pass"),
@@ -444,7 +444,7 @@ object Programs {
         default = "drop", counters = false),
       // The new outer headers: the underlay MACs are the default action's data (set once,
       // like DASH's appliance MACs), the source the VIP the frame came to.
-      TableSpec("encap", MatchKind.Exact, Seq(KeyField("meta.outbound")), size = 4, ways = 2,
+      TableSpec("encap", MatchKind.Direct, Seq(KeyField("meta.outbound")), size = 2,
         applyIf = Seq("meta.admit", live, "!meta.direct"),
         actions = Seq(Action("vxlan_encap", Seq(Param("underlay_smac", 48), Param("underlay_dmac", 48)),
           Seq(Op.Copy("push.ipv4.src", "hdr.ipv4.dst")) ++ decap ++ Seq(
@@ -474,7 +474,7 @@ object Programs {
 object Overlay {
   val EniWidth = 10
   val VnetWidth = 10
-  val GroupWidth = 10
+  val GroupWidth = 16
   /** meta.aclVerdict: what the ACL said (0: the ACL did not apply). */
   val AclPermit = 1
   val AclDeny = 2

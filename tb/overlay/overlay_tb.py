@@ -1,0 +1,387 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cocotb tests of matcha_overlay: the packet path with the overlay program
+(docs/overlay.md), the VNET-to-VNET path of SONiC DASH with sessions learned in hardware
+and a policer per ENI.
+
+Tables are loaded through the C driver (tb/pipeline/control.py, recorded and replayed on
+the DUT; the direct tables through the driver's entries by name). Two oracles check every
+frame: the program model (tb/model/program.py) between the packet path model's parse and
+deparse, frame by frame in the order sent (PipelineTb.check), and, for the frames a
+scenario names, the packet DASH's PTF tests expect, built here with scapy from the
+scenario's addresses alone: the new outer Ethernet / IPv4 / UDP / VXLAN (source the VIP,
+TTL 64, IP id 1, UDP source port 0 and checksum 0, VXLAN flags 0x08) around the inner
+frame, its destination MAC rewritten on the way out.
+
+The scenarios follow DASH's saidashvnet.py (outbound route to a VNET; routing, mapping,
+ENI and VIP misses; inbound decap with and without PA validation; ENI admin state; one
+prefix in two ENIs) and the VPP pipeline's (a reply passes without the inbound ACL,
+unsolicited inbound frames are dropped, a policer per ENI).
+"""
+
+import json
+
+import cocotb
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
+from scapy.layers.vxlan import VXLAN
+from scapy.packet import Raw
+
+from tb.common import driver as drv
+from tb.model.meter import GREEN, RED, YELLOW
+from tb.pipeline.control import Update
+from tb.pipeline.pipeline_tb import setup
+from tb.pipeline.traffic import ip_int, mac_str
+
+# Reasons (docs/overlay.md).
+NOT_OVERLAY, VIP_MISS, ENI_MISS, ENI_DOWN = 0x30, 0x32, 0x33, 0x34
+INBOUND_ROUTE_MISS, PA_VALIDATION_MISS, ACL_DENIED, ACL_TO_HOST = 0x35, 0x36, 0x37, 0x38
+POLICED_RED, POLICED_YELLOW, ROUTE_MISS, MAPPING_MISS = 0x3A, 0x3B, 0x3C, 0x3E
+# meta.aclVerdict
+PERMIT, DENY, TO_HOST = 1, 2, 3
+
+# After DASH's PTF topology (sai_dash_utils.py): the appliance's VIP, two hosts in the
+# underlay and a VM behind each. A host sends its VM's frames to the appliance in a VNI of
+# its own, which the direction table names outbound (101, 102); frames between VNETs carry
+# the VNET's VNI (1, 2), which it does not name: inbound.
+VIP = "10.1.1.1"
+DUT_MAC, ROUTER_MAC = "02:aa:00:00:00:01", "02:bb:00:00:00:02"
+UNDERLAY_SMAC, UNDERLAY_DMAC = 0x02AA000000F1, 0x02BB000000F2
+TX_PA, RX_PA = "10.10.1.10", "10.10.2.10"
+TX_CA, RX_CA = "192.168.0.1", "192.168.1.1"
+TX_MAC, RX_MAC = "00:01:00:00:03:14", "00:02:00:00:04:15"
+TX_VNI, RX_VNI = 1, 2                   # the VNETs' VNIs
+TX_HOST_VNI, RX_HOST_VNI = 101, 102     # the hosts' VNIs toward the appliance
+FAKE_MAC = "aa:12:44:69:05:aa"   # the inner destination a VM sends to (DASH: fake_mac)
+ENI_TX, ENI_RX = 5, 7            # the ENIs of the two VMs
+GROUP_TX, GROUP_RX = 3, 4        # their routing groups
+VNET_TX, VNET_RX = 1, 2
+MARK_DSCP = 0x0A
+
+
+def mac_int(mac):
+    return int(mac.replace(":", ""), 16)
+
+
+def vxlan(inner, vni, outer_src, vip=VIP, sport=49152):
+    """A frame of the underlay to the appliance: `inner` in VXLAN `vni` from `outer_src`."""
+    return bytes(Ether(dst=DUT_MAC, src=ROUTER_MAC) / IP(src=outer_src, dst=vip, ttl=63) /
+                 UDP(sport=sport, dport=4789) / VXLAN(vni=vni) / inner)
+
+
+def vm_frame(src_mac, dst_mac, src, dst, proto="tcp", sport=40000, dport=80, flags="S",
+             payload=40):
+    l4 = TCP(sport=sport, dport=dport, flags=flags) if proto == "tcp" else \
+        UDP(sport=sport, dport=dport)
+    return Ether(src=src_mac, dst=dst_mac) / IP(src=src, dst=dst) / l4 / Raw(bytes(payload))
+
+
+def encapsulated(inner, underlay_dst, vni, inner_dmac=None):
+    """The frame DASH expects out of the appliance: `inner` (its destination MAC rewritten
+    to `inner_dmac` if given) in new outer headers to `underlay_dst`, VNI `vni`."""
+    inner = Ether(bytes(inner))
+    if inner_dmac is not None:
+        inner.dst = inner_dmac
+    outer = (Ether(src=mac_str(UNDERLAY_SMAC), dst=mac_str(UNDERLAY_DMAC)) /
+             IP(src=VIP, dst=underlay_dst, ttl=64, id=1, flags=0, tos=0) /
+             UDP(sport=0, dport=4789, chksum=0) / VXLAN(vni=vni, flags=0x08) /
+             Raw(bytes(inner)))
+    return bytes(outer)
+
+
+def outcome(got):
+    """("drop", reason), ("punt", reason) or ("pass", the frame's bytes)."""
+    s, emitted, kind, _ = got
+    if kind == "drop":
+        return "drop", emitted.reason
+    if emitted.tuser["punt"]:
+        return "punt", emitted.tuser["reason"]
+    return "pass", bytes(emitted.data)
+
+
+async def add_direct(tb, table, index, action, **params):
+    """An entry of a direct table, through the driver's entries by name."""
+    t = tb.model[table]
+    act = t.action(action)
+    data = act.data(**params)
+    values = [p.value(data) for p in act.params]
+    # One value per key field, the first field in the index's most significant bits.
+    keys, rest = [], index
+    for _, width in reversed(t.key_parts):
+        keys.insert(0, rest & ((1 << width) - 1))
+        rest >>= width
+    update = Update(f"{table} add {index} {action}{params}",
+                    lambda: tb.ctl.dev.entry_add(table, keys, action, values),
+                    lambda: t.add(index, t.action_id(action), data))
+    await tb.change(update)
+
+
+async def overlay_setup(dut, name):
+    """The DUT with DASH's outbound VNET configuration for the VM behind TX_PA (ENI_TX,
+    routing group GROUP_TX: 192.168.1.0/24 to VNET_RX, whose VNI is RX_VNI; RX_CA mapped
+    to RX_PA with RX_MAC) and its inbound one for the VM behind RX_PA (ENI_RX, frames in
+    VNI TX_VNI from 10.10.1.0/24, PA validated against VNET_TX); ACLs: TX may open TCP to
+    port 80 and UDP to port 53 of 192.168.1.0/24; RX accepts TCP to port 80 from
+    192.168.0.0/24; everything else is denied. The verdict table lets a session's frames
+    pass whatever the ACL says. No policer is set: every frame is green."""
+    tb = await setup(dut, name)
+    tb.ctl.dev.layout_load_text(json.dumps(tb.lay.raw), "layout-overlay.json")
+    m = tb.model
+    await add_direct(tb, "frame_class", 0b11, "overlay")
+    assert await tb.add("vip", ip_int(VIP), action="accept")
+    for vni in (TX_HOST_VNI, RX_HOST_VNI):
+        assert await tb.add("direction", vni, action="outbound")
+    for eni, mac, group, pa, vni in ((ENI_TX, TX_MAC, GROUP_TX, TX_PA, TX_HOST_VNI),
+                                     (ENI_RX, RX_MAC, GROUP_RX, RX_PA, RX_HOST_VNI)):
+        assert await tb.add("eni_out", mac_int(mac), action="set_eni",
+                            data=m["eni_out"].data("set_eni", eni=eni))
+        assert await tb.add("eni_in", mac_int(mac), action="set_eni",
+                            data=m["eni_in"].data("set_eni", eni=eni))
+        await add_direct(tb, "eni", eni, "set_eni_attrs", routing_group=group,
+                         vm_underlay_ip=ip_int(pa), vm_vni=vni, yellow_drop=0)
+    route = m["route"]
+    assert await tb.add("route", route.key(routingGroup=GROUP_TX, dst=ip_int("192.168.1.0")),
+                        group_bits(tb) + 24, action="route_vnet",
+                        data=route.data("route_vnet", dst_vnet=VNET_RX))
+    assert await tb.add("mapping", m["mapping"].key(dstVnet=VNET_RX, dst=ip_int(RX_CA)),
+                        action="set_mapping",
+                        data=m["mapping"].data("set_mapping", underlay_ip=ip_int(RX_PA),
+                                               overlay_dmac=mac_int(RX_MAC)))
+    await add_direct(tb, "vnet", VNET_RX, "set_vni", vni=RX_VNI)
+    routing = m["inbound_routing"]
+    assert await tb.add("inbound_routing",
+                        routing.key(eni=ENI_RX, vni=TX_VNI, src=ip_int("10.10.1.0")),
+                        routing.key(eni=0x3FF, vni=0xFFFFFF, src=0xFFFFFF00), 10,
+                        action="decap_pa_validate",
+                        data=routing.data("decap_pa_validate", src_vnet=VNET_TX))
+    assert await tb.add("pa_validation", m["pa_validation"].key(srcVnet=VNET_TX,
+                                                                src=ip_int(TX_PA)),
+                        action="permit")
+    await acl_rule(tb, 1, ENI_TX, "192.168.0.0", "192.168.1.0", 6, 80, "permit", 10)
+    await acl_rule(tb, 1, ENI_TX, "192.168.0.0", "192.168.1.0", 17, 53, "permit", 10)
+    await acl_rule(tb, 0, ENI_RX, "192.168.0.0", "192.168.1.0", 6, 80, "permit", 10)
+    verdict = m["verdict"]
+    for acl in range(4):
+        await add_direct(tb, "verdict", verdict.key(sessionHit=1, aclVerdict=acl), "admit")
+    await add_direct(tb, "verdict", verdict.key(sessionHit=0, aclVerdict=PERMIT), "admit")
+    await add_direct(tb, "verdict", verdict.key(sessionHit=0, aclVerdict=TO_HOST), "to_host")
+    colour = m["colour"]
+    for yellow_drop in (0, 1):
+        await add_direct(tb, "colour", colour.key(color=RED, yellowDrop=yellow_drop),
+                         "drop_red")
+    await add_direct(tb, "colour", colour.key(color=YELLOW, yellowDrop=0), "mark",
+                     dscp=MARK_DSCP)
+    await add_direct(tb, "colour", colour.key(color=YELLOW, yellowDrop=1), "drop_yellow")
+    encap = m["encap"]
+    await tb.set_default("encap", "vxlan_encap", encap.data(
+        "vxlan_encap", underlay_smac=UNDERLAY_SMAC, underlay_dmac=UNDERLAY_DMAC))
+    return tb
+
+
+async def acl_rule(tb, outbound, eni, src24, dst24, proto, dport, action, priority):
+    """A rule of an ENI's ACL: a /24 source and destination, a protocol and a destination
+    port; every other field (the source port) any."""
+    acl = tb.model["acl"]
+    value = acl.key(outbound=outbound, eni=eni, src=ip_int(src24), dst=ip_int(dst24),
+                    protocol=proto, dstPort=dport)
+    mask = acl.key(outbound=1, eni=0x3FF, src=0xFFFFFF00, dst=0xFFFFFF00, protocol=0xFF,
+                   dstPort=0xFFFF)
+    assert await tb.add("acl", value, mask, priority, action=action)
+
+
+def group_bits(tb):
+    """The width of a routing group, the route key's first field."""
+    return tb.model["route"].key_parts[0][1]
+
+
+def outbound(inner_dst=RX_CA, src_mac=TX_MAC, vip=VIP, **kw):
+    """A TX VM's frame to `inner_dst`, in the VXLAN of its host."""
+    return vxlan(vm_frame(src_mac, FAKE_MAC, TX_CA, inner_dst, **kw), TX_HOST_VNI, TX_PA, vip)
+
+
+@cocotb.test()
+async def test_outbound_route_vnet_encapsulated(dut):
+    """DASH Vnet2VnetOutboundRouteVnetSinglePortTest: a TX VM's TCP SYN to RX_CA leaves
+    decapsulated and encapsulated again to RX_PA in VNI 2, its inner destination MAC the
+    RX VM's, byte for byte what DASH expects; a wrong VIP, a destination no route covers,
+    an unknown source MAC and a routed destination with no mapping are dropped, each with
+    its reason."""
+    tb = await overlay_setup(dut, "outbound_route_vnet")
+    # The ACL admits the destination no route covers, so that the route decides.
+    await acl_rule(tb, 1, ENI_TX, "192.168.0.0", "192.168.200.0", 6, 80, "permit", 10)
+    inner = vm_frame(TX_MAC, FAKE_MAC, TX_CA, RX_CA)
+    await tb.send("forward", vxlan(inner, TX_HOST_VNI, TX_PA))
+    await tb.send("wrong vip", outbound(vip="10.10.10.10"))
+    await tb.send("route miss", outbound(inner_dst="192.168.200.200"))
+    await tb.send("eni miss", outbound(src_mac="00:aa:00:aa:00:aa"))
+    await tb.send("mapping miss", outbound(inner_dst="192.168.1.200"))
+    got = {g[0].name: outcome(g) for g in await tb.check()}
+    assert got["forward"] == ("pass", encapsulated(inner, RX_PA, RX_VNI, RX_MAC)), \
+        Ether(got["forward"][1]).show(dump=True)
+    assert got["wrong vip"] == ("drop", VIP_MISS)
+    assert got["route miss"] == ("drop", ROUTE_MISS)
+    assert got["eni miss"] == ("drop", ENI_MISS)
+    assert got["mapping miss"] == ("drop", MAPPING_MISS)
+    await tb.check_counters()
+
+
+@cocotb.test()
+async def test_inbound_decap_pa_validation(dut):
+    """DASH Vnet2VnetInboundDecapPaValidateSinglePortTest: a TX VM's frame arriving from
+    TX_PA in VNI 1 for the RX VM is decapsulated and sent on to the RX VM's host (RX_PA,
+    VNI 2), the inner frame unchanged; a VNI no route has, an inner destination no ENI
+    has, an outer source no route covers, a wrong VIP and a routed outer source that is no
+    known PA of the VNET are dropped with their reasons. Then the route is replaced by a
+    plain decap: the unknown PA passes too."""
+    tb = await overlay_setup(dut, "inbound_decap_pa_validation")
+    inner = vm_frame(TX_MAC, RX_MAC, TX_CA, RX_CA)
+    await tb.send("forward", vxlan(inner, TX_VNI, TX_PA))
+    await tb.send("vni 1000", vxlan(inner, 1000, TX_PA))
+    await tb.send("eni miss", vxlan(vm_frame(TX_MAC, "9e:ba:ce:98:d9:e2", TX_CA, RX_CA),
+                                    TX_VNI, TX_PA))
+    await tb.send("route miss", vxlan(inner, TX_VNI, "10.10.5.1"))
+    await tb.send("wrong vip", vxlan(inner, TX_VNI, TX_PA, vip="10.10.10.10"))
+    unknown_pa = vxlan(vm_frame(TX_MAC, RX_MAC, TX_CA, RX_CA, sport=40002), TX_VNI,
+                       "10.10.1.25")
+    await tb.send("pa miss", unknown_pa)
+    got = {g[0].name: outcome(g) for g in await tb.check()}
+    assert got["forward"] == ("pass", encapsulated(inner, RX_PA, RX_HOST_VNI)), got["forward"]
+    assert got["vni 1000"] == ("drop", INBOUND_ROUTE_MISS)
+    assert got["eni miss"] == ("drop", ENI_MISS)
+    assert got["route miss"] == ("drop", INBOUND_ROUTE_MISS)
+    assert got["wrong vip"] == ("drop", VIP_MISS)
+    assert got["pa miss"] == ("drop", PA_VALIDATION_MISS)
+    # A route of higher priority for that one source decapsulates without validation.
+    routing = tb.model["inbound_routing"]
+    assert await tb.add("inbound_routing",
+                        routing.key(eni=ENI_RX, vni=TX_VNI, src=ip_int("10.10.1.25")),
+                        routing.key(eni=0x3FF, vni=0xFFFFFF, src=0xFFFFFFFF), 20,
+                        action="decap", live=True)   # it may move the counted route
+    await tb.send("pa not validated", unknown_pa)
+    (g,) = await tb.check()
+    assert outcome(g) == ("pass", encapsulated(Ether(unknown_pa)[VXLAN].payload, RX_PA,
+                                               RX_HOST_VNI))
+    await tb.check_counters()
+
+
+@cocotb.test()
+async def test_reply_passes_without_inbound_acl(dut):
+    """The VPP pipeline's case: the RX VM's inbound ACL admits nothing from 192.168.1.0/24,
+    yet the reply to a flow the TX VM opened (its SYN permitted by the outbound ACL, the
+    session learned in the data path) passes; a frame of no session from the same host is
+    dropped by the ACL (unsolicited inbound), and the outbound ACL's denial of a port it
+    does not permit holds."""
+    tb = await overlay_setup(dut, "reply_passes")
+    syn = vm_frame(TX_MAC, FAKE_MAC, TX_CA, RX_CA, sport=40001, dport=80, flags="S")
+    await tb.send("syn out", vxlan(syn, TX_HOST_VNI, TX_PA))
+    got = {g[0].name: outcome(g) for g in await tb.check()}
+    assert got["syn out"][0] == "pass", got
+    # The reply comes back from RX_PA in VNI 2 to the TX VM (inner destination TX_MAC):
+    # inbound for ENI_TX, which needs an inbound route for (ENI_TX, VNI 2, RX_PA).
+    routing = tb.model["inbound_routing"]
+    assert await tb.add("inbound_routing",
+                        routing.key(eni=ENI_TX, vni=RX_VNI, src=ip_int(RX_PA)),
+                        routing.key(eni=0x3FF, vni=0xFFFFFF, src=0xFFFFFFFF), 10,
+                        action="decap")
+    reply = vm_frame(RX_MAC, TX_MAC, RX_CA, TX_CA, sport=80, dport=40001, flags="SA")
+    unsolicited = vm_frame(RX_MAC, TX_MAC, RX_CA, TX_CA, sport=80, dport=40999, flags="S")
+    await tb.send("reply", vxlan(reply, RX_VNI, RX_PA))
+    await tb.send("unsolicited", vxlan(unsolicited, RX_VNI, RX_PA))
+    await tb.send("denied port", outbound(dport=22))
+    got = {g[0].name: outcome(g) for g in await tb.check()}
+    assert got["reply"] == ("pass", encapsulated(reply, TX_PA, TX_HOST_VNI)), got["reply"]
+    assert got["unsolicited"] == ("drop", ACL_DENIED)
+    assert got["denied port"] == ("drop", ACL_DENIED)
+    assert tb.model.sessions["sessions"].table.occupancy == 1
+
+
+@cocotb.test()
+async def test_eni_admin_down(dut):
+    """DASH Vnet2VnetOutboundEniSetUpDown: the TX VM's frames pass while its ENI is up, are
+    dropped with ENI_DOWN once the ENI's entry says admin down, and pass again when it is
+    up again."""
+    tb = await overlay_setup(dut, "eni_admin_down")
+    got = {}
+
+    async def send(name):
+        await tb.send(name, outbound(sport=40000 + len(got)))
+        got.update({g[0].name: outcome(g) for g in await tb.check()})
+    await send("up")
+    eni = tb.model["eni"]
+    # The ENIs' entries have handles in the order added: ENI_TX's is the first.
+    handle = tb.ctl.dev.entry_handles("eni")[0]
+    await tb.change(Update("eni down", lambda: tb.ctl.dev.entry_modify("eni", handle,
+                                                                        "admin_down"),
+                           lambda: eni.modify(ENI_TX, eni.action_id("admin_down"), 0)))
+    await send("down")
+    attrs = dict(routing_group=GROUP_TX, vm_underlay_ip=ip_int(TX_PA), vm_vni=TX_HOST_VNI,
+                 yellow_drop=0)
+    await tb.change(Update("eni up", lambda: tb.ctl.dev.entry_modify(
+        "eni", handle, "set_eni_attrs", list(attrs.values())),
+        lambda: eni.modify(ENI_TX, eni.action_id("set_eni_attrs"),
+                           eni.data("set_eni_attrs", **attrs))))
+    await send("up again")
+    assert got["up"][0] == got["up again"][0] == "pass", got
+    assert got["down"] == ("drop", ENI_DOWN)
+
+
+@cocotb.test()
+async def test_same_prefix_in_two_enis(dut):
+    """DASH Vnet2VnetOutboundMultipleEniSameIpPrefix: two ENIs, each with a routing group
+    of its own holding the same 192.168.1.0/24, to two VNETs with their own VNIs and PAs:
+    each VM's frame to 192.168.1.1 goes where its own ENI's route says."""
+    tb = await overlay_setup(dut, "same_prefix_two_enis")
+    m = tb.model
+    other_vnet, other_vni, other_pa, other_mac = 20, 200, "10.10.20.10", "00:02:00:00:04:99"
+    route = m["route"]
+    assert await tb.add("route", route.key(routingGroup=GROUP_RX, dst=ip_int("192.168.1.0")),
+                        group_bits(tb) + 24, action="route_vnet",
+                        data=route.data("route_vnet", dst_vnet=other_vnet))
+    assert await tb.add("mapping", m["mapping"].key(dstVnet=other_vnet, dst=ip_int(RX_CA)),
+                        action="set_mapping",
+                        data=m["mapping"].data("set_mapping", underlay_ip=ip_int(other_pa),
+                                               overlay_dmac=mac_int(other_mac)))
+    await add_direct(tb, "vnet", other_vnet, "set_vni", vni=other_vni)
+    await acl_rule(tb, 1, ENI_RX, "192.168.0.0", "192.168.1.0", 6, 80, "permit", 10)
+    from_tx = vm_frame(TX_MAC, FAKE_MAC, TX_CA, RX_CA)
+    from_rx = vm_frame(RX_MAC, FAKE_MAC, TX_CA, RX_CA)
+    await tb.send("from tx", vxlan(from_tx, TX_HOST_VNI, TX_PA))
+    await tb.send("from rx", vxlan(from_rx, RX_HOST_VNI, RX_PA))
+    got = {g[0].name: outcome(g) for g in await tb.check()}
+    assert got["from tx"] == ("pass", encapsulated(from_tx, RX_PA, RX_VNI, RX_MAC))
+    assert got["from rx"] == ("pass", encapsulated(from_rx, other_pa, other_vni, other_mac))
+
+
+@cocotb.test()
+async def test_policer_per_eni(dut):
+    """The VPP pipeline's per-source policer: the TX ENI's meter (two-rate, no refill,
+    CBS 600 and PBS 1500 bytes, yellow marked) passes its first frames green, marks the
+    next ones yellow (outer DSCP) and drops the rest red; the RX ENI, policed by a meter of
+    its own that is not set, is never coloured, whatever the TX ENI's meter says."""
+    tb = await overlay_setup(dut, "policer_per_eni")
+    tb.ctl.dev.set_clock_hz(250_000_000)
+    for eni in (ENI_TX, ENI_RX):
+        await add_direct(tb, "policer", eni, "police", meter=eni)
+    await tb.change(tb.ctl.meter_set("policers", ENI_TX, flags=drv.METER_TWO_RATE, cir=0,
+                                     cburst=600, pir=0, pburst=1500))
+    await acl_rule(tb, 1, ENI_RX, "192.168.0.0", "192.168.1.0", 6, 80, "permit", 10)
+    route = tb.model["route"]
+    assert await tb.add("route", route.key(routingGroup=GROUP_RX, dst=ip_int("192.168.1.0")),
+                        group_bits(tb) + 24, action="route_vnet",
+                        data=route.data("route_vnet", dst_vnet=VNET_RX))
+    for i in range(8):
+        await tb.send(f"tx {i}", outbound(payload=200))
+        await tb.send(f"rx {i}", vxlan(vm_frame(RX_MAC, FAKE_MAC, TX_CA, RX_CA, payload=200),
+                                       RX_HOST_VNI, RX_PA))
+    colours = {"tx": [], "rx": []}
+    for g in await tb.check():
+        kind, value = outcome(g)
+        if kind == "drop":
+            assert value == POLICED_RED, g[0].name
+            colour = RED
+        else:
+            assert kind == "pass", g[0].name
+            colour = YELLOW if Ether(value)[IP].tos >> 2 == MARK_DSCP else GREEN
+        colours[g[0].name.split()[0]].append(colour)
+    assert colours["rx"] == [GREEN] * 8, colours
+    assert colours["tx"][0] == GREEN and set(colours["tx"]) == {GREEN, YELLOW, RED}, colours
+

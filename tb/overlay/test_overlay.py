@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pytest entry for the matcha_overlay tests (tb/overlay/overlay_tb.py) and the overlay
+program's description against docs/overlay.md.
+
+Run one case: pytest tb/overlay -k "outbound and w64" [--matcha-seed N]
+
+The overlay model is built for the 64-bit configuration in `make test`; the 512-bit one is
+the benchmark's (bench/).
+"""
+
+import json
+
+import pytest
+
+from tb.common import sim
+from tb.model.program import Program
+
+TOPLEVEL = "matcha_overlay"
+LAYOUT = "layout-overlay.json"
+CONFIGS = ("w64",)
+
+
+def layout_file(config):
+    return sim.RTL_DIR / config / LAYOUT
+
+
+test_overlay = sim.cocotb_entry("tb.overlay.overlay_tb",
+                                [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in CONFIGS])
+
+
+@pytest.mark.parametrize("config", sim.CONFIGS)
+def test_layout_overlay_program(config):
+    """The overlay program as docs/overlay.md describes it: its tables in pipeline order,
+    the session stage right after the ACL, the meters after the tables, its metadata; the
+    model finds nothing inconsistent in the description."""
+    if not layout_file(config).exists():
+        pytest.skip(f"{layout_file(config)} not found")
+    layout = json.loads(layout_file(config).read_text())
+    p = Program(layout, strict=False)
+    assert p.problems == []
+    prog = layout["program"]
+    assert [t["name"] for t in prog["tables"]] == [
+        "frame_class", "vip", "direction", "eni_out", "eni_in", "eni", "inbound_routing",
+        "pa_validation", "acl", "verdict", "route", "policer", "colour", "mapping", "vnet",
+        "encap"]
+    (session,) = prog["sessions"]
+    assert (session["after"], session["size"], session["reason"]) == ("acl", 4096, 0x39)
+    assert session["fields"]["zone"] == {"fields": ["meta.eni"], "width": 24}
+    (meters,) = prog["meters"]
+    assert (meters["name"], meters["size"]) == ("policers", 1024)
+    assert {m["name"]: m["width"] for m in prog["metadata"]}["meta.eni"] == 10
+    # Every stage but the ones that share: a table keyed on what an earlier one of its
+    # stage writes, or conditioned on its drop, starts the next.
+    names = [[prog["tables"][i]["name"] for i in s] for s in prog["stages"]]
+    assert ["vip", "direction"] in names and ["policer"] in names
