@@ -25,6 +25,7 @@ import pytest
 from sim import build as sim_build
 from tb.conntrack.conntrack_tb import INSIDE, INSIDE_NET, OUTSIDE, TCP_PROTO, frame
 from tb.model.session import ACK, FIN, RST, SYN, UDP
+from tb.common import sim
 from tb.sim import harness
 from tb.sim.harness import Simulator
 
@@ -136,4 +137,6 @@ def test_unknown_program_refused():
                         "no_such_program"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1
     assert "no layout of program no_such_program in " in r.stderr
-    assert "(programs there: conntrack, l2l3, policer; run `make rtl`)" in r.stderr
+    written = sorted(["l2l3"] + [f.stem.removeprefix("layout-")
+                                 for f in (sim.RTL_DIR / "w64").glob("layout-*.json")])
+    assert f"(programs there: {', '.join(written)}; run `make rtl`)" in r.stderr

@@ -111,7 +111,7 @@ struct fake_cfg fake_session_cfg(void);
  * nodes, 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit
  * data); all with counters and a default action. BUILD_ID is that of
  * tests/data/l2l3_w64.layout.json. */
-#define L2L3_BUILD_ID 1535772805u
+#define L2L3_BUILD_ID 514374348u
 struct fake_cfg fake_l2l3_cfg(void);
 
 /* The policer program (matcha_policer, docs/pipeline.md) as the w64 build has it: 0 police
@@ -119,7 +119,7 @@ struct fake_cfg fake_l2l3_cfg(void);
  * entries, 2 ways, 6-bit data), both with counters and a default action; 2 policers, 64
  * meters with the generated geometry (32-bit rates, 40-bit levels, 32-bit time, one clock
  * per tick). BUILD_ID is that of tests/data/policer_w64.layout.json. */
-#define POLICER_BUILD_ID 1896247507u
+#define POLICER_BUILD_ID 414401209u
 struct fake_cfg fake_policer_cfg(void);
 
 /* The conntrack program (matcha_conntrack, docs/pipeline.md) as the w64 build has it: 0 acl
@@ -127,7 +127,7 @@ struct fake_cfg fake_policer_cfg(void);
  * entries, 4 ways, 1-bit data), both with counters and a default action; 2 sessions, a
  * session table of 64 entries in 4 ways. BUILD_ID is that of
  * tests/data/conntrack_w64.layout.json. */
-#define CONNTRACK_BUILD_ID 3192343082u
+#define CONNTRACK_BUILD_ID 3233017892u
 struct fake_cfg fake_conntrack_cfg(void);
 
 struct fake_dev *fake_new(const struct fake_cfg *cfg);

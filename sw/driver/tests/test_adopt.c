@@ -411,7 +411,7 @@ void test_adopt_refuses_corrupt_tries_and_rules(void)
 	CHECK(result_of(first, 10, 0, 8, &r8) && result_of(first, 10, 1, 16, &r10_16) &&
 	      result_of(first, 11, 1, 16, &r11_16));
 	struct fake_table *lpm = &fd->table[LPM32], *ternary = &fd->table[TERNARY];
-	const uint32_t child_field = 0x7FFFu << 16;
+	const uint32_t child_field = MATCHA_HW_LPM_FIELD_MASK << MATCHA_HW_LPM_CHILD_SHIFT;
 	char want[160];
 
 	/* Level-0 entries 10 and 11 both lead to 10/8's node of level 1. */
@@ -421,7 +421,7 @@ void test_adopt_refuses_corrupt_tries_and_rules(void)
 	expect_refused(fd, "of level 1 is reached twice (again from level 0 entry 0xb)");
 	*w11 = saved11;
 	/* A child pointer past the level's 128 nodes. */
-	*w10 = (*w10 & ~child_field) | 200u << 16;
+	*w10 = (*w10 & ~child_field) | 200u << MATCHA_HW_LPM_CHILD_SHIFT;
 	expect_refused(fd, "LPM table 1: level 0 entry 0xa (keys 0x0a000000/8) points at node "
 		       "200 of level 1, which is beyond the level's nodes");
 	*w10 = saved10;
@@ -432,10 +432,10 @@ void test_adopt_refuses_corrupt_tries_and_rules(void)
 	uint32_t node = 0;
 	static const uint8_t path[4] = { 10, 1, 0, 1 };
 	for (unsigned l = 0; l < 3; l++)
-		node = lpm->level[l][node << 8 | path[l]] >> 16 & 0x7FFF;
+		node = lpm->level[l][node << 8 | path[l]] >> MATCHA_HW_LPM_CHILD_SHIFT & MATCHA_HW_LPM_FIELD_MASK;
 	uint32_t *w32 = &lpm->level[3][node << 8 | 1];
 	uint32_t saved32 = *w32;
-	*w32 |= 0x80000000u;
+	*w32 |= MATCHA_HW_LPM_HAS_CHILD;
 	snprintf(want, sizeof want, "LPM table 1: level 3 entry 0x%x (keys 0x0a010001/32) holds "
 		 "0x%08x, the prefix store gives 0x%08x: the trie does not match its prefixes",
 		 (unsigned)(node << 8 | 1), (unsigned)*w32, (unsigned)saved32);

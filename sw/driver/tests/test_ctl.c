@@ -400,7 +400,7 @@ void test_ctl_commands(void)
 	CHECK(!e.valid);
 	RUN_OK(&s, "table_clear l2_fwd", "Table l2_fwd cleared");
 	CHECK_RC(s.dev, matcha_exact_lookup_sw(s.dev, 0, mac, 48, &index), MATCHA_ENOENT);
-	RUN_OK(&s, "table_info", "build id 0x5b8a0885, 3 tables, program l2l3\n"
+	RUN_OK(&s, "table_info", "build id 0x1ea8bacc, 3 tables, program l2l3\n"
 	       "0 l2_fwd: exact, 64 entries, 48-bit key, 4-bit action data, counters, default "
 	       "action\n  key: hdr.eth.dst[48]\n  action no_op() (initial default)\n"
 	       "  action forward(port[4])\n");

@@ -19,7 +19,7 @@ void test_discovery(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	CHECK(matcha_version(dev) == 0x10000);
+	CHECK(matcha_version(dev) == MATCHA_HW_INFO_VERSION_VALUE);
 	CHECK(matcha_build_id(dev) == 0xC0FFEE01);
 	CHECK(matcha_table_count(dev) == 4);
 	CHECK(strcmp(matcha_last_error(dev), "") == 0);

@@ -70,7 +70,7 @@ static bool holds(const struct fake_dev *fd, uint32_t index, unsigned action, ui
 {
 	const struct fake_entry *e = &fd->table[DIRECT].entries[index];
 	uint64_t data = (uint64_t)vni << 16 | mode;
-	return e->flags == (action << 8 | 1) && e->data[0] == (uint32_t)data &&
+	return e->flags == (FAKE_FLAGS_ACTION(action) | MATCHA_HW_FLAGS_VALID) && e->data[0] == (uint32_t)data &&
 	       e->data[1] == (uint32_t)(data >> 32) && e->key[0] == 0;
 }
 
@@ -122,7 +122,7 @@ void test_direct_add_modify_delete_read(void)
 	uint64_t packets, bytes;
 	commands = fd->commands;
 	CHECK_OK(dev, matcha_entry_modify(dev, "eni", h, "drop", NULL, 0));
-	CHECK(fd->commands - commands == 1 && (t->entries[5].flags == (2u << 8 | 1)));
+	CHECK(fd->commands - commands == 1 && (t->entries[5].flags == (FAKE_FLAGS_ACTION(2) | MATCHA_HW_FLAGS_VALID)));
 	CHECK_OK(dev, matcha_entry_counters(dev, "eni", h, &packets, &bytes, 0));
 	CHECK(packets == 1 && bytes == 64);
 	CHECK_OK(dev, matcha_entry_read(dev, "eni", h, &v));
@@ -192,7 +192,7 @@ void test_direct_adopt(void)
 	/* What an earlier handle left: entries at the first, a middle and the last index. */
 	static const uint32_t at[] = { 0, 417, SIZE - 1 };
 	for (unsigned i = 0; i < 3; i++) {
-		t->entries[at[i]].flags = (i == 1 ? 2u : 1u) << 8 | 1;
+		t->entries[at[i]].flags = FAKE_FLAGS_ACTION(i == 1 ? 2 : 1) | MATCHA_HW_FLAGS_VALID;
 		t->entries[at[i]].data[0] = (uint32_t)(at[i] << 16 | i);
 	}
 	matcha_dev *dev = open_direct(fd);
@@ -226,7 +226,7 @@ void test_direct_adopt(void)
 	matcha_close(dev);
 
 	/* An action id the layout does not name is refused, naming the entry. */
-	t->entries[600].flags = 7u << 8 | 1;
+	t->entries[600].flags = FAKE_FLAGS_ACTION(7) | MATCHA_HW_FLAGS_VALID;
 	dev = open_direct(fd);
 	CHECK(dev);
 	CHECK_RC(dev, matcha_tables_adopt(dev), MATCHA_EHW);

@@ -30,7 +30,7 @@ static bool hw_answers(struct fake_dev *fd, const struct key_entry *e)
 	uint32_t data[2];
 	test_be_to_words(e->data, DATA_BYTES, data, 2);
 	const struct fake_entry *fe = &fd->table[EXACT].entries[i];
-	return (fe->flags >> 8 & 0xFF) == e->action && !memcmp(fe->data, data, sizeof data);
+	return FAKE_FLAGS_ACTION_OF(fe->flags) == e->action && !memcmp(fe->data, data, sizeof data);
 }
 
 static void random_entry(struct rng *r, struct key_entry *e)

@@ -144,14 +144,14 @@ void test_layout_build_id_mismatch(void)
 	struct fake_cfg cfg = fake_l2l3_cfg();
 	cfg.build_id = 0x0BADF00D;
 	CHECK(load_fails(&cfg, NULL, "\"buildId\"", "\"buildId\"", MATCHA_ELAYOUT,
-			 "layout l2l3.json: buildId is 1535772805 (0x5b8a0885), the hardware's "
+			 "layout l2l3.json: buildId is 514374348 (0x1ea8bacc), the hardware's "
 			 "BUILD_ID is 195948557 (0x0badf00d): the layout belongs to another "
 			 "bitstream"));
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
 	CHECK_RC(dev, matcha_layout_load(dev, MATCHA_LAYOUT), MATCHA_ELAYOUT);
-	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 1535772805"));
+	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 514374348"));
 	CHECK_RC(dev, matcha_layout_load(dev, "/nonexistent/layout.json"), MATCHA_ELAYOUT);
 	CHECK(!strcmp(matcha_last_error(dev), "cannot open layout /nonexistent/layout.json: No "
 		      "such file or directory"));
@@ -227,10 +227,10 @@ void test_layout_malformed_json(void)
 		{ "{\"buildId\": true}", "\"buildId\" of the layout is a boolean, not a number" },
 		{ "{\"buildId\": 4294967296}", "buildId 4294967296 is not a 32-bit number" },
 		{ "{\"buildId\": 1.5}", "buildId 1.5 is not a 32-bit number" },
-		{ "{\"buildId\": 1535772805}", "the layout has no \"program\"" },
-		{ "{\"buildId\": 1535772805, \"program\": {\"name\": \"x\", \"tables\": {}}}",
+		{ "{\"buildId\": 514374348}", "the layout has no \"program\"" },
+		{ "{\"buildId\": 514374348, \"program\": {\"name\": \"x\", \"tables\": {}}}",
 		  "\"tables\" of the program is an object, not an array" },
-		{ "{\"buildId\": 1535772805, \"program\": {\"name\": \"x\", \"tables\": [7, 8, 9]}}",
+		{ "{\"buildId\": 514374348, \"program\": {\"name\": \"x\", \"tables\": [7, 8, 9]}}",
 		  "table #0 is a number, not an object" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
