@@ -19,6 +19,7 @@ unsolicited inbound frames are dropped, a policer per ENI).
 """
 
 import json
+from collections import Counter
 
 import cocotb
 from scapy.layers.inet import IP, TCP, UDP
@@ -27,6 +28,7 @@ from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
 from tb.common import driver as drv
+from tb.common.sim import soak
 from tb.model.meter import GREEN, RED, YELLOW
 from tb.pipeline.control import Update
 from tb.pipeline.pipeline_tb import setup
@@ -36,6 +38,7 @@ from tb.pipeline.traffic import ip_int, mac_str
 NOT_OVERLAY, VIP_MISS, ENI_MISS, ENI_DOWN = 0x30, 0x32, 0x33, 0x34
 INBOUND_ROUTE_MISS, PA_VALIDATION_MISS, ACL_DENIED, ACL_TO_HOST = 0x35, 0x36, 0x37, 0x38
 POLICED_RED, POLICED_YELLOW, ROUTE_MISS, MAPPING_MISS = 0x3A, 0x3B, 0x3C, 0x3E
+SESSION_FULL = 0x39
 # meta.aclVerdict
 PERMIT, DENY, TO_HOST = 1, 2, 3
 
@@ -385,3 +388,160 @@ async def test_policer_per_eni(dut):
     assert colours["rx"] == [GREEN] * 8, colours
     assert colours["tx"][0] == GREEN and set(colours["tx"]) == {GREEN, YELLOW, RED}, colours
 
+
+
+async def random_flows(dut, name, frames):
+    """Random tables and traffic for six ENIs (the two of overlay_setup and four more with
+    random MACs, routing groups, routes and mappings, ACLs permitting random TCP and UDP
+    ports): new outbound flows, replies to flows opened earlier, unsolicited inbound
+    frames, frames of unknown VMs, to wrong VIPs and to destinations no route or mapping
+    covers, under random gaps on both sides. Every frame's output is the model's, in
+    order; the counters agree; the traffic reaches every outcome."""
+    tb = await overlay_setup(dut, name)
+    rng = tb.rng
+    m = tb.model
+    route, mapping, routing = m["route"], m["mapping"], m["inbound_routing"]
+    enis = [(ENI_TX, TX_MAC, TX_PA, TX_HOST_VNI), (ENI_RX, RX_MAC, RX_PA, RX_HOST_VNI)]
+    cas = {VNET_RX: [RX_CA]}
+    for k in range(4):
+        eni, group = 20 + k, 10 + k
+        mac = f"02:00:00:00:{k:02x}:{rng.randrange(256):02x}"
+        pa, host_vni = f"10.10.{30 + k}.10", 110 + k
+        assert await tb.add("direction", host_vni, action="outbound")
+        for table in ("eni_out", "eni_in"):
+            assert await tb.add(table, mac_int(mac), action="set_eni",
+                                data=m[table].data("set_eni", eni=eni))
+        await add_direct(tb, "eni", eni, "set_eni_attrs", routing_group=group,
+                         vm_underlay_ip=ip_int(pa), vm_vni=host_vni,
+                         yellow_drop=rng.randrange(2))
+        enis.append((eni, mac, pa, host_vni))
+    vnets = {VNET_RX: RX_VNI}
+    for v in range(3):
+        vnet, vni = 30 + v, 300 + v
+        vnets[vnet] = vni
+        await add_direct(tb, "vnet", vnet, "set_vni", vni=vni)
+        cas[vnet] = [f"172.{16 + v}.{rng.randrange(4)}.{rng.randrange(1, 255)}" for _ in range(6)]
+        for ca in set(cas[vnet]):
+            assert await tb.add("mapping", mapping.key(dstVnet=vnet, dst=ip_int(ca)),
+                                action="set_mapping", data=mapping.data(
+                                    "set_mapping", underlay_ip=ip_int(f"10.20.{v}.{rng.randrange(1, 255)}"),
+                                    overlay_dmac=rng.getrandbits(48) & ~(1 << 40)))
+    for eni, mac, pa, host_vni in enis[2:]:
+        group = 10 + enis.index((eni, mac, pa, host_vni)) - 2
+        for vnet in rng.sample(sorted(cas), 3):
+            net = ip_int(cas[vnet][0]) & 0xFFFF0000
+            assert await tb.add("route", route.key(routingGroup=group, dst=net),
+                                group_bits(tb) + 16, action="route_vnet",
+                                data=route.data("route_vnet", dst_vnet=vnet), may_fail=True) \
+                or True
+        for proto in (6, 17):
+            for port in rng.sample([53, 80, 443, 8080], 3):
+                await acl_port_rule(tb, 1, eni, proto, port, "permit")
+    # Replies come back from RX_PA in any VNI to every ENI.
+    for eni, *_ in enis:
+        assert await tb.add("inbound_routing", routing.key(eni=eni, src=ip_int(RX_PA)),
+                            routing.key(eni=0x3FF, src=0xFFFFFFFF), 1, action="decap")
+    ports = [53, 80, 443, 22, 8080]
+    flows = []
+    for i in range(frames):
+        kind = rng.choices(["new", "reply", "unsolicited", "unknown", "vip"],
+                           weights=[6, 4, 2, 1, 1])[0]
+        eni, mac, pa, host_vni = rng.choice(enis)
+        if kind == "reply" and not flows:
+            kind = "new"
+        if kind == "reply":
+            f = rng.choice(flows)
+            eni, mac, pa, host_vni, src, dst, proto, sport, dport = f
+            vnet = rng.choice(sorted(vnets))
+            frame = vxlan(vm_frame(RX_MAC, mac, dst, src, "tcp" if proto == 6 else "udp",
+                                   dport, sport, flags="SA"), vnets[vnet], RX_PA)
+        elif kind == "unsolicited":
+            frame = vxlan(vm_frame(RX_MAC, mac, RX_CA, TX_CA, rng.choice(["tcp", "udp"]),
+                                   rng.choice(ports), rng.randrange(1024, 65536)),
+                          RX_VNI, RX_PA)
+        else:
+            vnet = rng.choice(sorted(cas))
+            dst = rng.choice(cas[vnet] + ["192.168.200.1", "172.31.0.1"])
+            src = f"192.168.0.{rng.randrange(1, 255)}"
+            proto = rng.choice([6, 17])
+            sport, dport = rng.randrange(1024, 65536), rng.choice(ports)
+            src_mac = mac if kind != "unknown" else "02:ff:00:00:00:01"
+            frame = vxlan(vm_frame(src_mac, FAKE_MAC, src, dst, "tcp" if proto == 6 else "udp",
+                                   sport, dport, payload=rng.randrange(0, 300)),
+                          host_vni, pa, vip=VIP if kind != "vip" else "10.9.9.9")
+            if kind == "new":
+                flows.append((eni, mac, pa, host_vni, src, dst, proto, sport, dport))
+        await tb.send(f"{i} {kind}", frame)
+    tb.random_gaps()
+    results = Counter()
+    for g in await tb.check():
+        kind, value = outcome(g)
+        results[g[0].name.split()[1], kind if kind == "pass" else f"{kind} {value:#x}"] += 1
+    await tb.check_counters()
+    dut._log.info("outcomes: %s", sorted(results.items()))
+    assert results["new", "pass"] and results["reply", "pass"], results
+    assert results["unsolicited", f"drop {ACL_DENIED:#x}"] and results["vip", f"drop {VIP_MISS:#x}"]
+
+
+async def acl_port_rule(tb, outbound, eni, proto, dport, action):
+    """A rule of an ENI's ACL on the protocol and destination port alone."""
+    acl = tb.model["acl"]
+    value = acl.key(outbound=outbound, eni=eni, protocol=proto, dstPort=dport)
+    mask = acl.key(outbound=1, eni=0x3FF, protocol=0xFF, dstPort=0xFFFF)
+    assert await tb.add("acl", value, mask, 5, action=action)
+
+
+@cocotb.test()
+async def test_random_flows(dut):
+    await random_flows(dut, "random_flows", frames=400)
+
+
+@soak
+@cocotb.test()
+async def test_random_flows_soak(dut):
+    await random_flows(dut, "random_flows_soak", frames=6000)
+
+
+@cocotb.test()
+async def test_syn_flood_keeps_established_sessions(dut):
+    """The VPP pipeline's SYN flood: ten flows of the TX VM are established (SYN out, SYN-ACK
+    in, ACK out); then a flood of SYNs on new 5-tuples from the same VM, each permitted by
+    the ACL, fills the session table (4096 sessions in 4 ways) until SYNs find no free way
+    and are punted with SESSION_FULL; the established flows' frames, in both directions,
+    still pass: a full table refuses new sessions and evicts none. Every frame's output is
+    the model's."""
+    tb = await overlay_setup(dut, "syn_flood")
+    routing = tb.model["inbound_routing"]
+    assert await tb.add("inbound_routing",
+                        routing.key(eni=ENI_TX, vni=RX_VNI, src=ip_int(RX_PA)),
+                        routing.key(eni=0x3FF, vni=0xFFFFFF, src=0xFFFFFFFF), 10,
+                        action="decap")
+    established = [40000 + i for i in range(10)]
+    for flags_out, flags_in in (("S", None), (None, "SA"), ("A", None)):
+        for sport in established:
+            if flags_out:
+                await tb.send(f"{sport} {flags_out}", outbound(sport=sport, flags=flags_out))
+            else:
+                await tb.send(f"{sport} {flags_in}", vxlan(vm_frame(
+                    RX_MAC, TX_MAC, RX_CA, TX_CA, sport=80, dport=sport, flags=flags_in),
+                    RX_VNI, RX_PA))
+    assert all(o[0] == "pass" for o in (outcome(g) for g in await tb.check()))
+    rng = tb.rng
+    flood = 4600
+    for i in range(flood):
+        src = f"192.168.0.{rng.randrange(1, 255)}"
+        frame = vxlan(vm_frame(TX_MAC, FAKE_MAC, src, RX_CA, sport=rng.randrange(1024, 65536),
+                               flags="S", payload=0), TX_HOST_VNI, TX_PA)
+        await tb.send(f"flood {i}", frame)
+    flood_out = [outcome(g) for g in await tb.check(timeout=40 * flood)]
+    full = sum(1 for o in flood_out if o == ("punt", SESSION_FULL))
+    assert full > 0, "the flood never filled the session table"
+    for sport in established:
+        await tb.send(f"{sport} data out", outbound(sport=sport, flags="A"))
+        await tb.send(f"{sport} data in", vxlan(vm_frame(
+            RX_MAC, TX_MAC, RX_CA, TX_CA, sport=80, dport=sport, flags="A"), RX_VNI, RX_PA))
+    after = [outcome(g) for g in await tb.check()]
+    assert all(o[0] == "pass" for o in after), after
+    table = tb.model.sessions["sessions"].table
+    dut._log.info("flood: %d SYNs, %d punted for a full table, %d sessions", flood, full,
+                  table.occupancy)
