@@ -207,7 +207,8 @@ async def test_outbound_route_vnet_encapsulated(dut):
     decapsulated and encapsulated again to RX_PA in VNI 2, its inner destination MAC the
     RX VM's, byte for byte what DASH expects; a wrong VIP, a destination no route covers,
     an unknown source MAC and a routed destination with no mapping are dropped, each with
-    its reason."""
+    its reason; with the VIP table's default set to `to_host`, a frame to a wrong VIP goes
+    to the host unchanged."""
     tb = await overlay_setup(dut, "outbound_route_vnet")
     # The ACL admits the destination no route covers, so that the route decides.
     await acl_rule(tb, 1, ENI_TX, "192.168.0.0", "192.168.200.0", 6, 80, "permit", 10)
@@ -225,6 +226,12 @@ async def test_outbound_route_vnet_encapsulated(dut):
     assert got["eni miss"] == ("drop", ENI_MISS)
     assert got["mapping miss"] == ("drop", MAPPING_MISS)
     await tb.check_counters()
+    # Configured so, frames to unknown VIPs go to the host, as they came.
+    await tb.set_default("vip", "to_host")
+    wrong_vip = outbound(vip="10.10.10.10")
+    await tb.send("wrong vip to host", wrong_vip)
+    (g,) = await tb.check()
+    assert outcome(g) == ("punt", VIP_MISS) and bytes(g[1].data) == wrong_vip
 
 
 @cocotb.test()

@@ -362,7 +362,9 @@ object Programs {
           Action("to_host", ops = Seq(Op.Punt(NotOverlay)))),
         default = "to_host", counters = false),
       TableSpec("vip", MatchKind.Exact, Seq(KeyField("hdr.ipv4.dst")), size = 16, applyIf = Seq("meta.overlay"),
-        actions = Seq(Action("accept"), Action("drop", ops = Seq(Op.Drop(VipMiss)))), default = "drop"),
+        // `table_set_default vip to_host` sends frames to unknown VIPs to the host instead.
+        actions = Seq(Action("accept"), Action("drop", ops = Seq(Op.Drop(VipMiss))), Action("to_host", ops = Seq(Op.Punt(VipMiss)))),
+        default = "drop"),
       TableSpec("direction", MatchKind.Exact, Seq(KeyField("hdr.vxlan.vni")), size = 64, applyIf = Seq("meta.overlay"),
         actions = Seq(
           Action("outbound", ops = Seq(Op.SetConst("meta.outbound", 1))),
