@@ -65,8 +65,8 @@ help:
 	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
-	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack; WAVES=1: with tracing)'
-	@echo '  run          the example: the l2l3 matcha-sim on sim/examples/l2l3.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run'
+	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack, overlay; WAVES=1: with tracing)'
+	@echo '  run          the example: the overlay matcha-sim on sim/examples/overlay.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run (EXAMPLE=l2l3: the L2/L3 one)'
 	@echo '  bench        packet-path benchmark (bench/run.sh)'
 	@echo '  clean        remove build outputs, keep build/venv'
 	@echo '  distclean    remove all of build/ and rtl/target/'
@@ -189,18 +189,28 @@ PROGRAM    ?= l2l3
 sim: setup rtl
 	$(TEST_ENV) $(VPY) sim/build.py --config $(SIM_CONFIG) --program $(PROGRAM) $(if $(WAVES),--waves)
 
-# The shipped example (sim/run_example.sh): the simulator, matcha-ctl loading the example
-# tables over its socket, the summary; captures in $(BUILD)/run. Its tables are l2l3's.
+# The shipped examples (sim/run_example.sh): the simulator, matcha-ctl loading the example's
+# tables over its socket, the summary; captures in $(BUILD)/run. EXAMPLE=overlay (the
+# default) runs the overlay program, EXAMPLE=l2l3 the built-in one; each example is its
+# program's, so make run builds the simulator of PROGRAM=$(EXAMPLE).
+EXAMPLE ?= overlay
+EXAMPLE_LAYOUT = $(RTL_OUT)/$(SIM_CONFIG)/$(if $(filter l2l3,$(EXAMPLE)),layout.json,layout-$(EXAMPLE).json)
 ifneq ($(filter run,$(MAKECMDGOALS)),)
-ifneq ($(PROGRAM),l2l3)
-$(error make run: the example is the l2l3 program's, not $(PROGRAM)'s; build others with make sim)
+ifeq ($(filter $(EXAMPLE),overlay l2l3),)
+$(error make run: EXAMPLE is overlay (the default) or l2l3, not $(EXAMPLE))
 endif
+ifeq ($(origin PROGRAM),command line)
+ifneq ($(PROGRAM),$(EXAMPLE))
+$(error make run: the $(EXAMPLE) example is the $(EXAMPLE) program's, not $(PROGRAM)'s; build others with make sim)
+endif
+endif
+PROGRAM := $(EXAMPLE)
 endif
 
 run: sim
 	$(MAKE) -s -C sw/driver
-	MATCHA_SIM=$(BUILD)/sim/$(SIM_CONFIG)/l2l3/matcha-sim MATCHA_LAYOUT=$(RTL_OUT)/$(SIM_CONFIG)/layout.json \
-	  sim/run_example.sh $(BUILD)/run
+	EXAMPLE=$(EXAMPLE) MATCHA_SIM=$(BUILD)/sim/$(SIM_CONFIG)/$(EXAMPLE)/matcha-sim \
+	  MATCHA_LAYOUT=$(EXAMPLE_LAYOUT) sim/run_example.sh $(BUILD)/run
 
 bench: setup rtl
 	@test -f bench/run.sh || { echo 'bench: bench/run.sh does not exist yet'; exit 1; }

@@ -996,6 +996,11 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
     std::fprintf(out, "traffic  %zu frames in %" PRIu64 " clocks (first beat in to last beat out): "
                  "%.4f frames/clock\n", finished_, span,
                  span ? double(finished_) / double(span) : 0.0);
+    // Name columns as wide as the longest name, so that long table names stay aligned.
+    int reason_w = 24, table_w = 12;
+    for (const auto* m : {&punt_reasons_, &drop_reasons_})
+        for (const auto& [r, n] : *m) reason_w = std::max(reason_w, int(reason_name(r).size()));
+    for (const TableCount& t : tables_) table_w = std::max(table_w, int(t.name.size()));
     const char* label = "in";
     for (const auto& [port, c] : in_count_) {
         std::fprintf(out, "%-8s port %-2u %10" PRIu64 " frames %12" PRIu64 " bytes\n", label, port,
@@ -1010,7 +1015,7 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
     std::fprintf(out, "skipped %18zu frames  %s\n", skipped_.size(),
                  out_path("skipped.csv").c_str());
     for (const auto& [r, n] : skip_reasons_)
-        std::fprintf(out, "           %-29s %8" PRIu64 "\n", r.c_str(), n);
+        std::fprintf(out, "           %-*s %8" PRIu64 "\n", reason_w + 5, r.c_str(), n);
     label = "out";
     for (const auto& [port, c] : out_count_) {
         std::fprintf(out, "%-8s port %-2u %10" PRIu64 " frames %12" PRIu64 " bytes  %s\n", label,
@@ -1023,17 +1028,17 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
                  punt_count_.frames, punt_count_.bytes, out_path("punt.pcap").c_str(),
                  out_path("punt.csv").c_str());
     for (const auto& [r, n] : punt_reasons_)
-        std::fprintf(out, "           %s %-24s %8" PRIu64 "\n", hex(r, 2).c_str(),
+        std::fprintf(out, "           %s %-*s %8" PRIu64 "\n", hex(r, 2).c_str(), reason_w,
                      reason_name(r).c_str(), n);
     std::fprintf(out, "dropped %18" PRIu64 " frames %12" PRIu64 " bytes  %s\n", drop_count_.frames,
                  drop_count_.bytes, out_path("drop.csv").c_str());
     for (const auto& [r, n] : drop_reasons_)
-        std::fprintf(out, "           %s %-24s %8" PRIu64 "\n", hex(r, 2).c_str(),
+        std::fprintf(out, "           %s %-*s %8" PRIu64 "\n", hex(r, 2).c_str(), reason_w,
                      reason_name(r).c_str(), n);
     label = "tables";
     for (const TableCount& t : tables_) {
-        std::fprintf(out, "%-8s %-12s %-8s hits %10" PRIu64 "  misses %10" PRIu64 "\n", label,
-                     t.name.c_str(), t.kind_name.c_str(), t.hits, t.misses);
+        std::fprintf(out, "%-8s %-*s %-8s hits %10" PRIu64 "  misses %10" PRIu64 "\n", label,
+                     table_w, t.name.c_str(), t.kind_name.c_str(), t.hits, t.misses);
         label = "";
     }
     if (lat_n_)

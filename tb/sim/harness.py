@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scapy.layers.l2 import Ether
@@ -241,6 +241,9 @@ class Expected:
     skipped: list      # [(Sent, reason)]
     padded: int        # frames that entered padded
     pad: bool
+    # meter array -> [requests on configured meters, on unconfigured ones] (its window's
+    # HITS and MISSES, docs/tables.md "Meters")
+    meters: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
 
 def expected(program, sent, pad=True):
@@ -253,7 +256,10 @@ def expected(program, sent, pad=True):
             exp.skipped.append((s, skipped))
             continue
         exp.padded += frame != s.frame
-        out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=s.port)))
+        trace = []
+        out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=s.port),
+                                                        trace=trace))
+        count_meter_requests(program, trace, exp.meters)
         exp.in_counts[s.port][0] += 1
         exp.in_counts[s.port][1] += len(frame)
         if out is None:
@@ -263,6 +269,19 @@ def expected(program, sent, pad=True):
         else:
             exp.ports[tuser["egressPort"]].append(out)
     return exp
+
+
+def count_meter_requests(program, trace, counts):
+    """Adds the meter requests of one frame's lookups (`Program.apply`'s trace) to
+    `counts`: {array: [requests on configured meters, on unconfigured ones]}."""
+    for look in trace:
+        if not look.applied or look.table not in program.by_name:
+            continue  # a table that did not apply, or the session stage
+        action = program[look.table].action(look.action)
+        for op in action.ops:
+            if op.op == "meter":
+                index = action.param(op.param).value(look.data)
+                counts[op.meter][0 if index in program.meters[op.meter].settings else 1] += 1
 
 
 def _first_difference(got, want):
@@ -314,15 +333,17 @@ def _first_row_difference(got, want):
 
 def reason_names(program):
     """{reason code: name} as sim/README.md names reasons: parse errors by their names,
-    table reasons as table.action, a session stage's as <session table>.full."""
-    names = dict(ERROR_NAMES)
+    table reasons as table.action, a session stage's as <session table>.full; a reason
+    that several actions raise is their names joined by "/", in description order."""
+    table_names = {}
     for t in program.tables:
         for a in t.actions.values():
             for op in a.ops:
                 if op.reason is not None:
-                    names[op.reason] = f"{t.name}.{a.name}"
-    names.update({s.reason: f"{s.name}.full" for s in program.sessions.values()})
-    return names
+                    table_names.setdefault(op.reason, []).append(f"{t.name}.{a.name}")
+    for s in program.sessions.values():
+        table_names.setdefault(s.reason, []).append(f"{s.name}.full")
+    return {**{r: "/".join(n) for r, n in table_names.items()}, **ERROR_NAMES}
 
 
 def program_read_back(layout, path):
@@ -338,8 +359,8 @@ def program_read_back(layout, path):
 
 def summary_errors(summary, exp, program):
     """summary.json's counts against the model's: frames and bytes in and out per port,
-    frames padded, records skipped per reason, punts and drops per reason, every table's
-    and session table's hits and misses, and the reason names."""
+    frames padded, records skipped per reason, punts and drops per reason, every table's,
+    session table's and meter array's hits and misses, and the reason names."""
     errors = []
 
     def check(what, got, want):
@@ -363,7 +384,8 @@ def summary_errors(summary, exp, program):
           dict(Counter(reason for _, _, reason in exp.drops)))
     check("tables", {t["name"]: (t["hits"], t["misses"]) for t in summary["tables"]},
           {**program.counters(),
-           **{s.name: (s.table.hits, s.table.misses) for s in program.sessions.values()}})
+           **{s.name: (s.table.hits, s.table.misses) for s in program.sessions.values()},
+           **{m: tuple(exp.meters[m]) for m in program.meters}})
     names = reason_names(program)
     for what in ("punted", "dropped"):
         check(f"{what} reason names",

@@ -815,10 +815,10 @@ READ_BACK = harness.REPO / "tb" / "sim" / "ctl_then_read_back.py"
 
 
 def run_example(work, **env):
-    """sim/run_example.sh into work/out; returns the finished process."""
+    """sim/run_example.sh on the l2l3 example into work/out; returns the finished process."""
     if "MATCHA_SIM" not in env:
         env["MATCHA_SIM"] = harness.binary("w64")
-    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "EXAMPLE": "l2l3",
            "MATCHA_LAYOUT": sim.layout_file("w64"), "MATCHA_SOCKET": work / "ctl.sock",
            "MATCHA_CTL": READ_BACK, "MATCHA_READBACK_CTL": harness.matcha_ctl(),
            "MATCHA_READBACK_OUT": work / "tables.json", **env}
