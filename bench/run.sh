@@ -18,7 +18,9 @@
 #   second of matcha-ctl batches into matcha-sim -> bench/results/table_load.md
 #   (bench/driver/run_table_load.py);
 # - synthesis: Yosys ECP5 resources of matcha_l2l3 (w64, w512) and of the Corundum block
-#   (corundum-w64) -> bench/results/synth_ecp5.md (bench/synth/run.sh).
+#   (corundum-w64) -> bench/results/synth_ecp5.md (bench/synth/run.sh);
+# - overlay: frames per clock, sessions learned per clock and latency of matcha_overlay on
+#   w512 -> bench/results/overlay.md (bench/overlay/run_bench.py).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +32,5 @@ python bench/sim/run_speed.py || status=1
 python bench/driver/run_table_load.py || status=1
 bash bench/meters/run.sh || status=1
 bash bench/synth/run.sh || status=1
+python bench/overlay/run_bench.py || status=1
 exit $status
