@@ -326,6 +326,10 @@ class Deparser(cfg: MatchaConfig, layout: PhvLayout, changed: String => Boolean)
       val pushLeft = ctx.pushLen.resize(pushed.getWidth) - pushed
       val pushSlices = (0 until pushBeats).map(c => ctx.pushLanes.resize(pushBeats * lanes * 8)(c * lanes * 8, lanes * 8 bits))
       val pushSlice = if (pushBeats == 1) pushSlices.head else Vec(pushSlices)(pushIndex.resize(log2Up(pushBeats)))
+      // The last pushed chunk ends where the first beat's kept bytes begin (a header popped
+      // and one as long pushed, as in re-encapsulation): one chunk carries both, and the
+      // frame takes no more clocks than it has beats.
+      val merge = pushIndex === pushChunks - 1 && !ctx.bodyEmpty && pushLeft === skip.resize(pushLeft.getWidth)
       when(pushing) {
         out.valid := in.valid
         out.data := pushSlice
@@ -333,6 +337,12 @@ class Deparser(cfg: MatchaConfig, layout: PhvLayout, changed: String => Boolean)
         out.count := Hw.min(pushLeft, U(lanes)).resized
         out.last := ctx.bodyEmpty && pushIndex === pushChunks - 1
         in.ready := False
+        when(merge) {
+          for (lane <- 0 until lanes) when(pushLeft <= lane) { out.data(lane * 8, 8 bits) := in.data(lane * 8, 8 bits) }
+          out.count := (pushLeft + kept.resize(pushLeft.getWidth)).resized
+          out.last := in.last
+          in.ready := out.ready
+        }
         when(out.fire) { pushIndex := pushIndex + 1 }
       }
       when(in.fire && in.last) { pushIndex := 0 }
