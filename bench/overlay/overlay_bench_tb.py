@@ -35,12 +35,13 @@ import time
 from pathlib import Path
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from tb.common import driver as drv
+from tb.common.axis import FrameProbe
 from tb.overlay.overlay_tb import (
     ENI_TX, FAKE_MAC, GROUP_TX, RX_MAC, TX_CA, TX_HOST_VNI, TX_MAC, TX_PA, VNET_RX,
     acl_rule, add_direct, mac_int, overlay_setup, vm_frame, vxlan,
@@ -61,42 +62,6 @@ POLICER = dict(flags=drv.METER_TWO_RATE, cir=25_000_000_000, cburst=1_000_000_00
                pir=25_000_000_000, pburst=1_000_000_000)
 ACL_RULES = 200
 SESSIONS = "sessions"
-
-
-class Probe:
-    """First-beat and last-beat clocks of every frame on an AXI4-Stream interface, the
-    beats accepted and the clocks the interface stalled (valid without ready)."""
-
-    def __init__(self, dut, prefix):
-        self.valid = getattr(dut, f"{prefix}_tvalid")
-        self.ready = getattr(dut, f"{prefix}_tready")
-        self.last = getattr(dut, f"{prefix}_tlast")
-        self.clk = dut.clk
-        self.cycle = 0
-        self.reset()
-        cocotb.start_soon(self._run())
-
-    def reset(self):
-        self.starts, self.ends = [], []
-        self.beats = self.stalls = 0
-        self._in_frame = False
-
-    async def _run(self):
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
-            if not int(self.valid.value):
-                continue
-            if not int(self.ready.value):
-                self.stalls += 1
-                continue
-            self.beats += 1
-            if not self._in_frame:
-                self.starts.append(self.cycle)
-                self._in_frame = True
-            if int(self.last.value):
-                self.ends.append(self.cycle)
-                self._in_frame = False
 
 
 def flow_frame(flow, inner_bytes, flags):
@@ -120,8 +85,8 @@ class Bench:
         self.tb = tb
         self.dut = tb.dut
         self.lanes = tb.lanes
-        self.pin = Probe(tb.dut, "s_axis")
-        self.pout = Probe(tb.dut, "m_axis")
+        self.pin = FrameProbe(tb.dut, "s_axis")
+        self.pout = FrameProbe(tb.dut, "m_axis")
         self.session_index = tb.ctl.number[SESSIONS]
         self.last_passed = []
 

@@ -14,11 +14,11 @@ import os
 import random
 
 import cocotb
-from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
 from tb.common import cocotb_util, packets
-from tb.common.axis import in_tuser_bytes, wait_for
+from tb.common.axis import FrameProbe, in_tuser_bytes, wait_for
 from tb.model import parse
 
 SIZES = [int(s) for s in os.environ.get("MATCHA_BENCH_SIZES", "64,128,512,1518,9000")
@@ -30,38 +30,6 @@ def frames_for(size):
     return max(8, min(300, 40000 // size))
 
 
-class Probe:
-    """First-beat cycles of every frame on an AXI4-Stream interface, plus beat count."""
-
-    def __init__(self, dut, prefix):
-        self.valid = getattr(dut, f"{prefix}_tvalid")
-        self.ready = getattr(dut, f"{prefix}_tready")
-        self.last = getattr(dut, f"{prefix}_tlast")
-        self.clk = dut.clk
-        self.reset()
-        cocotb.start_soon(self._run())
-
-    def reset(self):
-        self.cycle = getattr(self, "cycle", 0)
-        self.starts = []
-        self.ends = []
-        self.beats = 0
-        self._in_frame = False
-
-    async def _run(self):
-        while True:
-            await RisingEdge(self.clk)
-            self.cycle += 1
-            if int(self.valid.value) and int(self.ready.value):
-                self.beats += 1
-                if not self._in_frame:
-                    self.starts.append(self.cycle)
-                    self._in_frame = True
-                if int(self.last.value):
-                    self.ends.append(self.cycle)
-                    self._in_frame = False
-
-
 @cocotb.test()
 async def bench_packet_path(dut):
     rng = random.Random(1)
@@ -71,8 +39,8 @@ async def bench_packet_path(dut):
     src = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
     sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
     await cocotb_util.start(dut)
-    pin = Probe(dut, "s_axis")
-    pout = Probe(dut, "m_axis")
+    pin = FrameProbe(dut, "s_axis")
+    pout = FrameProbe(dut, "m_axis")
     results = []
     for size in SIZES:
         n = frames_for(size)

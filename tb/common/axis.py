@@ -81,6 +81,43 @@ class DropMonitor:
                 self.drops.append((self.cycle, int(self.dut.drop_payload.value)))
 
 
+class FrameProbe:
+    """First-beat and last-beat clocks of every frame on an AXI4-Stream interface, the
+    beats accepted and the clocks it stalled (valid without ready); `reset()` starts the
+    lists and counts again, the clock count goes on (the benchmarks' probe)."""
+
+    def __init__(self, dut, prefix):
+        self.valid = getattr(dut, f"{prefix}_tvalid")
+        self.ready = getattr(dut, f"{prefix}_tready")
+        self.last = getattr(dut, f"{prefix}_tlast")
+        self.clk = dut.clk
+        self.cycle = 0
+        self.reset()
+        cocotb.start_soon(self._run())
+
+    def reset(self):
+        self.starts, self.ends = [], []
+        self.beats = self.stalls = 0
+        self._in_frame = False
+
+    async def _run(self):
+        while True:
+            await RisingEdge(self.clk)
+            self.cycle += 1
+            if not int(self.valid.value):
+                continue
+            if not int(self.ready.value):
+                self.stalls += 1
+                continue
+            self.beats += 1
+            if not self._in_frame:
+                self.starts.append(self.cycle)
+                self._in_frame = True
+            if int(self.last.value):
+                self.ends.append(self.cycle)
+                self._in_frame = False
+
+
 class BeatCounter:
     """Counts accepted beats and frames on an AXI4-Stream interface, per cycle."""
 

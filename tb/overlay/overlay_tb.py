@@ -102,20 +102,9 @@ def outcome(got):
 
 
 async def add_direct(tb, table, index, action, **params):
-    """An entry of a direct table, through the driver's entries by name."""
+    """An entry of a direct table, its action's parameters by name."""
     t = tb.model[table]
-    act = t.action(action)
-    data = act.data(**params)
-    values = [p.value(data) for p in act.params]
-    # One value per key field, the first field in the index's most significant bits.
-    keys, rest = [], index
-    for _, width in reversed(t.key_parts):
-        keys.insert(0, rest & ((1 << width) - 1))
-        rest >>= width
-    update = Update(f"{table} add {index} {action}{params}",
-                    lambda: tb.ctl.dev.entry_add(table, keys, action, values),
-                    lambda: t.add(index, t.action_id(action), data))
-    await tb.change(update)
+    assert await tb.add(table, index, action=action, data=t.action(action).data(**params))
 
 
 async def route_vnet(tb, group, net, length, vnet, may_fail=False):

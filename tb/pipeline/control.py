@@ -160,16 +160,29 @@ class Control:
 
     def add(self, name, *entry, action, data=0):
         """The Update adding an entry: exact (key,), LPM (prefix, length), ternary (value,
-        mask, priority)."""
+        mask, priority), direct (index,). A direct table has no call by index: its entry is
+        added by name, the layout loaded into the driver first (`dev.layout_load_text`)."""
         t = self.model[name]
         n = self.number[name]
         aid = t.action_id(action)
         adders = {"exact": self.dev.exact_add, "lpm": self.dev.lpm_add,
-                  "ternary": self.dev.ternary_add}
+                  "ternary": self.dev.ternary_add,
+                  "direct": lambda _, *args: self._direct_add(t, *args)}
         call = lambda: adders[t.kind](n, *entry, aid, data)  # noqa: E731
         apply = lambda: t.add(*entry, aid, data)  # noqa: E731
         return Update(f"{name} add {_entry_str(entry)} {t.action(aid).name}({data:#x})",
                       call, apply)
+
+    def _direct_add(self, t, index, action_id, data):
+        """A direct table's entry through the driver's entries by name: one value per key
+        field (the first in the index's most significant bits), the action's parameters
+        from its data."""
+        keys, rest = [], index
+        for _, width in reversed(t.key_parts):
+            keys.insert(0, rest & ((1 << width) - 1))
+            rest >>= width
+        act = t.action(action_id)
+        self.dev.entry_add(t.name, keys, act.name, [p.value(data) for p in act.params])
 
     def delete(self, name, *entry):
         t = self.model[name]
