@@ -27,13 +27,17 @@ static unsigned bit_length(u128 v)
 	return n;
 }
 
-/* round(per_s * tick_clocks * 2^shift / hz), or UINT64_MAX if that exceeds 64 bits. */
+/*
+ * ceil(per_s * tick_clocks * 2^shift / hz), or UINT64_MAX if that exceeds 64 bits. Rounded
+ * up, so that the buckets fill at least at the configured rate: traffic that conforms to
+ * the configuration is never marked down for the conversion's sake.
+ */
 static uint64_t units_per_tick(uint64_t per_s, unsigned shift, uint64_t tick, uint64_t hz)
 {
 	u128 q = (u128)per_s * tick;
 	if (q && bit_length(q) + shift > 126)
 		return UINT64_MAX;
-	u128 r = ((q << shift) + hz / 2) / hz;
+	u128 r = ((q << shift) + hz - 1) / hz;
 	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
 }
 

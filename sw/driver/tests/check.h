@@ -63,6 +63,8 @@
 	X(meter_units)                                                                     \
 	X(meter_get)                                                                       \
 	X(meter_range)                                                                     \
+	X(meter_conversion_exact)                                                          \
+	X(meter_conversion_extremes)                                                       \
 	X(meter_errors)                                                                    \
 	X(meter_adopted)                                                                   \
 	X(adopt_exact_moved_entries)                                                       \

@@ -120,8 +120,8 @@ void test_meter_units(void)
 	CHECK_MSG(e->data[MODE] == (MATCHA_HW_METER_MODE_TWO_RATE | MATCHA_HW_METER_MODE_AWARE |
 				    MATCHA_HW_METER_MODE_PACKETS | SHIFT(35)),
 		  "mode word 0x%x", (unsigned)e->data[MODE]);
-	/* round(1000 * 4 * 2^35 / 250e6) = round(549755.8) and 3 times that, rounded. */
-	CHECK_MSG(e->data[CIR] == 549756 && e->data[PIR] == 1649267, "rates %u %u",
+	/* 1000 * 4 * 2^35 / 250e6 = 549755.8 and 3 times that, 1649267.4, rounded up. */
+	CHECK_MSG(e->data[CIR] == 549756 && e->data[PIR] == 1649268, "rates %u %u",
 		  (unsigned)e->data[CIR], (unsigned)e->data[PIR]);
 	CHECK(word_pair(&e->data[CBS]) == 10ull << 35 && word_pair(&e->data[PBS]) == 30ull << 35);
 
@@ -280,10 +280,11 @@ void test_meter_errors(void)
 		  "Hz, 1073741823750000000 bytes/s" },
 		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 1, .cburst = 1, .pir = UINT64_MAX,
 		    .pburst = 1 }, 0, MATCHA_E2BIG, "rate 18446744073709551615 bytes/s exceeds" },
-		/* 1 byte/s with a 2^39-byte bucket: shift 0, 4e-9 units per tick. */
+		/* 1 byte/s with a 2^39-byte bucket: shift 0, 4e-9 units per tick, rounded up to
+		 * one unit, 250e6 bytes/s. */
 		{ { .cir = 1, .cburst = 1ull << 39, .pburst = 0 }, 0, MATCHA_EINVAL,
 		  "CIR 1 bytes/s with bursts of 549755813888 and 0 bytes cannot be held within "
-		  "0.1 % (it would be 0 bytes/s)" },
+		  "0.1 % (it would be 250000000 bytes/s)" },
 		{ { .flags = MATCHA_METER_TWO_RATE, .cir = 1000000, .cburst = 1ull << 30,
 		    .pir = 1000001, .pburst = 1ull << 30 }, 0, MATCHA_EINVAL, "CIR 1000000 bytes/s" },
 	};
@@ -326,5 +327,270 @@ void test_meter_adopted(void)
 	      got.pir == m.pir && got.pburst == m.pburst);
 	matcha_close(second);
 	matcha_close(first);
+	fake_free(fd);
+}
+
+/* ------------------------------------------------------------ rate conversion, exactly */
+
+/*
+ * The conversion's contract (docs/tables.md, "Rate conversion"), worked out here without
+ * the driver's code: at shift s a rate of R per second is R * tick * 2^s / hz units per
+ * tick, a rational; the hardware holds the smallest whole number of units at or above it,
+ * at the largest s at which both bursts (B * 2^s < 2^level_bits) and both rates
+ * (units < 2^rate_bits) fit, and a non-zero rate more than 1/1000 above what was asked is
+ * refused. All of it in integers: the rational X / hz is compared through products.
+ */
+typedef unsigned __int128 u128;
+
+#define NARROW 6 /* 1-bit rates, 8-bit levels, one tick every 3 clocks */
+#define SLOW 7   /* 32-bit rates, 60-bit levels, one tick every 65536 clocks */
+
+static struct fake_cfg conversion_cfg(void)
+{
+	struct fake_cfg c = meter_cfg();
+	c.ntables = 8;
+	c.table[NARROW] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 2,
+						   .size = 4, .data_bits = 384,
+						   .ways_or_levels = GEOMETRY(1, 8, 1),
+						   .latency = 6, .extra = 3 };
+	c.table[SLOW] = (struct fake_table_cfg){ .kind = MATCHA_KIND_METER, .key_bits = 2,
+						 .size = 4, .data_bits = 384,
+						 .ways_or_levels = GEOMETRY(32, 60, 32),
+						 .latency = 6, .extra = 65536 };
+	return c;
+}
+
+struct geometry {
+	unsigned table, rate_bits, level_bits;
+	uint64_t tick;
+};
+
+static const struct geometry geometries[] = {
+	{ METER, 32, 40, 1 }, { METER4, 24, 40, 4 }, { NARROW, 1, 8, 3 }, { SLOW, 32, 60, 65536 },
+};
+
+static unsigned bits_of(u128 v)
+{
+	unsigned n = 0;
+	while (v >> n)
+		n++;
+	return n;
+}
+
+/* B * 2^s < 2^level_bits: a burst of B fits the levels at shift s. */
+static bool burst_fits(uint64_t b, unsigned s, unsigned level_bits)
+{
+	return b == 0 || bits_of(b) + s <= level_bits;
+}
+
+/* The whole units per tick at or above R * tick * 2^s / hz, if below 2^rate_bits. */
+static bool units_fit(uint64_t r, unsigned s, const struct geometry *g, uint64_t hz,
+		      uint64_t *units)
+{
+	u128 rt = (u128)r * g->tick;
+	/* At or past 2^127 the quotient is at least 2^63 whatever hz: no rate register. */
+	if (rt && bits_of(rt) + s >= 127)
+		return false;
+	u128 x = rt << s, q = x / hz;
+	if (q * hz != x)
+		q++;
+	*units = (uint64_t)q;
+	return q >> g->rate_bits == 0;
+}
+
+struct outcome {
+	int rc;
+	unsigned shift;
+	uint64_t cir, pir;
+};
+
+static struct outcome expected_outcome(const struct matcha_meter_config *m,
+				       const struct geometry *g, uint64_t hz)
+{
+	for (int s = (1 << MATCHA_HW_METER_MODE_SHIFT_BITS) - 1; s >= 0; s--) {
+		struct outcome o = { 0, (unsigned)s, 0, 0 };
+		if (!burst_fits(m->cburst, o.shift, g->level_bits) ||
+		    !burst_fits(m->pburst, o.shift, g->level_bits) ||
+		    !units_fit(m->cir, o.shift, g, hz, &o.cir) ||
+		    !units_fit(m->pir, o.shift, g, hz, &o.pir))
+			continue;
+		const uint64_t rates[2] = { m->cir, m->pir }, units[2] = { o.cir, o.pir };
+		for (unsigned i = 0; i < 2; i++) {
+			u128 x = ((u128)rates[i] * g->tick) << o.shift;
+			if (((u128)units[i] * hz - x) * 1000 > x)
+				o.rc = MATCHA_EINVAL;
+		}
+		return o;
+	}
+	return (struct outcome){ MATCHA_E2BIG, 0, 0, 0 };
+}
+
+/*
+ * Sets `m` on meter 1 of g's table at `hz` and checks the outcome against
+ * expected_outcome: the error code, nothing written when refused, else the shift and both
+ * rate registers; and an accepted rate against the bound docs/tables.md states: held at or
+ * above the rate asked, by less than one unit per tick (hz / (tick * 2^shift) per second)
+ * and by at most 1/1000 of it.
+ */
+static void check_conversion(struct fake_dev *fd, matcha_dev *dev, const struct geometry *g,
+			     uint64_t hz, const struct matcha_meter_config *m)
+{
+	struct outcome want = expected_outcome(m, g, hz);
+	unsigned long writes = fd->writes;
+	int rc = matcha_meter_set(dev, g->table, 1, m);
+	CHECK_MSG(rc == want.rc, "table %u at %llu Hz, flags %u CIR %llu PIR %llu CBS %llu "
+		  "PBS %llu: %d, expected %d (%s)", g->table, (unsigned long long)hz, m->flags,
+		  (unsigned long long)m->cir, (unsigned long long)m->pir,
+		  (unsigned long long)m->cburst, (unsigned long long)m->pburst, rc, want.rc,
+		  matcha_last_error(dev));
+	if (rc) {
+		CHECK_MSG(fd->writes == writes, "a refused configuration wrote %lu registers",
+			  fd->writes - writes);
+		return;
+	}
+	const uint32_t *w = fd->table[g->table].entries[1].data;
+	unsigned shift = (w[MODE] >> MATCHA_HW_METER_MODE_SHIFT_LSB) &
+			 ((1u << MATCHA_HW_METER_MODE_SHIFT_BITS) - 1);
+	CHECK_MSG(shift == want.shift && w[CIR] == want.cir && w[PIR] == want.pir,
+		  "table %u at %llu Hz, CIR %llu PIR %llu CBS %llu PBS %llu: shift %u, units "
+		  "%u and %u; expected shift %u, units %llu and %llu", g->table,
+		  (unsigned long long)hz, (unsigned long long)m->cir, (unsigned long long)m->pir,
+		  (unsigned long long)m->cburst, (unsigned long long)m->pburst, shift,
+		  (unsigned)w[CIR], (unsigned)w[PIR], want.shift, (unsigned long long)want.cir,
+		  (unsigned long long)want.pir);
+	const uint64_t rates[2] = { m->cir, m->pir }, units[2] = { w[CIR], w[PIR] };
+	for (unsigned i = 0; i < 2; i++) {
+		u128 asked = ((u128)rates[i] * g->tick) << shift, held = (u128)units[i] * hz;
+		CHECK_MSG(held >= asked && held - asked < hz && (held - asked) * 1000 <= asked,
+			  "table %u at %llu Hz: rate %llu held as %llu units at shift %u",
+			  g->table, (unsigned long long)hz, (unsigned long long)rates[i],
+			  (unsigned long long)units[i], shift);
+	}
+}
+
+/* A number of 0 to 64 bits, each length about as likely. */
+static uint64_t any_magnitude(struct rng *r)
+{
+	unsigned bits = rng_below(r, 65);
+	return bits ? rng_next(r) >> (64 - bits) : 0;
+}
+
+static const uint64_t clocks[] = { 1, 3, 1000, 999983, 33333333, 100000000, 156250000,
+				   250000000, 322265625, 390625000, 1000000007,
+				   18446744073709551557ull };
+
+/* Random configurations at every geometry and clock, over the whole range of rates and
+ * bursts, and rates near whole and half units of a shift the bursts pin. */
+void test_meter_conversion_exact(void)
+{
+	struct fake_cfg cfg = conversion_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	unsigned accepted = 0, refused = 0;
+	for (unsigned gi = 0; gi < sizeof geometries / sizeof geometries[0]; gi++) {
+		const struct geometry *g = &geometries[gi];
+		for (unsigned ci = 0; ci < sizeof clocks / sizeof clocks[0]; ci++) {
+			uint64_t hz = clocks[ci];
+			CHECK_OK(dev, matcha_set_clock_hz(dev, hz));
+			for (unsigned n = 0; n < 1500; n++) {
+				struct matcha_meter_config m = { .flags = rng_below(&r, 2) ?
+									  MATCHA_METER_PACKETS : 0 };
+				m.cburst = 1 + any_magnitude(&r) % ((1ull << g->level_bits) - 1);
+				if (n % 2) {
+					/* Near k or k + 1/2 units per tick at the shift s that a
+					 * burst of 2^(level_bits - 1 - s) leaves. */
+					unsigned s = rng_below(&r, g->level_bits);
+					m.cburst = 1ull << (g->level_bits - 1 - s);
+					u128 k2 = rng_below(&r, 4) ? 1 + rng_below(&r, 4000)
+								   : any_magnitude(&r) >> 30;
+					u128 per_s = k2 * hz / ((u128)2 * g->tick << s);
+					per_s += rng_below(&r, 5);
+					per_s -= per_s >= 2 ? 2 : per_s;
+					m.cir = per_s > UINT64_MAX ? UINT64_MAX : (uint64_t)per_s;
+				} else {
+					m.cir = any_magnitude(&r);
+				}
+				if (rng_below(&r, 2)) {
+					m.flags |= MATCHA_METER_TWO_RATE;
+					m.pir = m.cir + (rng_below(&r, 2) ? any_magnitude(&r) >> 8 : 0);
+					m.pir = m.pir < m.cir ? UINT64_MAX : m.pir;
+					m.pburst = 1 + any_magnitude(&r) % ((1ull << g->level_bits) - 1);
+				} else {
+					m.pburst = rng_below(&r, 2) ? any_magnitude(&r) >> 4 : 0;
+				}
+				check_conversion(fd, dev, g, hz, &m);
+				if (check_failures())
+					goto done;
+				if (expected_outcome(&m, g, hz).rc)
+					refused++;
+				else
+					accepted++;
+			}
+		}
+	}
+done:
+	printf("     %u configurations held, %u refused\n", accepted, refused);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* The ends of the range, by name, against expected_outcome and by their values. */
+void test_meter_conversion_extremes(void)
+{
+	struct fake_cfg cfg = conversion_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	CHECK_OK(dev, matcha_set_clock_hz(dev, HZ));
+	const struct geometry *g = &geometries[0]; /* 32-bit rates, one tick per clock */
+	const uint32_t *w = fd->table[METER].entries[1].data;
+	/* A burst of 2^39 leaves shift 0: a unit per tick is 250e6 bytes/s. */
+	const uint64_t unit = HZ, b = 1ull << 39;
+	struct {
+		const char *name;
+		struct matcha_meter_config m;
+		int rc;
+		uint32_t cir, pir; /* the units held, when accepted */
+	} cases[] = {
+		{ "rate 0", { .cir = 0, .cburst = b }, 0, 0, 0 },
+		{ "both rates 0", { .flags = MATCHA_METER_TWO_RATE, .cburst = 1, .pburst = b },
+		  0, 0, 0 },
+		{ "one unit", { .cir = unit, .cburst = b }, 0, 1, 0 },
+		{ "just below one unit: held as one", { .cir = unit - 1, .cburst = b }, 0, 1, 0 },
+		{ "just above one unit: two would be 100 % over",
+		  { .cir = unit + 1, .cburst = b }, MATCHA_EINVAL, 0, 0 },
+		{ "just above 1000 units: 1001, 0.1 % over less a byte/s",
+		  { .cir = 1000 * unit + 1, .cburst = b }, 0, 1001, 0 },
+		{ "just above 999 units: 1000, 0.1 % over and a bit",
+		  { .cir = 999 * unit + 1, .cburst = b }, MATCHA_EINVAL, 0, 0 },
+		{ "just below 1000 units", { .cir = 1000 * unit - 1, .cburst = b }, 0, 1000, 0 },
+		{ "the largest rate: 2^32 - 1 units", { .cir = 0xFFFFFFFFull * unit, .cburst = 1 },
+		  0, 0xFFFFFFFFu, 0 },
+		{ "one byte/s above the largest", { .cir = 0xFFFFFFFFull * unit + 1, .cburst = 1 },
+		  MATCHA_E2BIG, 0, 0 },
+		{ "the largest PIR over rate 0",
+		  { .flags = MATCHA_METER_TWO_RATE, .cburst = 1, .pir = 0xFFFFFFFFull * unit,
+		    .pburst = 1 }, 0, 0, 0xFFFFFFFFu },
+		{ "the largest 64-bit rate", { .cir = UINT64_MAX, .cburst = 1 }, MATCHA_E2BIG, 0, 0 },
+	};
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		check_conversion(fd, dev, g, HZ, &cases[i].m);
+		CHECK_MSG(!check_failures(), "case \"%s\"", cases[i].name);
+		CHECK_RC(dev, matcha_meter_set(dev, METER, 1, &cases[i].m), cases[i].rc);
+		if (!cases[i].rc)
+			CHECK_MSG(w[CIR] == cases[i].cir && w[PIR] == cases[i].pir &&
+					  (w[MODE] >> MATCHA_HW_METER_MODE_SHIFT_LSB) == 0,
+				  "case \"%s\": units %u and %u, mode 0x%x", cases[i].name,
+				  (unsigned)w[CIR], (unsigned)w[PIR], (unsigned)w[MODE]);
+	}
+	/* A rate whose units at its shift are a fraction: rounded up, never down. 1e6 bytes/s
+	 * with a burst of 2^19 at 250 MHz: shift 20, 1e6 * 2^20 / 250e6 = 4194.304 units. */
+	struct matcha_meter_config m = { .cir = 1000000, .cburst = 1ull << 19 };
+	check_conversion(fd, dev, g, HZ, &m);
+	CHECK_MSG(w[CIR] == 4195 && (w[MODE] >> MATCHA_HW_METER_MODE_SHIFT_LSB) == 20,
+		  "units %u, mode 0x%x", (unsigned)w[CIR], (unsigned)w[MODE]);
+	matcha_close(dev);
 	fake_free(fd);
 }
