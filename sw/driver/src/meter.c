@@ -187,12 +187,15 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 					   (unsigned long long)(cfg->cburst > max_level ? cfg->cburst
 											 : cfg->pburst),
 					   unit, (unsigned long long)max_level);
+		/* The largest rate taken: the full rate register at shift 0, rounded down. */
+		u128 largest = (u128)max_rate * hz / tick;
 		return matcha_fail(dev, MATCHA_E2BIG, "meter_set: rate %llu %s/s exceeds the "
 				   "largest the meter holds at %llu Hz, %llu %s/s",
 				   (unsigned long long)(units_per_tick(cfg->cir, 0, tick, hz) >
 							max_rate ? cfg->cir : cfg->pir),
 				   unit, (unsigned long long)hz,
-				   (unsigned long long)per_second(max_rate, 0, tick, hz), unit);
+				   (unsigned long long)(largest > UINT64_MAX ? UINT64_MAX : largest),
+				   unit);
 	}
 	const uint64_t rates[2] = { cfg->cir, cfg->pir };
 	const uint64_t units[2] = { cir, pir };

@@ -591,6 +591,18 @@ void test_meter_conversion_extremes(void)
 	check_conversion(fd, dev, g, HZ, &m);
 	CHECK_MSG(w[CIR] == 4195 && (w[MODE] >> MATCHA_HW_METER_MODE_SHIFT_LSB) == 20,
 		  "units %u, mode 0x%x", (unsigned)w[CIR], (unsigned)w[MODE]);
+	/* The largest rate a refusal names is taken, one more is not: at 156250001 Hz and
+	 * 4 clocks per tick, 2^24 - 1 units per tick are 655359965131803.75 bytes/s. */
+	g = &geometries[1];
+	CHECK_OK(dev, matcha_set_clock_hz(dev, 156250001));
+	m = (struct matcha_meter_config){ .cir = 655359965131804ull, .cburst = 1 };
+	check_conversion(fd, dev, g, 156250001, &m);
+	CHECK_RC(dev, matcha_meter_set(dev, METER4, 1, &m), MATCHA_E2BIG);
+	CHECK_MSG(strstr(matcha_last_error(dev), "largest the meter holds at 156250001 Hz, "
+			 "655359965131803 bytes/s"), "\"%s\"", matcha_last_error(dev));
+	m.cir--;
+	check_conversion(fd, dev, g, 156250001, &m);
+	CHECK(fd->table[METER4].entries[1].data[CIR] == 0xFFFFFFu);
 	matcha_close(dev);
 	fake_free(fd);
 }
