@@ -160,3 +160,73 @@ def test_bank_unconfigured_and_costs():
     assert bank.packet(2, 400, 100) == GREEN
     bank.configure(2, None, t=0)
     assert bank.packet(2, 500, 10**6) == GREEN
+
+
+# The worked example of docs/tables.md ("Rate conversion and how it differs from BMv2"):
+# trTCM, CIR 500000 bytes/s (0.5 byte/µs), CBS 1000, PIR 1500000 bytes/s (1.5 byte/µs),
+# PBS 1500, configured at t = 0 on a 250 MHz pipeline, one clock per tick. The driver holds
+# it at shift 29 (PBS 1500 < 2^11 in 40-bit levels) with CIR ⌈0.002 × 2^29⌉ = 1073742 and
+# PIR ⌈0.006 × 2^29⌉ = 3221226 units per tick (sw/driver/tests/test_meter.c checks this).
+# Each row: time in µs, bytes, the peak bucket before the packet and the colour in
+# Matcha, then in BMv2.
+EDGE_SHIFT, EDGE_CIR, EDGE_PIR, TICKS_PER_US = 29, 1073742, 3221226, 250
+EDGE_PACKETS = [
+    (Fraction(0), 1500, Fraction(1500), YELLOW, 1500, YELLOW),
+    # BMv2 counts 66 whole µs: ⌊66 × 1.5⌋ = 99 tokens, one short.
+    (Fraction(669, 10), 100, Fraction(10035, 100), GREEN, 99, RED),
+    # Matcha's green took those 100 bytes, BMv2's red left them: ⌊67 × 1.5⌋ = 100.
+    (Fraction(672, 10), 1, Fraction(8, 10), RED, 100, GREEN),
+    # 0.8 + 1.5 × 132.8 = 200 exactly; BMv2 has 99 + ⌊200 × 1.5⌋ − 100 = 299.
+    (Fraction(200), 200, Fraction(200), GREEN, 299, GREEN),
+    (Fraction(2006, 10), 1, Fraction(9, 10), RED, 99, GREEN),
+    # Both buckets full again: the two agree from here.
+    (Fraction(2000), 1500, Fraction(1500), YELLOW, 1500, YELLOW),
+]
+
+
+def test_bucket_edges_worked_example_matcha():
+    """The model at the hardware's ticks and units gives the example's Matcha column: the
+    peak bucket before each packet (to within the rounded-up rate's excess, below 1e-4
+    byte here) and the colour."""
+    m = HwMeter(two_rate=True, shift=EDGE_SHIFT, cir=EDGE_CIR, pir=EDGE_PIR,
+                cbs=1000 << EDGE_SHIFT, pbs=1500 << EDGE_SHIFT).marker(0)
+    for t_us, size, peak, colour, _, _ in EDGE_PACKETS:
+        tick = t_us * TICKS_PER_US
+        assert tick.denominator == 1
+        m.advance(int(tick))
+        excess = Fraction(m.levels[1], 1 << EDGE_SHIFT) - peak
+        assert 0 <= excess < Fraction(1, 10**4), f"t={t_us} µs: peak {float(peak + excess)}"
+        assert m.mark(int(tick), size << EDGE_SHIFT) == colour, f"t={t_us} µs"
+
+
+class WholeMicrosecondMeter:
+    """BMv2's two-rate meter as docs/tables.md describes it: time in whole microseconds
+    since its origin, each bucket credited with the whole tokens ⌊µs × rate⌋ since the
+    origin less those credited before, saturated at its burst; the peak bucket checked
+    first, a packet taking from each bucket it passes and stopping at the first short."""
+
+    def __init__(self, cir, cbs, pir, pbs):
+        # [rate per µs, burst, tokens, tokens credited since the origin, colour when short]
+        self.buckets = [[pir, pbs, pbs, 0, RED], [cir, cbs, cbs, 0, YELLOW]]
+
+    def peak(self, t_us):
+        rate, burst, tokens, credited, _ = self.buckets[0]
+        return min(burst, tokens + int(int(t_us) * rate) - credited)
+
+    def mark(self, t_us, size):
+        for b in self.buckets:
+            since_origin = int(int(t_us) * b[0])
+            b[2] = min(b[1], b[2] + since_origin - b[3])
+            b[3] = since_origin
+            if b[2] < size:
+                return b[4]
+            b[2] -= size
+        return GREEN
+
+
+def test_bucket_edges_worked_example_bmv2():
+    """The example's BMv2 column follows from whole microseconds and whole tokens."""
+    m = WholeMicrosecondMeter(Fraction(1, 2), 1000, Fraction(3, 2), 1500)
+    for t_us, size, _, _, peak, colour in EDGE_PACKETS:
+        assert m.peak(t_us) == peak, f"t={t_us} µs"
+        assert m.mark(t_us, size) == colour, f"t={t_us} µs"

@@ -125,6 +125,18 @@ void test_meter_units(void)
 		  (unsigned)e->data[CIR], (unsigned)e->data[PIR]);
 	CHECK(word_pair(&e->data[CBS]) == 10ull << 35 && word_pair(&e->data[PBS]) == 30ull << 35);
 
+	/* The worked example of docs/tables.md ("Rate conversion and how it differs from
+	 * BMv2") and of tb/model/test_meter.py: PBS 1500 < 2^11 leaves shift 29; CIR 0.002 and
+	 * PIR 0.006 bytes per tick, 1073741.824 and 3221225.472 units, rounded up. */
+	m = (struct matcha_meter_config){ .flags = MATCHA_METER_TWO_RATE, .cir = 500000,
+					  .cburst = 1000, .pir = 1500000, .pburst = 1500 };
+	CHECK_OK(dev, matcha_meter_set(dev, METER, 18, &m));
+	e = &fd->table[METER].entries[18];
+	CHECK_MSG(e->data[MODE] == (MATCHA_HW_METER_MODE_TWO_RATE | SHIFT(29)) &&
+			  e->data[CIR] == 1073742 && e->data[PIR] == 3221226,
+		  "mode 0x%x, rates %u %u", (unsigned)e->data[MODE], (unsigned)e->data[CIR],
+		  (unsigned)e->data[PIR]);
+
 	/* Unconfigure: FLAGS.valid clear. */
 	unsigned long writes = fd->writes;
 	CHECK_OK(dev, matcha_meter_set(dev, METER, 17, NULL));
