@@ -751,9 +751,11 @@ struct matcha_meter_config {
  * (an unconfigured meter, as after reset or matcha_table_clear, marks every packet green).
  * The RFCs' rules are enforced: two-rate needs pir >= cir and both bursts > 0, single-rate
  * pir == 0 and cburst + pburst > 0 (MATCHA_EINVAL otherwise). MATCHA_E2BIG if a burst or rate
- * is beyond what the hardware holds; MATCHA_EINVAL if a non-zero rate cannot be represented
- * within 0.1 % (rates far below the burst: the bucket would take longer to fill than the
- * hardware's resolution allows). matcha_last_error() says which value and the limit.
+ * is beyond what the hardware holds. Rates are rounded up to the hardware's units, so the
+ * buckets never fill slower than configured; MATCHA_EINVAL if a non-zero rate cannot be
+ * represented within 0.1 % (rates far below the burst: the bucket would take longer to fill
+ * than the hardware's resolution allows). matcha_last_error() says which value and the
+ * limit.
  */
 int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 		     const struct matcha_meter_config *cfg);
