@@ -21,7 +21,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 
@@ -149,9 +148,8 @@ class Sent:
 def write_captures(directory, frames, pcapng_ports=()):
     """Writes [(port, frame)] or [(port, frame, wire length)] as one capture per port,
     timestamps increasing in list order (so the simulator's merge by timestamp sends them
-    in list order); pcap, or pcapng for the ports in `pcapng_ports` (their frames must be
-    Ethernet frames scapy can dissect). Returns the --in arguments and the Sent records in
-    send order."""
+    in list order); pcap, or pcapng for the ports in `pcapng_ports`, the frames as given
+    either way. Returns the --in arguments and the Sent records in send order."""
     per_port = defaultdict(list)
     sent = []
     for i, (port, frame, *wire_len) in enumerate(frames):
@@ -167,10 +165,10 @@ def write_captures(directory, frames, pcapng_ports=()):
         if port in pcapng_ports:
             path = path.with_suffix(".pcapng")
             writer = PcapNgWriter(str(path))
+            writer.linktype = DLT_EN10MB  # not guessed from the frames, which stay bytes
+            writer.write_header(None)
             for p in pkts:
-                eth = Ether(bytes(p))
-                eth.time = p.time
-                writer.write(eth)
+                writer.write_packet(bytes(p), sec=p.time, wirelen=p.wirelen)
             writer.close()
         else:
             wrpcap(str(path), pkts, linktype=DLT_EN10MB)

@@ -330,12 +330,18 @@ def test_pcapng_and_pcap_inputs(work):
 
 # ------------------------------------------------------ records skipped, frames padded
 
+# Every test below runs on pcap and on pcapng captures: libpcap reads both, and each
+# format keeps a record's captured and wire lengths in its own header.
+CAPTURE_FORMATS = pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
 
-def run_against_model(work, frames, *extra, pad=True):
+
+def run_against_model(work, frames, *extra, pad=True, fmt="pcap"):
     """[(port, frame[, wire length])] through matcha-sim with empty tables (every table's
-    reset default); every output and the summary's counts against the model. Returns the
-    model's Expected, the Outputs and the printed summary."""
-    in_args, sent = harness.write_captures(work, frames)
+    reset default), one capture per port in format `fmt`; every output and the summary's
+    counts against the model. Returns the model's Expected, the Outputs and the printed
+    summary."""
+    ports = {port for port, *_ in frames} if fmt == "pcapng" else ()
+    in_args, sent = harness.write_captures(work, frames, pcapng_ports=ports)
     rc, out, err = harness.run("w64", *in_args, "--out", work / "out", *extra, timeout=120)
     assert rc == 0, f"{out}\n{err}"
     program = program_of("w64")
@@ -364,58 +370,75 @@ def printed_input(text):
 
 
 def records_of(path):
-    """scapy's reading of a capture: [(captured bytes, length on the wire)] in order."""
+    """scapy's reading of a capture (pcap or pcapng): [(captured bytes, length on the
+    wire)] in order."""
     with RawPcapReader(str(path)) as r:
         return [(len(data), meta.wirelen) for data, meta in r]
 
 
-def test_snaplen_cut_record_is_skipped(work, matcha_seed):
-    """One record among random good ones captured shorter than its frame was on the wire:
-    it is skipped, listed in skipped.csv and counted in the summary; every other frame
-    goes through as the model says."""
+def middle_of_port(rng, frames, fits=lambda frame: True):
+    """The index of a random frame that `fits` with frames of its own port both before
+    and after it."""
+    middle = [i for i, (port, frame, *_) in enumerate(frames) if fits(frame)
+              and any(q == port for q, *_ in frames[:i])
+              and any(q == port for q, *_ in frames[i + 1:])]
+    return rng.choice(middle)
+
+
+@CAPTURE_FORMATS
+def test_snaplen_cut_record_is_skipped(work, matcha_seed, fmt):
+    """One record in the middle of random good ones captured shorter than its frame was on
+    the wire: it is skipped, listed in skipped.csv and counted in the summary; every other
+    frame, those of its port around it too, goes through as the model says."""
     need("w64")
     rng = random.Random(f"{matcha_seed}:snaplen")
     program = program_of("w64")
     frames = [(rng.randrange(3), f) for _, f in frames_for(rng, program, [], 60)]
-    i = rng.choice([k for k, (_, f) in enumerate(frames) if len(f) > 20])
+    i = middle_of_port(rng, frames, lambda f: len(f) > 20)
     port, whole = frames[i]
     frames[i] = (port, whole[:rng.randrange(14, len(whole))], len(whole))
-    exp, got, out = run_against_model(work, frames)
+    exp, got, out = run_against_model(work, frames, fmt=fmt)
     # scapy's own reading of the capture says which record is cut.
-    cut = [(p, n + 1) for p in range(3) if (work / f"in{p}.pcap").exists()
-           for n, (caplen, wirelen) in enumerate(records_of(work / f"in{p}.pcap"))
+    cut = [(p, n + 1) for p in range(3) if (work / f"in{p}.{fmt}").exists()
+           for n, (caplen, wirelen) in enumerate(records_of(work / f"in{p}.{fmt}"))
            if caplen < wirelen]
-    assert cut == [(port, sum(1 for q, *_ in frames[:i + 1] if q == port))]
+    packet = sum(1 for q, *_ in frames[:i + 1] if q == port)
+    assert cut == [(port, packet)]
     assert [(int(r["ingress_port"]), int(r["ingress_packet"]), r["reason"])
-            for r in got.skipped_rows] == [(*cut[0], "snaplen")]
+            for r in got.skipped_rows] == [(port, packet, "snaplen")]
     assert got.summary["skipped"] == {"frames": 1, "reasons": {"snaplen": 1}}
     assert got.summary["frames_done"] == len(frames) - 1
+    assert got.summary["in"][str(port)]["frames"] == sum(1 for q, *_ in frames if q == port) - 1
     assert printed_input(out)[1:] == (1, {"snaplen": 1})
 
 
-def test_oversize_record_is_skipped(work, matcha_seed):
-    """A frame one or more bytes longer than the pipeline's maximum among good ones (one of
-    them exactly the maximum): skipped, listed and counted; the others go through."""
+@CAPTURE_FORMATS
+def test_oversize_record_is_skipped(work, matcha_seed, fmt):
+    """A 9217-byte frame, one byte over the pipeline's maximum, in the middle of good ones
+    (one of them exactly the maximum): skipped, listed and counted; the others go
+    through."""
     need("w64")
     rng = random.Random(f"{matcha_seed}:oversize")
     program = program_of("w64")
     frames = [(0, f) for _, f in frames_for(rng, program, [], 30)]
     base = bytes(Ether(dst="02:00:00:00:00:01") / IP(dst="10.0.0.1") / UDP())
     longest = base + bytes(MAX_FRAME - len(base))
-    frames.insert(rng.randrange(len(frames)), (0, longest))
-    frames.insert(rng.randrange(len(frames)), (0, longest + bytes(rng.randint(1, 100))))
-    exp, got, out = run_against_model(work, frames)
-    too_long = [n + 1 for n, (caplen, _) in enumerate(records_of(work / "in0.pcap"))
-                if caplen > MAX_FRAME]
-    assert len(too_long) == 1
-    assert [(int(r["ingress_packet"]), r["reason"]) for r in got.skipped_rows] == [
-        (too_long[0], "oversize")]
+    frames.insert(rng.randrange(len(frames) + 1), (0, longest))
+    i = rng.randrange(1, len(frames))
+    frames.insert(i, (0, longest + b"\x00"))
+    exp, got, out = run_against_model(work, frames, fmt=fmt)
+    records = records_of(work / f"in0.{fmt}")
+    assert [n + 1 for n, (caplen, _) in enumerate(records) if caplen > MAX_FRAME] == [i + 1]
+    assert records[i][0] == MAX_FRAME + 1 == 9217
+    assert [(int(r["ingress_packet"]), r["reason"], int(r["captured_bytes"]))
+            for r in got.skipped_rows] == [(i + 1, "oversize", 9217)]
     assert got.summary["skipped"] == {"frames": 1, "reasons": {"oversize": 1}}
     assert got.summary["frames_done"] == len(frames) - 1
     assert printed_input(out)[1:] == (1, {"oversize": 1})
 
 
-def test_skipped_records_counted_per_reason(work, matcha_seed):
+@CAPTURE_FORMATS
+def test_skipped_records_counted_per_reason(work, matcha_seed, fmt):
     """Snaplen-cut, empty and oversize records scattered over two captures of good frames:
     the summary (printed and summary.json) counts each reason as many times as records of
     it were written, the first line says how many were skipped, skipped.csv lists them."""
@@ -434,7 +457,7 @@ def test_skipped_records_counted_per_reason(work, matcha_seed):
         frames.insert(rng.randrange(len(frames)),
                       (rng.choice((4, 11)), bytes(rng.randint(MAX_FRAME + 1, MAX_FRAME + 600))))
     print("records skipped for each reason:", bad)
-    exp, got, out = run_against_model(work, frames)
+    exp, got, out = run_against_model(work, frames, fmt=fmt)
     n = sum(bad.values())
     assert got.summary["skipped"] == {"frames": n, "reasons": bad}
     assert len(got.skipped_rows) == n
@@ -442,8 +465,32 @@ def test_skipped_records_counted_per_reason(work, matcha_seed):
     assert f"{len(frames) - n} frames from 2 capture(s), {n} records skipped" in out
 
 
+@CAPTURE_FORMATS
+def test_unpadded_arp_is_padded(work, matcha_seed, fmt):
+    """A 42-byte ARP request captured unpadded (as the sending host captures it) in the
+    middle of good frames of its port enters zero-padded to 60 bytes, as a NIC sends it:
+    no runt, one frame counted as padded, and it and the frames around it go through as
+    the model says."""
+    need("w64")
+    rng = random.Random(f"{matcha_seed}:arp")
+    program = program_of("w64")
+    frames = [(0, f) for _, f in frames_for(rng, program, [], 20)]
+    arp = bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src="02:00:00:00:00:07")
+                / ARP(psrc="10.0.0.7", pdst="10.0.0.1"))
+    assert len(arp) == 42
+    frames.insert(rng.randrange(1, len(frames)), (0, arp))
+    exp, got, out = run_against_model(work, frames, fmt=fmt)
+    assert [r for r in got.punt_rows if r["reason_name"] == "RUNT"] == []
+    assert got.summary["padded"] == 1 + sum(1 for _, f in frames if len(f) < 60 and f != arp)
+    assert got.summary["skipped"]["frames"] == 0
+    assert got.summary["in"]["0"] == {"frames": len(frames),
+                                      "bytes": sum(max(60, len(f)) for _, f in frames)}
+    assert printed_input(out)[0] == got.summary["padded"]
+
+
+@CAPTURE_FORMATS
 @pytest.mark.parametrize("pad", [True, False], ids=["padded", "no_pad"])
-def test_short_frames_padded(work, pad):
+def test_short_frames_padded(work, pad, fmt):
     """Frames captured shorter than 60 bytes (whole Ethernet headers and less) between
     frames of 60 and 61 bytes: by default they enter zero-padded to 60 bytes, as a NIC
     sends them, and none is a runt; with --no-pad they enter as captured and the parser
@@ -454,7 +501,8 @@ def test_short_frames_padded(work, pad):
     frames += [(0, udp + bytes(n - len(udp))) for n in (59, 60, 61)]
     frames += [(1, bytes(Ether(dst="ff:ff:ff:ff:ff:ff") / ARP()))]  # 42 bytes
     short = sum(1 for _, f in frames if len(f) < 60)
-    exp, got, out = run_against_model(work, frames, *([] if pad else ["--no-pad"]), pad=pad)
+    exp, got, out = run_against_model(work, frames, *([] if pad else ["--no-pad"]), pad=pad,
+                                      fmt=fmt)
     runts = [r for r in got.punt_rows if r["reason_name"] == "RUNT"]
     entered = [int(r["bytes"]) for r in got.punt_rows + got.drop_rows] + [
         len(f) for fs in got.ports.values() for f in fs]
