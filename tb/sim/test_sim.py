@@ -711,6 +711,20 @@ def test_capture_cut_in_a_record(work):
     assert "a damaged or cut-off file; packets read whole before it: 1" in err
 
 
+@CAPTURE_FORMATS
+def test_record_over_the_file_snaplen(work, fmt):
+    """A record holding more bytes than its file's snapshot length allows (65535 in the
+    pcap header, 262144 in the pcapng interface block) breaks the format: libpcap reads no
+    further, so the capture is refused, naming the record and how many came before it."""
+    need("w64")
+    frames = [(0, bytes(60)), (0, bytes(300000)), (0, bytes(60))]
+    in_args, _ = harness.write_captures(work, frames,
+                                        pcapng_ports={0} if fmt == "pcapng" else ())
+    err = sim_error(*in_args, "--out", work / "out")
+    assert f"in0.{fmt}: packet 2: " in err
+    assert "a damaged or cut-off file; packets read whole before it: 1" in err
+
+
 def test_capture_not_ethernet(work):
     need("w64")
     path = work / "rawip.pcap"
