@@ -25,6 +25,7 @@ from tb.common import meter_regs
 from tb.common.axil import AxiLiteRegisters
 from tb.common.sim import only_on
 from tb.model.meter import GREEN, NAMES, RED, YELLOW, HwMeter, MeterBank
+from tb.model.test_meter import EDGE_CIR, EDGE_PACKETS, EDGE_PIR, EDGE_SHIFT, TICKS_PER_US
 
 BASE = contract.INFO_WINDOW_BYTES  # the window of meter array 0
 CMD, INDEX, FLAGS, DATA = contract.WIN_CMD, contract.WIN_INDEX, contract.WIN_FLAGS, contract.WIN_DATA
@@ -566,6 +567,21 @@ async def test_clear(dut):
     await tb.check_levels(meters[0])
 
 
+async def set_through_driver(tb, meter, flags, cir, cburst, pir, pburst):
+    """Sets `meter` through the C driver in P4Runtime terms at CLOCK_HZ, and the model to
+    what the unit then holds (both buckets full); returns the driver's bus (for more
+    calls) and the setting as an HwMeter."""
+    bus = drv.RecordingBus(await drv.read_info_block(tb.read32))
+    with drv.Device(bus) as dev:
+        dev.set_clock_hz(CLOCK_HZ)
+        dev.meter_set(TABLE, meter, flags, cir, cburst, pir, pburst)
+    await drv.replay(bus.take(), tb.write32, tb.read32)
+    on, hw, lc, lp, _ = await tb.read_meter(meter)
+    assert on and (lc, lp) == (hw.cbs, hw.pbs)
+    tb.bank.configure(meter, hw, tb.tick)
+    return bus, hw
+
+
 async def long_run(dut, name, flags, cir, cburst, pir, pburst, offered):
     """A meter set through the C driver in P4Runtime terms, offered a fixed load (`offered`
     times CIR, random packet sizes) for a long run: every colour is the model's, and the
@@ -575,16 +591,8 @@ async def long_run(dut, name, flags, cir, cburst, pir, pburst, offered):
     tb = MeterTb(dut)
     await tb.start()
     meter = rng.randrange(tb.meters)
-    snapshot = await drv.read_info_block(tb.read32)
-    bus = drv.RecordingBus(snapshot)
-    with drv.Device(bus) as dev:
-        dev.set_clock_hz(CLOCK_HZ)
-        dev.meter_set(TABLE, meter, flags, cir, cburst, pir, pburst)
-    await drv.replay(bus.take(), tb.write32, tb.read32)
-    on, hw, lc, lp, _ = await tb.read_meter(meter)
-    assert on and (lc, lp) == (hw.cbs, hw.pbs)
+    bus, hw = await set_through_driver(tb, meter, flags, cir, cburst, pir, pburst)
     dut._log.info("set %s: %s", name, hw)
-    tb.bank.configure(meter, hw, tb.tick)
     # The driver decodes the unit's READ (FLAGS and DATA as the unit left them) back into
     # what was asked: rates within the 0.1 % it promises, bursts exact, both buckets full.
     for off in [FLAGS] + [DATA + 4 * i for i in range(12)]:
@@ -656,6 +664,28 @@ async def test_long_run_two_rate(dut):
 async def test_long_run_packets(dut):
     """srTCM counting packets: CIR 2.5M packets/s, CBS 2, EBS 1, offered twice that."""
     await long_run(dut, "long_run_packets", drv.METER_PACKETS, 2_500_000, 2, 0, 1, offered=2)
+
+
+@only_on("matcha_meter_table")
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_bucket_edges_worked_example(dut):
+    """The worked example of docs/tables.md ("Rate conversion and how it differs from
+    BMv2"), set through the C driver and sent at its times (a clock is 4 ns): the unit
+    gives the example's Matcha colours, the model's, where BMv2 differs. Its last packet,
+    after 1800 µs of idle, is left to tb/model/test_meter.py."""
+    tb = MeterTb(dut)
+    await tb.start()
+    _, hw = await set_through_driver(tb, 7, drv.METER_TWO_RATE, 500_000, 1000, 1_500_000,
+                                     1500)
+    assert hw == HwMeter(two_rate=True, shift=EDGE_SHIFT, cir=EDGE_CIR, pir=EDGE_PIR,
+                         cbs=1000 << EDGE_SHIFT, pbs=1500 << EDGE_SHIFT), hw
+    rows = [row for row in EDGE_PACKETS if row[0] < 1000]
+    clocks = [int(t_us * TICKS_PER_US) for t_us, *_ in rows]
+    reqs = [(clock - before - 1 if i else 0, 7, size, GREEN)
+            for i, ((_, size, *_), clock, before) in enumerate(zip(rows, clocks, [0] + clocks))]
+    out = await tb.run(reqs)
+    assert [tick - out[0][0] for tick, *_ in out] == clocks
+    assert [colour for *_, colour in out] == [row[3] for row in rows]
 
 
 @only_on("matcha_meter_small_table")
