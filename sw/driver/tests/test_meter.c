@@ -492,7 +492,7 @@ static const uint64_t clocks[] = { 1, 3, 1000, 999983, 33333333, 100000000, 1562
 				   18446744073709551557ull };
 
 /* Random configurations at every geometry and clock, over the whole range of rates and
- * bursts, and rates near whole and half units of a shift the bursts pin. */
+ * bursts, and rates near whole units and near the 0.1 % limit at a shift the bursts pin. */
 void test_meter_conversion_exact(void)
 {
 	struct fake_cfg cfg = conversion_cfg();
@@ -510,14 +510,18 @@ void test_meter_conversion_exact(void)
 				struct matcha_meter_config m = { .flags = rng_below(&r, 2) ?
 									  MATCHA_METER_PACKETS : 0 };
 				m.cburst = 1 + any_magnitude(&r) % ((1ull << g->level_bits) - 1);
-				if (n % 2) {
-					/* Near k or k + 1/2 units per tick at the shift s that a
-					 * burst of 2^(level_bits - 1 - s) leaves. */
+				if (n % 3) {
+					/* At the shift s that a burst of 2^(level_bits - 1 - s)
+					 * leaves, where a unit per tick is hz / den per second: near
+					 * k whole units, or near the least rate that k units hold
+					 * within 0.1 %, 1000 k hz / (1001 den). */
 					unsigned s = rng_below(&r, g->level_bits);
 					m.cburst = 1ull << (g->level_bits - 1 - s);
-					u128 k2 = rng_below(&r, 4) ? 1 + rng_below(&r, 4000)
-								   : any_magnitude(&r) >> 30;
-					u128 per_s = k2 * hz / ((u128)2 * g->tick << s);
+					u128 k = rng_below(&r, 4) ? 1 + rng_below(&r, 1000)
+								  : any_magnitude(&r) >> 30;
+					u128 den = (u128)g->tick << s;
+					u128 per_s = n % 3 == 1 ? k * hz / den
+								: (1000 * k * hz + 1001 * den - 1) / (1001 * den);
 					per_s += rng_below(&r, 5);
 					per_s -= per_s >= 2 ? 2 : per_s;
 					m.cir = per_s > UINT64_MAX ? UINT64_MAX : (uint64_t)per_s;
