@@ -8,7 +8,8 @@
 #   Alveo cards Corundum runs on) and `synth_ecp5`;
 # - the board scale through `synth_ecp5` (the Versa board's LFE5UM5G-45F).
 #   bash bench/synth/units.sh [UNIT...]   (from the repository root, after `make setup`;
-#                                          UNIT e.g. matcha_overlay_acl: only those)
+#                                          UNIT e.g. matcha_overlay_acl: only those;
+#                                          SCALES="board" for one scale only)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$PWD/build/venv/bin:$PATH"
@@ -43,6 +44,7 @@ synth() {
 
 for scale_dir in "$rtl"/*/; do
   scale=$(basename "$scale_dir")
+  [[ " ${SCALES:-corundum board} " == *" $scale "* ]] || continue
   for v in "$scale_dir"matcha_overlay_*.v; do
     top=$(basename "$v" .v)
     (( $# == 0 )) || [[ " $* " == *" $top "* ]] || continue

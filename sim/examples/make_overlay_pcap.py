@@ -74,8 +74,10 @@ C = Vm("C", "192.168.2.1", "00:03:00:00:05:16", 9, "10.10.3.10", 103, 3)
 D = Vm("D", "192.168.3.1", "00:04:00:00:06:17", 11, "10.10.4.10", 104, 4)
 MARK_DSCP = 10
 
-# The session table (layout-overlay.json "sessions"): 4096 entries in 4 ways.
-WAYS, SLOTS = 4, 1024
+# The session table of the 64-bit build (layout-overlay.json "sessions"): 1024 entries in
+# 4 ways, a slot index of SLOT_BITS bits per way.
+WAYS, SLOTS = 4, 256
+SLOT_BITS = SLOTS.bit_length() - 1
 UDP_PROTO = 17
 VXLAN_PORT = 4789
 
@@ -135,7 +137,7 @@ def session_key(zone, proto, src, sport, dst, dport):
 
 
 def slots(key):
-    """The key's candidate slot in each way: CRC bits 16w .. 16w+9."""
+    """The key's candidate slot in each way: CRC bits 16w .. 16w + SLOT_BITS - 1."""
     crc = crc64_xz(key.to_bytes(16, "big"))
     return [(crc >> (16 * w)) & (SLOTS - 1) for w in range(WAYS)]
 
@@ -154,7 +156,7 @@ def kernel(columns, ways):
     for bit, change in enumerate(columns):
         v = 0
         for w in ways:
-            v = v << 10 | change[w]
+            v = v << SLOT_BITS | change[w]
         d = 1 << bit
         while v:
             top = v.bit_length() - 1
@@ -182,8 +184,8 @@ def full_table_flows(rng):
       W                                     -> way 3, e3
       E:  e0, e1, e2, e3 all taken          -> no free way
 
-    Ports alone (32 bits) cannot give two keys equal in all 40 slot bits, but every flow
-    here shares at most 30 of them with another."""
+    Every flow here shares at most three ways' slot bits with another, fewer than the 32
+    port bits can fix."""
     src, dst = ip_int(C.ca), ip_int(B.ca)
 
     def key(ports):

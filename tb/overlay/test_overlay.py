@@ -28,6 +28,12 @@ test_overlay = sim.cocotb_entry("tb.overlay.overlay_tb",
                                 [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in CONFIGS])
 
 
+# The scales of docs/overlay.md: the board's at 64 bits, the Corundum card's at 512.
+SCALE = {"w64": {"enis": 256, "eni_out": 256, "mapping": 256, "route": 256, "acl": 64, "sessions": 1024},
+         "w512": {"enis": 1024, "eni_out": 1024, "mapping": 8192, "route": 4096, "acl": 6144,
+                  "sessions": 65536}}
+
+
 @pytest.mark.parametrize("config", sim.CONFIGS)
 def test_layout_overlay_program(config):
     """The overlay program as docs/overlay.md describes it: its tables in pipeline order,
@@ -44,10 +50,13 @@ def test_layout_overlay_program(config):
         "pa_validation", "acl", "verdict", "route", "policer", "colour", "mapping", "vnet",
         "encap"]
     (session,) = prog["sessions"]
-    assert (session["after"], session["size"], session["reason"]) == ("acl", 4096, 0x39)
+    assert (session["after"], session["size"], session["reason"]) == ("acl", SCALE[config]["sessions"], 0x39)
     assert session["fields"]["zone"] == {"fields": ["meta.eni"], "width": 24}
     (meters,) = prog["meters"]
-    assert (meters["name"], meters["size"]) == ("policers", 1024)
+    assert (meters["name"], meters["size"]) == ("policers", SCALE[config]["enis"])
+    sizes = {t["name"]: t["size"] for t in prog["tables"]}
+    assert {k: sizes[k] for k in ("eni_out", "mapping", "route", "acl")} == \
+        {k: SCALE[config][k] for k in ("eni_out", "mapping", "route", "acl")}
     assert {m["name"]: m["width"] for m in prog["metadata"]}["meta.eni"] == 10
     # Every stage but the ones that share: a table keyed on what an earlier one of its
     # stage writes, or conditioned on its drop, starts the next.

@@ -3,7 +3,7 @@ package matcha.program
 
 import matcha.{MatchaConfig, PhvLayout}
 import matcha.table.{ControlBus, LookupResult, MatchUnit, ObjectDescriptor, TableWindow, WindowFeatures}
-import spinal.core.Bits
+import spinal.core.{Bits, isPow2, log2Up}
 import spinal.lib.Flow
 
 /** A pipeline program as data (docs/pipeline.md): tables in the order they apply, the
@@ -371,14 +371,14 @@ object Programs {
           Action("outbound", ops = Seq(Op.SetConst("meta.outbound", 1))),
           Action("inbound", ops = Seq(Op.SetConst("meta.inbound", 1)))),
         default = "inbound", counters = false),
-      TableSpec("eni_out", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.src")), size = 1024, applyIf = Seq("meta.outbound", live),
+      TableSpec("eni_out", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.src")), size = scale.enis, applyIf = Seq("meta.outbound", live),
         actions = Seq(Action("set_eni", Seq(Param("eni", EniWidth)), Seq(Op.SetField("meta.eni", "eni"))),
           Action("drop", ops = Seq(Op.Drop(EniMiss)))), default = "drop"),
-      TableSpec("eni_in", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.dst")), size = 1024, applyIf = Seq("meta.inbound", live),
+      TableSpec("eni_in", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.dst")), size = scale.enis, applyIf = Seq("meta.inbound", live),
         actions = Seq(Action("set_eni", Seq(Param("eni", EniWidth)), Seq(Op.SetField("meta.eni", "eni"))),
           Action("drop", ops = Seq(Op.Drop(EniMiss)))), default = "drop"),
       // The ENI's attributes; an ENI with no entry is down.
-      TableSpec("eni", MatchKind.Direct, Seq(KeyField("meta.eni")), size = 1024, applyIf = Seq("meta.overlay", live),
+      TableSpec("eni", MatchKind.Direct, Seq(KeyField("meta.eni")), size = scale.enis, applyIf = Seq("meta.overlay", live),
         actions = Seq(
           Action("set_eni_attrs", Seq(Param("routing_group", GroupWidth), Param("vm_underlay_ip", 32), Param("vm_vni", 24),
             Param("yellow_drop", 1)), Seq(
@@ -394,7 +394,7 @@ object Programs {
             Op.SetField("meta.srcVnet", "src_vnet"), Op.SetConst("meta.paValidate", 1))),
           Action("drop", ops = Seq(Op.Drop(InboundRouteMiss)))),
         default = "drop"),
-      TableSpec("pa_validation", MatchKind.Exact, Seq(KeyField("meta.srcVnet"), KeyField("hdr.ipv4.src")), size = 1024,
+      TableSpec("pa_validation", MatchKind.Exact, Seq(KeyField("meta.srcVnet"), KeyField("hdr.ipv4.src")), size = scale.enis,
         applyIf = Seq("meta.paValidate", live),
         actions = Seq(Action("permit"), Action("drop", ops = Seq(Op.Drop(PaValidationMiss)))), default = "drop"),
       // The ENI's ACL of each direction decides new flows: a permit may learn the session.
@@ -422,8 +422,8 @@ object Programs {
           Action("drop", ops = Seq(Op.Drop(RouteDrop))),
           Action("miss", ops = Seq(Op.Drop(RouteMiss)))),
         default = "miss"),
-      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = 1024, applyIf = Seq("meta.admit", live),
-        actions = Seq(Action("no_op"), Action("police", Seq(Param("meter", EniWidth)), Seq(Op.Meter("policers", "meter")))),
+      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = scale.enis, applyIf = Seq("meta.admit", live),
+        actions = Seq(Action("no_op"), Action("police", Seq(Param("meter", log2Up(scale.enis))), Seq(Op.Meter("policers", "meter")))),
         default = "no_op", counters = false),
       TableSpec("colour", MatchKind.Direct, Seq(KeyField("meta.color"), KeyField("meta.yellowDrop")), size = 8,
         applyIf = Seq("meta.admit", live),
@@ -440,7 +440,7 @@ object Programs {
             Op.SetField("push.ipv4.dst", "underlay_ip"), Op.SetField("hdr.inner_eth.dst", "overlay_dmac"))),
           Action("drop", ops = Seq(Op.Drop(MappingMiss)))),
         default = "drop"),
-      TableSpec("vnet", MatchKind.Direct, Seq(KeyField("meta.dstVnet")), size = 1024, applyIf = Seq("meta.routed", live),
+      TableSpec("vnet", MatchKind.Direct, Seq(KeyField("meta.dstVnet")), size = scale.vnets, applyIf = Seq("meta.routed", live),
         actions = Seq(
           Action("set_vni", Seq(Param("vni", 24)), Seq(Op.SetField("push.vxlan.vni", "vni"))),
           Action("drop", ops = Seq(Op.Drop(VnetMiss)))),
@@ -459,7 +459,7 @@ object Programs {
             Op.SetConst("push.vxlan.valid", 1), Op.SetConst("push.vxlan.flags", 0x08)))),
         default = "vxlan_encap", counters = false)
     ),
-      meters = Seq(MeterSpec("policers", 1 << EniWidth)),
+      meters = Seq(MeterSpec("policers", scale.enis)),
       session = Some(SessionSpec("sessions", size = scale.sessions, after = "acl", reason = SessionFull, zone = KeyField("meta.eni"),
         protocol = KeyField("hdr.inner_ipv4.protocol"), srcAddr = KeyField("hdr.inner_ipv4.src"),
         dstAddr = KeyField("hdr.inner_ipv4.dst"), srcPort = KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
@@ -473,22 +473,27 @@ object Programs {
   val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay)
 }
 
-/** The sizes of the overlay program's big tables on one kind of target (docs/overlay.md,
-  * "Scale"); ENIs, VNETs and policers are 1,024 on every target (EniWidth, VnetWidth). */
-case class OverlayScale(name: String, mappings: Int, routes: Int, aclRules: Int, sessions: Int)
+/** The sizes of the overlay program's tables on one kind of target (docs/overlay.md,
+  * "Scale"): `enis` ENIs (each direction's MAC table, attributes, PA validation entries,
+  * policers), `vnets` VNETs, CA→PA mappings, route prefixes, ACL rules (both directions),
+  * sessions. ENI and VNET numbers are EniWidth and VnetWidth bits whatever the scale. */
+case class OverlayScale(name: String, enis: Int, vnets: Int, mappings: Int, routes: Int, aclRules: Int, sessions: Int) {
+  require(enis <= (1 << Overlay.EniWidth) && isPow2(enis) && vnets <= (1 << Overlay.VnetWidth), s"overlay scale $name")
+}
 
 /** The overlay program's widths, reasons and scales (docs/overlay.md). */
 object Overlay {
-  /** The Corundum 512-bit build: the scale of the VPP study, on chip. */
-  val Corundum = OverlayScale("corundum", mappings = 8192, routes = 4096, aclRules = 6144, sessions = 65536)
-  /** 64-bit targets, sized for the Versa board's LFE5UM5G-45F. */
-  val Board = OverlayScale("board", mappings = 1024, routes = 256, aclRules = 256, sessions = 4096)
-  val scales = Seq(Corundum, Board)
-  /** A configuration's scale: a 512-bit build is the Corundum card's. */
-  def scaleOf(cfg: matcha.MatchaConfig): OverlayScale = if (cfg.dataWidth >= 512) Corundum else Board
   val EniWidth = 10
   val VnetWidth = 10
   val GroupWidth = 16
+  /** The Corundum 512-bit build: the scale of the VPP study, on chip. */
+  val Corundum = OverlayScale("corundum", enis = 1024, vnets = 1024, mappings = 8192, routes = 4096, aclRules = 6144,
+    sessions = 65536)
+  /** 64-bit targets, sized for the Versa board's LFE5UM5G-45F (bench/results/overlay_resources.md). */
+  val Board = OverlayScale("board", enis = 256, vnets = 256, mappings = 256, routes = 256, aclRules = 64, sessions = 1024)
+  val scales = Seq(Corundum, Board)
+  /** A configuration's scale: a 512-bit build is the Corundum card's. */
+  def scaleOf(cfg: matcha.MatchaConfig): OverlayScale = if (cfg.dataWidth >= 512) Corundum else Board
   /** meta.aclVerdict: what the ACL said (0: the ACL did not apply). */
   val AclPermit = 1
   val AclDeny = 2
