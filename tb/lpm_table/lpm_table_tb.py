@@ -457,7 +457,7 @@ async def test_nested_prefixes(dut):
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_prefix_store(dut):
     """The prefix store: READ of every result gives back the prefix set the driver wrote,
-    a prefix hidden under two longer ones of its level (no trie entry holds it) included,
+    a prefix hidden under two longer ones (no leaf answers it) included,
     and follows deletes; rewriting the stored prefixes changes no lookup; CLEAR empties
     it."""
     rng, _ = cocotb_util.test_rng(dut, "prefix_store")
