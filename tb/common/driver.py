@@ -27,8 +27,8 @@ What the recorder models of docs/tables.md, and nothing more:
   does not have (ZERO without counters, DEFAULT and READ_DEFAULT without a default
   action: descriptor kind bits 8 and 9), 1 for a WRITE, READ or ZERO whose INDEX is out of
   range for the table as its descriptor describes it (exact and ternary: below `size`;
-  LPM: `level << 20 | address` with level 0 one node and levels below it `nodes` nodes of
-  `2^(keyWidth/levels)` entries, and level `levels` the `size` results), 0 otherwise;
+  LPM: `level << 20 | node` with level i's nodes as `lpm_nodes` gives them, and level
+  `levels` the `size` results), 0 otherwise;
   STATUS is never busy;
 - a READ command does not load the staging registers: the recorder knows no table
   contents (the driver reads entries back only in matcha_exact_read and
@@ -122,6 +122,30 @@ class TableInfo(ctypes.Structure):
 
     def __repr__(self):
         return "TableInfo(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
+
+
+class LpmLevel(ctypes.Structure):
+    """struct matcha_lpm_level"""
+    _fields_ = [(n, ctypes.c_uint) for n in ("fanout", "nodes", "used", "slots")] + [("real", ctypes.c_bool)]
+
+    def __repr__(self):
+        return "LpmLevel(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
+
+
+def lpm_nodes(fanout, size):
+    """Nodes of each level of an LPM table's B+tree, the root's first, as the generator sizes
+    them (docs/tables.md, "LPM"): the fewest levels with fanout * ceil(fanout/2)^(levels-1)
+    >= 2 * size + 1, each level below the root at most ceil(below / ceil(fanout/2)) nodes."""
+    half, boundaries = (fanout + 1) // 2, 2 * size + 1
+    if half < 2:
+        return [1]
+    levels, reach = 1, fanout
+    while reach < boundaries:
+        levels, reach = levels + 1, reach * half
+    nodes = [-(-boundaries // half)]
+    while len(nodes) < levels:
+        nodes.insert(0, -(-nodes[0] // half))
+    return [1] + nodes[1:]
 
 
 class Session(ctypes.Structure):
@@ -256,7 +280,7 @@ def library():
         "matcha_exact_delete": (I, [P, U, B, U]),
         "matcha_lpm_add": (I, [P, U, B, U, U8, B, U]),
         "matcha_lpm_delete": (I, [P, U, B, U]),
-        "matcha_lpm_level": (I, [P, U, U, ctypes.POINTER(U), ctypes.POINTER(U)]),
+        "matcha_lpm_level": (I, [P, U, U, ctypes.c_void_p]),
         "matcha_lpm_lookup_sw": (I, [P, U, B, ctypes.POINTER(U32)]),
         "matcha_exact_lookup_sw": (I, [P, U, B, U, ctypes.POINTER(U32)]),
         "matcha_ternary_add": (I, [P, U, B, B, U, U32, U8, B, U]),
@@ -449,10 +473,10 @@ class Device:
         self._call("matcha_lpm_delete", table, to_be(prefix, kb), length)
 
     def lpm_level(self, table, level):
-        """(stride bits, nodes) of one trie level."""
-        stride, nodes = ctypes.c_uint(), ctypes.c_uint()
-        self._call("matcha_lpm_level", table, level, ctypes.byref(stride), ctypes.byref(nodes))
-        return stride.value, nodes.value
+        """One level of the table's B+tree (struct matcha_lpm_level)."""
+        lv = LpmLevel()
+        self._call("matcha_lpm_level", table, level, ctypes.byref(lv))
+        return lv
 
     def lpm_lookup_sw(self, table, key):
         """The result index the driver's shadow gives a key, None on a miss."""
@@ -726,7 +750,7 @@ class Descriptor:
     base: int
     geometry: int  # ways (exact), levels (LPM), meter_geometry (meter), 0
     latency: int
-    extra: int     # nodes per level below the first (LPM), clocks per tick (meter), 0
+    extra: int     # slots a tree node (LPM), clocks per tick (meter), 0
 
     @classmethod
     def from_words(cls, words):
@@ -772,8 +796,7 @@ class Descriptor:
         if self.geometry == 0:
             return False
         if level < self.geometry:
-            nodes = 1 if level == 0 else self.extra
-            return address < nodes << (self.key_bits // self.geometry)
+            return address < lpm_nodes(self.extra, self.size)[level]
         return level == self.geometry and address < self.size
 
 

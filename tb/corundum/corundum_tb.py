@@ -517,8 +517,7 @@ def probe_indexes(d, rng):
         return sorted({0, d.size - 1, *(rng.randrange(d.size) for _ in range(3))})
     out = []
     for level in range(d.geometry + 1):
-        count = d.size if level == d.geometry else \
-            (1 if level == 0 else d.extra) << (d.key_bits // d.geometry)
+        count = d.size if level == d.geometry else drv.lpm_nodes(d.extra, d.size)[level]
         out += [level << contract.LPM_LEVEL_SHIFT, level << contract.LPM_LEVEL_SHIFT | (count - 1)]
     return out
 
@@ -558,7 +557,7 @@ async def test_memories_clear_at_reset(dut):
             if d.counters:
                 for name, a in (("PACKETS", contract.WIN_PACKETS), ("BYTES", contract.WIN_BYTES)):
                     words.update({f"{name}.lo": a, f"{name}.hi": a + 4})
-            # A READ of an LPM trie node reports FLAGS.valid set and the node word in DATA.
+            # A READ of an LPM tree node reports FLAGS.valid set and the node in DATA.
             node = d.code == contract.KIND_LPM and index >> contract.LPM_LEVEL_SHIFT < d.geometry
             for name, a in words.items():
                 v = await tb.read32(d.base + a)

@@ -1,18 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""cocotb tests of the LPM tables matcha_lpm32_table (32-bit keys, 4 levels of 8 bits, 16
-nodes per level below the first, 256 results) and matcha_lpm128_table (128-bit keys, 16
-levels, 8 nodes, 128 results), both with 32-bit action data.
+"""cocotb tests of the LPM tables matcha_lpm32_table (32-bit keys, 128 prefixes in a B+tree
+of 4-slot nodes: 8 levels) and matcha_lpm128_table (128-bit keys, 32 prefixes, 3-slot nodes:
+6 levels), both with 32-bit action data.
 
 Tables are loaded by the C driver: libmatcha runs against the recording bus of
 tb/common/driver.py and the register writes it makes are then performed on the DUT over
-AXI4-Lite, each command's STATUS checked. Nothing here builds a trie.
+AXI4-Lite, each command's STATUS checked. Nothing here builds a tree.
 
 The oracle (`Oracle`) is a brute-force longest-prefix match over the prefixes the test
 added: a lookup hits with the action id and data of the longest prefix covering the key,
 or misses if none does. entryIndex is the driver's choice: it must stay the same for a
 prefix while the prefix is in the table, and differ between prefixes present together.
-Whether an add must fail for lack of room is computed from docs/tables.md alone
-(`Oracle.overflow`).
+An add must fail for lack of room exactly when the table holds `size` prefixes
+(`Oracle.overflow`): any `size` prefixes fit (docs/tables.md).
 """
 
 import os
@@ -30,11 +30,15 @@ TABLE = 0
 TIMEOUT_MS = 200
 
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
-# keyWidth, size (results), dataWidth, base, levels, latency (levels + 2), nodes.
+# keyWidth, size (prefixes), dataWidth, base, levels, latency (levels + 2), fanout. Levels:
+# the fewest L with F * ceil(F/2)^(L-1) >= 2 * size + 1.
 EXPECTED = {
-    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 256, 32, contract.INFO_WINDOW_BYTES, 4, 6, 16),
-    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 128, 32, contract.INFO_WINDOW_BYTES, 16, 18, 8),
+    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 128, 32, contract.INFO_WINDOW_BYTES, 8, 10, 4),
+    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 32, 32, contract.INFO_WINDOW_BYTES, 6, 8, 3),
 }
+
+# Lengths this far apart nest the test's prefixes (the steps of a route table: /8, /16, /24).
+NEST_STEP = 8
 
 MISS = (False, None, None, None)
 
@@ -61,21 +65,10 @@ class Oracle:
         return (True, *prefixes[best], best)
 
     def overflow(self, new, prefixes=None):
-        """Why adding `new` to the prefix set (or to `prefixes`) must fail with ENOSPC,
-        from the contract alone: "results" when every result is used, else the first level
-        i >= 1 whose nodes would not suffice (a level-i node exists for each distinct
-        leading i*stride bits of the prefixes longer than that); None when it fits."""
-        d = self.desc
+        """Why adding `new` to the prefix set (or to `prefixes`) must fail with ENOSPC:
+        "full" when the table holds `size` prefixes already; None when it fits."""
         prefixes = self.prefixes if prefixes is None else prefixes
-        if len(prefixes) >= d.size:
-            return "results"
-        stride = self.kw // d.geometry
-        allp = list(prefixes) + [new]
-        for i in range(1, d.geometry):
-            paths = {v >> (self.kw - stride * i) for v, ln in allp if ln > stride * i}
-            if len(paths) > d.extra:
-                return i
-        return None
+        return "full" if len(prefixes) >= self.desc.size else None
 
 
 def truncate(value, length, kw):
@@ -167,8 +160,9 @@ class LpmTableTb(AxiLiteRegisters):
             assert e.code == drv.ENOSPC and why is not None, \
                 f"/{length} {prefix:#x}: {e} (the contract says: {why or 'it fits'})"
             assert e.message == self.dev.last_error() != ""
-            want = "results are used" if why == "results" else f"no free node at level {why}"
+            want = f"table {TABLE} is full, it holds its {self.desc.size} prefixes"
             assert want in e.message, f"{e.message!r} does not say {want!r}"
+            assert self.bus.take() == [], "a refused add wrote registers"
             return False
         assert why is None, f"/{length} {prefix:#x} was added, but it overflows {why}"
         await self.replay(writes)
@@ -312,14 +306,19 @@ class LpmTableTb(AxiLiteRegisters):
 
 
 def rand_length(tb, rng):
-    """A prefix length in 0..keyWidth. A prefix expands into 2^(b - length) entries of
-    its level, b being the level's last bit, so lengths more than 3 bits short of b are
-    drawn less often, to keep the bus traffic down."""
-    stride = tb.kw // tb.desc.geometry
-    while True:
-        ln = rng.randint(0, tb.kw)
-        if (stride if ln == 0 else -ln % stride) <= 3 or rng.random() < 0.25:
-            return ln
+    """A prefix length as route tables have them, scaled to the key: mostly 3/4 of it (/24
+    of 32 bits), many from 1/2 to 11/16 (/16 to /22), some 1/4 (/8) and the whole key
+    (/32), now and then any length (/0 included)."""
+    kw, r = tb.kw, rng.random()
+    if r < 0.45:
+        return kw * 3 // 4
+    if r < 0.75:
+        return rng.randint(kw // 2, kw * 11 // 16)
+    if r < 0.85:
+        return kw // 4
+    if r < 0.93:
+        return kw
+    return rng.randint(0, kw)
 
 
 def sample(rng, keys, n):
@@ -376,9 +375,10 @@ async def test_open(dut):
             info.latency, info.prefix_store) == (d.code, d.key_bits, d.size, d.data_bits,
                                                  d.base, d.geometry, d.latency,
                                                  d.prefix_store), info
-    stride = d.key_bits // d.geometry
     levels = [tb.dev.lpm_level(TABLE, i) for i in range(d.geometry)]
-    assert levels == [(stride, 1)] + [(stride, d.extra)] * (d.geometry - 1), levels
+    nodes = drv.lpm_nodes(d.extra, d.size)
+    assert [(lv.fanout, lv.nodes, lv.used, lv.slots, lv.real) for lv in levels] == \
+        [(d.extra, n, 1, 1, i == d.geometry - 1) for i, n in enumerate(nodes)], levels
     assert d.latency == d.geometry + 2
     await tb.lookups([rng.getrandbits(tb.kw) for _ in range(50)] + [0, tb.mask])
 
@@ -391,8 +391,8 @@ async def test_random_prefixes(dut):
     tb = LpmTableTb(dut)
     await tb.start()
     bases = [rng.getrandbits(tb.kw) for _ in range(4 if tb.kw == 32 else 3)]
-    added = await random_set(tb, rng, 80 if tb.kw == 32 else 40, bases)
-    assert added >= 20, f"only {added} prefixes fit"
+    added = await random_set(tb, rng, tb.desc.size, bases)
+    assert added == tb.desc.size, f"only {added} of {tb.desc.size} prefixes added"
     lengths = {ln for _, ln in tb.oracle.prefixes}
     assert {0, tb.kw} <= lengths
     dut._log.info("%d prefixes, %d distinct lengths", added, len(lengths))
@@ -417,7 +417,7 @@ async def test_nested_prefixes(dut):
     rng, _ = cocotb_util.test_rng(dut, "nested_prefixes")
     tb = LpmTableTb(dut)
     await tb.start()
-    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    kw, stride = tb.kw, NEST_STEP
     key = rng.getrandbits(kw)
     if kw == 32:
         lengths = [0, 1, 4, 7, 8, 9, 12, 15, 16, 17, 23, 24, 25, 30, 31, 32]
@@ -457,13 +457,13 @@ async def test_nested_prefixes(dut):
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_prefix_store(dut):
     """The prefix store: READ of every result gives back the prefix set the driver wrote,
-    a prefix hidden under two longer ones of its level (no trie entry holds it) included,
+    a prefix hidden under two longer ones (no leaf answers it) included,
     and follows deletes; rewriting the stored prefixes changes no lookup; CLEAR empties
     it."""
     rng, _ = cocotb_util.test_rng(dut, "prefix_store")
     tb = LpmTableTb(dut)
     await tb.start()
-    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    kw, stride = tb.kw, NEST_STEP
     base = rng.getrandbits(kw)
     hidden = (truncate(base, stride - 1, kw), stride - 1)
     covering = [(hidden[0], stride), (hidden[0] | 1 << (kw - stride), stride)]
@@ -567,7 +567,7 @@ async def test_updates_under_lookups(dut):
     rng, _ = cocotb_util.test_rng(dut, "updates_under_lookups")
     tb = LpmTableTb(dut)
     await tb.start()
-    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    kw, stride = tb.kw, NEST_STEP
     bases = [rng.getrandbits(kw) for _ in range(2)]
     await random_set(tb, rng, 40 if kw == 32 else 20, bases)
     # Operations: prefixes that need new nodes on several levels, some under present
@@ -605,7 +605,7 @@ async def test_fallback_in_flight(dut):
     rng, _ = cocotb_util.test_rng(dut, "fallback_in_flight")
     tb = LpmTableTb(dut)
     await tb.start()
-    kw, stride = tb.kw, tb.kw // tb.desc.geometry
+    kw, stride = tb.kw, NEST_STEP
     key = rng.getrandbits(kw)
     outer = (truncate(key, stride + 1, kw), stride + 1)
     inner = (truncate(key, 2 * stride, kw), 2 * stride)
@@ -677,60 +677,75 @@ async def test_back_to_back_updates(dut):
         await tb.lookups(keys)
 
 
-@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
-async def test_table_full(dut):
-    """Results run out: the driver takes exactly `size` prefixes (short ones, no nodes)
-    and refuses the next with ENOSPC. Nodes run out: long prefixes on new paths are refused
-    exactly when a level has no node left, those on present paths still fit. Every prefix
-    added answers afterwards."""
-    rng, _ = cocotb_util.test_rng(dut, "table_full")
-    tb = LpmTableTb(dut)
-    await tb.start()
-    kw, stride, size = tb.kw, tb.kw // tb.desc.geometry, tb.desc.size
-    # Results: distinct prefixes of at most one stride (level 0 only).
-    short = [(v << (kw - ln), ln) for ln in range(stride + 1) for v in range(1 << ln)]
-    rng.shuffle(short)
-    added = 0
-    for p in short:
-        ok = await tb.try_add(*p, rng.randrange(256), tb.new_data(rng))
-        if not ok:
-            break
-        added += 1
-    assert added == size, f"{added} prefixes added, the table has {size} results"
-    keys = [(t << (kw - stride)) | rng.getrandbits(kw - stride) for t in range(1 << stride)]
-    await tb.lookups(keys + sample(rng, tb.boundary_keys(), 150))
+async def fill_to_size(tb, rng, prefixes, name):
+    """Adds `prefixes` (exactly `size` of them): every one fits, the next is refused with
+    ENOSPC and writes nothing; then every answer at their boundaries and near them."""
+    size = tb.desc.size
+    assert len(prefixes) == size and len(set(prefixes)) == size
+    for p in prefixes:
+        assert await tb.try_add(*p, rng.randrange(256), tb.new_data(rng)), f"{name}: {p} refused"
+    extra = next((rng.getrandbits(tb.kw), tb.kw) for _ in iter(int, 1))
+    assert not await tb.try_add(*extra, 1, tb.new_data(rng)), f"{name}: add {size + 1} fitted"
+    levels = [tb.dev.lpm_level(TABLE, i) for i in range(tb.desc.geometry)]
+    tb.dut._log.info("%s: %d prefixes, %d slots in the leaves, nodes used by level %s", name, size,
+                     levels[-1].slots, [lv.used for lv in levels])
+    keys = tb.boundary_keys() + [tb.near_key(rng, v) for v, _ in tb.oracle.prefixes]
+    await tb.lookups(sample(rng, keys, 500))
     tb.dev.table_clear(TABLE)
     await tb.replay(tb.bus.take())
     tb.oracle.prefixes.clear()
     tb.index_of.clear()
-    await tb.lookups(keys[::8])
+    return levels
 
-    # Nodes: random long prefixes, prefixes next to present ones (shared paths), and
-    # prefixes sharing only the first bits of present ones (new paths lower down).
-    refused, tried = 0, 0
-    while tried < (150 if kw == 32 else 80) and len(tb.oracle.prefixes) < size:
-        tried += 1
-        present = sorted(tb.oracle.prefixes)
-        r = rng.random()
-        if not present or r < 0.3:
-            v, ln = rng.getrandbits(kw), rng.randint(kw - stride + 1, kw)
-        elif r < 0.7:
-            v0, ln0 = rng.choice(present)
-            ln = rng.randint(max(ln0 - stride, 0), kw)
-            v = v0 ^ (rng.getrandbits(kw - ln0) if ln0 < kw else 0)
-        else:
-            v0, _ = rng.choice(present)
-            ln = rng.randint(stride + 1, kw)
-            v = v0 ^ (1 << rng.randrange(kw - ln, kw))
-        p = (truncate(v, ln, kw), ln)
-        if p in tb.oracle.prefixes:
-            continue
-        refused += not await tb.try_add(*p, rng.randrange(256), tb.new_data(rng))
-    dut._log.info("%d prefixes in the table, %d refused for lack of nodes",
-                  len(tb.oracle.prefixes), refused)
-    assert refused >= 5, f"only {refused} adds were refused"
-    keys = tb.boundary_keys() + [tb.near_key(rng, v) for v, _ in tb.oracle.prefixes]
-    await tb.lookups(sample(rng, keys, 400))
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_table_full(dut):
+    """Any `size` prefixes fit and the next is refused: distinct short prefixes (no long
+    ones at all), then a route-table mix (mostly 3/4 of the key, a default route), each
+    filled to exactly `size`."""
+    rng, _ = cocotb_util.test_rng(dut, "table_full")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, size = tb.kw, tb.desc.size
+    short = [(v << (kw - ln), ln) for ln in range(NEST_STEP + 1) for v in range(1 << ln)]
+    await fill_to_size(tb, rng, rng.sample(short, size), "short prefixes")
+    mix, bases = {(0, 0)}, [rng.getrandbits(kw) for _ in range(6)]
+    while len(mix) < size:
+        ln = rand_length(tb, rng)
+        mix.add((truncate(rng.choice(bases) ^ rng.getrandbits(kw - kw // 4), ln, kw), ln))
+    await fill_to_size(tb, rng, sorted(mix), "route mix")
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_table_full_distinct_boundaries(dut):
+    """The worst case for the tree: full-length prefixes two keys apart, so every start
+    and end is a boundary of its own (2 * size + 1 with key 0). All fit, the next is
+    refused, and the leaves hold exactly that many slots."""
+    rng, _ = cocotb_util.test_rng(dut, "table_full_distinct_boundaries")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    size, base = tb.desc.size, rng.getrandbits(tb.kw - 12) << 12
+    levels = await fill_to_size(tb, rng, [(base | 2 * i + 1, tb.kw) for i in range(size)],
+                                "distinct boundaries")
+    assert levels[-1].slots == 2 * size + 1, levels[-1]
+
+
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_table_full_long_under_short(dut):
+    """What a multibit trie with a fixed number of nodes a level refuses: long prefixes
+    under many distinct short ones (each short prefix with one of 3/4 and one of the whole
+    key below it), so that every short prefix needs nodes of its own on every level."""
+    rng, _ = cocotb_util.test_rng(dut, "table_full_long_under_short")
+    tb = LpmTableTb(dut)
+    await tb.start()
+    kw, size = tb.kw, tb.desc.size
+    prefixes = []
+    for g in range(size):
+        top = (g + 1) << (kw - NEST_STEP)
+        prefixes.append([(top, NEST_STEP),
+                         (truncate(top | rng.getrandbits(kw - NEST_STEP), kw * 3 // 4, kw), kw * 3 // 4),
+                         (top | rng.getrandbits(kw - NEST_STEP), kw)][g % 3])
+    await fill_to_size(tb, rng, prefixes, "long under short")
 
 
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
@@ -769,6 +784,7 @@ async def test_driver_errors(dut):
     fails(drv.ENOTABLE, "table 1 does not exist", dev.lpm_add, TABLE + 1, 0, 0, 1, 1)
     fails(drv.EKIND, "of kind lpm, not exact", dev.exact_add, TABLE, 1, 1, 1)
     fails(drv.EINVAL, f"has {tb.desc.geometry} levels", dev.lpm_level, TABLE, tb.desc.geometry)
+    fails(drv.ENOTABLE, "table 1 does not exist", dev.lpm_level, TABLE + 1, 0)
     # A call that succeeds after failures still works, and the table is unchanged.
     await tb.lookups(tb.divergent_keys(key)[::3] + tb.boundary_keys())
     await tb.add(truncate(key, kw, kw), kw, 9, tb.new_data(rng))

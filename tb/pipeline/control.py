@@ -50,7 +50,7 @@ class SwitchBus:
 def descriptor_of(table):
     """The descriptor docs/tables.md gives a table of a program description: kind (with
     the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base, ways/levels, latency,
-    nodes."""
+    LPM fanout."""
     kind = KIND_CODES[table["kind"]] | contract.KIND_DEFAULT_ACTION
     if table.get("counters"):
         kind |= contract.KIND_COUNTERS
@@ -60,7 +60,7 @@ def descriptor_of(table):
     elif table["kind"] == "lpm":
         kind |= contract.KIND_PREFIX_STORE
         geometry = table["lpm"]["levels"]
-        extra = table["lpm"]["nodes"]
+        extra = table["lpm"]["fanout"]
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
                           (table["index"] + 1) * contract.INFO_WINDOW_BYTES, geometry, table.get("latency", 0),
                           extra)

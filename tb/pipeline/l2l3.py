@@ -38,10 +38,10 @@ L2_FWD = {
 
 IPV4_LPM = {
     "name": "ipv4_lpm", "index": 1, "kind": "lpm", "size": 64,
-    "keyWidth": 32, "dataWidth": 100, "latency": 6, "counters": True,
+    "keyWidth": 32, "dataWidth": 100, "latency": 5, "counters": True,
     "applyIf": ["hdr.ipv4.valid"],
     "key": [{"fields": ["hdr.ipv4.dst"], "width": 32}],
-    "lpm": {"levels": 4, "nodes": 16},
+    "lpm": {"fanout": 10, "levels": 3, "nodes": [1, 6, 26]},
     "actions": [
         # route(port, dmac, smac): first parameter in the most significant bits.
         {"name": "route", "id": 0,

@@ -2,7 +2,7 @@
 """Random tables and frames for the built-in L2/L3 program.
 
 Tables are generated as lists of intended changes (the driver may refuse some, e.g. an LPM
-trie level out of nodes; the caller skips those). Frames are biased towards the tables:
+table already holding `size` prefixes; the caller skips those). Frames are biased towards the tables:
 destination MACs of L2 entries, IPv4 destinations inside routed prefixes, 5-tuples inside
 ACL rules, with a share of frames that miss everything, non-IPv4 frames, VLAN and VXLAN
 stacks, IPv4 fragments and options, TTLs 0, 1 and 255, malformed frames and bad_frame.

@@ -12,9 +12,10 @@ once matcha-ctl has ended reads the tables back over the same connection:
 
 - exact and ternary entries by index with the C driver's matcha_exact_read and
   matcha_ternary_read (tb/common/driver.py over tb/common/sim_socket.py);
-- the LPM trie and its results with READ commands as docs/tables.md specifies them, walked
-  from level 0 and turned back into prefixes (below): the driver itself can read a prefix
-  back only through the shadow of the handle that added it.
+- LPM tables with READ commands as docs/tables.md specifies them: each valid result with
+  its prefix from the prefix store, and the B+tree walked from the root, each leaf
+  interval checked to lie inside the prefix of the result it answers (below): the driver
+  itself can read a prefix back only through the shadow of a handle.
 
 Environment: MATCHA_READBACK_CTL the real matcha-ctl, MATCHA_READBACK_OUT the JSON file
 written: {table index: [entry, ...]} with exact [key, action id, data], LPM [prefix,
@@ -71,50 +72,62 @@ def read_command(bus, base, index):
         raise RuntimeError(f"READ of index {index:#x} at window {base:#x}: error {error}")
 
 
-def lpm_read_back(bus, info):
-    """[(prefix, length, action id, data)] of an LPM table. Every trie entry holding a
-    result is a key range of one level; a prefix expanded into a level's entries is the
-    longest common prefix of the ranges carrying its result (controlled prefix expansion
-    puts a prefix into one level only)."""
-    stride = info.key_bits // info.levels
-    ranges = {}  # result -> [(key bits above, their count)]
-
-    def walk(level, node, above, depth):
-        for a in range(1 << stride):
-            read_command(bus, info.base, level << contract.LPM_LEVEL_SHIFT | node << stride | a)
-            word = bus.read32(info.base + contract.WIN_DATA)
-            bits = above << stride | a
-            if word & contract.LPM_HAS_RESULT:
-                ranges.setdefault(word & contract.LPM_FIELD_MASK, []).append((bits, depth + stride))
-            if word & contract.LPM_HAS_CHILD:
-                walk(level + 1, (word >> contract.LPM_CHILD_SHIFT) & contract.LPM_FIELD_MASK, bits, depth + stride)
-
-    walk(0, 0, 0, 0)
+def lpm_read_back(bus, info, fanout):
+    """[(prefix, length, action id, data)] of an LPM table of `fanout`-slot nodes: the valid
+    results and their prefixes (KEY, PRIORITY), each leaf slot of the tree answering a valid
+    result whose prefix covers the slot's whole interval (a prefix hidden under longer ones
+    answers nowhere)."""
+    kw = info.key_bits
     words = (info.data_bits + 31) // 32
-    out = []
-    for result, where in sorted(ranges.items()):
-        depth = where[0][1]
-        if any(d != depth for _, d in where):
-            raise RuntimeError(f"LPM result {result} is held on two levels: {where}")
-        differ = 0
-        for bits, _ in where:
-            differ |= bits ^ where[0][0]
-        length = depth - differ.bit_length()
-        prefix = (where[0][0] >> (depth - length)) << (info.key_bits - length)
-        read_command(bus, info.base, info.levels << contract.LPM_LEVEL_SHIFT | result)
+    results = {}
+    for r in range(info.size):
+        read_command(bus, info.base, info.levels << contract.LPM_LEVEL_SHIFT | r)
         flags = bus.read32(info.base + contract.WIN_FLAGS)
         if not flags & contract.FLAGS_VALID:
-            raise RuntimeError(f"LPM result {result} is in the trie but not valid")
-        data = sum(bus.read32(info.base + contract.WIN_DATA + 4 * i) << (32 * i)
-                   for i in range(words))
-        out.append([prefix, length, drv.flags_action(flags), data])
-    return out
+            continue
+        prefix = sum(bus.read32(info.base + contract.WIN_KEY + 4 * i) << (32 * i) for i in range((kw + 31) // 32))
+        length = bus.read32(info.base + contract.WIN_PRIORITY)
+        data = sum(bus.read32(info.base + contract.WIN_DATA + 4 * i) << (32 * i) for i in range(words))
+        results[r] = [prefix, length, drv.flags_action(flags), data]
+
+    slot_bits = contract.LPM_SLOT_KEY_SHIFT + kw
+    node_words = (fanout * slot_bits + 31) // 32
+    leaves = []  # (interval start, result or None), in key order
+
+    def walk(level, node):
+        read_command(bus, info.base, level << contract.LPM_LEVEL_SHIFT | node)
+        bits = sum(bus.read32(info.base + contract.WIN_DATA + 4 * i) << (32 * i) for i in range(node_words))
+        for j in range(fanout):
+            slot = bits >> (j * slot_bits) & ((1 << slot_bits) - 1)
+            if j and not slot & contract.LPM_SLOT_VALID:
+                break
+            pointer = slot >> contract.LPM_POINTER_SHIFT & contract.LPM_POINTER_MASK
+            if level + 1 < info.levels:
+                walk(level + 1, pointer)
+            else:
+                start = 0 if not leaves else slot >> contract.LPM_SLOT_KEY_SHIFT
+                leaves.append((start, pointer if slot & contract.LPM_SLOT_HAS_RESULT else None))
+
+    walk(0, 0)
+    for i, (start, r) in enumerate(leaves):
+        end = leaves[i + 1][0] if i + 1 < len(leaves) else 1 << kw
+        if r is None:
+            continue
+        if r not in results:
+            raise RuntimeError(f"LPM interval {start:#x}..{end - 1:#x} answers result {r}, which is not valid")
+        prefix, length = results[r][:2]
+        if not (prefix <= start and end <= prefix + (1 << (kw - length))):
+            raise RuntimeError(f"LPM interval {start:#x}..{end - 1:#x} answers result {r}, "
+                               f"whose prefix {prefix:#x}/{length} does not cover it")
+    return [results[r] for r in sorted(results)]
 
 
 def read_back(bus):
     tables = {}
     with drv.Device(bus) as dev:
         infos = list(dev.tables)
+        fanouts = {t: dev.lpm_level(t, 0).fanout for t, info in enumerate(infos)
+                   if info.kind & contract.KIND_CODE_MASK == contract.KIND_LPM}
         for t, info in enumerate(infos):
             kind = info.kind & contract.KIND_CODE_MASK
             if kind == contract.KIND_EXACT:
@@ -125,7 +138,7 @@ def read_back(bus):
                              (dev.ternary_read(t, i) for i in range(info.size)) if e.valid]
     for t, info in enumerate(infos):
         if info.kind & contract.KIND_CODE_MASK == contract.KIND_LPM:
-            tables[t] = lpm_read_back(bus, info)
+            tables[t] = lpm_read_back(bus, info, fanouts[t])
     return tables
 
 

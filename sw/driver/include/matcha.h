@@ -4,7 +4,7 @@
  *
  * The driver discovers the tables of a bitstream from its self-describing block, keeps a
  * shadow copy of every table, places entries itself (cuckoo moves in exact tables, the
- * trie image of LPM tables, priority order in ternary tables) and writes them through
+ * B+tree of LPM tables, priority order in ternary tables) and writes them through
  * each table's control window so that a lookup running at the same time never sees a
  * wrong answer. It keeps per-entry counts with their entry when it moves one, and sets
  * each table's miss action. docs/tables.md is the register and format contract.
@@ -149,7 +149,7 @@ struct matcha_table_info {
 	unsigned data_bits; /* action data width */
 	uint32_t base;      /* byte offset of the table's control window */
 	unsigned ways;      /* exact, session: hash ways (2..4), else 0 */
-	unsigned levels;    /* LPM: trie levels, else 0 */
+	unsigned levels;    /* LPM: B+tree levels, else 0 */
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
 	bool default_action; /* a settable miss action (descriptor kind bit 9) */
@@ -170,8 +170,8 @@ int matcha_table_clear(matcha_dev *dev, unsigned table);
  * tables hold: exact tables slot by slot (each key must sit in one of its hash slots, and
  * only once); ternary tables entry by entry (valid entries packed from index 0, their
  * priorities read back from PRIORITY and never increasing); LPM tables from the prefix
- * store (each valid result's prefix and length), with the trie read from the root and
- * checked against the image the prefixes give, entry by entry. With a layout loaded, every
+ * store (each valid result's prefix and length), with the tree read from the root and
+ * checked against the boundaries and answers the prefixes give, slot by slot. With a layout loaded, every
  * adopted hardware entry gets a handle (in index order; a ranged rule comes back as one
  * handle per hardware entry). The hardware counts of an index become its entry's counts.
  *
@@ -300,14 +300,16 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
 /*
  * Adds prefix/prefix_len -> (action_id, data). `prefix` is ceil(key_bits/8) big-endian
  * bytes of the table's key width; bits beyond prefix_len must be zero. The result is
- * written first, then new trie nodes, then the entry that links them in, so a lookup
- * answers as before or as after the add. MATCHA_EEXIST if the prefix is present,
- * MATCHA_ENOSPC if results or trie nodes of some level run out.
+ * written first, then the prefix's boundaries enter the tree (each keeping every answer),
+ * then the leaves over its range take it, so a lookup answers as before or as after the
+ * add. MATCHA_EEXIST if the prefix is present, MATCHA_ENOSPC only when the table already
+ * holds `size` prefixes (any `size` prefixes fit).
  */
 int matcha_lpm_add(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		   unsigned prefix_len, uint8_t action_id, const uint8_t *data,
 		   unsigned data_bits);
-/* Removes a prefix, in the reverse order of matcha_lpm_add. */
+/* Removes a prefix: its intervals fall back to the longest shorter prefix, then the
+ * boundaries no prefix needs any more leave the tree, then the result is freed. */
 int matcha_lpm_delete(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		      unsigned prefix_len);
 
@@ -321,31 +323,38 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		    unsigned prefix_len, uint32_t *result, struct matcha_entry *entry);
 
-/* Stride (key bits consumed) and node capacity of one trie level. */
-int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level, unsigned *stride_bits,
-		     unsigned *nodes);
+/* One level of the table's B+tree (docs/tables.md, "LPM"), level 0 the root's. */
+struct matcha_lpm_level {
+	unsigned fanout; /* slots a node */
+	unsigned nodes;  /* nodes the level has */
+	unsigned used;   /* nodes in the tree now */
+	unsigned slots;  /* slots in use over those nodes */
+	bool real;       /* at or below the root (levels above it are single-slot nodes) */
+};
+int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level,
+		     struct matcha_lpm_level *out);
 
 /*
- * A trie image in the hardware format of docs/tables.md: level i is an array of
- * nodes_i << strides[i] entry words; a lookup's answer is a result index.
+ * Node memories in the hardware format of docs/tables.md: words[i] holds level i's
+ * nodes[i] nodes of node_words DATA words each (slot j at bit j * (LPM_SLOT_KEY_SHIFT +
+ * key_bits)); a lookup's answer is a result index.
  */
-struct matcha_lpm_image {
+struct matcha_lpm_nodes {
 	unsigned key_bits;
+	unsigned fanout;
 	unsigned levels;
-	const unsigned *strides;      /* levels entries, most significant first */
-	const uint32_t *const *words; /* words[i]: the entry words of level i */
-	const size_t *entries;        /* entries[i]: number of words in words[i] */
+	unsigned node_words;
+	const uint32_t *const *words;
+	const unsigned *nodes;
 };
 
 /*
- * Walks an image as the hardware does. Returns 0 with *result set on a hit,
- * MATCHA_ENOENT on a miss, MATCHA_EINVAL if a child pointer leaves its level.
+ * Walks node memories as the hardware does: at each level the last valid slot whose key
+ * is not above the key (slot 0 whatever its key). Returns 0 with *result set on a hit,
+ * MATCHA_ENOENT on a miss, MATCHA_EINVAL if a pointer leaves its level.
  */
-int matcha_lpm_walk_image(const struct matcha_lpm_image *img, const uint8_t *key,
+int matcha_lpm_walk_nodes(const struct matcha_lpm_nodes *img, const uint8_t *key,
 			  uint32_t *result);
-
-/* The driver's shadow of the table's trie; valid until the next change to the table. */
-int matcha_lpm_image(matcha_dev *dev, unsigned table, struct matcha_lpm_image *img);
 
 /* Longest-prefix match over the shadow: *result is the result index the hardware gives. */
 int matcha_lpm_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,

@@ -365,16 +365,33 @@ static int check_table(struct loader *ld, const json_t *jt, struct layout_table 
 		       agree(ld, what, "ways", ways, in.ways);
 	}
 	if (in.kind == MATCHA_KIND_LPM) {
-		unsigned levels, nodes, stride, hw_nodes;
+		unsigned levels, fanout;
 		const json_t *lpm = member(ld, jt, "lpm", JSON_OBJECT, what, &rc);
 		if (!lpm || (rc = member_uint(ld, lpm, "levels", what, 512, &levels)) ||
-		    (rc = member_uint(ld, lpm, "nodes", what, 1u << 20, &nodes)) ||
+		    (rc = member_uint(ld, lpm, "fanout", what, 512, &fanout)) ||
 		    (rc = agree(ld, what, "lpm.levels", levels, in.levels)))
 			return rc;
-		/* Every level below the first has `nodes` nodes (the driver probed them). */
-		if (levels > 1 && !(rc = matcha_lpm_level(dev, t->pub.table, 1, &stride, &hw_nodes)))
-			rc = agree(ld, what, "lpm.nodes", nodes, hw_nodes);
-		return rc;
+		const json_t *nodes = member(ld, lpm, "nodes", JSON_ARRAY, what, &rc);
+		if (!nodes)
+			return rc;
+		if (json_array_size(nodes) != levels)
+			return LFAIL(ld, "layout %s: %s has lpm.nodes of %zu levels, lpm.levels %u",
+				     ld->name, what, json_array_size(nodes), levels);
+		/* The node counts the driver probed, level by level. */
+		for (unsigned i = 0; i < levels; i++) {
+			struct matcha_lpm_level lv;
+			const json_t *n = json_array_get(nodes, i);
+			char name[32];
+			snprintf(name, sizeof name, "lpm.nodes[%u]", i);
+			if (!json_is_integer(n))
+				return LFAIL(ld, "layout %s: %s of %s is not a number", ld->name, name,
+					     what);
+			if ((rc = matcha_lpm_level(dev, t->pub.table, i, &lv)) ||
+			    (i == 0 && (rc = agree(ld, what, "lpm.fanout", fanout, lv.fanout))) ||
+			    (rc = agree(ld, what, name, (unsigned)json_integer_value(n), lv.nodes)))
+				return rc;
+		}
+		return 0;
 	}
 	return 0;
 }

@@ -40,11 +40,14 @@
 	X(lpm_nested_ipv4)                                                                 \
 	X(lpm_default_and_host_routes)                                                     \
 	X(lpm_argument_errors)                                                             \
-	X(lpm_out_of_nodes_and_results)                                                    \
+	X(lpm_full_at_size_distinct_boundaries)                                            \
+	X(lpm_full_at_size_distinct_boundaries_fanout_3)                                   \
+	X(lpm_full_at_size_long_under_short)                                               \
+	X(lpm_full_at_size_nested_chain)                                                   \
 	X(lpm_counters)                                                                    \
 	X(lpm_random_32)                                                                   \
 	X(lpm_random_128)                                                                  \
-	X(lpm_random_strides_4_and_16)                                                     \
+	X(lpm_random_fanout_3_and_10)                                                      \
 	X(lpm_make_before_break_32)                                                        \
 	X(lpm_make_before_break_128)                                                       \
 	X(ternary_priority_order)                                                          \
@@ -71,7 +74,7 @@
 	X(adopt_lpm_hidden_prefixes)                                                       \
 	X(adopt_ternary_priorities_and_ties)                                               \
 	X(adopt_refuses_inconsistent_tables)                                               \
-	X(adopt_refuses_corrupt_tries_and_rules)                                           \
+	X(adopt_refuses_corrupt_trees_and_rules)                                            \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_app_block_errors)                                                           \

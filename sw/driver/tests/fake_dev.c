@@ -22,15 +22,10 @@ struct fake_cfg fake_standard_cfg(void)
 					      .data_bits = 40, .ways_or_levels = 4, .latency = 3,
 					      .default_action = true };
 	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 2048,
-					      .data_bits = 32, .ways_or_levels = 4, .latency = 6,
-					      .level_nodes = { 1, 128, 512, 1024 }, .counters = true,
+					      .data_bits = 32, .extra = 4, .counters = true,
 					      .default_action = true, .prefix_store = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 128, .size = 1024,
-					      .data_bits = 48, .ways_or_levels = 16, .latency = 18,
-					      .prefix_store = true };
-	c.table[2].level_nodes[0] = 1;
-	for (unsigned i = 1; i < 16; i++)
-		c.table[2].level_nodes[i] = 192;
+					      .data_bits = 48, .extra = 3, .prefix_store = true };
 	c.table[3] = (struct fake_table_cfg){ .kind = MATCHA_KIND_TERNARY, .key_bits = 104, .size = 256,
 					      .data_bits = 32, .latency = 2 };
 	return c;
@@ -59,8 +54,7 @@ struct fake_cfg fake_l2l3_cfg(void)
 					      .data_bits = 4, .ways_or_levels = 4, .latency = 3,
 					      .counters = true, .default_action = true };
 	c.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 64,
-					      .data_bits = 100, .ways_or_levels = 4, .latency = 6,
-					      .level_nodes = { 1, 16, 16, 16 }, .counters = true,
+					      .data_bits = 100, .extra = 10, .counters = true,
 					      .default_action = true, .prefix_store = true };
 	c.table[2] = (struct fake_table_cfg){ .kind = MATCHA_KIND_TERNARY, .key_bits = 104, .size = 64,
 					      .data_bits = 1, .latency = 7, .counters = true,
@@ -118,7 +112,9 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 	fd->fail_read_addr = -1;
 	for (unsigned i = 0; i < cfg->ntables; i++) {
 		struct fake_table *t = &fd->table[i];
-		t->cfg = cfg->table[i];
+		if (fd->cfg.table[i].kind == MATCHA_KIND_LPM && !fd->cfg.table[i].level_nodes[0])
+			fake_lpm_geometry(&fd->cfg.table[i]);
+		t->cfg = fd->cfg.table[i];
 		t->base = WINDOW * (i + 1);
 		t->nentries = t->cfg.size;
 		t->entries = calloc(t->nentries ? t->nentries : 1, sizeof *t->entries);
@@ -127,14 +123,29 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		t->default_entry.flags = 1;
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;
-		unsigned stride = t->cfg.key_bits / t->cfg.ways_or_levels;
-		for (unsigned l = 0; l < t->cfg.ways_or_levels; l++) {
-			t->strides[l] = stride;
-			t->level_entries[l] = t->cfg.level_nodes[l] << stride;
-			t->level[l] = calloc(t->level_entries[l] + 1, sizeof *t->level[l]);
-		}
+		t->node_bits = t->cfg.extra * (MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits);
+		for (unsigned l = 0; l < t->cfg.ways_or_levels; l++)
+			t->level[l] = calloc((size_t)t->cfg.level_nodes[l] * FAKE_NODE_WORDS,
+					     sizeof *t->level[l]);
 	}
 	return fd;
+}
+
+void fake_lpm_geometry(struct fake_table_cfg *c)
+{
+	/* As the generator sizes it (LpmGeometry): the fewest levels with
+	 * F * ceil(F/2)^(levels-1) >= 2N+1, each level at most ceil(below / ceil(F/2)) nodes. */
+	unsigned f = c->extra, half = (f + 1) / 2, boundaries = 2 * c->size + 1, levels = 1;
+	for (unsigned long long reach = f; reach < boundaries && half > 1; reach *= half)
+		levels++;
+	unsigned n = (boundaries + half - 1) / half;
+	for (unsigned l = levels; l-- > 1;) {
+		c->level_nodes[l] = n;
+		n = (n + half - 1) / half;
+	}
+	c->level_nodes[0] = 1;
+	c->ways_or_levels = levels;
+	c->latency = levels + 2;
 }
 
 void fake_free(struct fake_dev *fd)
@@ -161,7 +172,7 @@ matcha_dev *fake_open(struct fake_dev *fd)
 	return dev;
 }
 
-/* The entry an INDEX names, or NULL when out of range; *word for LPM trie entries. */
+/* The entry an INDEX names, or NULL when out of range; *word for LPM tree nodes. */
 static struct fake_entry *entry_at(struct fake_table *t, uint32_t index, uint32_t **word)
 {
 	*word = NULL;
@@ -169,9 +180,9 @@ static struct fake_entry *entry_at(struct fake_table *t, uint32_t index, uint32_
 		return index < t->nentries ? &t->entries[index] : NULL;
 	uint32_t level = index >> MATCHA_HW_LPM_LEVEL_SHIFT, addr = index & MATCHA_HW_LPM_ADDRESS_MASK;
 	if (level < t->cfg.ways_or_levels) {
-		if (addr >= t->level_entries[level])
+		if (addr >= t->cfg.level_nodes[level])
 			return NULL;
-		*word = &t->level[level][addr];
+		*word = &t->level[level][(size_t)addr * FAKE_NODE_WORDS];
 		return &t->staging; /* non-NULL: in range */
 	}
 	if (level == t->cfg.ways_or_levels && addr < t->nentries)
@@ -216,9 +227,15 @@ static void command(struct fake_table *t, uint32_t cmd)
 				t->deletes++;
 			}
 		}
-		else if (word)
-			*word = t->staging.data[0];
-		else {
+		else if (word) {
+			/* A node is DATA's low fanout * slot bits. */
+			for (unsigned w = 0; w < FAKE_NODE_WORDS; w++) {
+				unsigned low = 32 * w;
+				word[w] = low >= t->node_bits ? 0 : t->node_bits - low >= 32 ?
+					  t->staging.data[w] :
+					  t->staging.data[w] & ((1u << (t->node_bits - low)) - 1);
+			}
+		} else {
 			check_fresh_counts(t, c, e, &t->staging);
 			*e = t->staging;
 			if (t->cfg.kind == MATCHA_KIND_METER) {
@@ -245,7 +262,7 @@ static void command(struct fake_table *t, uint32_t cmd)
 		if (!(e = entry_at(t, t->index, &word)))
 			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
 		else if (word)
-			t->staging.data[0] = *word;
+			memcpy(t->staging.data, word, FAKE_NODE_WORDS * sizeof *word);
 		else
 			t->staging = *e;
 		if (e && t->cfg.counters) {
@@ -256,7 +273,8 @@ static void command(struct fake_table *t, uint32_t cmd)
 	case MATCHA_HW_CMD_CLEAR:
 		memset(t->entries, 0, t->nentries * sizeof *t->entries);
 		for (unsigned l = 0; l < t->cfg.ways_or_levels && t->level[l]; l++)
-			memset(t->level[l], 0, t->level_entries[l] * sizeof *t->level[l]);
+			memset(t->level[l], 0, (size_t)t->cfg.level_nodes[l] * FAKE_NODE_WORDS *
+						       sizeof *t->level[l]);
 		memset(t->packets, 0, t->nentries * sizeof *t->packets);
 		memset(t->bytes, 0, t->nentries * sizeof *t->bytes);
 		t->busy_reads = 3;
@@ -476,16 +494,15 @@ const struct matcha_regs_ops fake_ops = { fake_read32, fake_write32 };
 void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *v)
 {
 	struct fake_table *t = &fd->table[table];
-	for (unsigned l = 0; l < t->cfg.ways_or_levels; l++) {
+	for (unsigned l = 0; l < t->cfg.ways_or_levels; l++)
 		v->words[l] = t->level[l];
-		v->entries[l] = t->level_entries[l];
-	}
-	v->img = (struct matcha_lpm_image){
+	v->img = (struct matcha_lpm_nodes){
 		.key_bits = t->cfg.key_bits,
+		.fanout = t->cfg.extra,
 		.levels = t->cfg.ways_or_levels,
-		.strides = t->strides,
+		.node_words = FAKE_NODE_WORDS,
 		.words = v->words,
-		.entries = v->entries,
+		.nodes = t->cfg.level_nodes,
 	};
 }
 

@@ -23,6 +23,8 @@
 
 #define FAKE_MAX_TABLES 8
 #define FAKE_MAX_LEVELS 64
+/* Words of one LPM node in the fake's memory: all of DATA. */
+#define FAKE_NODE_WORDS MATCHA_HW_WIN_STAGING_WORDS
 
 /* FLAGS with action id `a` (or a session's state), valid bit clear. */
 #define FAKE_FLAGS_ACTION(a) ((uint32_t)(a) << MATCHA_HW_FLAGS_ACTION_SHIFT)
@@ -38,9 +40,9 @@ struct fake_table_cfg {
 	unsigned kind, key_bits, size, data_bits;
 	unsigned ways_or_levels; /* descriptor word DESC_GEOMETRY_WORD */
 	unsigned latency;
-	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level */
+	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level (0: as generated) */
 	bool counters, default_action;         /* KIND_COUNTERS and KIND_DEFAULT_ACTION */
-	uint32_t extra;                        /* descriptor word DESC_EXTRA_WORD (meters: tick clocks) */
+	uint32_t extra;                        /* descriptor word DESC_EXTRA_WORD (meters: tick clocks, LPM: fanout) */
 	bool prefix_store; /* LPM, kind bit 10: a result's WRITE keeps KEY and PRIORITY */
 	uint32_t kind_extra;                   /* other bits of descriptor word DESC_KIND_WORD */
 };
@@ -64,9 +66,8 @@ struct fake_table {
 	struct fake_entry staging;
 	struct fake_entry *entries; /* exact, ternary: size; LPM: the results */
 	unsigned nentries;
-	uint32_t *level[FAKE_MAX_LEVELS]; /* LPM trie levels */
-	unsigned level_entries[FAKE_MAX_LEVELS];
-	unsigned strides[FAKE_MAX_LEVELS];
+	uint32_t *level[FAKE_MAX_LEVELS]; /* LPM tree levels: FAKE_NODE_WORDS words a node */
+	unsigned node_bits;               /* LPM: fanout * (LPM_SLOT_KEY_SHIFT + key bits) */
 	uint64_t hits, misses;
 	uint32_t hits_hi_latch, misses_hi_latch;
 	/* Per-entry counters (cfg.counters): one pair per entry (exact, ternary) or result. */
@@ -95,8 +96,8 @@ struct fake_dev {
 };
 
 /* The standard device: 0 exact (44-bit keys, 1024 entries, 4 ways, 40-bit data, a default
- * action), 1 LPM 32-bit (4 levels, counters and a default action), 2 LPM 128-bit
- * (16 levels), 3 ternary (104-bit keys). */
+ * action), 1 LPM 32-bit (2048 prefixes, 4-slot nodes, counters and a default action), 2 LPM
+ * 128-bit (1024 prefixes, 3-slot nodes), 3 ternary (104-bit keys). */
 struct fake_cfg fake_standard_cfg(void);
 
 /* The standard device with a session table added as table 4 (FAKE_SESSION_TABLE): IPv4
@@ -107,11 +108,11 @@ struct fake_cfg fake_standard_cfg(void);
 struct fake_cfg fake_session_cfg(void);
 
 /* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
- * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 4 levels of 16
- * nodes, 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit
+ * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 10-slot nodes,
+ * 64 prefixes, 100-bit data), 2 acl (ternary, 104-bit keys, 64 entries, 1-bit
  * data); all with counters and a default action. BUILD_ID is that of
  * tests/data/l2l3_w64.layout.json. */
-#define L2L3_BUILD_ID 514374348u
+#define L2L3_BUILD_ID 314763857u
 struct fake_cfg fake_l2l3_cfg(void);
 
 /* The policer program (matcha_policer, docs/pipeline.md) as the w64 build has it: 0 police
@@ -154,10 +155,12 @@ long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, un
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {
-	struct matcha_lpm_image img;
+	struct matcha_lpm_nodes img;
 	const uint32_t *words[FAKE_MAX_LEVELS];
-	size_t entries[FAKE_MAX_LEVELS];
 };
+/* The levels and node counts the generator gives an LPM table of c->size prefixes in
+ * c->extra-slot nodes: sets level_nodes, ways_or_levels and latency. */
+void fake_lpm_geometry(struct fake_table_cfg *c);
 void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *view);
 
 #endif

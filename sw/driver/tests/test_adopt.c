@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * matcha_tables_adopt(): a second handle on a device continues the first one's tables. The
- * oracle is the fake's memory read as the hardware would (slots by hash, the trie walked,
+ * oracle is the fake's memory read as the hardware would (slots by hash, the tree walked,
  * the lowest ternary index) and the prefix semantics written out by hand; the first
  * handle's shadow is never consulted.
  */
@@ -117,32 +117,74 @@ void test_adopt_exact_moved_entries(void)
 
 /* --------------------------------------------------------------------------- LPM */
 
-/* The action data of the hardware's answer to a key (the fake's trie walked), or -1. */
+/* The action data of the hardware's answer to a key (the fake's tree walked), or -1. */
 static long lpm_answer(struct fake_dev *fd, unsigned a, unsigned b, unsigned c, unsigned d)
 {
 	struct fake_lpm_view v;
 	uint8_t key[4];
 	uint32_t result;
 	fake_lpm_view(fd, LPM32, &v);
-	if (matcha_lpm_walk_image(&v.img, ipv4(key, a, b, c, d), &result))
+	if (matcha_lpm_walk_nodes(&v.img, ipv4(key, a, b, c, d), &result))
 		return -1;
 	const struct fake_entry *e = &fd->table[LPM32].entries[result];
 	return e->flags & 1 ? (long)e->data[0] : -1;
 }
 
-/* Whether a handle's shadow trie is the fake's image, word for word. */
+/* Whether a handle's shadow answers as the fake's memory, result index for result index,
+ * at every key whose top 16 bits are a.b for a in 0..255 and a few b, and their ends. */
 static bool same_image(matcha_dev *dev, struct fake_dev *fd)
 {
-	struct matcha_lpm_image img;
 	struct fake_lpm_view v;
-	if (matcha_lpm_image(dev, LPM32, &img))
-		return false;
 	fake_lpm_view(fd, LPM32, &v);
-	for (unsigned i = 0; i < img.levels; i++)
-		if (img.entries[i] != v.entries[i] ||
-		    memcmp(img.words[i], v.words[i], img.entries[i] * sizeof *img.words[i]))
-			return false;
+	static const unsigned bs[] = { 0, 1, 2, 16, 17, 168 };
+	for (unsigned a = 0; a < 256; a++)
+		for (unsigned b = 0; b < sizeof bs / sizeof *bs; b++)
+			for (unsigned c = 0; c < 256; c += 85) {
+				uint8_t key[4];
+				uint32_t hw = UINT32_MAX, sw = UINT32_MAX;
+				ipv4(key, a, bs[b], c, c);
+				int hw_rc = matcha_lpm_walk_nodes(&v.img, key, &hw);
+				int sw_rc = matcha_lpm_lookup_sw(dev, LPM32, key, &sw);
+				if ((hw_rc == 0) != (sw_rc == 0) || hw != sw)
+					return false;
+			}
 	return true;
+}
+
+/* Bits [at, at + n) (n <= 32) of a node's words. */
+static uint32_t node_field(const uint32_t *w, unsigned at, unsigned n)
+{
+	uint32_t v = 0;
+	for (unsigned b = 0; b < n; b++)
+		v |= (w[(at + b) / 32] >> (at + b) % 32 & 1) << b;
+	return v;
+}
+
+static void set_node_field(uint32_t *w, unsigned at, unsigned n, uint32_t v)
+{
+	for (unsigned b = 0; b < n; b++) {
+		uint32_t m = 1u << (at + b) % 32;
+		w[(at + b) / 32] = (v >> b & 1) ? w[(at + b) / 32] | m : w[(at + b) / 32] & ~m;
+	}
+}
+
+/* Where the walk for a 32-bit key takes its slot at `level` of LPM32 in the fake's memory:
+ * the node's words in *words, the slot's first bit returned. */
+static unsigned walk_slot(struct fake_dev *fd, uint32_t key, unsigned level, uint32_t **words)
+{
+	struct fake_table *t = &fd->table[LPM32];
+	unsigned sb = MATCHA_HW_LPM_SLOT_KEY_SHIFT + 32, at = 0;
+	uint32_t node = 0;
+	for (unsigned l = 0; l <= level; l++) {
+		*words = t->level[l] + (size_t)node * FAKE_NODE_WORDS;
+		at = 0;
+		for (unsigned j = 1; j < t->cfg.extra; j++)
+			if ((node_field(*words, j * sb, 1) & MATCHA_HW_LPM_SLOT_VALID) &&
+			    node_field(*words, j * sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32) <= key)
+				at = j * sb;
+		node = node_field(*words, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS);
+	}
+	return at;
 }
 
 void test_adopt_lpm_hidden_prefixes(void)
@@ -151,7 +193,7 @@ void test_adopt_lpm_hidden_prefixes(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *first = fake_open(fd);
 	CHECK(first);
-	/* 10.0.0.0/7 is hidden: 10/8 and 11/8 cover both of its level-0 entries. */
+	/* 10.0.0.0/7 is hidden: 10/8 and 11/8 cover all of it. */
 	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 7, 1));
 	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 0, 0, 0, 8, 2));
 	CHECK_OK(first, ipv4_route_add(first, LPM32, 11, 0, 0, 0, 8, 3));
@@ -348,24 +390,26 @@ void test_adopt_refuses_inconsistent_tables(void)
 	expect_refused(fd, "ternary table 3: entry 1 has priority 4, above the 3 of entry 0");
 	memset(&fd->table[TERNARY].entries[1], 0, sizeof fd->table[TERNARY].entries[1]);
 
-	/* A trie that does not match its prefix store: a level-0 entry that lost its result. */
-	uint32_t *word = &fd->table[LPM32].level[0][10];
+	/* A tree that does not match its prefix store: 10/8's slot in the root (a leaf: the
+	 * tree is three boundaries) lost its result. Slot 1 starts at bit 17 + 32 = 49. */
+	const struct fake_table *lpm = &fd->table[LPM32];
+	uint32_t *word = &fd->table[LPM32].level[lpm->cfg.ways_or_levels - 1][1];
 	uint32_t saved = *word;
-	*word = 0;
+	*word &= ~((uint32_t)MATCHA_HW_LPM_SLOT_HAS_RESULT << (49 - 32));
 	second = fake_open(fd);
 	CHECK(second);
-	CHECK(refused(second, matcha_tables_adopt(second), "LPM table 1: level 0 entry 0xa "
-		      "(keys 0x0a000000/8) holds 0x00000000, the prefix store gives 0x0000"));
-	CHECK(strstr(matcha_last_error(second), "the trie does not match its prefixes"));
+	CHECK(refused(second, matcha_tables_adopt(second), "LPM table 1: the interval from "
+		      "0x0a000000 answers result -1, the prefix store gives"));
 	CHECK_RC(second, matcha_lpm_read(second, LPM32, ipv4(p, 10, 0, 0, 0), 8, NULL, &e),
 		 MATCHA_EHW);
 	matcha_close(second);
 	*word = saved;
-	/* A stored prefix the trie does not hold. */
+	/* A stored prefix the tree does not hold: 11/8 where the tree has 10/8's boundaries. */
 	for (unsigned r = 0; r < fd->table[LPM32].nentries; r++)
 		if (fd->table[LPM32].entries[r].flags & 1)
 			fd->table[LPM32].entries[r].key[0] = 0x0B000000;
-	expect_refused(fd, "the trie does not match");
+	expect_refused(fd, "LPM table 1: the tree has the boundary 0x0a000000, where no prefix of "
+		       "the prefix store starts or ends");
 	matcha_close(first);
 	fake_free(fd);
 
@@ -396,7 +440,7 @@ static bool result_of(matcha_dev *dev, unsigned a, unsigned b, unsigned len, uin
 	return false;
 }
 
-void test_adopt_refuses_corrupt_tries_and_rules(void)
+void test_adopt_refuses_corrupt_trees_and_rules(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
@@ -411,37 +455,38 @@ void test_adopt_refuses_corrupt_tries_and_rules(void)
 	CHECK(result_of(first, 10, 0, 8, &r8) && result_of(first, 10, 1, 16, &r10_16) &&
 	      result_of(first, 11, 1, 16, &r11_16));
 	struct fake_table *lpm = &fd->table[LPM32], *ternary = &fd->table[TERNARY];
-	const uint32_t child_field = MATCHA_HW_LPM_FIELD_MASK << MATCHA_HW_LPM_CHILD_SHIFT;
-	char want[160];
+	unsigned leaf = lpm->cfg.ways_or_levels - 1, sb = MATCHA_HW_LPM_SLOT_KEY_SHIFT + 32;
+	char want[200];
+	uint32_t *w, saved;
 
-	/* Level-0 entries 10 and 11 both lead to 10/8's node of level 1. */
-	uint32_t *w10 = &lpm->level[0][10], *w11 = &lpm->level[0][11];
-	uint32_t saved10 = *w10, saved11 = *w11;
-	*w11 = (*w11 & ~child_field) | (*w10 & child_field);
-	expect_refused(fd, "of level 1 is reached twice (again from level 0 entry 0xb)");
-	*w11 = saved11;
-	/* A child pointer past the level's 128 nodes. */
-	*w10 = (*w10 & ~child_field) | 200u << MATCHA_HW_LPM_CHILD_SHIFT;
-	expect_refused(fd, "LPM table 1: level 0 entry 0xa (keys 0x0a000000/8) points at node "
-		       "200 of level 1, which is beyond the level's nodes");
-	*w10 = saved10;
-	/* A child below the last level (bit 31 hasChild, docs/tables.md), which no prefix can
-	 * call for: 10.1.0.1/32 sits in a level-3 entry, found by following the child pointers
-	 * from the root. */
-	CHECK_OK(first, ipv4_route_add(first, LPM32, 10, 1, 0, 1, 32, 4));
-	uint32_t node = 0;
-	static const uint8_t path[4] = { 10, 1, 0, 1 };
-	for (unsigned l = 0; l < 3; l++)
-		node = lpm->level[l][node << 8 | path[l]] >> MATCHA_HW_LPM_CHILD_SHIFT & MATCHA_HW_LPM_FIELD_MASK;
-	uint32_t *w32 = &lpm->level[3][node << 8 | 1];
-	uint32_t saved32 = *w32;
-	*w32 |= MATCHA_HW_LPM_HAS_CHILD;
-	snprintf(want, sizeof want, "LPM table 1: level 3 entry 0x%x (keys 0x0a010001/32) holds "
-		 "0x%08x, the prefix store gives 0x%08x: the trie does not match its prefixes",
-		 (unsigned)(node << 8 | 1), (unsigned)*w32, (unsigned)saved32);
+	/* The leaf slot of 10.1.0.0 answering 10/8's result instead of 10.1/16's. */
+	unsigned at = walk_slot(fd, 0x0a010000, leaf, &w);
+	saved = node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, r8);
+	snprintf(want, sizeof want, "LPM table 1: the interval from 0x0a010000 answers result %u, "
+		 "the prefix store gives %u", (unsigned)r8, (unsigned)r10_16);
 	expect_refused(fd, want);
-	*w32 = saved32;
-	CHECK_OK(first, ipv4_route_delete(first, LPM32, 10, 1, 0, 1, 32));
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, saved);
+	/* A boundary no prefix starts or ends at (10.1.0.0 moved to 10.1.0.1). */
+	set_node_field(w, at + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, 0x0a010001);
+	expect_refused(fd, "LPM table 1: the tree has the boundary 0x0a010001, where no prefix of "
+		       "the prefix store starts or ends");
+	set_node_field(w, at + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, 0x0a010000);
+	/* A key out of order in its node: the next slot's key below this one. */
+	if (node_field(w, at + sb, 1) & MATCHA_HW_LPM_SLOT_VALID) {
+		saved = node_field(w, at + sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32);
+		set_node_field(w, at + sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, 0x0a000000);
+		expect_refused(fd, "has the key 0x0a000000, out of order");
+		set_node_field(w, at + sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, saved);
+	}
+	/* The level above: a child pointer past the level's nodes. */
+	at = walk_slot(fd, 0x0a010000, leaf - 1, &w);
+	saved = node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, 30000);
+	snprintf(want, sizeof want, "points at node 30000 of level %u, beyond its %u nodes", leaf,
+		 lpm->cfg.level_nodes[leaf]);
+	expect_refused(fd, want);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, saved);
 
 	/* Prefix store entries no add writes: too long, bits past the length, one prefix twice. */
 	lpm->entries[r8].priority = 33;

@@ -35,7 +35,7 @@ void test_discovery_kind_flags(void)
 			  "default %d", i, in.kind, in.counters, in.default_action);
 	}
 	CHECK_OK(dev, matcha_table_info(dev, 1, &in));
-	CHECK(in.levels == 4 && in.ways == 0); /* the flags do not hide the geometry */
+	CHECK(in.levels == 12 && in.ways == 0); /* the flags do not hide the geometry */
 	matcha_close(dev);
 	fake_free(fd);
 
@@ -90,9 +90,9 @@ void test_counters_raw_read_zero(void)
 	fd->table[LPM32].bytes[5] = 900;
 	CHECK_OK(dev, matcha_counters_read(dev, LPM32, 5, &p, &b));
 	CHECK(p == 9 && b == 900);
-	CHECK(fd->table[LPM32].index == (4u << 20 | 5));
+	CHECK(fd->table[LPM32].index == (12u << 20 | 5));
 	CHECK_OK(dev, matcha_counters_zero(dev, LPM32, 5));
-	CHECK(fd->table[LPM32].packets[5] == 0 && fd->table[LPM32].index == (4u << 20 | 5));
+	CHECK(fd->table[LPM32].packets[5] == 0 && fd->table[LPM32].index == (12u << 20 | 5));
 
 	CHECK_RC(dev, matcha_counters_read(dev, EXACT, 1024, &p, &b), MATCHA_EINVAL);
 	CHECK(strstr(matcha_last_error(dev), "index 1024 is out of range (table 0 counts 1024 "

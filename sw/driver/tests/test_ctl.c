@@ -400,7 +400,7 @@ void test_ctl_commands(void)
 	CHECK(!e.valid);
 	RUN_OK(&s, "table_clear l2_fwd", "Table l2_fwd cleared");
 	CHECK_RC(s.dev, matcha_exact_lookup_sw(s.dev, 0, mac, 48, &index), MATCHA_ENOENT);
-	RUN_OK(&s, "table_info", "build id 0x1ea8bacc, 3 tables, program l2l3\n"
+	RUN_OK(&s, "table_info", "build id 0x12c2ea51, 3 tables, program l2l3\n"
 	       "0 l2_fwd: exact, 64 entries, 48-bit key, 4-bit action data, counters, default "
 	       "action\n  key: hdr.eth.dst[48]\n  action no_op() (initial default)\n"
 	       "  action forward(port[4])\n");
@@ -1704,11 +1704,11 @@ void test_ctl_second_run_adopts_the_first(void)
 	fake_lpm_view(fd, 1, &v);
 	static const uint8_t k10[4] = { 10, 9, 9, 9 }, k11[4] = { 11, 9, 9, 9 };
 	static const uint8_t k101[4] = { 10, 1, 9, 9 };
-	CHECK(matcha_lpm_walk_image(&v.img, k10, &result) == 0 &&
+	CHECK(matcha_lpm_walk_nodes(&v.img, k10, &result) == 0 &&
 	      fd->table[1].entries[result].data[3] == 3);
-	CHECK(matcha_lpm_walk_image(&v.img, k11, &result) == 0 &&
+	CHECK(matcha_lpm_walk_nodes(&v.img, k11, &result) == 0 &&
 	      fd->table[1].entries[result].data[3] == 3);
-	CHECK(matcha_lpm_walk_image(&v.img, k101, &result) == 0 &&
+	CHECK(matcha_lpm_walk_nodes(&v.img, k101, &result) == 0 &&
 	      fd->table[1].entries[result].data[3] == 4);
 	CHECK(fd->table[2].entries[3].priority == 10 && (fd->table[2].entries[3].flags & 1) &&
 	      fd->table[2].entries[3].key[1] == 6 && !(fd->table[2].entries[4].flags & 1));
@@ -1770,14 +1770,16 @@ static const char standard_layout[] =
 	" \"actions\": [{\"name\": \"set\", \"id\": 3, \"params\": [{\"name\": \"v\", \"width\": 40,\n"
 	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"set\", \"data\": 0}},\n"
 	"{\"name\": \"v4\", \"index\": 1, \"kind\": \"lpm\", \"size\": 2048, \"keyWidth\": 32,\n"
-	" \"dataWidth\": 32, \"latency\": 6, \"counters\": true,\n"
-	" \"lpm\": {\"levels\": 4, \"nodes\": 128},\n"
+	" \"dataWidth\": 32, \"latency\": 14, \"counters\": true,\n"
+	" \"lpm\": {\"fanout\": 4, \"levels\": 12,\n"
+	"  \"nodes\": [1, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025, 2049]},\n"
 	" \"key\": [{\"fields\": [\"hdr.ipv4.dst\"], \"width\": 32}],\n"
 	" \"actions\": [{\"name\": \"nh\", \"id\": 0, \"params\": [{\"name\": \"ip\", \"width\": 32,\n"
 	"   \"offset\": 0}], \"ops\": []}], \"default\": {\"action\": \"nh\", \"data\": 0}},\n"
 	"{\"name\": \"v6\", \"index\": 2, \"kind\": \"lpm\", \"size\": 1024, \"keyWidth\": 128,\n"
-	" \"dataWidth\": 48, \"latency\": 18, \"counters\": false,\n"
-	" \"lpm\": {\"levels\": 16, \"nodes\": 192},\n"
+	" \"dataWidth\": 48, \"latency\": 13, \"counters\": false,\n"
+	" \"lpm\": {\"fanout\": 3, \"levels\": 11,\n"
+	"  \"nodes\": [1, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025]},\n"
 	" \"key\": [{\"fields\": [\"hdr.ipv6.dst\"], \"width\": 128}], \"default\": null,\n"
 	" \"actions\": [{\"name\": \"via\", \"id\": 1, \"params\": [{\"name\": \"smac\", \"width\": 48,\n"
 	"   \"offset\": 0}], \"ops\": []}]},\n"

@@ -30,10 +30,10 @@ void test_discovery(void)
 	      in.data_bits == 40 && in.base == MATCHA_HW_INFO_WINDOW_BYTES && in.ways == 4 && in.levels == 0 &&
 	      in.latency == 3);
 	CHECK_OK(dev, matcha_table_info(dev, 1, &in));
-	CHECK(in.kind == MATCHA_KIND_LPM && in.key_bits == 32 && in.levels == 4 && in.ways == 0 &&
+	CHECK(in.kind == MATCHA_KIND_LPM && in.key_bits == 32 && in.levels == 12 && in.ways == 0 &&
 	      in.base == 0x20000 && in.size == 2048);
 	CHECK_OK(dev, matcha_table_info(dev, 2, &in));
-	CHECK(in.kind == MATCHA_KIND_LPM && in.key_bits == 128 && in.levels == 16);
+	CHECK(in.kind == MATCHA_KIND_LPM && in.key_bits == 128 && in.levels == 11);
 	CHECK_OK(dev, matcha_table_info(dev, 3, &in));
 	CHECK(in.kind == MATCHA_KIND_TERNARY && in.key_bits == 104 && in.size == 256 &&
 	      in.ways == 0 && in.levels == 0);
@@ -107,8 +107,12 @@ void test_discovery_bad_descriptor(void)
 	cfg.table[0].size = 1000;
 	expect_open_failure(&cfg, -1, MATCHA_ENODEV, "not a power-of-two");
 	cfg = fake_standard_cfg();
-	cfg.table[1].ways_or_levels = 3;
-	expect_open_failure(&cfg, -1, MATCHA_ENODEV, "32-bit keys in 3 levels");
+	cfg.table[1].extra = 11; /* 11 slots of 49 bits: 539 > 512 */
+	expect_open_failure(&cfg, -1, MATCHA_ENODEV, "LPM table 1: 11-slot nodes of 32-bit keys are "
+			    "not 3 or more slots in 512 DATA bits");
+	cfg = fake_standard_cfg();
+	cfg.table[1].extra = 2;
+	expect_open_failure(&cfg, -1, MATCHA_ENODEV, "2-slot nodes");
 	cfg = fake_standard_cfg();
 	cfg.table[2].kind = 9;
 	expect_open_failure(&cfg, -1, MATCHA_ENODEV, "descriptor 2 has unknown kind 9");

@@ -144,14 +144,14 @@ void test_layout_build_id_mismatch(void)
 	struct fake_cfg cfg = fake_l2l3_cfg();
 	cfg.build_id = 0x0BADF00D;
 	CHECK(load_fails(&cfg, NULL, "\"buildId\"", "\"buildId\"", MATCHA_ELAYOUT,
-			 "layout l2l3.json: buildId is 514374348 (0x1ea8bacc), the hardware's "
+			 "layout l2l3.json: buildId is 314763857 (0x12c2ea51), the hardware's "
 			 "BUILD_ID is 195948557 (0x0badf00d): the layout belongs to another "
 			 "bitstream"));
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
 	CHECK_RC(dev, matcha_layout_load(dev, MATCHA_LAYOUT), MATCHA_ELAYOUT);
-	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 514374348"));
+	CHECK(strstr(matcha_last_error(dev), "l2l3_w64.layout.json: buildId is 314763857"));
 	CHECK_RC(dev, matcha_layout_load(dev, "/nonexistent/layout.json"), MATCHA_ELAYOUT);
 	CHECK(!strcmp(matcha_last_error(dev), "cannot open layout /nonexistent/layout.json: No "
 		      "such file or directory"));
@@ -171,10 +171,14 @@ void test_layout_disagrees_with_hardware(void)
 	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
 			 "table 1 (ipv4_lpm) has dataWidth 100, the hardware 96"));
 	cfg = fake_l2l3_cfg();
-	cfg.table[1].level_nodes[1] = cfg.table[1].level_nodes[2] = 32;
-	cfg.table[1].level_nodes[3] = 32;
+	fake_lpm_geometry(&cfg.table[1]);
+	cfg.table[1].level_nodes[2] = 32;
 	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
-			 "table 1 (ipv4_lpm) has lpm.nodes 16, the hardware 32"));
+			 "table 1 (ipv4_lpm) has lpm.nodes[2] 26, the hardware 32"));
+	cfg = fake_l2l3_cfg();
+	cfg.table[1].extra = 9;
+	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
+			 "table 1 (ipv4_lpm) has lpm.fanout 10, the hardware 9"));
 	cfg = fake_l2l3_cfg();
 	cfg.table[2].counters = false;
 	CHECK(load_fails(&cfg, NULL, "x", "x", MATCHA_ELAYOUT,
@@ -227,10 +231,10 @@ void test_layout_malformed_json(void)
 		{ "{\"buildId\": true}", "\"buildId\" of the layout is a boolean, not a number" },
 		{ "{\"buildId\": 4294967296}", "buildId 4294967296 is not a 32-bit number" },
 		{ "{\"buildId\": 1.5}", "buildId 1.5 is not a 32-bit number" },
-		{ "{\"buildId\": 514374348}", "the layout has no \"program\"" },
-		{ "{\"buildId\": 514374348, \"program\": {\"name\": \"x\", \"tables\": {}}}",
+		{ "{\"buildId\": 314763857}", "the layout has no \"program\"" },
+		{ "{\"buildId\": 314763857, \"program\": {\"name\": \"x\", \"tables\": {}}}",
 		  "\"tables\" of the program is an object, not an array" },
-		{ "{\"buildId\": 514374348, \"program\": {\"name\": \"x\", \"tables\": [7, 8, 9]}}",
+		{ "{\"buildId\": 314763857, \"program\": {\"name\": \"x\", \"tables\": [7, 8, 9]}}",
 		  "table #0 is a number, not an object" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

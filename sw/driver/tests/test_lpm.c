@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * LPM tables against a brute-force longest-prefix match over the same prefix set, on the
- * trie image in the fake device's memory as the hardware would walk it.
+ * B+tree in the fake device's memory as the hardware would walk it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ static long hw_lookup_at(struct fake_dev *fd, unsigned table, const uint8_t *key
 {
 	struct fake_lpm_view v;
 	fake_lpm_view(fd, table, &v);
-	int rc = matcha_lpm_walk_image(&v.img, key, result);
+	int rc = matcha_lpm_walk_nodes(&v.img, key, result);
 	if (rc == MATCHA_ENOENT)
 		return MISS;
 	if (rc)
@@ -275,27 +275,80 @@ static bool counts_agree(matcha_dev *dev, unsigned table, const struct route *rt
 	return true;
 }
 
-/* The driver's shadow image must equal the fake's memory word for word. */
-static bool shadow_matches(matcha_dev *dev, struct fake_dev *fd, unsigned table)
+/* Slots of a node in the fake's memory: slot 0, and the valid ones after it. */
+static unsigned node_slots(const struct fake_table *t, unsigned level, uint32_t node)
 {
-	struct matcha_lpm_image img;
-	if (matcha_lpm_image(dev, table, &img))
-		return false;
-	const struct fake_table *t = &fd->table[table];
-	for (unsigned l = 0; l < img.levels; l++)
-		if (img.entries[l] != t->level_entries[l] ||
-		    memcmp(img.words[l], t->level[l], img.entries[l] * sizeof(uint32_t)))
-			return false;
-	return true;
+	const uint32_t *w = t->level[level] + (size_t)node * FAKE_NODE_WORDS;
+	unsigned sb = MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits, n = 1;
+	while (n < t->cfg.extra && (w[n * sb / 32] >> (n * sb % 32) & MATCHA_HW_LPM_SLOT_VALID))
+		n++;
+	return n;
 }
 
-static bool memory_empty(struct fake_dev *fd, unsigned table)
+static uint32_t slot_pointer(const struct fake_table *t, unsigned level, uint32_t node, unsigned j)
+{
+	const uint32_t *w = t->level[level] + (size_t)node * FAKE_NODE_WORDS;
+	unsigned at = j * (MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits) + MATCHA_HW_LPM_POINTER_SHIFT;
+	uint32_t v = 0;
+	for (unsigned b = 0; b < MATCHA_HW_LPM_POINTER_BITS; b++)
+		v |= (w[(at + b) / 32] >> (at + b) % 32 & 1) << b;
+	return v;
+}
+
+/*
+ * The B+tree shape in the fake's memory: above the root single-slot nodes, every node
+ * below it at least ceil(F/2) full, and as many nodes reached at each level as the driver
+ * says it uses. `level_of_root` is the first level the driver calls real.
+ */
+static bool shape_ok(matcha_dev *dev, struct fake_dev *fd, unsigned table)
 {
 	const struct fake_table *t = &fd->table[table];
-	for (unsigned l = 0; l < t->cfg.ways_or_levels; l++)
-		for (unsigned a = 0; a < t->level_entries[l]; a++)
-			if (t->level[l][a])
-				return false;
+	unsigned levels = t->cfg.ways_or_levels, half = (t->cfg.extra + 1) / 2, root = levels;
+	uint32_t *frontier = calloc(t->cfg.level_nodes[levels - 1] + 1, sizeof *frontier), *next =
+		calloc(t->cfg.level_nodes[levels - 1] + 1, sizeof *next);
+	unsigned nfront = 1;
+	bool ok = true;
+	for (unsigned l = 0; l < levels && ok; l++) {
+		struct matcha_lpm_level lv;
+		if (matcha_lpm_level(dev, table, l, &lv))
+			return false;
+		if (lv.real && root == levels)
+			root = l;
+		unsigned nnext = 0;
+		for (unsigned k = 0; k < nfront && ok; k++) {
+			unsigned n = node_slots(t, l, frontier[k]);
+			if (l < root ? n != 1 : l > root && n < half) {
+				check_fail(__FILE__, __LINE__, "level %u (root %u) node %u has %u slots",
+					   l, root, (unsigned)frontier[k], n);
+				ok = false;
+			}
+			for (unsigned j = 0; j < n && l + 1 < levels; j++)
+				next[nnext++] = slot_pointer(t, l, frontier[k], j);
+		}
+		if (ok && nfront != lv.used) {
+			check_fail(__FILE__, __LINE__, "level %u: %u nodes reached, the driver uses %u",
+				   l, nfront, lv.used);
+			ok = false;
+		}
+		uint32_t *swap = frontier;
+		frontier = next;
+		next = swap;
+		nfront = nnext;
+	}
+	free(frontier);
+	free(next);
+	return ok;
+}
+
+/* Nothing left: every result invalid, one node of one slot a level. */
+static bool tree_empty(matcha_dev *dev, struct fake_dev *fd, unsigned table)
+{
+	const struct fake_table *t = &fd->table[table];
+	for (unsigned l = 0; l < t->cfg.ways_or_levels; l++) {
+		struct matcha_lpm_level lv;
+		if (matcha_lpm_level(dev, table, l, &lv) || lv.used != 1 || lv.slots != 1)
+			return false;
+	}
 	for (unsigned r = 0; r < t->nentries; r++)
 		if (t->entries[r].flags & 1)
 			return false;
@@ -304,10 +357,12 @@ static bool memory_empty(struct fake_dev *fd, unsigned table)
 
 /*
  * Random adds, deletes and re-adds. After each operation every probe answers as the
- * reference does and the shadow equals the memory; with `every_write`, every probe also
+ * reference does (in the fake's memory and the driver's shadow, with the same result) and
+ * the tree keeps its shape; with `every_write`, every probe also
  * answers as before or as after the operation after every single register write (and,
  * if the table has counters, is counted where it hits; every route's count is checked).
- * In the end everything is deleted and the memory must be all zero again (no leaked nodes).
+ * `table full` comes only with `size` prefixes present. In the end everything is deleted
+ * and the tree must be one slot a level again (no leaked nodes).
  */
 static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 		       bool every_write)
@@ -363,6 +418,11 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 		if (rc == MATCHA_ENOSPC && !deleting) {
 			target->present = false;
 			full++;
+			unsigned held = 0;
+			for (unsigned i = 0; i < ref.n; i++)
+				held += ref.r[i].present;
+			CHECK_MSG(held == cfg->table[table].size, "table full with %u of %u prefixes: %s",
+				  held, cfg->table[table].size, matcha_last_error(dev));
 			CHECK_MSG(fd->writes == writes, "a failed add wrote to the device");
 			memcpy(after, before, m.n * sizeof *after);
 		} else {
@@ -372,14 +432,15 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 			adds += !deleting;
 		}
 		for (unsigned i = 0; i < m.n; i++) {
-			long got = hw_lookup(fd, table, probe[i]);
-			uint32_t sw;
+			uint32_t hw = UINT32_MAX, sw = UINT32_MAX;
+			long got = hw_lookup_at(fd, table, probe[i], &hw);
 			int sw_rc = matcha_lpm_lookup_sw(dev, table, probe[i], &sw);
 			CHECK_MSG(got == after[i], "op %u (%s /%u), probe %u: answer %ld, reference %ld",
 				  op, deleting ? "delete" : "add", target->len, i, got, after[i]);
-			CHECK_MSG((sw_rc == 0) == (got != MISS), "probe %u: software walk disagrees", i);
+			CHECK_MSG((sw_rc == 0) == (got != MISS) && (got == MISS || sw == hw),
+				  "probe %u: the shadow's walk disagrees with the memory's", i);
 		}
-		CHECK_MSG(shadow_matches(dev, fd, table), "op %u: shadow differs from memory", op);
+		CHECK_MSG(shape_ok(dev, fd, table), "op %u: the tree lost its shape", op);
 		for (unsigned i = 0; i < ref.n && counting && (op % 8 == 0 || &ref.r[i] == target); i++)
 			if (ref.r[i].present && !counts_agree(dev, table, &ref.r[i], &hits[ref.r[i].id]))
 				break;
@@ -398,7 +459,7 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 		if (tmp.present)
 			CHECK_OK(dev, matcha_lpm_delete(dev, table, tmp.prefix, tmp.len));
 	}
-	CHECK_MSG(memory_empty(fd, table), "memory not empty after deleting everything");
+	CHECK_MSG(tree_empty(dev, fd, table), "the tree is not empty after deleting everything");
 	printf("  %u adds, %u deletes, %u re-adds, %u full, %lu checked states", adds, deletes,
 	       readds, full, m.checks);
 	if (counting)
@@ -425,18 +486,18 @@ void test_lpm_random_128(void)
 	random_ops(&cfg, LPM128, 300, false);
 }
 
-void test_lpm_random_strides_4_and_16(void)
+/* The smallest node (3 slots: every insert past two splits) on 20-bit keys, every write
+ * checked; and the widest node 32-bit keys allow (10 slots). */
+void test_lpm_random_fanout_3_and_10(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
 	cfg.ntables = 2;
-	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 20, .size = 512,
-						.data_bits = 24, .ways_or_levels = 5,
-						.level_nodes = { 1, 16, 64, 128, 256 } };
+	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 20, .size = 96,
+						.data_bits = 24, .extra = 3 };
 	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 512,
-						.data_bits = 32, .ways_or_levels = 2,
-						.level_nodes = { 1, 12 } };
-	random_ops(&cfg, 0, 300, true);
-	random_ops(&cfg, 1, 40, false);
+						.data_bits = 32, .extra = 10 };
+	random_ops(&cfg, 0, 400, true);
+	random_ops(&cfg, 1, 600, false);
 }
 
 void test_lpm_make_before_break_32(void)
@@ -466,15 +527,20 @@ void test_lpm_levels_probed(void)
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	unsigned stride, nodes;
-	const unsigned want32[4] = { 1, 128, 512, 1024 };
-	for (unsigned l = 0; l < 4; l++) {
-		CHECK_OK(dev, matcha_lpm_level(dev, LPM32, l, &stride, &nodes));
-		CHECK(stride == 8 && nodes == want32[l]);
+	struct matcha_lpm_level lv;
+	/* 2048 prefixes in 4-slot nodes: 4 * 2^11 >= 4097 boundaries, 2049 leaves. */
+	const unsigned want32[12] = { 1, 3, 5, 9, 17, 33, 65, 129, 257, 513, 1025, 2049 };
+	for (unsigned l = 0; l < 12; l++) {
+		CHECK_OK(dev, matcha_lpm_level(dev, LPM32, l, &lv));
+		CHECK_MSG(lv.fanout == 4 && lv.nodes == want32[l] && lv.used == 1 && lv.slots == 1 &&
+			  lv.real == (l == 11), "level %u: %u nodes", l, lv.nodes);
 	}
-	CHECK_OK(dev, matcha_lpm_level(dev, LPM128, 15, &stride, &nodes));
-	CHECK(stride == 8 && nodes == 192);
-	CHECK_RC(dev, matcha_lpm_level(dev, LPM128, 16, &stride, &nodes), MATCHA_EINVAL);
+	CHECK_RC(dev, matcha_lpm_level(dev, LPM32, 12, &lv), MATCHA_EINVAL);
+	CHECK(strstr(matcha_last_error(dev), "table 1 has 12 levels, not 13"));
+	/* 1024 prefixes in 3-slot nodes: 3 * 2^10 >= 2049. */
+	CHECK_OK(dev, matcha_lpm_level(dev, LPM128, 10, &lv));
+	CHECK(lv.fanout == 3 && lv.nodes == 1025);
+	CHECK_RC(dev, matcha_lpm_level(dev, LPM128, 11, &lv), MATCHA_EINVAL);
 	matcha_close(dev);
 	fake_free(fd);
 }
@@ -517,7 +583,7 @@ void test_lpm_nested_ipv4(void)
 	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 0, 24));
 	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 3, 32));
 	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 1, 2, 128, 25));
-	CHECK(memory_empty(fd, LPM32));
+	CHECK(tree_empty(dev, fd, LPM32));
 	matcha_close(dev);
 	fake_free(fd);
 }
@@ -662,31 +728,86 @@ void test_lpm_counters(void)
 	fake_free(fd);
 }
 
-void test_lpm_out_of_nodes_and_results(void)
+/* Adds n prefixes given by `make` (0..n-1) to a fresh LPM32 of size n with `fanout`-slot
+ * nodes, checks every answer and the shape, then that prefix n+1 is refused. */
+static void fill_exactly(unsigned n, unsigned fanout,
+			 void (*make)(unsigned i, uint8_t *k, unsigned *len))
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	cfg.table[1].level_nodes[1] = 2;
-	cfg.table[1].level_nodes[2] = 2;
-	cfg.table[1].level_nodes[3] = 2;
-	cfg.table[1].size = 4;
+	cfg.table[1].size = n;
+	cfg.table[1].extra = fanout;
+	cfg.table[1].counters = false;
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);
-	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 1, 0, 0, 0, 32, 1));
-	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 2, 0, 0, 0, 32, 2));
+	struct ref ref;
+	ref_init(&ref, &cfg, LPM32);
+	for (unsigned i = 0; i < n && check_failures() == 0; i++) {
+		struct route *rt = &ref.r[ref.n++];
+		make(i, rt->prefix, &rt->len);
+		rt->id = ref.next_id++;
+		rt->present = true;
+		CHECK_MSG(drv_add(dev, LPM32, &ref, rt) == 0, "prefix %u of %u: %s", i, n,
+			  matcha_last_error(dev));
+	}
+	CHECK(shape_ok(dev, fd, LPM32));
+	/* Every answer, at both ends of every prefix and next to them. */
+	for (unsigned i = 0; i < ref.n && check_failures() == 0; i++) {
+		uint8_t probe[8][MAX_BYTES];
+		struct rng r = { 1 };
+		unsigned np = probes_around(&r, &ref, &ref.r[i], probe);
+		for (unsigned p = 0; p < np; p++)
+			CHECK_MSG(hw_lookup(fd, LPM32, probe[p]) == ref_lookup(&ref, probe[p]),
+				  "prefix %u probe %u", i, p);
+	}
+	uint8_t k[4] = { 0, 0, 0, 1 }, data[4] = { 0 }; /* in none of the sets */
 	unsigned long writes = fd->writes;
-	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 3, 0, 0, 0, 32, 3), MATCHA_ENOSPC);
-	CHECK(strstr(matcha_last_error(dev), "no free node at level 1 (2 nodes)"));
+	CHECK_RC(dev, matcha_lpm_add(dev, LPM32, k, 32, 1, data, 32), MATCHA_ENOSPC);
+	char want[64];
+	snprintf(want, sizeof want, "table 1 is full, it holds its %u prefixes", n);
+	CHECK_MSG(strstr(matcha_last_error(dev), want), "%s", matcha_last_error(dev));
 	CHECK(fd->writes == writes);
-	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 3, 0, 0, 0, 8, 3));
-	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 1, 0, 0, 0, 31, 4)); /* shares the /32's nodes */
-	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 4, 0, 0, 0, 8, 5), MATCHA_ENOSPC);
-	CHECK(strstr(matcha_last_error(dev), "all its results are used"));
-	CHECK(answer4(fd, 1, 0, 0, 1) == 4 && answer4(fd, 3, 9, 9, 9) == 3);
-	/* Freed nodes and results are reusable. */
-	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 2, 0, 0, 0, 32));
-	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 3, 0, 0, 0, 32, 6));
-	CHECK(answer4(fd, 3, 0, 0, 0) == 6 && answer4(fd, 2, 0, 0, 0) == MISS);
+	/* Emptied again, every node merges back. */
+	for (unsigned i = 0; i < ref.n; i++)
+		CHECK_OK(dev, matcha_lpm_delete(dev, LPM32, ref.r[i].prefix, ref.r[i].len));
+	CHECK(tree_empty(dev, fd, LPM32));
+	free(ref.r);
 	matcha_close(dev);
 	fake_free(fd);
 }
+
+/* Host routes two apart: every start and end distinct, 2N+1 boundaries. */
+static void spaced_hosts(unsigned i, uint8_t *k, unsigned *len)
+{
+	memset(k, 0, MAX_BYTES);
+	ipv4(k, 10, 0, (2 * i + 1) >> 8 & 0xFF, (2 * i + 1) & 0xFF);
+	*len = 32;
+}
+
+/* What filled one level of a multibit trie: long prefixes under many distinct short ones
+ * (a /8 each, with /24s and /32s below it), so every short prefix needs its own nodes. */
+static void long_under_short(unsigned i, uint8_t *k, unsigned *len)
+{
+	memset(k, 0, MAX_BYTES);
+	unsigned group = i / 3;
+	switch (i % 3) {
+	case 0: ipv4(k, (uint8_t)(group + 1), 0, 0, 0); *len = 8; break;
+	case 1: ipv4(k, (uint8_t)(group + 1), 77, 3, 0); *len = 24; break;
+	default: ipv4(k, (uint8_t)(group + 1), 200, 9, 7); *len = 32; break;
+	}
+}
+
+/* Nested all the way down: /0, /1, ... each inside the one before. */
+static void nested_chain(unsigned i, uint8_t *k, unsigned *len)
+{
+	memset(k, 0, MAX_BYTES);
+	ipv4(k, 0xFF, 0xFF, 0xFF, 0xFF);
+	*len = i;
+	for (unsigned b = i; b < 32; b++)
+		k[b / 8] &= (uint8_t)~(0x80 >> b % 8);
+}
+
+void test_lpm_full_at_size_distinct_boundaries(void) { fill_exactly(200, 4, spaced_hosts); }
+void test_lpm_full_at_size_distinct_boundaries_fanout_3(void) { fill_exactly(150, 3, spaced_hosts); }
+void test_lpm_full_at_size_long_under_short(void) { fill_exactly(240, 4, long_under_short); }
+void test_lpm_full_at_size_nested_chain(void) { fill_exactly(33, 3, nested_chain); }

@@ -236,9 +236,9 @@ void test_open_sim_socket(void)
 	if (!open_over_socket(&s, &fd, &dev))
 		return;
 	CHECK(matcha_table_count(dev) == 4 && matcha_build_id(dev) == 0xC0FFEE01);
-	unsigned stride, nodes;
-	CHECK_OK(dev, matcha_lpm_level(dev, 1, 2, &stride, &nodes)); /* probed over the socket */
-	CHECK(stride == 8 && nodes == 512);
+	struct matcha_lpm_level lv;
+	CHECK_OK(dev, matcha_lpm_level(dev, 1, 11, &lv)); /* probed over the socket */
+	CHECK(lv.fanout == 4 && lv.nodes == 2049);
 
 	/* An entry goes through the socket into the fake, and reads back. */
 	uint8_t key[6] = { 0x0A, 0xBC, 0xDE, 0xF0, 0x12, 0x34 }, data[5] = { 1, 2, 3, 4, 5 };

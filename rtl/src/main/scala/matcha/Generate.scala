@@ -160,8 +160,8 @@ object Generate {
     new File(tables).mkdirs()
     spinal(tables).generateVerilog(top(new table.EntryCountersUnit(size = 16, drain = 3))())
     spinal(tables).generateVerilog(top(table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
-    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, levels = 4, nodes = 16, results = 256)))())
-    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(128, 32, levels = 16, nodes = 8, results = 128)))())
+    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128)))())
+    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(128, 32, fanout = 3, results = 32)))())
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
       "matcha_ternary128_table"))())

@@ -235,8 +235,8 @@ case class TableSpec(
     applyIf: Seq[String] = Nil,
     counters: Boolean = true,
     ways: Int = 4,
-    lpmLevels: Int = 4,
-    lpmNodes: Int = 16
+    /** LPM: slots of a B+tree node; (fanout * (key bits + 17)) must fit the 512-bit DATA. */
+    lpmFanout: Int = 7
 ) {
   require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
   require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
@@ -284,7 +284,7 @@ object Programs {
         Action("drop", ops = Seq(Op.Drop(0x20)))),
       default = "no_op"),
     TableSpec("ipv4_lpm", MatchKind.Lpm, Seq(KeyField("hdr.ipv4.dst")), size = 64,
-      applyIf = Seq("hdr.ipv4.valid"),
+      applyIf = Seq("hdr.ipv4.valid"), lpmFanout = 10,
       actions = Seq(
         Action("route", Seq(Param("port", 4), Param("dmac", 48), Param("smac", 48)), Seq(
           Op.SetField(egress, "port"), Op.SetField("hdr.eth.dst", "dmac"), Op.SetField("hdr.eth.src", "smac"),
@@ -413,8 +413,8 @@ object Programs {
           Action("deny", ops = Seq(Op.Drop(AclDenied))),
           Action("to_host", ops = Seq(Op.Punt(AclToHostReason)))),
         default = "deny", counters = false),
-      TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = 256,
-        applyIf = Seq("meta.outbound", "meta.admit"), lpmLevels = 6, lpmNodes = 64,
+      TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = 4096,
+        applyIf = Seq("meta.outbound", "meta.admit"), lpmFanout = 7,
         actions = Seq(
           Action("route_vnet", Seq(Param("dst_vnet", VnetWidth)), Seq(
             Op.SetField("meta.dstVnet", "dst_vnet"), Op.SetConst("meta.routed", 1))),
