@@ -413,7 +413,7 @@ object Programs {
           Action("deny", ops = Seq(Op.Drop(AclDenied))),
           Action("to_host", ops = Seq(Op.Punt(AclToHostReason)))),
         default = "deny", counters = false),
-      TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = 4096,
+      TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = scale.routes,
         applyIf = Seq("meta.outbound", "meta.admit"), lpmFanout = 7,
         actions = Seq(
           Action("route_vnet", Seq(Param("dst_vnet", VnetWidth)), Seq(

@@ -230,14 +230,15 @@ object LpmTableUnit {
 /** LPM tables in a program: `size` prefixes in a B+tree of TableSpec.lpmFanout slots a
   * node. */
 object LpmKind extends MatchKind(TableKind.Lpm) {
-  def config(t: TableSpec, keyWidth: Int) = {
-    val c = LpmTableConfig(keyWidth, t.dataWidth, t.lpmFanout, t.size)
+  def config(t: TableSpec, keyWidth: Int) = LpmTableConfig(keyWidth, t.dataWidth, t.lpmFanout, t.size)
+  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
+  /** The unit, its geometry and memory per prefix printed once as it is built. */
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit = {
+    val c = config(t, keyWidth)
     println(f"[matcha] LPM table ${t.name}: ${c.levels} levels of ${c.fanout}-slot nodes (${c.nodes.mkString(", ")}), " +
       f"${c.treeBitsPerPrefix}%.0f tree + ${c.resultBitsPerPrefix} result bits a prefix")
-    c
+    new LpmTable(c)
   }
-  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
-  def unit(t: TableSpec, keyWidth: Int): MatchUnit = new LpmTable(config(t, keyWidth))
   override def json(t: TableSpec): Seq[(String, ujson.Value)] = {
     val g = LpmGeometry(t.lpmFanout, t.size)
     Seq("lpm" -> ujson.Obj("fanout" -> g.fanout, "levels" -> g.levels, "nodes" -> ujson.Arr(g.nodes.map(n => ujson.Num(n)): _*)))
