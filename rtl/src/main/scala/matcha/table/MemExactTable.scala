@@ -22,9 +22,13 @@ object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exa
 }
 
 /** A memory-backed exact table of `buckets` buckets of one `axi` data beat each, from
-  * `baseAddress` on; results leave `latency` clocks after their key. `outstanding`: memory
-  * reads in flight at most (one a clock needs as many as the memory's latency in clocks). */
-case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, latency: Int = 512,
+  * `baseAddress` on; results leave `latency` clocks after their key. `memoryLatency`: the
+  * clocks from a read's address to its data the table is dimensioned for: a lookup waits
+  * for the read port at most `latency - memoryLatency` clocks less the table's own
+  * (`MinLatency`), so that after the port held reads back, the lookups behind them are in
+  * time again. `outstanding`: memory reads in flight at most (one a clock needs as many
+  * as the memory's latency in clocks). */
+case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, latency: Int = 512, memoryLatency: Int = 320,
     axi: Axi4Config = MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0, outstanding: Int = 512) {
   def keyBytes: Int = (keyWidth + 7) / 8
   def dataBytes: Int = (dataWidth + 7) / 8
@@ -35,13 +39,15 @@ case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, late
   def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
   def entries: Int = buckets * slots
   /** Depth of the buffers that hold a lookup until its result leaves. */
-  def inFlight: Int = 1 << log2Up(latency + 1)
+  def inFlight: Int = 1 << log2Up(latency)
+  /** Lookups waiting for the read port at most: one more is not waited for, it is late. */
+  def waitingLimit: Int = latency - MemExactTable.MinLatency - memoryLatency
   require(slots >= 1, s"an entry of $entryBytes bytes does not fit a $bucketBytes-byte bucket")
   require(isPow2(buckets), "buckets: a power of two")
   require(bucketBits <= 64, "bucket bits come from the 64-bit hash")
   require(baseAddress % (BigInt(buckets) * bucketBytes) == 0, "the table's memory: aligned to its size")
   require(baseAddress + BigInt(buckets) * bucketBytes <= (BigInt(1) << axi.addressWidth), "the table's memory: inside the address space")
-  require(latency >= MemExactTable.MinLatency, s"latency: at least ${MemExactTable.MinLatency} clocks")
+  require(waitingLimit >= 1, s"latency: at least ${MemExactTable.MinLatency} clocks more than memoryLatency")
   require(axi.idWidth >= 1, "lookups and the window's reads need two read ids")
   require(outstanding >= 2 && isPow2(outstanding))
 }
@@ -147,23 +153,28 @@ class MemExactTable(val c: MemExactTableConfig) extends Area {
     val stamp = RegNext(now)
   }
 
-  // Each queue holds at most the lookups of the last `latency` clocks (the ones older have
-  // left), so none ever refuses a push.
+  // `schedule` and `answered` hold at most the lookups of the last `latency` clocks (the
+  // ones older have left), so neither ever refuses a push; `pending` takes a lookup only
+  // while fewer than `waitingLimit` wait (else it is late without a read): a read port
+  // held back leaves a backlog that a lookup a clock would never work off.
   val schedule = StreamFifo(UInt(StampWidth bits), c.inFlight)
-  val pending = StreamFifo(Queued(), c.inFlight)
+  val pending = StreamFifo(Queued(), 1 << log2Up(c.waitingLimit + 1))
   val issued = StreamFifo(Queued(), c.outstanding)
   val answered = StreamFifo(Answer(), c.inFlight)
   schedule.io.push.valid := arrival.valid
   schedule.io.push.payload := arrival.stamp
-  pending.io.push.valid := arrival.valid
+  pending.io.push.valid := arrival.valid && pending.io.occupancy < c.waitingLimit
   pending.io.push.key := arrival.key
   pending.io.push.bucket := arrival.bucket
   pending.io.push.stamp := arrival.stamp
 
   /** Issue: a read is worth issuing while its answer can still be back in time; one that
-    * cannot (the port held AR back, or `outstanding` reads are out) is passed over. */
+    * cannot is passed over. Answers come one a clock at most, in order, so a read's answer
+    * is at least as many clocks away as reads are out before it: passing over the reads
+    * that could not be answered in time after a slow spell frees the clocks in which the
+    * table catches up. */
   val issue = new Area {
-    val expired = age(pending.io.pop.stamp) >= c.latency - MinLatency / 2
+    val expired = age(pending.io.pop.stamp) + issued.io.occupancy >= c.latency - MinLatency / 2
     val live = pending.io.pop.throwWhen(expired)
     val (toIssued, toRead) = StreamFork2(live, synchronous = true)
     issued.io.push << toIssued
