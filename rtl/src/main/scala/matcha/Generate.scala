@@ -170,5 +170,7 @@ object Generate {
     spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 256)))())
     spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10,
       tickClocks = 3), "matcha_meter_small_table"))())
+    spinal(tables).generateVerilog(top(new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
+      buckets = 1024, latency = 512)))())
   }
 }

@@ -13,6 +13,7 @@ object TableKind extends matcha.ContractGroup("KIND_", "Descriptor word 0: the k
   val Meter = const("METER", 4)
   val Session = const("SESSION", 5)
   val Direct = const("DIRECT", 6, "the key is the entry's index")
+  val MemExact = const("MEM_EXACT", 7, "exact match in buckets in memory behind an AXI4 port (MEMX_*)")
   val CodeMask = const("CODE_MASK", 0xff, "the kind code's bits")
   val CountersFlag = const("COUNTERS", 1 << 8, "per-entry counters")
   val DefaultActionFlag = const("DEFAULT_ACTION", 1 << 9, "a default action")
@@ -21,7 +22,7 @@ object TableKind extends matcha.ContractGroup("KIND_", "Descriptor word 0: the k
   def flags(kind: Int): Int = if (kind == Lpm) PrefixStoreFlag else 0
   /** The kinds' names, as layout.json and the tools spell them, by code. */
   val names: Map[Int, String] = Map(Exact -> "exact", Lpm -> "lpm", Ternary -> "ternary", Meter -> "meter", Session -> "session",
-    Direct -> "direct")
+    Direct -> "direct", MemExact -> "mem_exact")
 }
 
 /** Offsets in a table's window (docs/tables.md, "Table window"). */

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: Apache-2.0
+package matcha.table
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axi._
+
+/** How a memory-backed exact table lays its entries out in memory, and the registers its
+  * window adds (docs/tables.md, "Memory-backed exact tables"). A bucket is one beat of the
+  * memory port; entry `slot` of a bucket starts at byte `slot * entry bytes`, where an
+  * entry's bytes are ENTRY_KEY_BYTE + whole bytes of key + whole bytes of action data
+  * (the descriptor's EXTRA word). */
+object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exact table: bucket and entry encoding (docs/tables.md)") {
+  val SlotBits = const("INDEX_SLOT_BITS", 4, "a window INDEX is bucket << INDEX_SLOT_BITS | slot")
+  val MaxSlots = const("MAX_SLOTS", 16, "entries a bucket holds at most")
+  val FlagsByte = const("ENTRY_FLAGS_BYTE", 0, "byte of the entry's flags")
+  val ValidFlag = const("ENTRY_VALID", 0x1, "flags: the entry is in use")
+  val ActionByte = const("ENTRY_ACTION_BYTE", 1, "byte of the action id")
+  val KeyByte = const("ENTRY_KEY_BYTE", 2, "the key from here, little-endian, then the action data, little-endian")
+  val Late = const("WIN_LATE", WindowRegister.End, "64 bits: lookups whose bucket was not back in time (reading the low word latches the high word)")
+  val WindowEnd = const("WIN_END", WindowRegister.End + 8, "the first offset past the window's registers")
+}
+
+/** A memory-backed exact table of `buckets` buckets of one `axi` data beat each, from
+  * `baseAddress` on; results leave `latency` clocks after their key. `memoryLatency`: the
+  * clocks from a read's address to its data the table is dimensioned for: a lookup waits
+  * for the read port at most `latency - memoryLatency` clocks less the table's own
+  * (`MinLatency`), so that after the port held reads back, the lookups behind them are in
+  * time again. `outstanding`: memory reads in flight at most (one a clock needs as many
+  * as the memory's latency in clocks). */
+case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, latency: Int = 512, memoryLatency: Int = 320,
+    axi: Axi4Config = MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0, outstanding: Int = 512) {
+  def keyBytes: Int = (keyWidth + 7) / 8
+  def dataBytes: Int = (dataWidth + 7) / 8
+  def entryBytes: Int = MemExactEncoding.KeyByte + keyBytes + dataBytes
+  def bucketBytes: Int = axi.dataWidth / 8
+  def slots: Int = (bucketBytes / entryBytes) min MemExactEncoding.MaxSlots
+  def bucketBits: Int = log2Up(buckets)
+  def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
+  def entries: Int = buckets * slots
+  /** Depth of the buffers that hold a lookup until its result leaves. */
+  def inFlight: Int = 1 << log2Up(latency)
+  /** Lookups waiting for the read port at most: one more is not waited for, it is late. */
+  def waitingLimit: Int = latency - MemExactTable.MinLatency - memoryLatency
+  require(slots >= 1, s"an entry of $entryBytes bytes does not fit a $bucketBytes-byte bucket")
+  require(isPow2(buckets), "buckets: a power of two")
+  require(bucketBits <= 64, "bucket bits come from the 64-bit hash")
+  require(baseAddress % (BigInt(buckets) * bucketBytes) == 0, "the table's memory: aligned to its size")
+  require(baseAddress + BigInt(buckets) * bucketBytes <= (BigInt(1) << axi.addressWidth), "the table's memory: inside the address space")
+  require(waitingLimit >= 1, s"latency: at least ${MemExactTable.MinLatency} clocks more than memoryLatency")
+  require(axi.idWidth >= 1, "lookups and the window's reads need two read ids")
+  require(outstanding >= 2 && isPow2(outstanding))
+}
+
+object MemExactTableConfig {
+  /** Corundum's application block memory ports: 256-bit data, 8-bit ids, 32-bit addresses
+    * (m_axi_ddr_* and m_axi_hbm_*), without region. */
+  val corundumAxi: Axi4Config = Axi4Config(addressWidth = 32, dataWidth = 256, idWidth = 8, useRegion = false)
+}
+
+/** What a memory-backed exact table answers a lookup, `latency` clocks after its key: the
+  * lookup's result, or `late` when its bucket did not come back from memory in time (then
+  * the rest says nothing). */
+case class MemLookupResult(dataWidth: Int, indexWidth: Int) extends Bundle {
+  val late = Bool()
+  val hit = Bool()
+  val actionId = Bits(8 bits)
+  val actionData = Bits(dataWidth bits)
+  val entryIndex = UInt(indexWidth bits)
+}
+
+object MemExactTable {
+  /** The clocks the lookup path needs besides the memory's latency: hash, queues, compare. */
+  val MinLatency = 16
+  /** Read ids: lookups read in order under one id; the window's reads under another, so a
+    * port that reorders across ids keeps each stream in order. */
+  val LookupId = 0
+  val WindowId = 1
+  /** A clock's time stamp: a lookup's answer older than 2^StampWidth clocks would be taken
+    * for a fresh one (17 s at 250 MHz). */
+  val StampWidth = 32
+}
+
+/** Exact match in a bucketed hash table in memory behind an AXI4 master (docs/tables.md,
+  * "Memory-backed exact tables"). A key's bucket is the low bits of its CRC-64 (the hash of
+  * the on-chip exact table); one read of one beat answers a lookup.
+  *
+  * Every lookup is kept in order from key to result: `pending` holds lookups until their
+  * read is issued, `issued` those whose read is out (all under one read id, so memory
+  * answers them in order), `answered` their results, and `schedule` the time stamp of every
+  * lookup, whose result leaves exactly `latency` clocks after the key. A read that cannot
+  * be issued in time is not issued; an answer that comes back too late is dropped; either
+  * way the lookup leaves with `late`. Nothing stalls the next lookup. */
+class MemExactTable(val c: MemExactTableConfig) extends Area {
+  import MemExactTable._
+  val lookup = Flow(Bits(c.keyWidth bits))
+  val result = Flow(MemLookupResult(c.dataWidth, c.indexWidth))
+  val mem = Axi4(c.axi)
+  /** Lookups that left late. */
+  val lateEvent = Bool()
+
+  val now = Reg(UInt(StampWidth bits)) init 0
+  now := now + 1
+  def age(stamp: UInt): UInt = now - stamp
+
+  case class Queued() extends Bundle {
+    val key = Bits(c.keyWidth bits)
+    val bucket = UInt(c.bucketBits bits)
+    val stamp = UInt(StampWidth bits)
+  }
+  case class Answer() extends Bundle {
+    val stamp = UInt(StampWidth bits)
+    val hit = Bool()
+    val actionId = Bits(8 bits)
+    val actionData = Bits(c.dataWidth bits)
+    val entryIndex = UInt(c.indexWidth bits)
+  }
+  case class Entry() extends Bundle {
+    val valid = Bool()
+    val actionId = Bits(8 bits)
+    val key = Bits(c.keyWidth bits)
+    val data = Bits(c.dataWidth bits)
+  }
+
+  /** Entry `slot` of a bucket's beat. */
+  def decode(beat: Bits, slot: Int): Entry = {
+    val e = Entry()
+    val at = slot * c.entryBytes * 8
+    e.valid := beat(at + 8 * MemExactEncoding.FlagsByte)
+    e.actionId := beat(at + 8 * MemExactEncoding.ActionByte, 8 bits)
+    e.key := beat(at + 8 * MemExactEncoding.KeyByte, c.keyWidth bits)
+    e.data := beat(at + 8 * (MemExactEncoding.KeyByte + c.keyBytes), c.dataWidth bits)
+    e
+  }
+  /** An entry's bytes, zero-padded. */
+  def encode(e: Entry): Bits = {
+    val b = B(0, c.entryBytes * 8 bits)
+    b(8 * MemExactEncoding.FlagsByte) := e.valid
+    b(8 * MemExactEncoding.ActionByte, 8 bits) := e.actionId
+    b(8 * MemExactEncoding.KeyByte, c.keyWidth bits) := e.key
+    b(8 * (MemExactEncoding.KeyByte + c.keyBytes), c.dataWidth bits) := e.data
+    b
+  }
+  def bucketAddress(bucket: UInt): UInt =
+    (U(c.baseAddress, c.axi.addressWidth bits) | (bucket << log2Up(c.bucketBytes)).resize(c.axi.addressWidth))
+
+  /** Clock 0 hashes the key, clock 1 queues it and its time stamp. */
+  val arrival = new Area {
+    val hash = Crc64.hardware(lookup.payload, 0 until c.bucketBits).asUInt
+    val valid = RegNext(lookup.valid) init False
+    val key = RegNext(lookup.payload)
+    val bucket = RegNext(hash)
+    val stamp = RegNext(now)
+  }
+
+  // `schedule` and `answered` hold at most the lookups of the last `latency` clocks (the
+  // ones older have left), so neither ever refuses a push; `pending` takes a lookup only
+  // while fewer than `waitingLimit` wait (else it is late without a read): a read port
+  // held back leaves a backlog that a lookup a clock would never work off.
+  val schedule = StreamFifo(UInt(StampWidth bits), c.inFlight)
+  val pending = StreamFifo(Queued(), 1 << log2Up(c.waitingLimit + 1))
+  val issued = StreamFifo(Queued(), c.outstanding)
+  val answered = StreamFifo(Answer(), c.inFlight)
+  schedule.io.push.valid := arrival.valid
+  schedule.io.push.payload := arrival.stamp
+  pending.io.push.valid := arrival.valid && pending.io.occupancy < c.waitingLimit
+  pending.io.push.key := arrival.key
+  pending.io.push.bucket := arrival.bucket
+  pending.io.push.stamp := arrival.stamp
+
+  /** Issue: a read is worth issuing while its answer can still be back in time; one that
+    * cannot is passed over. Answers come one a clock at most, in order, so a read's answer
+    * is at least as many clocks away as reads are out before it: passing over the reads
+    * that could not be answered in time after a slow spell frees the clocks in which the
+    * table catches up. */
+  val issue = new Area {
+    val expired = age(pending.io.pop.stamp) + issued.io.occupancy >= c.latency - MinLatency / 2
+    val live = pending.io.pop.throwWhen(expired)
+    val (toIssued, toRead) = StreamFork2(live, synchronous = true)
+    issued.io.push << toIssued
+    // A registered AR: once valid, it stays so until the port takes it, as AXI asks.
+    val read = toRead.translateWith(bucketAddress(toRead.bucket)).m2sPipe()
+  }
+
+  /** Answer: the bucket's beat is compared with the key of the oldest read out. */
+  val answer = new Area {
+    val beat = mem.r.valid && mem.r.id === LookupId
+    issued.io.pop.ready := beat
+    val valid = RegNext(beat) init False
+    val data = RegNext(mem.r.data)
+    val okay = RegNext(mem.r.resp === Axi4.resp.OKAY)
+    val key = RegNext(issued.io.pop.key)
+    val stamp = RegNext(issued.io.pop.stamp)
+    val bucket = RegNext(issued.io.pop.bucket)
+    val entries = (0 until c.slots).map(decode(data, _))
+    val hits = entries.map(e => e.valid && e.key === key)
+    val first = OHMasking.first(Cat(hits))
+    val entry = MuxOH(first, entries)
+    // In time: pushed now, the answer reaches the queue's head 2 clocks later, before the
+    // clock `latency - 1` after its key in which the result is taken (`emit`).
+    val inTime = age(stamp) < c.latency - 4
+    answered.io.push.valid := valid && okay && inTime
+    answered.io.push.stamp := stamp
+    answered.io.push.hit := hits.reduce(_ || _)
+    answered.io.push.actionId := entry.actionId
+    answered.io.push.actionData := entry.data
+    answered.io.push.entryIndex := (bucket @@ OHToUInt(first).resize(MemExactEncoding.SlotBits))
+  }
+
+  /** Result: the oldest lookup leaves `latency` clocks after its key, with its answer if
+    * that is at the head of `answered` (answers are in order and none is older), else late. */
+  val emit = new Area {
+    val due = schedule.io.pop.valid && age(schedule.io.pop.payload) === c.latency - 1
+    val answer = answered.io.pop
+    val ready = answer.valid && answer.stamp === schedule.io.pop.payload
+    schedule.io.pop.ready := due
+    answer.ready := due && ready
+    val out = Flow(MemLookupResult(c.dataWidth, c.indexWidth))
+    out.valid := due
+    out.late := !ready
+    out.hit := ready && answer.hit
+    out.actionId := answer.actionId
+    out.actionData := answer.actionData
+    out.entryIndex := answer.entryIndex
+  }
+  result << emit.out.stage()
+  lateEvent := result.valid && result.late
+
+  /** The window's accesses: a WRITE is one masked beat (WSTRB covers the entry's bytes
+    * only, so the bucket's other entries are not read or touched), a READ one beat under
+    * the window's read id, a CLEAR a beat of zeros to every bucket. */
+  val control = new Area {
+    val ar = Stream(UInt(c.axi.addressWidth bits))
+    val arValid = RegInit(False)
+    val arAddress = Reg(UInt(c.axi.addressWidth bits))
+    ar.valid := arValid
+    ar.payload := arAddress
+    when(ar.fire) { arValid := False }
+
+    val awValid = RegInit(False)
+    val wValid = RegInit(False)
+    val address = Reg(UInt(c.axi.addressWidth bits))
+    val wData = Reg(Bits(c.axi.dataWidth bits))
+    val wStrb = Reg(Bits(c.bucketBytes bits))
+    when(mem.aw.fire) { awValid := False }
+    when(mem.w.fire) { wValid := False }
+    val free = (!awValid || mem.aw.ready) && (!wValid || mem.w.ready)
+    def write(at: UInt, data: Bits, strb: Bits): Unit = {
+      awValid := True
+      wValid := True
+      address := at
+      wData := data
+      wStrb := strb
+    }
+    /** Writes of the running command, and how many of them have been answered. */
+    val writes = Reg(UInt(c.bucketBits + 1 bits)) init 0
+    val answeredWrites = Reg(UInt(c.bucketBits + 1 bits)) init 0
+    val writing = RegInit(False)
+    when(mem.b.fire) { answeredWrites := answeredWrites + 1 }
+    val clearing = RegInit(False)
+    val clearBucket = Reg(UInt(c.bucketBits bits))
+    val reading = RegInit(False)
+    val readSlot = Reg(UInt(MemExactEncoding.SlotBits bits))
+  }
+  mem.b.ready := True
+
+  val readArbiter = StreamArbiterFactory().lowerFirst.transactionLock
+    .onArgs(control.ar.translateWith(control.ar.payload ## B(WindowId, c.axi.idWidth bits)),
+      issue.read.translateWith(issue.read.payload ## B(LookupId, c.axi.idWidth bits)))
+  mem.ar.valid := readArbiter.valid
+  readArbiter.ready := mem.ar.ready
+  mem.ar.addr := readArbiter.payload(c.axi.idWidth, c.axi.addressWidth bits).asUInt
+  mem.ar.id := readArbiter.payload(0, c.axi.idWidth bits).asUInt
+  for (ax <- Seq(mem.ar.payload, mem.aw.payload)) {
+    ax.len := 0
+    ax.setSize(U(log2Up(c.bucketBytes)))
+    ax.setBurstINCR()
+    if (c.axi.useLock) ax.setLock(B"0")
+    if (c.axi.useCache) ax.setCache(B"0011") // normal, non-cacheable, bufferable
+    if (c.axi.useProt) ax.setProt(B"000")
+    if (c.axi.useQos) ax.setQos(B"0000")
+  }
+  mem.aw.valid := control.awValid
+  mem.aw.addr := control.address
+  mem.aw.id := 0
+  mem.w.valid := control.wValid
+  mem.w.data := control.wData
+  mem.w.strb := control.wStrb
+  mem.w.last := True
+  mem.r.ready := True
+
+  def addWindow(bus: ControlBus, name: String): TableWindow = {
+    val w = bus.addTable(name, TableKind.MemExact, c.keyWidth, c.entries, c.dataWidth, c.slots, c.latency, c.entryBytes,
+      indexValid = Some((i: UInt) => i < (BigInt(c.buckets) << MemExactEncoding.SlotBits) && i(0, MemExactEncoding.SlotBits bits) < c.slots))
+    w.addRegisters(MemExactEncoding.Late, MemExactEncoding.WindowEnd)
+    w.counter64(lateEvent, MemExactEncoding.Late)
+    w
+  }
+
+  def attach(window: TableWindow): Unit = new Area {
+    import control._
+    val cmd = window.commands
+    val bucket = (cmd.index >> MemExactEncoding.SlotBits).resize(c.bucketBits)
+    val slot = cmd.index(0, MemExactEncoding.SlotBits bits)
+    val entry = Entry()
+    entry.valid := cmd.entry.valid
+    entry.actionId := cmd.entry.actionId
+    entry.key := cmd.entry.key
+    entry.data := cmd.entry.data
+    val entryStrb = B((BigInt(1) << c.entryBytes) - 1, c.bucketBytes bits)
+    val placed = Vec((0 until c.slots).map(s => (encode(entry).resize(c.axi.dataWidth) |<< (8 * c.entryBytes * s))))
+    val strbs = Vec((0 until c.slots).map(s => entryStrb |<< (c.entryBytes * s)))
+    val slotIndex = slot.resize(log2Up(c.slots))
+
+    window.done := False
+    when(cmd.valid) {
+      switch(cmd.op) {
+        is(TableOp.write) {
+          write(bucketAddress(bucket), placed(slotIndex), strbs(slotIndex))
+          writes := 1
+          answeredWrites := 0
+          writing := True
+        }
+        is(TableOp.read) {
+          arValid := True
+          arAddress := bucketAddress(bucket)
+          readSlot := slot
+          reading := True
+        }
+        is(TableOp.clear) {
+          clearing := True
+          clearBucket := 0
+          writes := c.buckets
+          answeredWrites := 0
+          writing := True
+        }
+      }
+    }
+    when(clearing && free) {
+      write(bucketAddress(clearBucket), B(0, c.axi.dataWidth bits), B((BigInt(1) << c.bucketBytes) - 1, c.bucketBytes bits))
+      clearBucket := clearBucket + 1
+      when(clearBucket === c.buckets - 1) { clearing := False }
+    }
+    when(writing && answeredWrites === writes) {
+      writing := False
+      window.done := True
+    }
+
+    val beat = mem.r.valid && mem.r.id === WindowId
+    val readBack = RegNext(beat) init False
+    val readData = RegNextWhen(mem.r.data, beat)
+    val read = Vec((0 until c.slots).map(decode(readData, _)))(readSlot.resize(log2Up(c.slots)))
+    when(readBack) {
+      reading := False
+      window.done := True
+    }
+    window.readBack.valid := readBack
+    window.readBack.payload.valid := read.valid
+    window.readBack.actionId := read.actionId
+    window.readBack.key := read.key
+    window.readBack.mask := 0
+    window.readBack.priority := 0
+    window.readBack.data := read.data
+    window.hit := result.valid && !result.late && result.hit
+    window.miss := result.valid && !result.late && !result.hit
+  }
+}
+
+/** A memory-backed exact table behind its own control bus: the unit its testbench drives,
+  * with the AXI4 master its memory hangs on (`m_axi_*`). */
+class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha_mem_exact_table") extends Component {
+  setDefinitionName(definitionName)
+  val io = new Bundle {
+    val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
+    val lookup = slave(Flow(Bits(c.keyWidth bits)))
+    val result = master(Flow(MemLookupResult(c.dataWidth, c.indexWidth)))
+    val mem = master(Axi4(c.axi))
+  }
+  noIoPrefix()
+  spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
+  io.ctrl.setName("s_axil")
+  Axi4SpecRenamer(io.mem)
+  io.mem.setName("m_axi")
+  val bus = new ControlBus(io.ctrl)
+  val table = new MemExactTable(c)
+  val window = table.addWindow(bus, "table")
+  bus.build()
+  table.attach(window)
+  table.lookup << io.lookup
+  io.result << table.result
+  io.mem.ar << table.mem.ar
+  io.mem.aw << table.mem.aw
+  io.mem.w << table.mem.w
+  table.mem.r << io.mem.r
+  table.mem.b << io.mem.b
+}

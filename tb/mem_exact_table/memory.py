@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A memory behind an AXI4 port that answers reads late, as DRAM and HBM do.
+
+Writes go to cocotbext-axi's AxiRamWrite. Reads are answered here, from the same memory:
+each single-beat read `latency` clocks (plus up to `jitter`) after the port takes its
+address, read from memory when it is answered. Answers keep the order of their read id
+(as AXI asks) but may overtake answers of another id. `ar_busy` and `r_busy` hold arready
+low and rvalid back at random (cocotb_util.pause_pattern); `stall_ar()` holds arready low
+until `release_ar()`.
+"""
+
+import heapq
+
+import cocotb
+from cocotb.triggers import RisingEdge
+from cocotbext.axi import AxiBus, AxiRamWrite
+from cocotbext.axi.axi_channels import AxiARSink, AxiRSource
+
+from tb.common import cocotb_util
+
+
+class LateMemory:
+    def __init__(self, dut, prefix, size, rng, cycles):
+        bus = AxiBus.from_prefix(dut, prefix)
+        self.write_if = AxiRamWrite(bus.write, dut.clk, size=size)
+        self.clk = dut.clk
+        self.cycles = cycles
+        self.rng = rng
+        self.ar = AxiARSink(bus.read.ar, dut.clk)
+        self.r = AxiRSource(bus.read.r, dut.clk)
+        self.byte_lanes = len(bus.read.r.rdata) // 8
+        self.latency = 100
+        self.jitter = 0
+        self._stalled = False
+        self._ar_busy = 0.0
+        self._due = []  # heap of (clock due, order, id, address)
+        self._last_due = {}  # read id -> clock its latest answer is due
+        self._order = 0
+        self.reads = 0
+        self.set_pauses(0.0, 0.0)
+        cocotb.start_soon(self._take_reads())
+        cocotb.start_soon(self._answer_reads())
+
+    @property
+    def mem(self):
+        return self.write_if
+
+    def set_pauses(self, ar_busy, r_busy):
+        self._ar_busy = ar_busy
+        self.ar.set_pause_generator(self._ar_pauses())
+        self.r.set_pause_generator(cocotb_util.pause_pattern(self.rng, r_busy))
+
+    def _ar_pauses(self):
+        while True:
+            yield self._stalled or (self._ar_busy > 0 and self.rng.random() < self._ar_busy)
+
+    def stall_ar(self):
+        self._stalled = True
+
+    def release_ar(self):
+        self._stalled = False
+
+    async def _take_reads(self):
+        while True:
+            ar = await self.ar.recv()
+            assert int(ar.arlen) == 0 and 1 << int(ar.arsize) == self.byte_lanes, "one full beat a read"
+            rid, address = int(ar.arid), int(ar.araddr)
+            assert address % self.byte_lanes == 0, f"unaligned read at {address:#x}"
+            due = self.cycles.cycle + self.latency + self.rng.randint(0, self.jitter)
+            due = max(due, self._last_due.get(rid, 0))
+            self._last_due[rid] = due
+            heapq.heappush(self._due, (due, self._order, rid, address))
+            self._order += 1
+            self.reads += 1
+
+    async def _answer_reads(self):
+        while True:
+            await RisingEdge(self.clk)
+            while self._due and self._due[0][0] <= self.cycles.cycle:
+                _, _, rid, address = heapq.heappop(self._due)
+                r = self.r._transaction_obj()
+                r.rid = rid
+                r.rlast = 1
+                r.rresp = 0
+                r.rdata = int.from_bytes(self.mem.read(address, self.byte_lanes), "little")
+                self.r.send_nowait(r)
+
+    def idle(self):
+        return not self._due and self.r.empty()

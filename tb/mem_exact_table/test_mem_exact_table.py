@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pytest entry for the matcha_mem_exact_table tests (tb/mem_exact_table/mem_exact_table_tb.py).
+
+Run one case: pytest tb/mem_exact_table/test_mem_exact_table.py -k latency_sweep [--matcha-seed N]
+"""
+
+from tb.common import sim
+
+TOPLEVEL = "matcha_mem_exact_table"
+CONFIG = "tables"
+test_mem_exact_table = sim.cocotb_entry("tb.mem_exact_table.mem_exact_table_tb",
+                                        [sim.Model(CONFIG, TOPLEVEL, layout=None)])
