@@ -77,8 +77,12 @@ def main():
           "program's two scales (`Overlay.Corundum` for the 512-bit Corundum build, "
           "`Overlay.Board` for 64-bit targets). Synthesized by " + yosys_version() +
           " (no place and route: no Fmax here): `synth_xilinx -family xcup -uram` for "
-          "UltraScale+ and `synth_ecp5`. RAMB36 counts two RAMB18 as one. Percentages are "
-          "of the " + " and the ".join(d[0] for d in DEVICES.values()) + ".",
+          "UltraScale+ and `synth_ecp5`. RAMB36 counts two RAMB18 as one. Every row "
+          "includes a control bus of its own (AXI4-Lite slave, descriptor block, window), "
+          "which the pipeline has once for all its tables: the `frame_class` row, a 4-entry "
+          "direct table, is little more than that, so the sum overstates the tables by about "
+          "as many times that row as there are units. Percentages are of the " +
+          " and the ".join(d[0] for d in DEVICES.values()) + ".",
           ""]
     for scale, family in SCALES:
         base = root / family / scale
