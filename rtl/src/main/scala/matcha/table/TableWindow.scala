@@ -132,7 +132,9 @@ case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int,
   * `readBack`); the counters answer theirs on `counterCommands` with `counterRead`; a command
   * is busy until everything it was sent to has answered. `stagedDataWidth`: the DATA its
   * commands carry, when a table writes words wider than its action data through it (an LPM
-  * table's 32-bit trie entries); the default action's data stays `dataWidth` bits. */
+  * table's 32-bit trie entries); the default action's data stays `dataWidth` bits.
+  * `tableCommands`: command codes only this table has, each with the INDEX values it
+  * accepts (others answer ERROR_INDEX_RANGE); they reach the table as TableOp.other. */
 class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
     features: WindowFeatures = WindowFeatures(), stagedDataWidth: Option[Int] = None,
     tableCommands: Seq[(Int, UInt => Bool)] = Nil) extends Area {
