@@ -165,7 +165,7 @@ object Generate {
       "matcha_ternary128_table"))())
     // The inner 5-tuple (src, dst, protocol, source port, destination port) with both ports
     // range fields; 16 slots per field, so that a test can run them out.
-    val ports = Seq(table.RangeField(16, 16), table.RangeField(0, 16))
+    val ports = Seq(table.RangeField(0, 16), table.RangeField(16, 16))
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64,
       ranges = ports, rangeSlots = 16), "matcha_ternary_range_table"))())
     // ACL scale: direction and ENI in front of the 5-tuple, 4096 entries, 64 slots per port.

@@ -19,6 +19,7 @@ case class TernaryTableConfig(keyWidth: Int, dataWidth: Int, size: Int, ranges: 
   require(dataWidth >= 1 && dataWidth <= 512, "action data of 1 to 512 bits")
   require(size >= 4 && size % 4 == 0, "entries come in groups of 4")
   require(ranges.forall(_.bits.last < keyWidth), "range fields inside the key")
+  require(ranges == ranges.sortBy(_.offset), "range fields numbered from the least significant (RANGE_FIELD_SHIFT)")
   require(ranges.flatMap(_.bits).distinct.size == ranges.map(_.width).sum, "range fields do not overlap")
   require(rangeSlots >= 2 && isPow2(rangeSlots) && rangeSlots <= 256, "2 to 256 boundary slots, a power of 2")
   def indexWidth: Int = log2Up(size)
