@@ -3,7 +3,7 @@ package matcha
 
 import java.io.{File, PrintWriter}
 import matcha.corundum.{CorundumAppBlock, CorundumConfig}
-import matcha.program.{Program, ProgramJson, Programs}
+import matcha.program.{Overlay, Program, ProgramJson, Programs}
 import matcha.table.{ControlBus, ObjectDescriptor}
 import spinal.core._
 
@@ -15,8 +15,10 @@ object Generate {
   val corundumConfigs = Seq(CorundumConfig("corundum", configs(1)), CorundumConfig("corundum-w64", configs(0)))
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
-  /** Programs generated besides it, each as `matcha_<name>` with its `layout-<name>.json`. */
-  val extraPrograms: Seq[Program] = Seq(Programs.policer, Programs.conntrack, Programs.overlay)
+  /** Programs generated besides it in a configuration, each as `matcha_<name>` with its
+    * `layout-<name>.json`; the overlay program at the configuration's scale. */
+  def extraPrograms(cfg: MatchaConfig): Seq[Program] =
+    Seq(Programs.policer, Programs.conntrack, Programs.overlay(Overlay.scaleOf(cfg)))
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
@@ -142,7 +144,7 @@ object Generate {
       require(parser.toplevel.latency == cfg.graph.levels + 1)
       spinal(dir).generateVerilog(top(new Deparser(cfg))())
       spinal(dir).generateVerilog(top(new PacketPath(cfg))())
-      for ((p, file) <- (program -> "layout.json") +: extraPrograms.map(p => p -> s"layout-${p.name}.json")) {
+      for ((p, file) <- (program -> "layout.json") +: extraPrograms(cfg).map(p => p -> s"layout-${p.name}.json")) {
         val layout = new Layout(cfg, p)
         spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), layout.identify))())
         write(s"$dir/$file", layout.text)

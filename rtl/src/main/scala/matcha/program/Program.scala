@@ -353,8 +353,9 @@ object Programs {
 
   /** The cloud overlay (VNET-to-VNET) pipeline with stateful security (docs/overlay.md),
     * after SONiC DASH: VXLAN frames from hosts (outbound) and from the underlay (inbound),
-    * each decapsulated and, once its ENI's policy admits it, encapsulated again. */
-  val overlay: Program = {
+    * each decapsulated and, once its ENI's policy admits it, encapsulated again; its table
+    * sizes are those of `scale`. */
+  def overlay(scale: OverlayScale): Program = {
     import Overlay._
     val decap = Seq("eth", "vlan", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
     val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
@@ -441,7 +442,7 @@ object Programs {
           Action("drop_red", ops = Seq(Op.Drop(PolicedRed))),
           Action("drop_yellow", ops = Seq(Op.Drop(PolicedYellow)))),
         default = "pass", counters = false),
-      TableSpec("mapping", MatchKind.Exact, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = 1024,
+      TableSpec("mapping", MatchKind.Exact, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = scale.mappings,
         applyIf = Seq("meta.routed", live),
         actions = Seq(
           Action("set_mapping", Seq(Param("underlay_ip", 32), Param("overlay_dmac", 48)), Seq(
@@ -468,7 +469,7 @@ object Programs {
         default = "vxlan_encap", counters = false)
     ),
       meters = Seq(MeterSpec("policers", 1 << EniWidth)),
-      session = Some(SessionSpec("sessions", size = 4096, after = "acl", reason = SessionFull, zone = KeyField("meta.eni"),
+      session = Some(SessionSpec("sessions", size = scale.sessions, after = "acl", reason = SessionFull, zone = KeyField("meta.eni"),
         protocol = KeyField("hdr.inner_ipv4.protocol"), srcAddr = KeyField("hdr.inner_ipv4.src"),
         dstAddr = KeyField("hdr.inner_ipv4.dst"), srcPort = KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
         dstPort = KeyField.firstValid("hdr.inner_tcp.dstPort", "hdr.inner_udp.dstPort"), tcpFlags = KeyField("hdr.inner_tcp.flags"),
@@ -478,11 +479,22 @@ object Programs {
         "meta.aclVerdict" -> 2, "meta.admit" -> 1, "meta.dstVnet" -> VnetWidth, "meta.routed" -> 1, "meta.direct" -> 1))
   }
 
-  val all = Seq(l2l3, policer, conntrack, overlay)
+  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay)
 }
 
-/** The overlay program's widths and reasons (docs/overlay.md). */
+/** The sizes of the overlay program's big tables on one kind of target (docs/overlay.md,
+  * "Scale"); ENIs, VNETs and policers are 1,024 on every target (EniWidth, VnetWidth). */
+case class OverlayScale(name: String, mappings: Int, routes: Int, aclRules: Int, sessions: Int)
+
+/** The overlay program's widths, reasons and scales (docs/overlay.md). */
 object Overlay {
+  /** The Corundum 512-bit build: the scale of the VPP study, on chip. */
+  val Corundum = OverlayScale("corundum", mappings = 8192, routes = 4096, aclRules = 6144, sessions = 65536)
+  /** 64-bit targets, sized for the Versa board's LFE5UM5G-45F. */
+  val Board = OverlayScale("board", mappings = 1024, routes = 256, aclRules = 256, sessions = 4096)
+  val scales = Seq(Corundum, Board)
+  /** A configuration's scale: a 512-bit build is the Corundum card's. */
+  def scaleOf(cfg: matcha.MatchaConfig): OverlayScale = if (cfg.dataWidth >= 512) Corundum else Board
   val EniWidth = 10
   val VnetWidth = 10
   val GroupWidth = 16

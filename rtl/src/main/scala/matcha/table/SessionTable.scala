@@ -407,8 +407,8 @@ class SessionTable(c: SessionTableConfig) extends Area {
 }
 
 /** A session table behind its control bus, the unit tested and measured on its own. */
-class SessionTableUnit(c: SessionTableConfig) extends Component {
-  setDefinitionName("matcha_session_table")
+class SessionTableUnit(c: SessionTableConfig, name: String = "matcha_session_table") extends Component {
+  setDefinitionName(name)
   val io = new Bundle {
     val ctrl = slave(AxiLite4(ControlBus.axiConfig))
     val packet = slave(Flow(SessionPacket(c)))
