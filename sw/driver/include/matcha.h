@@ -523,6 +523,7 @@ struct matcha_field_info {
 	const char *name; /* the PHV field; a firstValid list as "hdr.tcp.srcPort|hdr.udp.srcPort" */
 	unsigned width;
 	unsigned offset;  /* lowest bit in the key */
+	bool range;       /* a ternary range field: an entry gives it lo..hi (docs/tables.md) */
 };
 
 struct matcha_table_layout {

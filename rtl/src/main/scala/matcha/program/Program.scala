@@ -407,7 +407,9 @@ object Programs {
         applyIf = Seq("meta.paValidate", live),
         actions = Seq(Action("permit"), Action("drop", ops = Seq(Op.Drop(PaValidationMiss)))), default = "drop"),
       // The ENI's ACL of each direction decides new flows: a permit may learn the session.
-      TableSpec("acl", MatchKind.Ternary, Seq(KeyField("meta.outbound"), KeyField("meta.eni")) ++ fiveTuple, size = 256,
+      // The ports are range fields: a port range is one entry, not its prefixes.
+      TableSpec("acl", MatchKind.Ternary, Seq(KeyField("meta.outbound"), KeyField("meta.eni")) ++ fiveTuple.take(3) ++
+        fiveTuple.drop(3).map(_.asRange), size = scale.aclRules,
         applyIf = Seq("meta.overlay", live),
         actions = Seq(
           Action("permit", ops = Seq(Op.SetConst("meta.aclVerdict", AclPermit), Op.SetConst("meta.learn", 1))),
