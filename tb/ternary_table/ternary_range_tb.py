@@ -275,12 +275,11 @@ async def fill(tb, rng, gen, count, indices=None):
     return count
 
 
-@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
-async def test_classbench_rules(dut):
+async def classbench_rules(dut, name):
     """ClassBench-like rules (wildcard, exact, 0-1023, 1024-65535, random and overlapping
     port ranges) fill the table as far as the boundary slots allow; keys inside, at and
     just past every rule's port boundaries answer as the first-match oracle does."""
-    rng, _ = cocotb_util.test_rng(dut, "classbench_rules")
+    rng, _ = cocotb_util.test_rng(dut, name)
     tb = RangeTableTb(dut)
     await tb.start()
     gen = classbench.RuleGenerator(rng)
@@ -293,6 +292,21 @@ async def test_classbench_rules(dut):
     assert n >= 16 or n == count
     hits = await tb.lookups(tb.keys(rng, 1500))
     assert hits > 300, hits
+
+
+@sim.only_on("matcha_ternary_range_table")
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_classbench_rules(dut):
+    await classbench_rules(dut, "classbench_rules")
+
+
+# The 4096-entry unit: its Verilator model alone takes minutes to build, beyond a test's
+# budget, so everything on it is a soak test.
+@sim.soak
+@sim.only_on("matcha_ternary_acl_table")
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_classbench_rules_at_scale(dut):
+    await classbench_rules(dut, "classbench_rules_at_scale")
 
 
 @sim.only_on("matcha_ternary_range_table")
@@ -384,6 +398,7 @@ async def test_churn_under_lookups(dut):
     assert total > 5000
 
 
+@sim.only_on("matcha_ternary_range_table")
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_range_commands_errors(dut):
     """A range command on a field or slot the table does not have fails with

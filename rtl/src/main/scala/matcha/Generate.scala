@@ -23,7 +23,9 @@ object Generate {
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
     defaultConfigForClockDomains = ClockDomainConfig(resetKind = SYNC, resetActiveLevel = HIGH),
-    oneFilePerComponent = false
+    oneFilePerComponent = false,
+    // A ternary table's rows are a bit per entry: the Corundum scale's acl has 6144.
+    bitVectorWidthMax = 8192
   )
 
   /** Names the top's clock and reset `clk` and `rst`. */
