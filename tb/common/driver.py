@@ -29,7 +29,9 @@ What the recorder models of docs/tables.md, and nothing more:
   range for the table as its descriptor describes it (exact and ternary: below `size`;
   LPM: `level << 20 | node` with level i's nodes as `lpm_nodes` gives them, and level
   `levels` the `size` results), 0 otherwise;
-  STATUS is never busy;
+  RANGE_SLOT, RANGE_SPAN and RANGE_REBUILD are a ternary table's with range fields
+  (descriptor geometry: how many; extra: slots each), their INDEX `field << 16 | slot`
+  out of range answering 1; STATUS is never busy;
 - a READ command does not load the staging registers: the recorder knows no table
   contents (the driver reads entries back only in matcha_exact_read and
   matcha_ternary_read, which have no use here);
@@ -748,9 +750,9 @@ class Descriptor:
     size: int
     data_bits: int
     base: int
-    geometry: int  # ways (exact), levels (LPM), meter_geometry (meter), 0
+    geometry: int  # ways (exact), levels (LPM), meter_geometry (meter), range fields (ternary), 0
     latency: int
-    extra: int     # slots a tree node (LPM), clocks per tick (meter), 0
+    extra: int     # slots a tree node (LPM), clocks per tick (meter), range slots (ternary), 0
 
     @classmethod
     def from_words(cls, words):
@@ -787,6 +789,16 @@ class Descriptor:
             return index if 0 <= index < self.size else None
         level, address = index >> contract.LPM_LEVEL_SHIFT, index & contract.LPM_ADDRESS_MASK
         return address if level == self.geometry and address < self.size else None
+
+    @property
+    def range_fields(self):
+        """A ternary table's range fields (0 for any other table)."""
+        return self.geometry if self.code == contract.KIND_TERNARY else 0
+
+    def range_index_in_range(self, index):
+        """Whether a RANGE_* command's `index` names a field and slot of this table."""
+        return (index >> contract.RANGE_FIELD_SHIFT < self.range_fields and
+                index & contract.RANGE_SLOT_MASK < self.extra)
 
     def index_in_range(self, index):
         """Whether a WRITE, READ or ZERO of `index` addresses an entry of this table."""
@@ -870,10 +882,14 @@ class RecordingBus:
         known = {contract.CMD_WRITE, contract.CMD_READ, contract.CMD_CLEAR}
         known |= {contract.CMD_ZERO} if d.counters else set()
         known |= {contract.CMD_DEFAULT, contract.CMD_READ_DEFAULT} if d.default_action else set()
+        ranges = {contract.CMD_RANGE_SLOT, contract.CMD_RANGE_SPAN, contract.CMD_RANGE_REBUILD}
+        known |= ranges if d.range_fields else set()
         index = self.staging.get(base + contract.WIN_INDEX, 0)
         if value not in known:
             err = contract.STATUS_ERROR_UNKNOWN_CMD
         elif value in (contract.CMD_WRITE, contract.CMD_READ, contract.CMD_ZERO) and not d.index_in_range(index):
+            err = contract.STATUS_ERROR_INDEX_RANGE
+        elif value in ranges and not d.range_index_in_range(index):
             err = contract.STATUS_ERROR_INDEX_RANGE
         else:
             err = contract.STATUS_ERROR_NONE

@@ -560,13 +560,31 @@ class TernaryTable(Table):
         super().__init__(desc, metadata)
         self.rules = []  # in match order: priority descending, then insertion order
         self._seq = 0
+        # Range fields ("range": true in the key): (offset, width); an entry gives such a
+        # field lo in the value's bits and hi in the mask's, and matches lo <= x <= hi.
+        self.ranges = []
+        offset = self.key_width
+        for part in desc["key"]:
+            offset -= int(part["width"])
+            if part.get("range", False):
+                self.ranges.append((offset, int(part["width"])))
+        self.range_bits = sum(_mask(w) << o for o, w in self.ranges)
+
+    def _in_ranges(self, key, rule):
+        return all(rule.value >> o & _mask(w) <= key >> o & _mask(w) <= rule.mask >> o & _mask(w)
+                   for o, w in self.ranges)
 
     def add(self, value, mask, priority, action, data=0):
         value = self._check_key(value, "value")
         mask = self._check_key(mask, "mask")
-        if value & ~mask:
+        if value & ~mask & ~self.range_bits:
             raise ProgramError(f"table {self.name}: value {value:#x} has bits outside mask "
                                f"{mask:#x}")
+        for o, w in self.ranges:
+            lo, hi = value >> o & _mask(w), mask >> o & _mask(w)
+            if lo > hi:
+                raise ProgramError(f"table {self.name}: range {lo}->{hi} of the field at key bit {o} "
+                                   "is empty (lo > hi)")
         act, data = self._check_entry(action, data)
         ident = (value, mask, int(priority))
         if any(r.ident == ident for r in self.rules):
@@ -597,7 +615,9 @@ class TernaryTable(Table):
         raise ProgramError(f"table {self.name}: no rule {_entry_str((value, mask, priority))}")
 
     def match(self, key):
-        return next((r for r in self.rules if key & r.mask == r.value), None)
+        t = ~self.range_bits
+        return next((r for r in self.rules if key & r.mask & t == r.value & t and self._in_ranges(key, r)),
+                    None)
 
     def lookup(self, key):
         r = self.match(key)

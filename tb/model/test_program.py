@@ -17,10 +17,10 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
-from tb.common import packets, sim
+from tb.common import packets, seeds, sim
 from tb.model import NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import (
-    Program, ProgramError, TableFull, compare, header_valid, load, program_section,
+    Program, ProgramError, TableFull, TernaryTable, compare, header_valid, load, program_section,
 )
 from tb.pipeline import l2l3
 from tb.pipeline.l2l3 import (
@@ -854,3 +854,56 @@ def test_session_stage_description_checked():
     s["after"] = "nope"
     with pytest.raises(ProgramError, match="follows a table"):
         Program(bad, strict=False)
+
+
+# ------------------------------------------------------------------ ternary range fields
+
+
+def range_table():
+    """A ternary table on protocol (8 bits) and two 16-bit port range fields."""
+    desc = {"name": "ports", "kind": "ternary", "size": 64, "keyWidth": 40, "dataWidth": 8,
+            "key": [{"fields": ["hdr.ipv4.protocol"], "width": 8},
+                    {"fields": ["hdr.tcp.srcPort"], "width": 16, "range": True},
+                    {"fields": ["hdr.tcp.dstPort"], "width": 16, "range": True}],
+            "actions": [{"name": "a", "id": 0, "params": [{"name": "v", "width": 8, "offset": 0}],
+                         "ops": []}],
+            "default": {"action": "a", "data": 0}}
+    return TernaryTable(desc)
+
+
+def test_range_fields_match_lo_to_hi():
+    """A range field matches lo <= x <= hi (lo in the value's bits, hi in the mask's), the
+    other fields value/mask, against a brute-force check of random rules and keys."""
+    seed = seeds.choose_seed()
+    seeds.announce(seed, "range_fields_match_lo_to_hi")
+    rng = random.Random(seed)
+    t = range_table()
+    rules = []
+    for i in range(40):
+        proto, pm = rng.choice([(6, 0xFF), (17, 0xFF), (0, 0)])
+        sport = rng.choice([(0, 65535), (80, 80), (0, 1023), (1024, 65535)])
+        lo = rng.randrange(65536)
+        dport = rng.choice([(lo, min(65535, lo + rng.randrange(3000))), (443, 443), (0, 65535)])
+        value = proto << 32 | sport[0] << 16 | dport[0]
+        mask = pm << 32 | sport[1] << 16 | dport[1]
+        if (value, mask, 40 - i) in [r[:3] for r in rules]:
+            continue
+        t.add(value, mask, 40 - i, "a", i)
+        rules.append((value, mask, 40 - i, proto, pm, sport, dport))
+    for _ in range(3000):
+        key = rng.choice([6, 17, 1]) << 32 | rng.choice([80, 1023, 1024, rng.randrange(65536)]) << 16 | \
+            rng.choice([443, rng.randrange(65536)])
+        want = next((r for r in rules if key >> 32 & r[4] == r[3]
+                     and r[5][0] <= key >> 16 & 0xFFFF <= r[5][1] and r[6][0] <= key & 0xFFFF <= r[6][1]), None)
+        got = t.match(key)
+        assert (got.ident if got else None) == (want[:3] if want else None), hex(key)
+
+
+def test_range_field_errors():
+    t = range_table()
+    with pytest.raises(ProgramError, match="lo > hi"):
+        t.add(6 << 32 | 100, 0xFF << 32 | 99 | 0xFFFF << 16, 1, "a")
+    with pytest.raises(ProgramError, match="outside mask"):
+        t.add(7 << 32, 6 << 32 | 0xFFFFFFFF, 1, "a")
+    # lo above hi in the bits is fine when lo <= hi: a value bit outside the mask there.
+    t.add(0x7 << 16 | 0x7, 0xA << 16 | 0x9, 1, "a")

@@ -182,12 +182,13 @@ async def overlay_setup(dut, name):
 
 async def acl_rule(tb, outbound, eni, src24, dst24, proto, dport, action, priority):
     """A rule of an ENI's ACL: a /24 source and destination, a protocol and a destination
-    port; every other field (the source port) any."""
+    port; every other field (the source port) any. The ports are range fields: lo in the
+    value, hi in the mask (the source port 0..65535, the destination port dport..dport)."""
     acl = tb.model["acl"]
     value = acl.key(outbound=outbound, eni=eni, src=ip_int(src24), dst=ip_int(dst24),
                     protocol=proto, dstPort=dport)
     mask = acl.key(outbound=1, eni=0x3FF, src=0xFFFFFF00, dst=0xFFFFFF00, protocol=0xFF,
-                   dstPort=0xFFFF)
+                   srcPort=0xFFFF, dstPort=dport)
     assert await tb.add("acl", value, mask, priority, action=action)
 
 
@@ -476,10 +477,11 @@ async def random_flows(dut, name, frames):
 
 
 async def acl_port_rule(tb, outbound, eni, proto, dport, action):
-    """A rule of an ENI's ACL on the protocol and destination port alone."""
+    """A rule of an ENI's ACL on the protocol and destination port alone (range fields:
+    the source port 0..65535, the destination port dport..dport)."""
     acl = tb.model["acl"]
     value = acl.key(outbound=outbound, eni=eni, protocol=proto, dstPort=dport)
-    mask = acl.key(outbound=1, eni=0x3FF, protocol=0xFF, dstPort=0xFFFF)
+    mask = acl.key(outbound=1, eni=0x3FF, protocol=0xFF, srcPort=0xFFFF, dstPort=dport)
     assert await tb.add("acl", value, mask, 5, action=action)
 
 

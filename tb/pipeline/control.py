@@ -49,8 +49,8 @@ class SwitchBus:
 
 def descriptor_of(table):
     """The descriptor docs/tables.md gives a table of a program description: kind (with
-    the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base, ways/levels, latency,
-    LPM fanout."""
+    the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base,
+    ways/levels/range fields, latency, LPM fanout/range slots."""
     kind = KIND_CODES[table["kind"]] | contract.KIND_DEFAULT_ACTION
     if table.get("counters"):
         kind |= contract.KIND_COUNTERS
@@ -61,6 +61,9 @@ def descriptor_of(table):
         kind |= contract.KIND_PREFIX_STORE
         geometry = table["lpm"]["levels"]
         extra = table["lpm"]["fanout"]
+    elif table["kind"] == "ternary":
+        geometry = sum(1 for k in table["key"] if k.get("range"))
+        extra = table["rangeSlots"] if geometry else 0
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
                           (table["index"] + 1) * contract.INFO_WINDOW_BYTES, geometry, table.get("latency", 0),
                           extra)

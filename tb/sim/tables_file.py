@@ -8,7 +8,10 @@ Commands: `table_add <table> <action> <match fields> => <params> [priority]`,
 <cir>:<cburst> [<pir>:<pburst>] [trtcm|srtcm] [color-aware] [packets]` and `set_clock_hz`;
 blank lines and lines starting with `#` are skipped. Match fields, one per key field in key
 order: a value, `value/length`, `value&&&mask` or `low->high` (ternary tables; expanded into
-the fewest prefixes, the last ranged field varying fastest, as the driver does). Values:
+the fewest prefixes, the last ranged field varying fastest, as the driver does). On a range
+field of a ternary table (docs/tables.md, "Range fields") every match is one range, lo in
+the entry's value and hi in its mask: `low->high` itself, a value v as v->v, and a value
+whose mask is a prefix of the field (`0&&&0`, `/n`) the block it covers. Values:
 decimal, 0x hex, IPv4 a.b.c.d, MAC aa:bb:cc:dd:ee:ff.
 
 The model meters every frame at tick 0 (the harness cannot know a frame's tick), so only
@@ -89,6 +92,21 @@ def field_match(text, width, where):
     return [(value(text, width, where), (1 << width) - 1, width)]
 
 
+def range_match(text, width, where):
+    """[(lo, hi, None)] of one match on a range field: the range it covers."""
+    if "->" in text:
+        lo, hi = text.split("->", 1)
+        lo, hi = value(lo, width, where), value(hi, width, where)
+        if lo > hi:
+            raise TablesFileError(f"{where}: range {text} is empty")
+        return [(lo, hi, None)]
+    (v, m, _), = field_match(text, width, where)
+    free = ~m & ((1 << width) - 1)
+    if free & (free + 1):
+        raise TablesFileError(f"{where}: {text} on a range field: the mask is no prefix")
+    return [(v, v | free, None)]
+
+
 def action_data(table, action, texts, where):
     act = table.action(action)
     if len(texts) != len(act.params):
@@ -113,8 +131,12 @@ def table_add(program, words, where):
             raise TablesFileError(f"{where}: a ternary entry needs a priority")
         priority, rest = int(rest[-1]), rest[:-1]
     data = action_data(table, action, rest, where)
-    matches = [field_match(f, width, f"{where}, key field {parts[0]}")
-               for f, (parts, width) in zip(fields, table.key_parts)]
+    range_offsets = {o for o, _ in getattr(table, "ranges", [])}
+    matches, below = [], sum(width for _, width in table.key_parts)
+    for f, (parts, width) in zip(fields, table.key_parts):
+        below -= width
+        parse = range_match if below in range_offsets else field_match
+        matches.append(parse(f, width, f"{where}, key field {parts[0]}"))
     combos = [[]]
     for m in matches:  # the last ranged field varies fastest
         combos = [c + [x] for c in combos for x in m]

@@ -13,3 +13,7 @@ CONFIG = "tables"
 TOPLEVELS = ["matcha_ternary_table", "matcha_ternary128_table"]
 test_ternary_table = sim.cocotb_entry("tb.ternary_table.ternary_table_tb",
                                       [sim.Model(CONFIG, t, layout=None) for t in TOPLEVELS])
+
+RANGE_TOPLEVELS = ["matcha_ternary_range_table", "matcha_ternary_acl_table"]
+test_ternary_range_table = sim.cocotb_entry("tb.ternary_table.ternary_range_tb",
+                                            [sim.Model(CONFIG, t, layout=None) for t in RANGE_TOPLEVELS])

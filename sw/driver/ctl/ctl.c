@@ -138,7 +138,9 @@ static const char match_help[] =
 	"  exact     00:11:22:33:44:55   10.0.0.1   6   0x0800\n"
 	"  prefix    10.0.0.0/8          (LPM tables; ternary tables as a mask)\n"
 	"  ternary   0x0a000001&&&0xff000000   10.0.0.0&&&255.0.0.0\n"
-	"  range     80->90              (ternary tables; expanded to prefixes)\n"
+	"  range     80->90              (ternary tables: one entry on a range field,\n"
+	"                                 prefixes on any other field)\n"
+	"on a range field an exact value is lo = hi, 0&&&0 the whole field\n"
 	"values: decimal, 0x hex, a.b.c.d, aa:bb:cc:dd:ee:ff, IPv6 (2001:db8::1, ::ffff:10.0.0.1)\n";
 
 /* BMv2's simple_switch_CLI takes rates per microsecond; these are P4Runtime MeterConfig's

@@ -532,6 +532,7 @@ struct matcha_field_info {
 	const char *name; /* the PHV field; a firstValid list as "hdr.tcp.srcPort|hdr.udp.srcPort" */
 	unsigned width;
 	unsigned offset;  /* lowest bit in the key */
+	bool range;       /* a ternary range field: an entry gives it lo..hi (docs/tables.md) */
 };
 
 struct matcha_table_layout {
@@ -617,7 +618,12 @@ const struct matcha_action_info *matcha_action_by_name(const struct matcha_table
  *    0) and RANGE (value..high inclusive, fields of at most 32 bits), and a priority
  *    (higher wins). A RANGE is expanded to prefixes by matcha_range_to_prefixes(), several
  *    ranged fields to the cross product: one handle, several hardware entries (added all
- *    or none; a modify rewrites each with one WRITE).
+ *    or none; a modify rewrites each with one WRITE). On a range field (the layout's
+ *    "range": true, docs/tables.md "Range fields") a RANGE is one hardware entry, EXACT v
+ *    the range v..v, and an LPM or TERNARY match whose mask is a prefix of the field the
+ *    range it covers (0&&&0: the whole field); another mask fails with MATCHA_EINVAL. A
+ *    field whose boundary slots run out fails with MATCHA_ENOSPC before anything is
+ *    written. matcha_ternary_add() takes a range field's lo in the value and hi in the mask.
  * Entries written through the index-based calls above have no handle.
  */
 #define MATCHA_VALUE_BYTES 64

@@ -296,7 +296,9 @@ int matcha_window_command(matcha_dev *dev, struct matcha_table *t, uint32_t cmd,
 {
 	int rc;
 	uint32_t base = t->info.base;
-	bool indexed = cmd == MATCHA_HW_CMD_WRITE || cmd == MATCHA_HW_CMD_READ || cmd == MATCHA_HW_CMD_ZERO;
+	bool indexed = cmd == MATCHA_HW_CMD_WRITE || cmd == MATCHA_HW_CMD_READ || cmd == MATCHA_HW_CMD_ZERO ||
+		       cmd == MATCHA_HW_CMD_RANGE_SLOT || cmd == MATCHA_HW_CMD_RANGE_SPAN ||
+		       cmd == MATCHA_HW_CMD_RANGE_REBUILD;
 	if (indexed && (rc = matcha_reg_write(dev, base + MATCHA_HW_WIN_INDEX, index)))
 		return rc;
 	if ((rc = matcha_reg_write(dev, base + MATCHA_HW_WIN_CMD, cmd)))

@@ -113,6 +113,24 @@ static void value_from_u32(struct matcha_value *v, uint32_t x)
 		v->be[MATCHA_VALUE_BYTES - 1 - i] = (uint8_t)(x >> 8 * i);
 }
 
+/*
+ * On a range field a value and mask whose set bits are a prefix of the field's (a plain
+ * value, a prefix, a wildcard) are the range *lo..*hi; false for any other mask.
+ */
+static bool range_of_mask(const struct matcha_value *value, const struct matcha_value *mask,
+			  unsigned width, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t m = value_u32(mask), top = width >= 32 ? UINT32_MAX : (uint32_t)((1ull << width) - 1);
+	uint32_t free_bits = ~m & top;
+	if (free_bits & (free_bits + 1))
+		return false; /* the clear bits are not the low ones */
+	if (lo)
+		*lo = value_u32(value) & m;
+	if (hi)
+		*hi = (value_u32(value) & m) | free_bits;
+	return true;
+}
+
 /* ------------------------------------------------------------------------- tables */
 
 struct named {
@@ -334,6 +352,11 @@ static int check_match(matcha_dev *dev, const struct named *n, const struct matc
 						   value_hex(&m->value, hex, sizeof hex),
 						   value_hex(&m->mask, hex2, sizeof hex2));
 		norm->mask = m->mask;
+		if (f->range && !range_of_mask(&m->value, &m->mask, f->width, NULL, NULL))
+			return matcha_fail(dev, MATCHA_EINVAL, "key field %s is a range field: it "
+					   "takes a range (low->high), a value, a prefix or a "
+					   "wildcard (0&&&0), and mask %s is none of them", f->name,
+					   value_hex(&m->mask, hex, sizeof hex));
 		break;
 	case MATCHA_MATCH_RANGE:
 		if (f->width > 32)
@@ -365,7 +388,8 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 
 	for (unsigned f = 0; f < tl->nfields; f++) {
 		nranges[f] = 1;
-		if (match[f].kind != MATCHA_MATCH_RANGE)
+		/* A range field takes the range natively: one entry. */
+		if (match[f].kind != MATCHA_MATCH_RANGE || tl->fields[f].range)
 			continue;
 		int k = matcha_range_to_prefixes(value_u32(&match[f].value),
 						 value_u32(&match[f].high), tl->fields[f].width,
@@ -393,6 +417,26 @@ static int build_keys(matcha_dev *dev, const struct named *n, const struct match
 			const struct matcha_field_info *fi = &tl->fields[f];
 			const struct matcha_match *m = &match[f];
 			struct matcha_value value = m->value, mask;
+			if (fi->range) {
+				/* lo in the value's bits of the field, hi in the mask's. */
+				uint32_t lo = 0, hi = 0;
+				if (m->kind == MATCHA_MATCH_RANGE) {
+					lo = value_u32(&m->value);
+					hi = value_u32(&m->high);
+				} else {
+					if (m->kind == MATCHA_MATCH_TERNARY)
+						mask = m->mask;
+					else
+						prefix_mask(&mask, fi->width, m->kind == MATCHA_MATCH_LPM ?
+							    m->prefix_len : fi->width);
+					range_of_mask(&m->value, &mask, fi->width, &lo, &hi);
+				}
+				value_from_u32(&value, lo);
+				value_from_u32(&mask, hi);
+				put_field(k->value, kb, fi->offset, fi->width, &value);
+				put_field(k->mask, kb, fi->offset, fi->width, &mask);
+				continue;
+			}
 			switch (m->kind) {
 			case MATCHA_MATCH_EXACT: prefix_mask(&mask, fi->width, fi->width); break;
 			case MATCHA_MATCH_LPM: prefix_mask(&mask, fi->width, m->prefix_len); break;
@@ -837,7 +881,14 @@ static void adopted_match(const struct named *n, const struct matcha_field_info 
 	memset(m, 0, sizeof *m);
 	get_field(k->value, n->key_bytes, f->offset, f->width, &m->value);
 	m->kind = MATCHA_MATCH_EXACT;
-	if (n->ops->prefix) {
+	if (f->range) {
+		/* lo in the value, hi in the mask: a range unless they are one value. */
+		get_field(k->mask, n->key_bytes, f->offset, f->width, &m->high);
+		if (memcmp(&m->high, &m->value, sizeof m->value))
+			m->kind = MATCHA_MATCH_RANGE;
+		else
+			memset(&m->high, 0, sizeof m->high);
+	} else if (n->ops->prefix) {
 		/* The field's share of the prefix: the key's top bits down to the prefix's end. */
 		unsigned top = n->info.key_bits - f->offset - f->width;
 		unsigned len = k->prefix_len <= top ? 0 : k->prefix_len - top;

@@ -71,6 +71,11 @@ struct matcha_kind_ops {
 	int (*find)(matcha_dev *dev, struct matcha_table *t, const char *op,
 		    const struct matcha_key *k, uint32_t *index);
 	bool (*shadow_key)(const struct matcha_table *t, uint32_t i, struct matcha_key *k);
+	/* The layout's range fields of the table (key bit offsets and widths; n may be 0):
+	 * checked against the descriptor (MATCHA_ELAYOUT saying how they differ), and with
+	 * `apply` taken into the shadow. NULL for a kind without range fields. */
+	int (*range_fields)(matcha_dev *dev, struct matcha_table *t, const unsigned *offset,
+			    const unsigned *width, unsigned n, bool apply);
 	/* The window INDEX of counter index i; NULL where they are the same. */
 	uint32_t (*window_index)(const struct matcha_table *t, uint32_t i);
 };

@@ -220,6 +220,12 @@ static int read_fields(struct loader *ld, const json_t *jt, struct layout_table 
 		}
 		fi->name = name;
 		total += fi->width;
+		/* Ternary range fields are marked; any other field leaves "range" out. */
+		const json_t *jr = json_object_get(jf, "range");
+		if (jr && !json_is_boolean(jr))
+			return LFAIL(ld, "layout %s: \"range\" of %s is %s, not a boolean", ld->name,
+				     fwhat, type_name(json_typeof(jr)));
+		fi->range = jr && json_is_true(jr);
 	}
 	if (total != t->pub.key_bits)
 		return LFAIL(ld, "layout %s: the key fields of %s add up to %u bits, its keyWidth is "
@@ -338,6 +344,28 @@ static int agree(struct loader *ld, const char *what, const char *key, unsigned 
 		     "describe this bitstream", ld->name, what, key, layout, hw);
 }
 
+/* The table's range fields (KeyField range) against the hardware's; `apply`: the table
+ * takes their places in the key. */
+static int table_ranges(struct loader *ld, const struct layout_table *t, const char *what,
+			bool apply)
+{
+	struct matcha_table *ht = &ld->dev->tables[t->pub.table];
+	unsigned offset[MATCHA_MAX_FIELDS], width[MATCHA_MAX_FIELDS], n = 0;
+	for (unsigned f = 0; f < t->pub.nfields; f++)
+		if (t->fields[f].range) {
+			offset[n] = t->fields[f].offset;
+			width[n++] = t->fields[f].width;
+		}
+	if (!ht->ops->range_fields)
+		return n ? LFAIL(ld, "layout %s: %s has range fields, and only ternary tables "
+				 "have them", ld->name, what) : 0;
+	if (!ht->ops->range_fields(ld->dev, ht, offset, width, n, apply))
+		return 0;
+	char msg[sizeof ld->dev->error];
+	memcpy(msg, ld->dev->error, sizeof msg);
+	return LFAIL(ld, "layout %s: %s", ld->name, msg);
+}
+
 /* The table's layout against its descriptor. */
 static int check_table(struct loader *ld, const json_t *jt, struct layout_table *t,
 		       const char *what, unsigned latency, bool counters)
@@ -358,6 +386,8 @@ static int check_table(struct loader *ld, const json_t *jt, struct layout_table 
 	    (rc = agree(ld, what, "counters", counters, in.counters)) ||
 	    (rc = agree(ld, what, "a default action (1 yes, 0 no)", t->pub.default_action != NULL,
 			in.default_action)))
+		return rc;
+	if ((rc = table_ranges(ld, t, what, false)))
 		return rc;
 	if (in.kind == MATCHA_KIND_EXACT) {
 		unsigned ways;
@@ -682,6 +712,9 @@ static int load_parsed(matcha_dev *dev, json_t *root, const json_error_t *error,
 	}
 	matcha_layout_free(dev);
 	dev->layout = ld.layout;
+	for (unsigned i = 0; i < n; i++)
+		if (ld.layout->tables[i].pub.name)
+			table_ranges(&ld, &ld.layout->tables[i], ld.layout->tables[i].pub.name, true);
 	/* Entries the handle adopted before the layout came get their handles now. */
 	for (unsigned i = 0; i < n; i++)
 		if ((rc = matcha_layout_table_adopted(dev, i))) {

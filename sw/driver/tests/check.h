@@ -55,6 +55,11 @@
 	X(ternary_make_before_break_counters)                                              \
 	X(ternary_counters_follow_shifts)                                                  \
 	X(ternary_port_range)                                                              \
+	X(ternary_range_random_make_before_break)                                          \
+	X(ternary_range_shared_boundaries)                                                 \
+	X(ternary_range_field_full)                                                        \
+	X(ternary_range_by_name)                                                           \
+	X(ternary_range_adopt)                                                             \
 	X(session_key_ipv4)                                                                \
 	X(session_discovery)                                                               \
 	X(session_read_find_delete)                                                        \

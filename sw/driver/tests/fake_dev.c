@@ -105,6 +105,111 @@ struct fake_cfg fake_conntrack_cfg(void)
 	return c;
 }
 
+/* ------------------------------------------------------------ ternary range fields */
+
+static uint32_t range_max(const struct fake_table *t, unsigned f)
+{
+	unsigned w = t->cfg.range_width[f];
+	return w >= 32 ? UINT32_MAX : (uint32_t)((1ull << w) - 1);
+}
+
+static uint32_t range_bits(const struct fake_table *t, unsigned f, const uint32_t *words)
+{
+	unsigned at = t->cfg.range_offset[f];
+	uint64_t v = words[at / 32] | (at % 32 ? (uint64_t)words[at / 32 + 1] << 32 : 0);
+	return (uint32_t)(v >> at % 32) & range_max(t, f);
+}
+
+/* CLEAR: slot 0 (lo 0, id 0) alone, id 0 spanning the field. */
+static void range_clear(struct fake_table *t, unsigned f)
+{
+	struct fake_range *r = &t->range[f];
+	memset(r->lo, 0, sizeof r->lo);
+	memset(r->id, 0, sizeof r->id);
+	memset(r->valid, 0, sizeof r->valid);
+	r->valid[0] = true;
+	r->start[0] = 0;
+	r->end[0] = range_max(t, f);
+}
+
+/* Entry e's bit in id's row: its range holds the id's whole span. */
+static void range_row(struct fake_table *t, unsigned f, uint32_t id, uint32_t e)
+{
+	struct fake_range *r = &t->range[f];
+	const struct fake_entry *en = &t->entries[e];
+	r->row[(size_t)id * t->nentries + e] = range_bits(t, f, en->key) <= r->start[id] &&
+					      r->end[id] <= range_bits(t, f, en->mask);
+}
+
+/* A WRITE rewrites every interval row of the entry's group of 4. */
+static void range_write(struct fake_table *t, uint32_t index)
+{
+	for (unsigned f = 0; f < t->cfg.ways_or_levels; f++)
+		for (uint32_t id = 0; id < t->cfg.extra; id++)
+			for (uint32_t e = index & ~3u; e < (index | 3u) + 1 && e < t->nentries; e++)
+				range_row(t, f, id, e);
+}
+
+static void range_command(struct fake_table *t, uint32_t cmd)
+{
+	unsigned f = t->index >> MATCHA_HW_RANGE_FIELD_SHIFT;
+	uint32_t i = t->index & MATCHA_HW_RANGE_SLOT_MASK;
+	if (t->cfg.kind != MATCHA_KIND_TERNARY || !t->cfg.ways_or_levels) {
+		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
+		return;
+	}
+	if (f >= t->cfg.ways_or_levels || i >= t->cfg.extra) {
+		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
+		return;
+	}
+	struct fake_range *r = &t->range[f];
+	t->range_commands++;
+	if (cmd == MATCHA_HW_CMD_RANGE_SLOT) {
+		r->lo[i] = t->staging.key[0] & range_max(t, f);
+		r->id[i] = t->staging.mask[0] & MATCHA_HW_RANGE_SLOT_MASK;
+		r->valid[i] = t->staging.flags & MATCHA_HW_FLAGS_VALID;
+	} else if (cmd == MATCHA_HW_CMD_RANGE_SPAN) {
+		r->start[i] = t->staging.key[0] & range_max(t, f);
+		r->end[i] = t->staging.mask[0] & range_max(t, f);
+	} else {
+		for (uint32_t e = 0; e < t->nentries; e++)
+			range_row(t, f, i, e);
+		t->busy_reads = 2;
+	}
+}
+
+long fake_ternary_lookup(struct fake_dev *fd, unsigned table, const uint32_t *key)
+{
+	struct fake_table *t = &fd->table[table];
+	unsigned words = (t->cfg.key_bits + 31) / 32;
+	uint32_t plain[16];
+	for (unsigned w = 0; w < words; w++)
+		plain[w] = UINT32_MAX;
+	uint32_t id[FAKE_MAX_RANGES];
+	for (unsigned f = 0; f < t->cfg.ways_or_levels; f++) {
+		for (unsigned b = 0; b < t->cfg.range_width[f]; b++) {
+			unsigned bit = t->cfg.range_offset[f] + b;
+			plain[bit / 32] &= ~(1u << bit % 32);
+		}
+		const struct fake_range *r = &t->range[f];
+		uint32_t x = range_bits(t, f, key);
+		for (unsigned s = 0; s < t->cfg.extra; s++)
+			if (r->valid[s] && r->lo[s] <= x)
+				id[f] = r->id[s];
+	}
+	for (uint32_t e = 0; e < t->nentries; e++) {
+		const struct fake_entry *en = &t->entries[e];
+		bool match = en->flags & 1;
+		for (unsigned w = 0; w < words && match; w++)
+			match = ((key[w] ^ en->key[w]) & en->mask[w] & plain[w]) == 0;
+		for (unsigned f = 0; f < t->cfg.ways_or_levels && match; f++)
+			match = t->range[f].row[(size_t)id[f] * t->nentries + e];
+		if (match)
+			return (long)e;
+	}
+	return -1;
+}
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);
@@ -121,6 +226,11 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		t->packets = calloc(t->nentries ? t->nentries : 1, sizeof *t->packets);
 		t->bytes = calloc(t->nentries ? t->nentries : 1, sizeof *t->bytes);
 		t->default_entry.flags = 1;
+		if (t->cfg.kind == MATCHA_KIND_TERNARY)
+			for (unsigned f = 0; f < t->cfg.ways_or_levels; f++) {
+				t->range[f].row = calloc((size_t)t->cfg.extra * t->nentries, 1);
+				range_clear(t, f);
+			}
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;
 		t->node_bits = t->cfg.extra * (MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits);
@@ -156,6 +266,8 @@ void fake_free(struct fake_dev *fd)
 		free(fd->table[i].bytes);
 		for (unsigned l = 0; l < FAKE_MAX_LEVELS; l++)
 			free(fd->table[i].level[l]);
+		for (unsigned f = 0; f < FAKE_MAX_RANGES; f++)
+			free(fd->table[i].range[f].row);
 	}
 	free(fd);
 }
@@ -238,6 +350,8 @@ static void command(struct fake_table *t, uint32_t cmd)
 		} else {
 			check_fresh_counts(t, c, e, &t->staging);
 			*e = t->staging;
+			if (t->cfg.kind == MATCHA_KIND_TERNARY)
+				range_write(t, t->index);
 			if (t->cfg.kind == MATCHA_KIND_METER) {
 				bool on = e->flags & 1;
 				for (unsigned w = 0; w < 4; w++)
@@ -277,7 +391,14 @@ static void command(struct fake_table *t, uint32_t cmd)
 						       sizeof *t->level[l]);
 		memset(t->packets, 0, t->nentries * sizeof *t->packets);
 		memset(t->bytes, 0, t->nentries * sizeof *t->bytes);
+		for (unsigned f = 0; t->cfg.kind == MATCHA_KIND_TERNARY && f < t->cfg.ways_or_levels; f++)
+			range_clear(t, f);
 		t->busy_reads = 3;
+		break;
+	case MATCHA_HW_CMD_RANGE_SLOT:
+	case MATCHA_HW_CMD_RANGE_SPAN:
+	case MATCHA_HW_CMD_RANGE_REBUILD:
+		range_command(t, cmd);
 		break;
 	case MATCHA_HW_CMD_ZERO:
 		if (!t->cfg.counters)

@@ -25,6 +25,8 @@
 #define FAKE_MAX_LEVELS 64
 /* Words of one LPM node in the fake's memory: all of DATA. */
 #define FAKE_NODE_WORDS MATCHA_HW_WIN_STAGING_WORDS
+#define FAKE_MAX_RANGES 4
+#define FAKE_MAX_SLOTS 64
 
 /* FLAGS with action id `a` (or a session's state), valid bit clear. */
 #define FAKE_FLAGS_ACTION(a) ((uint32_t)(a) << MATCHA_HW_FLAGS_ACTION_SHIFT)
@@ -45,6 +47,9 @@ struct fake_table_cfg {
 	uint32_t extra;                        /* descriptor word DESC_EXTRA_WORD (meters: tick clocks, LPM: fanout) */
 	bool prefix_store; /* LPM, kind bit 10: a result's WRITE keeps KEY and PRIORITY */
 	uint32_t kind_extra;                   /* other bits of descriptor word DESC_KIND_WORD */
+	/* Ternary range fields (ways_or_levels of them, extra slots each): where each is in
+	 * the key, field 0 the least significant. */
+	unsigned range_offset[FAKE_MAX_RANGES], range_width[FAKE_MAX_RANGES];
 };
 
 struct fake_cfg {
@@ -84,6 +89,16 @@ struct fake_table {
 	uint64_t learned, insert_failed, aged;
 	uint32_t session_hi_latch[3];
 	unsigned long deletes; /* WRITEs that removed a session */
+	/* Ternary range fields as docs/tables.md has them: the boundary slots, each id's span
+	 * and interval rows (row[f][id * size + entry]), written by WRITE (the entry's group of
+	 * 4 from the spans then), RANGE_REBUILD (one id, every entry) and CLEAR. */
+	struct fake_range {
+		uint32_t lo[FAKE_MAX_SLOTS], id[FAKE_MAX_SLOTS];
+		bool valid[FAKE_MAX_SLOTS];
+		uint32_t start[FAKE_MAX_SLOTS], end[FAKE_MAX_SLOTS];
+		uint8_t *row;
+	} range[FAKE_MAX_RANGES];
+	unsigned long range_commands; /* RANGE_SLOT, RANGE_SPAN and RANGE_REBUILD */
 };
 
 struct fake_dev {
@@ -152,6 +167,14 @@ void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
  * every way, the lowest valid match wins. Returns the entry index or -1.
  */
 long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, unsigned key_bits);
+
+/*
+ * Looks a key (word order) up in a ternary table of the fake's memory as the hardware does:
+ * value/mask on every bit outside the range fields; on a range field the interval of the
+ * last valid slot with lo <= x, whose row says which entries take it. The lowest valid
+ * matching index wins; -1 for none.
+ */
+long fake_ternary_lookup(struct fake_dev *fd, unsigned table, const uint32_t *key);
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {

@@ -30,7 +30,7 @@ static char *read_text(const char *path, size_t *len)
 }
 
 /* The text of layout `path` with the first `from` replaced by `to` (which must occur). */
-static char *edited(const char *path, const char *from, const char *to, size_t *len)
+char *test_layout_edited(const char *path, const char *from, const char *to, size_t *len)
 {
 	size_t n;
 	char *text = read_text(path, &n);
@@ -58,7 +58,7 @@ static bool load_fails_path(const struct fake_cfg *cfg, const char *path, const 
 	struct fake_dev *fd = fake_new(cfg);
 	matcha_dev *dev = fake_open(fd);
 	size_t len = text ? strlen(text) : 0;
-	char *owned = text ? NULL : edited(path, from, to, &len);
+	char *owned = text ? NULL : test_layout_edited(path, from, to, &len);
 	bool ok = false;
 	if (dev && (text || owned)) {
 		int rc = matcha_layout_load_text(dev, text ? text : owned, len, name);

@@ -68,4 +68,8 @@ static inline struct matcha_value val_bytes(const uint8_t *be, unsigned n)
 	return v;
 }
 
+/* The text of layout `path` with the first `from` replaced by `to` (NULL if `from` does
+ * not occur); *len its length. Defined in test_layout.c. */
+char *test_layout_edited(const char *path, const char *from, const char *to, size_t *len);
+
 #endif

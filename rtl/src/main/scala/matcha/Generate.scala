@@ -23,7 +23,9 @@ object Generate {
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
     defaultConfigForClockDomains = ClockDomainConfig(resetKind = SYNC, resetActiveLevel = HIGH),
-    oneFilePerComponent = false
+    oneFilePerComponent = false,
+    // A ternary table's rows are a bit per entry: the Corundum scale's acl has 6144.
+    bitVectorWidthMax = 8192
   )
 
   /** Names the top's clock and reset `clk` and `rst`. */
@@ -165,6 +167,14 @@ object Generate {
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
       "matcha_ternary128_table"))())
+    // The inner 5-tuple (src, dst, protocol, source port, destination port) with both ports
+    // range fields; 16 slots per field, so that a test can run them out.
+    val ports = Seq(table.RangeField(0, 16), table.RangeField(16, 16))
+    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64,
+      ranges = ports, rangeSlots = 16), "matcha_ternary_range_table"))())
+    // ACL scale: direction and ENI in front of the 5-tuple, 4096 entries, 64 slots per port.
+    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 112, dataWidth = 16, size = 4096,
+      ranges = ports, rangeSlots = 64), "matcha_ternary_acl_table"))())
     spinal(tables).generateVerilog(top(table.DirectTableUnit(table.DirectTableConfig(keyWidth = 10, dataWidth = 40, size = 1000)))())
     spinal(tables).generateVerilog(top(new table.SessionTableUnit(table.SessionTableConfig(size = 64)))())
     spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 256)))())

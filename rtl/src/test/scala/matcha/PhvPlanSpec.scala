@@ -67,7 +67,7 @@ class PhvPlanSpec extends AnyFunSuite {
 
   test("the packet path is built as the plan says") {
     for (p <- Programs.all) {
-      val top = SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
+      val top = Generate.spinal("target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
       val plan = PhvPlan(cfg, p)
       assert(top.phvFifo.io.push.payload.getWidth == plan.deparser.width, p.name)
       for ((stage, phv) <- top.stages.zip(plan.stepPhv)) {

@@ -157,9 +157,12 @@ abstract class MatchKind(val code: Int) {
   def latency(t: TableSpec, keyWidth: Int): Int
   /** The table's unit for a key of `keyWidth` bits. */
   def unit(t: TableSpec, keyWidth: Int): MatchUnit
+  /** The table's unit for a key whose fields (t.key, first most significant) have these
+    * widths; kinds that treat fields differently (ternary range fields) override it. */
+  def unit(t: TableSpec, fieldWidths: Seq[Int]): MatchUnit = unit(t, fieldWidths.sum)
   /** The table's unit, fed by `lookup`, with its control window on `bus` and attached. */
-  def build(t: TableSpec, keyWidth: Int, bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
-    val u = unit(t, keyWidth)
+  def build(t: TableSpec, fieldWidths: Seq[Int], bus: ControlBus, features: WindowFeatures, lookup: Flow[Bits]): BuiltTable = {
+    val u = unit(t, fieldWidths)
     val window = u.addWindow(bus, t.name, features)
     u.attach(window)
     u.lookup << lookup
@@ -184,9 +187,13 @@ object MatchKind {
 }
 
 /** One key field: a PHV field, or the first of several same-width fields whose header is
-  * valid. A field of a header that is not valid reads as 0. */
-case class KeyField(fields: Seq[String]) {
+  * valid. A field of a header that is not valid reads as 0. `range`: in a ternary table,
+  * an entry gives the field a range lo..hi instead of a value and mask (docs/tables.md,
+  * "Range fields"). */
+case class KeyField(fields: Seq[String], range: Boolean = false) {
   require(fields.nonEmpty)
+  /** The same field matched as a range. */
+  def asRange: KeyField = copy(range = true)
 }
 object KeyField {
   def apply(field: String): KeyField = KeyField(Seq(field))
@@ -236,11 +243,13 @@ case class TableSpec(
     counters: Boolean = true,
     ways: Int = 4,
     /** LPM: slots of a B+tree node; (fanout * (key bits + 17)) must fit the 512-bit DATA. */
-    lpmFanout: Int = 7
+    lpmFanout: Int = 7,
+    rangeSlots: Int = 64
 ) {
   require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
   require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
   require(actions.exists(_.name == default), s"table $name: default action $default is not one of its actions")
+  require(!key.exists(_.range) || kind == MatchKind.Ternary, s"table $name: only ternary tables have range fields")
   require(meters.size <= 1, s"table $name: its meter ops all execute one meter array")
   for (a <- actions; op <- a.ops) op match {
     case Op.SetField(f, p) => require(a.params.exists(_.name == p), s"table $name, action ${a.name}: no parameter $p for $f")
@@ -398,7 +407,9 @@ object Programs {
         applyIf = Seq("meta.paValidate", live),
         actions = Seq(Action("permit"), Action("drop", ops = Seq(Op.Drop(PaValidationMiss)))), default = "drop"),
       // The ENI's ACL of each direction decides new flows: a permit may learn the session.
-      TableSpec("acl", MatchKind.Ternary, Seq(KeyField("meta.outbound"), KeyField("meta.eni")) ++ fiveTuple, size = 256,
+      // The ports are range fields: a port range is one entry, not its prefixes.
+      TableSpec("acl", MatchKind.Ternary, Seq(KeyField("meta.outbound"), KeyField("meta.eni")) ++ fiveTuple.take(3) ++
+        fiveTuple.drop(3).map(_.asRange), size = scale.aclRules,
         applyIf = Seq("meta.overlay", live),
         actions = Seq(
           Action("permit", ops = Seq(Op.SetConst("meta.aclVerdict", AclPermit), Op.SetConst("meta.learn", 1))),
@@ -543,7 +554,11 @@ object ProgramJson {
       "keyWidth" -> d.keyWidth, "dataWidth" -> d.dataWidth, "latency" -> d.latency, "counters" -> t.counters,
       "applyIf" -> t.applyIf)
     for ((k, v) <- t.kind.json(t)) json(k) = v
-    json("key") = t.key.map(k => ujson.Obj("fields" -> k.fields, "width" -> layout(k.fields.head).width))
+    json("key") = t.key.map { k =>
+      val field = ujson.Obj("fields" -> k.fields, "width" -> layout(k.fields.head).width)
+      if (k.range) field("range") = true
+      field
+    }
     json("actions") = t.actions.zipWithIndex.map { case (a, id) =>
       ujson.Obj("name" -> a.name, "id" -> id,
         "params" -> a.params.map(p => ujson.Obj("name" -> p.name, "width" -> p.width, "offset" -> a.offsets(p.name))),

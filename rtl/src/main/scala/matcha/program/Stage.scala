@@ -28,11 +28,14 @@ object Stage {
     if (k.fields.size == 1) field(phv, k.fields.head)
     else PriorityMux(k.fields.map(f => phv.bool(validOf(f)) -> phv(f)) :+ (True -> B(0, phv.width(k.fields.head) bits)))
 
-  def keyWidth(t: TableSpec, layout: PhvLayout): Int = t.key.map { k =>
+  /** The widths of the table's key fields, first (most significant) first. */
+  def fieldWidths(t: TableSpec, layout: PhvLayout): Seq[Int] = t.key.map { k =>
     val widths = k.fields.map(layout(_).width).distinct
     require(widths.size == 1, s"table ${t.name}: firstValid fields ${k.fields.mkString(", ")} differ in width")
     widths.head
-  }.sum
+  }
+
+  def keyWidth(t: TableSpec, layout: PhvLayout): Int = fieldWidths(t, layout).sum
 
   def tableLatency(t: TableSpec, layout: PhvLayout): Int = t.kind.latency(t, keyWidth(t, layout))
 
@@ -83,7 +86,7 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  val BuiltTable(result, window, entries) = spec.kind.build(spec, keyWidth, bus, features, lookup)
+  val BuiltTable(result, window, entries) = spec.kind.build(spec, Stage.fieldWidths(spec, layout), bus, features, lookup)
 
   /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
   def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =

@@ -83,13 +83,13 @@ class ControlBus(axi: AxiLite4, identify: ControlBus.Identify = ControlBus.anony
     * default 0 until size). Descriptors are numbered in the order tables are added. */
   def addTable(name: String, kind: Int, keyWidth: Int, size: Int, dataWidth: Int, geometry: Int, latency: Int, extra: Int = 0,
       indexValid: Option[UInt => Bool] = None, features: WindowFeatures = WindowFeatures(),
-      stagedDataWidth: Option[Int] = None): TableWindow = {
+      stagedDataWidth: Option[Int] = None, tableCommands: Seq[(Int, UInt => Bool)] = Nil): TableWindow = {
     require(!descriptors.exists(_.name == name), s"two tables named $name on one control bus")
     val base = ControlBus.windowBase(descriptors.size)
     descriptors += ObjectDescriptor(descriptors.size, name, kind | TableKind.flags(kind) | features.kindFlags, keyWidth, size, dataWidth, base,
       geometry, latency, extra)
     val w = new TableWindow(factory, base, keyWidth, dataWidth, indexValid.getOrElse((i: UInt) => i < size), features,
-      stagedDataWidth)
+      stagedDataWidth, tableCommands)
     windows += base -> w
     w
   }

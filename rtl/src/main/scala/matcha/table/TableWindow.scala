@@ -51,6 +51,9 @@ object Command extends matcha.ContractGroup("CMD_", "Table window command codes 
   val Zero = const("ZERO", 4, "zero an entry's counters")
   val Default = const("DEFAULT", 5, "set the default action")
   val ReadDefault = const("READ_DEFAULT", 6)
+  val RangeSlot = const("RANGE_SLOT", 7, "ternary range fields: write a boundary slot (RANGE_*)")
+  val RangeSpan = const("RANGE_SPAN", 8, "ternary range fields: write an interval's span")
+  val RangeRebuild = const("RANGE_REBUILD", 9, "ternary range fields: rebuild an interval's row from the entries")
 }
 
 /** STATUS of a window: busy in bit 0, the last command's error in bits 15..8. */
@@ -88,12 +91,15 @@ case class StagedEntry(keyWidth: Int, dataWidth: Int) extends Bundle {
   val data = Bits(dataWidth bits)
 }
 
+/** `other`: a command code only some tables have (WindowFeatures.tableCommands), in
+  * TableCommand.code. */
 object TableOp extends SpinalEnum(binarySequential) {
-  val write, read, clear = newElement()
+  val write, read, clear, other = newElement()
 }
 
 case class TableCommand(keyWidth: Int, dataWidth: Int) extends Bundle {
   val op = TableOp()
+  val code = Bits(8 bits)
   val index = UInt(32 bits)
   val entry = StagedEntry(keyWidth, dataWidth)
 }
@@ -127,9 +133,12 @@ case class WindowFeatures(counters: Boolean = false, defaultAction: Option[(Int,
   * `readBack`); the counters answer theirs on `counterCommands` with `counterRead`; a command
   * is busy until everything it was sent to has answered. `stagedDataWidth`: the DATA its
   * commands carry, when a table writes words wider than its action data through it (an LPM
-  * table's 32-bit trie entries); the default action's data stays `dataWidth` bits. */
+  * table's 32-bit trie entries); the default action's data stays `dataWidth` bits.
+  * `tableCommands`: command codes only this table has, each with the INDEX values it
+  * accepts (others answer ERROR_INDEX_RANGE); they reach the table as TableOp.other. */
 class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dataWidth: Int, indexValid: UInt => Bool,
-    features: WindowFeatures = WindowFeatures(), stagedDataWidth: Option[Int] = None) extends Area {
+    features: WindowFeatures = WindowFeatures(), stagedDataWidth: Option[Int] = None,
+    tableCommands: Seq[(Int, UInt => Bool)] = Nil) extends Area {
   /** The window's offsets. */
   private val at = WindowRegister
   private def words(bits: Int) = (bits + 31) / 32
@@ -209,19 +218,24 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   when(launch) {
     val known = command === Command.Write || command === Command.Read || command === Command.Clear ||
       Bool(features.counters) && command === Command.Zero ||
-      Bool(features.defaultAction.isDefined) && (command === Command.Default || command === Command.ReadDefault)
+      Bool(features.defaultAction.isDefined) && (command === Command.Default || command === Command.ReadDefault) ||
+      tableCommands.map { case (code, _) => command === code }.foldLeft(False)(_ || _)
     val needsIndex = command === Command.Write || command === Command.Read || command === Command.Zero
-    val inRange = indexValid(index) || !needsIndex
+    val inRange = (indexValid(index) || !needsIndex) &&
+      tableCommands.map { case (code, valid) => command =/= code || valid(index) }.foldLeft(True)(_ && _)
     error := ((!known) ? B(Status.ErrorUnknownCommand, 8 bits) |
       ((!inRange) ? B(Status.ErrorIndexRange, 8 bits) | B(Status.ErrorNone, 8 bits)))
     when(known && inRange) { start := True }
   }
-  val toTable = command === Command.Write || command === Command.Read || command === Command.Clear
+  val tableOther = tableCommands.map { case (code, _) => command === code }.foldLeft(False)(_ || _)
+  val toTable = command === Command.Write || command === Command.Read || command === Command.Clear || tableOther
   val toCounters = Bool(features.counters) && (command === Command.Read || command === Command.Clear || command === Command.Zero)
   commands.valid := start && toTable || clearAfterReset
   commands.op := TableOp.clear
   when(!clearAfterReset && command === Command.Write) { commands.op := TableOp.write }
   when(!clearAfterReset && command === Command.Read) { commands.op := TableOp.read }
+  when(!clearAfterReset && tableOther) { commands.op := TableOp.other }
+  commands.code := command(7 downto 0)
   commands.index := index
   commands.entry.valid := valid
   commands.entry.actionId := actionId
