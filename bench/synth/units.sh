@@ -20,20 +20,30 @@ status=0
 rm -rf "$rtl"
 tools/mvn.sh compile exec:java -Dexec.mainClass=matcha.program.ProgramUnits -Dexec.args="--out $PWD/$rtl"
 
+# yosys_run <dir> <top> <script> <out>: one Yosys run of a unit, its `stat` in <out>.
+yosys_run() {
+  (cd "$1" && yosys -q -l "$4/yosys.log" -p "
+      read_verilog $2.v
+      $3
+      tee -q -o $4/stat.txt stat") >"$4/yosys.stdout" 2>&1
+}
+
 # synth <family> <scale> <top>: one unit through one flow, its `stat` and wall time kept.
+# Yosys 0.23 cannot map some LUT-RAM shapes for UltraScale+ (lutrams_xc5v_map.v: "invalid
+# OPTION_ABITS/WIDTH combination"); such a unit is synthesized again with -nolutram, and
+# its file `options` says so.
 synth() {
-  local family=$1 scale=$2 top=$3 out=$root/$1/$2/$3
-  mkdir -p "$out"
+  local family=$1 scale=$2 top=$3 out=$PWD/$root/$1/$2/$3
+  rm -rf "$out" && mkdir -p "$out"
   local script
   case $family in
     xcup) script="synth_xilinx -family xcup -uram -noiopad -flatten -top $top" ;;
     ecp5) script="synth_ecp5 -top $top" ;;
   esac
   local start=$(date +%s)
-  if (cd "$rtl/$scale" && yosys -q -l "$PWD/../../$family/$scale/$top/yosys.log" -p "
-      read_verilog $top.v
-      $script
-      tee -q -o $PWD/../../$family/$scale/$top/stat.txt stat") >"$out/yosys.stdout" 2>&1; then
+  if yosys_run "$rtl/$scale" "$top" "$script" "$out" ||
+     { [[ $family == xcup ]] && grep -q "invalid OPTION_ABITS/WIDTH" "$out/yosys.log" &&
+       echo "-nolutram" >"$out/options" && yosys_run "$rtl/$scale" "$top" "$script -nolutram" "$out"; }; then
     echo $(( $(date +%s) - start )) >"$out/seconds"
     echo "units: $family $scale $top: $(cat "$out/seconds") s"
   else

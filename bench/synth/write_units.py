@@ -81,7 +81,9 @@ def main():
           "includes a control bus of its own (AXI4-Lite slave, descriptor block, window), "
           "which the pipeline has once for all its tables: the `frame_class` row, a 4-entry "
           "direct table, is little more than that, so the sum overstates the tables by about "
-          "as many times that row as there are units. Percentages are of the " +
+          "as many times that row as there are units. A unit marked (-nolutram) was "
+          "synthesized without LUT RAM, which Yosys 0.23 cannot map for UltraScale+ in some "
+          "shapes: its memories went to flip-flops or block RAM instead. Percentages are of the " +
           " and the ".join(d[0] for d in DEVICES.values()) + ".",
           ""]
     for scale, family in SCALES:
@@ -104,7 +106,9 @@ def main():
                 continue
             c = classify(family, cells(stat))
             total.update(c)
-            md.append(f"| `{unit}` | " + " | ".join(fmt(c.get(n, 0)) for n in names) +
+            options = base / unit / "options"
+            mark = f" ({options.read_text().strip()})" if options.exists() else ""
+            md.append(f"| `{unit}`{mark} | " + " | ".join(fmt(c.get(n, 0)) for n in names) +
                       f" | {secs.read_text().strip() if secs.exists() else '?'} |")
         md.append("| **all tables** | " + " | ".join(f"**{fmt(total.get(n, 0))}**" for n in names) + " | |")
         md.append("| % of " + device + " | " +
