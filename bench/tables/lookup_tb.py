@@ -238,7 +238,8 @@ class LpmTable(Table):
             length = rand_length(self, rng)
             p = (truncate(rng.choice(bases) ^ rng.getrandbits(self.kw - self.kw // 4),
                           length, self.kw), length)
-            if p in self.oracle.prefixes:
+            # No /0: a default route would leave no key to miss.
+            if length == 0 or p in self.oracle.prefixes:
                 continue
             a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
             dev.lpm_add(TABLE, *p, a, data)
