@@ -4,24 +4,26 @@
 Works on any unit with the table interface of docs/tables.md (AXI4-Lite `s_axil`, a
 `lookup` Flow in, a `result` Flow out) and takes what it needs from descriptor 0 of the
 self-describing block: kind, key and data widths, size, ways or levels, and the declared
-latency. It loads a few entries through the control window, written register by register
-from docs/tables.md (exact: the CRC-64/XZ cuckoo slots; LPM: level-0 entries of the trie,
-each pointing at a result; ternary: value/mask entries), then offers a new key on
-`lookup_valid`/`lookup_payload` every clock, hitting and missing keys mixed, in two
-phases:
+latency. It loads a few entries through the control window (exact: the CRC-64/XZ cuckoo
+slots and ternary: value/mask entries, written register by register from docs/tables.md;
+LPM: prefixes added by the C driver, which writes results and whole B+tree nodes), then
+offers a new key on `lookup_valid`/`lookup_payload` every clock, hitting and missing keys
+mixed, in two phases:
 
 - `idle`: lookups only;
 - `writes`: the same, while WRITE commands run back to back on the control window from
-  the first quarter of the stream to the third. They write entries no key of the stream
-  can match (free slots, results and level-0 entries of unused key ranges, spare
-  ternary entries), so every answer can still be checked.
+  the first quarter of the stream to the third. None of them changes an answer (free
+  exact slots; LPM results no leaf points at, and the tree's nodes written again as they
+  are; spare ternary entries no key of the stream equals), so every answer can still be
+  checked.
 
 A monitor samples the ports once per clock, after the clock edge, so a key and a result
 are both timestamped with the clock during which they are on the ports. Per phase it
 reports results per clock between the first and the last result (one per key, so 1.000
 when the unit takes a key every clock), the latency of every key (result clock - key
-clock), and the answers that differ from the loaded entries (hit, action id, action data,
-entryIndex; a miss's action is not checked).
+clock), and the answers that differ from an oracle of the loaded entries (hit, action id,
+action data, entryIndex; a miss's action is not checked; LPM: the longest of the added
+prefixes that covers the key, by brute force).
 
 Then, on the idle unit, a WRITE, a READ and a CLEAR command, each timed in clocks its
 table command keeps STATUS busy (the window's pending flag, sampled every clock).
@@ -33,7 +35,7 @@ that varies or differs from the descriptor's, or a wrong answer.
 
 import json
 import os
-import random
+from itertools import zip_longest
 
 import cocotb
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
@@ -43,11 +45,13 @@ from tb.common import cocotb_util
 from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
+from tb.lpm_table.lpm_table_tb import Oracle, rand_length, truncate
 from tb.model.hashing import exact_index
 
 KEYS = int(os.environ.get("MATCHA_BENCH_KEYS", "2000"))
 KIND_NAMES = {contract.KIND_EXACT: "exact", contract.KIND_LPM: "lpm", contract.KIND_TERNARY: "ternary"}
 DEFAULT_ACTION = 1 << 9  # descriptor kind bit 9: a miss applies the default action
+TABLE = 0  # the unit's table: descriptor 0
 
 
 def words(bits):
@@ -69,7 +73,7 @@ class Unit(AxiLiteRegisters):
     async def start(self):
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
         cocotb.start_soon(self._monitor())
-        snap = await drv.read_info_block(self.read32)
+        self.snapshot = snap = await drv.read_info_block(self.read32)
         assert snap[contract.INFO_MAGIC] == 0x4D544348, f"MAGIC reads {snap[contract.INFO_MAGIC]:#x}"
         assert snap[contract.INFO_OBJECTS] >= 1, "no descriptor"
         self.desc = drv.descriptors(snap)[0]
@@ -188,54 +192,98 @@ class ExactTable(Table):
 
 
 class LpmTable(Table):
-    """Level-0 entries only (prefixes of the first stride's length), each with its own
-    result: the simplest valid image of docs/tables.md."""
+    """Prefixes added by the C driver, as tb/lpm_table loads them: libmatcha runs against
+    the recording bus of tb/common/driver.py and its writes (results, whole B+tree nodes)
+    are performed on the unit. Lengths as route tables have them, around a few bases, so
+    that prefixes nest. `answer` is the brute-force longest-prefix match of the unit test's
+    Oracle over the added prefixes; entryIndex is the result the driver wrote the prefix
+    to. Spares: WRITEs of results no prefix has (no leaf points at them; valid, so that a
+    lookup reaching one would show), and every node of the tree written again as it is."""
 
     def __init__(self, unit, rng):
         super().__init__()
         d = unit.desc
         self.unit, self.kw, self.levels, self.rng = unit, d.key_bits, d.geometry, rng
-        assert self.levels and d.key_bits % self.levels == 0, \
-            f"LPM table of {d.key_bits}-bit keys in {self.levels} levels: strides unknown"
-        self.stride = d.key_bits // self.levels
-        self.shift = self.kw - self.stride
-        self.chunks = {}  # first-stride value -> (hit, action, data, result index)
+        self.oracle = Oracle(d)
+        self.result = {}  # (value, length) -> the result index the driver wrote it to
+        self.nodes = {}   # node INDEX -> the recorded writes of its last WRITE
+
+    async def replay(self, writes):
+        u = self.unit
+        await drv.replay(writes, u.write32, u.read32, skip_reads=True)
+        index = u.base + contract.WIN_INDEX
+        for group in drv.commands(writes):
+            cmd = group[-1]
+            if not cmd.is_command or cmd.value != contract.CMD_WRITE:
+                continue
+            target = next(w.value for w in reversed(group) if w.addr == index)
+            if target >> contract.LPM_LEVEL_SHIFT < self.levels:
+                self.nodes[target] = group
+
+    def results_written(self, writes):
+        """Result indexes a run of recorded writes names in INDEX."""
+        index = self.unit.base + contract.WIN_INDEX
+        return {w.value & contract.LPM_ADDRESS_MASK for w in writes
+                if w.addr == index and w.value >> contract.LPM_LEVEL_SHIFT == self.levels}
 
     async def load(self, n, spares):
         rng, d, u = self.rng, self.unit.desc, self.unit
-        n = min(n, d.size - spares, (1 << self.stride) - spares - 1)
-        assert n >= 1, f"LPM table of {d.size} results, {1 << self.stride} level-0 entries: too small"
-        chunks = rng.sample(range(1 << self.stride), n + spares)
-        for r, c in enumerate(chunks[:n]):
+        n = min(n, d.size - spares)
+        assert n >= 1, f"LPM table of {d.size} prefixes: too small"
+        bus = drv.RecordingBus(u.snapshot)
+        dev = drv.Device(bus)
+        await self.replay(bus.take())
+        bases = [rng.getrandbits(self.kw) for _ in range(4)]
+        while len(self.oracle.prefixes) < n:
+            length = rand_length(self, rng)
+            p = (truncate(rng.choice(bases) ^ rng.getrandbits(self.kw - self.kw // 4),
+                          length, self.kw), length)
+            # No /0: a default route would leave no key to miss.
+            if length == 0 or p in self.oracle.prefixes:
+                continue
             a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
-            # The result first, then the entry that points at it.
-            await u.write_entry(self.levels << contract.LPM_LEVEL_SHIFT | r, a, data)
-            await u.write_entry(0 << contract.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r)
-            self.chunks[c] = (True, a, data, r)
-        self.spare_chunks = set(chunks[n:])
-        for j, c in enumerate(chunks[n:]):
-            r = n + j
-            a, data = rng.randrange(256), rng.getrandbits(d.data_bits)
-            self.spares.append(lambda r=r, a=a, data=data:
-                               u.write_entry(self.levels << contract.LPM_LEVEL_SHIFT | r, a, data))
-            self.spares.append(lambda c=c, r=r:
-                               u.write_entry(0 << contract.LPM_LEVEL_SHIFT | c, 0, 1 << 15 | r))
-        self.keys = list(self.chunks)
+            dev.lpm_add(TABLE, *p, a, data)
+            writes = bus.take()
+            written = self.results_written(writes)
+            assert len(written) == 1, f"/{length} {p[0]:#x}: the add wrote results {written}"
+            await self.replay(writes)
+            self.oracle.prefixes[p] = (a, data)
+            self.result[p] = written.pop()
+        free = sorted(set(range(d.size)) - set(self.result.values()))
+        results = [lambda r=r, a=rng.randrange(256), data=rng.getrandbits(d.data_bits):
+                   u.write_entry(self.levels << contract.LPM_LEVEL_SHIFT | r, a, data)
+                   for r in rng.sample(free, spares)]
+        nodes = [lambda group=group: drv.replay(group, u.write32, u.read32)
+                 for group in self.nodes.values()]
+        # Results and nodes alternate, a result first (the WRITE command_clocks times).
+        self.spares = [w for pair in zip_longest(results, nodes) for w in pair if w]
+        self.keys = sorted(self.oracle.prefixes)
 
-    def _key(self, rng, chunk):
-        return chunk << self.shift | rng.getrandbits(self.shift) if self.shift else chunk
+    def _inside(self, rng, value, length):
+        low = self.kw - length
+        return value | (rng.getrandbits(low) if low else 0)
 
     def hit_key(self, rng):
-        return self._key(rng, rng.choice(self.keys))
+        """A key under a random prefix: its first or last, or any."""
+        value, length = rng.choice(self.keys)
+        last = value | ((1 << (self.kw - length)) - 1)
+        return rng.choice((value, last, self._inside(rng, value, length)))
 
     def miss_key(self, rng):
-        while True:
-            c = rng.getrandbits(self.stride)
-            if c not in self.chunks and c not in self.spare_chunks:
-                return self._key(rng, c)
+        """A key no prefix covers: just outside a prefix, or any (a table with a short
+        prefix covers nearly every key: then a hit)."""
+        mask = (1 << self.kw) - 1
+        for _ in range(1000):
+            value, length = rng.choice(self.keys)
+            last = value | ((1 << (self.kw - length)) - 1)
+            k = rng.choice(((value - 1) & mask, (last + 1) & mask, rng.getrandbits(self.kw)))
+            if not self.oracle.answer(k)[0]:
+                return k
+        return self.hit_key(rng)
 
     def answer(self, key):
-        return self.chunks.get(key >> self.shift, (False, None, None, None))
+        hit, a, data, prefix = self.oracle.answer(key)
+        return (hit, a, data, self.result[prefix]) if hit else (False, None, None, None)
 
 
 class TernaryTable(Table):

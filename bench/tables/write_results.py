@@ -116,8 +116,8 @@ def main():
         "",
         "## Sweep over key widths and sizes (`matcha.table.TableSweep`)",
         "",
-        "A unit's name is its kind, then `k` key bits and `n` entries (for LPM: `n` nodes "
-        "per level below the first and `r` results); the generator's parameters are in "
+        "A unit's name is its kind, then `k` key bits and `n` entries (for LPM: `f` slots a "
+        "B+tree node and `r` prefixes); the generator's parameters are in "
         "`rtl/src/main/scala/matcha/table/TableSweep.scala`.",
         "",
         sweep,
