@@ -16,7 +16,7 @@ class LatencySpec extends AnyFunSuite {
   // configuration's scale).
   for (cfg <- Generate.configs; p <- Generate.program +: Generate.extraPrograms(cfg)) {
     test(s"every stage of ${p.name} on ${cfg.name} is as late as it declares") {
-      val path = SpinalConfig(targetDirectory = "target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
+      val path = Generate.spinal("target/elaboration").generateVerilog(new PacketPath(cfg, Some(p))).toplevel
       val built: Seq[Int] = path.stages.map(s => LatencyAnalysis(s.input.valid, s.output.valid).toInt)
       assert(built == declared(p, cfg), s"built ${built.mkString(", ")}")
       assert(built.sum == p.latency(p.phv(cfg)))
