@@ -106,7 +106,9 @@ def tables():
                  f"100.64.0.0/14 => {v} 20")
         t += [f"table_add pa_validation permit {v} {pa(v, k)} =>" for k in range(1, CAS_PER_VNET + 1)]
     t.append("table_add inbound_routing decap 0&&&0 0&&&0 100.64.0.0/14 => 10")
-    t += acl("outbound") + acl("inbound")
+    # Highest priority first: each rule then goes after those already loaded, and the
+    # driver moves none of them to make room.
+    t += sorted(acl("outbound") + acl("inbound"), key=lambda rule: -int(rule.rsplit(" ", 1)[1]))
     t += ["table_add verdict admit 1 0 =>", "table_add verdict admit 1 1 =>",
           "table_add verdict admit 1 2 =>", "table_add verdict admit 1 3 =>",
           "table_add verdict admit 0 1 =>", "table_add verdict to_host 0 3 =>"]
