@@ -72,8 +72,8 @@ def mac(n):
     return ":".join(f"{b:02x}" for b in n.to_bytes(6, "big"))
 
 
-# Candidate entries: (matcha-ctl line, driver call on a Device). Routes stay inside a few
-# trie nodes per level (the table has 16 per level below the first).
+# Candidate entries: (matcha-ctl line, driver call on a Device); routes of route-table
+# lengths around a few networks, so that they nest.
 
 def l2_candidates(rng, t):
     while True:

@@ -52,7 +52,7 @@ def main():
         "",
         "`matcha_l2l3` is the packet path (128-byte header window, 16 KiB packet buffer) with "
         "the built-in L2/L3 program (docs/pipeline.md: a 64-entry exact table on the "
-        "destination MAC, a 64-prefix IPv4 LPM trie of 4 levels × 16 nodes with its prefix "
+        "destination MAC, a 64-prefix IPv4 LPM (a B+tree of 10-slot nodes) with its prefix "
         "store, a 64-entry ternary ACL on the 104-bit 5-tuple, per-entry counters on all "
         "three, the AXI4-Lite control block). `mqnic_app_block` (corundum-w64) is the "
         "Corundum application block of ip/corundum with that pipeline on 64-bit taps; its "

@@ -106,12 +106,12 @@ int matcha_window_command(matcha_dev *dev, struct matcha_table *t, uint32_t cmd,
 
 /* One staged entry write; NULL word arrays and the priority are skipped when absent. */
 struct staged_entry {
-	bool no_flags; /* LPM trie entries: FLAGS is unused, save the write */
+	bool no_flags; /* LPM tree nodes: FLAGS is unused, save the write */
 	uint32_t flags;
 	const uint32_t *key;  /* t->key_words words, or NULL */
 	const uint32_t *mask; /* t->key_words words, or NULL */
 	const uint32_t *data; /* t->data_words words, or NULL */
-	unsigned data_words;  /* words of data to write (LPM trie entries: 1) */
+	unsigned data_words;  /* words of data to write (LPM tree nodes: all of DATA) */
 	bool has_priority;
 	uint32_t priority;
 };
