@@ -15,7 +15,7 @@ slots or ids.
 import os
 
 import cocotb
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from tb.common import classbench
@@ -24,6 +24,7 @@ from tb.common import contract
 from tb.common import driver as drv
 from tb.common import sim
 from tb.common.axil import AxiLiteRegisters
+from tb.common.lookup_port import LookupPort
 
 TIMEOUT_MS = 2000
 PORT_FIELDS = [(0, 16), (16, 16)]  # (offset, width): destination port, source port
@@ -68,11 +69,9 @@ class RangeTableTb(AxiLiteRegisters):
         self.kw, self.size, self.slots, self.dw = CONFIGS[self.name]
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         cocotb_util.quiet_cocotbext(dut, ("s_axil",))
-        self.cycles = cocotb_util.CycleCounter(dut)
         self.fields = [Ranges(f, w, self.slots) for f, (_, w) in enumerate(PORT_FIELDS)]
         self.entries = {}  # index -> (value, mask, ranges, action, data)
         self.range_bits = sum(((1 << w) - 1) << o for o, w in PORT_FIELDS)
-        self.inputs, self.outputs, self.monitor = {}, {}, None
 
     async def start(self):
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
@@ -82,6 +81,7 @@ class RangeTableTb(AxiLiteRegisters):
         assert (self.desc.geometry, self.desc.extra) == (len(PORT_FIELDS), self.slots), self.desc
         self.base, self.latency = self.desc.base, self.desc.latency
         assert self.latency == 9
+        self.port = LookupPort(self.dut, self.latency)
 
     # ------------------------------------------------------------------ window
 
@@ -184,44 +184,12 @@ class RangeTableTb(AxiLiteRegisters):
 
     # ------------------------------------------------------------------ lookups
 
-    async def _monitor(self):
-        dut = self.dut
-        while self.monitor is not None:
-            await RisingEdge(dut.clk)
-            await ReadOnly()
-            c = self.cycles.cycle
-            if int(dut.lookup_valid.value):
-                self.inputs[c] = int(dut.lookup_payload.value)
-            if int(dut.result_valid.value):
-                self.outputs[c] = (bool(dut.result_payload_hit.value), int(dut.result_payload_actionId.value),
-                                   int(dut.result_payload_actionData.value), int(dut.result_payload_entryIndex.value))
-
     async def stream(self, keys, until=None):
-        dut = self.dut
-        if self.monitor is None:
-            self.monitor = cocotb.start_soon(self._monitor())
-        await RisingEdge(dut.clk)
-        i = 0
-        while (i < len(keys)) if until is None else not until():
-            dut.lookup_valid.value = 1
-            dut.lookup_payload.value = keys[i % len(keys)]
-            await RisingEdge(dut.clk)
-            i += 1
-        dut.lookup_valid.value = 0
+        await self.port.stream(keys, until)
 
     async def collect(self):
-        await ClockCycles(self.dut.clk, self.latency + 2)
-        monitor, self.monitor = self.monitor, None
-        if monitor is not None:
-            await monitor
-        out = []
-        for c in sorted(self.inputs):
-            r = self.outputs.pop(c + self.latency, None)
-            assert r is not None, f"no result {self.latency} clocks after the key of clock {c}"
-            out.append((self.inputs[c], r))
-        assert not self.outputs
-        self.inputs.clear()
-        return out
+        """[(key, result)] of every key offered so far."""
+        return [(k, r) for _, k, r in await self.port.collect()]
 
     async def lookups(self, keys, oracles=None):
         """Every key looked up back to back; each result must be one of the oracles'
