@@ -346,13 +346,16 @@ class Model:
     with further Verilog `models` (vendor primitives), the layout file the tests read
     (`layout`, a name in the configuration's directory; None for a block without one) and
     overrides of its Verilog parameters (`parameters`, (name, value) pairs); `random_init`:
-    every run starts from random register and memory contents (build())."""
+    every run starts from random register and memory contents (build()); `soak`: every
+    test on this model is a soak scenario (a second width of a program whose behaviour the
+    other width's model already shows in `make test`)."""
     config: str
     toplevel: str
     models: tuple = ()
     layout: str = "layout.json"
     parameters: tuple = ()
     random_init: bool = False
+    soak: bool = False
 
     def missing(self):
         """None if everything the model needs was generated, else a reason to skip."""
@@ -411,12 +414,12 @@ def cocotb_entry(tb_module, models):
     params = []
     soaks = set()
     for t in cocotb_tests(tb_module):
-        marks = []
-        if getattr(t, "matcha_soak", False):
-            marks.append(pytest.mark.soak)
+        soak = getattr(t, "matcha_soak", False)
+        if soak:
             soaks.add(t.name)
         for m in models:
             if m.toplevel in getattr(t, "matcha_toplevels", (m.toplevel,)):
+                marks = [pytest.mark.soak] if soak or m.soak else []
                 params.append(pytest.param(m, t.name, marks=marks,
                                            id="-".join(filter(None, (label(m), t.name)))))
 
@@ -430,6 +433,6 @@ def cocotb_entry(tb_module, models):
             run_name=case, models=model.models, parameters=model.parameters,
             random_init=model.random_init,
             env={"MATCHA_TB_LAYOUT": model.layout_path() or ""},
-            timeout_s=None if case in soaks or not TEST_BUDGET_S else TEST_BUDGET_S)
+            timeout_s=None if case in soaks or model.soak or not TEST_BUDGET_S else TEST_BUDGET_S)
 
     return test

@@ -20,8 +20,9 @@ def layout_file(config):
     return sim.RTL_DIR / config / LAYOUT
 
 
+# The 512-bit model is soak, as tb/conntrack's.
 test_policer = sim.cocotb_entry("tb.policer.policer_tb",
-                                [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in sim.CONFIGS])
+                                [sim.Model(c, TOPLEVEL, layout=LAYOUT, soak=c == "w512") for c in sim.CONFIGS])
 
 
 @pytest.mark.parametrize("config", sim.CONFIGS)
