@@ -86,6 +86,18 @@ PARSE_ERRORS = {
     "RUNT": RUNT, "TRUNCATED": TRUNCATED, "IPV4_IHL": IPV4_IHL, "BAD_FRAME": BAD_FRAME,
     "TOO_DEEP": TOO_DEEP, "IP_VERSION": IP_VERSION, "OVERSIZE": OVERSIZE, "EMPTY": EMPTY,
 }
+# Forwarding checks of a routed IP header (docs/pipeline.md, "Forwarding checks"): reason
+# codes of the packet path's own, after the parse errors.
+IPV4_OPTIONS = 9
+IPV4_CHECKSUM = 10
+IP_LENGTH = 11
+TTL_EXPIRED = 12
+# In the order an action makes them: the checksum is verified over the fixed part only, so
+# a header with options goes to the host before it.
+CHECK_REASONS = {
+    "IPV4_OPTIONS": IPV4_OPTIONS, "IPV4_CHECKSUM": IPV4_CHECKSUM, "IP_LENGTH": IP_LENGTH,
+    "TTL_EXPIRED": TTL_EXPIRED,
+}
 ERROR_NAMES = {v: k for k, v in PARSE_ERRORS.items()}
 ERROR_NAMES[NO_ERROR] = "NONE"
 DROP_CODES = {BAD_FRAME, OVERSIZE, EMPTY}
@@ -154,6 +166,9 @@ def all_field_names():
         if htype == "ipv4":
             for fname in WRITABLE["ipv4"]:
                 names[f"hdr.{inst}.{fname}Orig"] = field_width("ipv4", fname)
+            names[f"hdr.{inst}.checksumOk"] = 1
+        if htype in ("ipv4", "ipv6"):
+            names[f"hdr.{inst}.lengthOk"] = 1
     for inst, htype in PUSH_HEADERS:
         names[f"push.{inst}.valid"] = 1
         for fname, _, width in HEADER_TYPES[htype][1]:

@@ -143,6 +143,12 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
         if htype == "ipv4":
             for name in WRITABLE["ipv4"]:
                 phv[f"hdr.{inst}.{name}Orig"] = fields[name]
+            # RFC 1071 over the 20 bytes of the fixed part (options are not summed).
+            phv[f"hdr.{inst}.checksumOk"] = int(ones_sum(window[offset:offset + 20]) == 0xFFFF)
+        if htype in ("ipv4", "ipv6"):
+            # RFC 1812 5.2.2: the datagram holds its header and the frame holds the datagram.
+            datagram = fields["totalLen"] if htype == "ipv4" else 40 + fields["payloadLen"]
+            phv[f"hdr.{inst}.lengthOk"] = int(size <= datagram <= frame_len - offset)
         offset += size
         end_of_last = offset
         inst = next_instance(inst, fields)

@@ -9,7 +9,7 @@ import pytest
 
 from tb.common import sim
 from tb.common.phv import Layout
-from tb.model import all_field_names
+from tb.model import CHECK_REASONS, all_field_names
 
 TOPLEVEL = "matcha_parser"
 CONFIG = "w64"
@@ -35,4 +35,5 @@ def test_layout_matches_model(config):
     assert lay.data_width == {"w64": 64, "w512": 512}[config]
     assert lay.parse_errors == {"RUNT": 1, "TRUNCATED": 2, "IPV4_IHL": 3, "BAD_FRAME": 4,
                                 "TOO_DEEP": 5, "IP_VERSION": 6, "OVERSIZE": 7, "EMPTY": 8}
+    assert lay.raw["checkReasons"] == CHECK_REASONS
     assert isinstance(lay.parser_latency, int) and lay.parser_latency >= 0

@@ -27,7 +27,7 @@ from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 from sim import build as sim_build
 from tb.common import driver as drv
 from tb.common import sim
-from tb.model import ERROR_NAMES, MAX_FRAME, deparse, parse
+from tb.model import CHECK_REASONS, ERROR_NAMES, MAX_FRAME, deparse, parse
 from tb.model.program import Program
 
 REPO = Path(__file__).resolve().parents[2]
@@ -330,18 +330,19 @@ def _first_row_difference(got, want):
 
 
 def reason_names(program):
-    """{reason code: name} as sim/README.md names reasons: parse errors by their names,
-    table reasons as table.action, a session stage's as <session table>.full; a reason
+    """{reason code: name} as sim/README.md names reasons: parse errors and forwarding
+    checks by their names, table reasons as table.action, a session stage's as <session table>.full; a reason
     that several actions raise is their names joined by "/", in description order."""
     table_names = {}
     for t in program.tables:
         for a in t.actions.values():
             for op in a.ops:
-                if op.reason is not None:
+                if op.reason is not None and op.op != "check":
                     table_names.setdefault(op.reason, []).append(f"{t.name}.{a.name}")
     for s in program.sessions.values():
         table_names.setdefault(s.reason, []).append(f"{s.name}.full")
-    return {**{r: "/".join(n) for r, n in table_names.items()}, **ERROR_NAMES}
+    checks = {code: name for name, code in CHECK_REASONS.items()}
+    return {**{r: "/".join(n) for r, n in table_names.items()}, **ERROR_NAMES, **checks}
 
 
 def program_read_back(layout, path):

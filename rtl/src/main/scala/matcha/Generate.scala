@@ -73,6 +73,7 @@ object Generate {
       "parser" -> ujson.Obj("latency" -> (cfg.graph.levels + 1)),
       "parseErrors" -> ujson.Obj.from(ParseError.all.map(e => e.label -> ujson.Num(e.code))),
       "droppedErrors" -> ParseError.dropped.toSeq.sortBy(_.code).map(_.label),
+      "checkReasons" -> ujson.Obj.from(matcha.program.IpCheck.all.map(c => c.label -> ujson.Num(c.code))),
       "instances" -> cfg.graph.instances.map(_.name),
       "pushHeaders" -> cfg.pushHeaders.map(_.name),
       "writable" -> ujson.Obj.from(types.map(t => t.name -> ujson.Arr.from(t.writableFields.map(f => ujson.Str(f.name))))),

@@ -10,15 +10,23 @@ case class FieldSpec(name: String, bitOffset: Int, width: Int, writable: Boolean
   * is malformed and reported as `tooShortError`. */
 case class LengthField(field: String, unitBytes: Int, tooShortError: ParseError)
 
+/** The length of the datagram an IP header starts: `field + fixedBytes` bytes (IPv4's total
+  * length counts its own header, IPv6's payload length does not count the 40 bytes). */
+case class DatagramLength(field: String, fixedBytes: Int)
+
 /** A header format. `bytes` is the fixed part the parser extracts; `length`, when present,
-  * makes the header longer (options are skipped, not extracted). */
+  * makes the header longer (options are skipped, not extracted). `checksum`: the header
+  * carries an Internet checksum over its fixed part, which the parser verifies
+  * (`hdr.<instance>.checksumOk`); `datagram`: the header gives its datagram's length, which
+  * the parser checks against the frame (`hdr.<instance>.lengthOk`). */
 case class HeaderType(
     name: String,
     bytes: Int,
     fields: Seq[FieldSpec],
     length: Option[LengthField] = None,
     version: Option[(String, Int)] = None,
-    checksum: Option[String] = None
+    checksum: Option[String] = None,
+    datagram: Option[DatagramLength] = None
 ) {
   def field(n: String): FieldSpec = fields.find(_.name == n).getOrElse(sys.error(s"$name has no field $n"))
   def writableFields: Seq[FieldSpec] = fields.filter(_.writable)
@@ -107,7 +115,8 @@ object Headers {
     ),
     length = Some(LengthField("ihl", 4, ParseError.Ipv4Ihl)),
     version = Some(("version", 4)),
-    checksum = Some("hdrChecksum")
+    checksum = Some("hdrChecksum"),
+    datagram = Some(DatagramLength("totalLen", 0))
   )
   val ipv6 = HeaderType(
     "ipv6", 40,
@@ -115,7 +124,8 @@ object Headers {
       f("version", 0, 4), wf("trafficClass", 4, 8), f("flowLabel", 12, 20), f("payloadLen", 32, 16),
       f("nextHeader", 48, 8), wf("hopLimit", 56, 8), f("src", 64, 128), f("dst", 192, 128)
     ),
-    version = Some(("version", 6))
+    version = Some(("version", 6)),
+    datagram = Some(DatagramLength("payloadLen", 40))
   )
   val udp = HeaderType("udp", 8, Seq(f("srcPort", 0, 16), f("dstPort", 16, 16), f("length", 32, 16), f("checksum", 48, 16)))
   val tcp = HeaderType(
