@@ -11,6 +11,12 @@ from collections import Counter
 import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
+from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.layers.vxlan import VXLAN
+from scapy.packet import Raw
+
 from tb.common import cocotb_util, packets
 from tb.common.phv import compared_fields, diff
 from tb.model import ERROR_NAMES, parse_record, valid_instances
@@ -199,6 +205,70 @@ async def test_malformed(dut):
     for n in range(0, min(len(vx), 130)):
         recs.append(Record.of_frame(f"vxlan_cut_at_{n}", vx[:n]))
     _check(await tb.run(recs), "malformed")
+
+
+def _flip_checksum(frame, ip_offset):
+    b = bytearray(frame)
+    b[ip_offset + 10] ^= 0x40
+    return bytes(b)
+
+
+@cocotb.test()
+async def test_forwarding_check_fields(dut):
+    """hdr.*.checksumOk and hdr.*.lengthOk (docs/packet-path.md, "PHV") on named frames,
+    outer and inner: a right and a wrong IPv4 header checksum (scapy's own verdict must be
+    the model's), total length at, past and below the bounds RFC 1812 5.2.2 sets, IPv6
+    payload length at and past the frame's end, and Ethernet padding after the datagram."""
+    tb = ParserTb(dut)
+    await tb.start()
+    eth = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
+    udp = UDP(sport=1, dport=2) / Raw(bytes(30))
+    plain = bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / udp)
+    room = len(plain) - 14
+    v6 = eth / IPv6(src="2001:db8::1", dst="2001:db8::2") / udp
+    inner = Ether() / IP(src="192.168.0.1", dst="192.168.0.2", ttl=9) / TCP() / Raw(bytes(8))
+    tunnel = bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=9, dport=4789) /
+                   VXLAN(vni=5) / inner)
+    named = {
+        "checksum right": (plain, {"hdr.ipv4.checksumOk": 1, "hdr.ipv4.lengthOk": 1}),
+        "checksum wrong": (_flip_checksum(plain, 14), {"hdr.ipv4.checksumOk": 0}),
+        "total length at the frame's end": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=room) / udp),
+            {"hdr.ipv4.lengthOk": 1}),
+        "total length past the frame's end": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=room + 1) / udp),
+            {"hdr.ipv4.lengthOk": 0}),
+        "total length 20": (bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=20) / udp),
+                            {"hdr.ipv4.lengthOk": 1}),
+        "total length below the header": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=19) / udp),
+            {"hdr.ipv4.lengthOk": 0}),
+        "total length below the header with options": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=20,
+                           options=[IPOption_NOP()] * 4) / udp), {"hdr.ipv4.lengthOk": 0}),
+        "padded after the datagram": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1, dport=2)) +
+            bytes(30), {"hdr.ipv4.lengthOk": 1}),
+        "IPv6 payload length at the frame's end": (bytes(v6), {"hdr.ipv6.lengthOk": 1}),
+        "IPv6 payload length past the frame's end": (
+            bytes(eth / IPv6(src="2001:db8::1", dst="2001:db8::2", plen=len(udp) + 1) / udp),
+            {"hdr.ipv6.lengthOk": 0}),
+        "inner checksum wrong": (_flip_checksum(tunnel, 14 + 20 + 8 + 8 + 14),
+                                 {"hdr.ipv4.checksumOk": 1, "hdr.inner_ipv4.checksumOk": 0,
+                                  "hdr.inner_ipv4.lengthOk": 1}),
+    }
+    recs = []
+    for name, (frame, want) in named.items():
+        rec = Record.of_frame(name, frame)
+        got = {k: rec.expected(tb.lay)[k] for k in want}
+        assert got == want, f"{name}: the model gives {got}, the RFC {want}"
+        if "hdr.ipv4.checksumOk" in want:  # scapy's verdict: its checksum of the header
+            pkt = Ether(frame)
+            given = pkt[IP].chksum
+            del pkt[IP].chksum
+            assert (IP(bytes(pkt[IP])).chksum == given) == bool(want["hdr.ipv4.checksumOk"])
+        recs.append(rec)
+    _check(await tb.run(recs * 2), "forwarding check fields")
 
 
 @cocotb.test()
