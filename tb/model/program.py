@@ -12,7 +12,8 @@ places them.
 headers that are not valid are absent) and returns the PHV the tables leave, which
 `tb.model.packet_path.deparse` turns into the output frame:
 
-    out, tuser, drop_reason = deparse(frame, program.apply(parse(frame, port)))
+    phv = parse(frame, port, header_bytes=layout["headerBytes"])
+    out, tuser, drop_reason = deparse(frame, program.apply(phv))
 
 Semantics (docs/pipeline.md "Semantics"):
 

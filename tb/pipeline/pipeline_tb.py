@@ -27,13 +27,14 @@ from cocotbext.axi import (
 )
 from scapy.layers.inet import IP, UDP, IPOption_NOP
 from scapy.layers.inet6 import IPv6
-from scapy.layers.l2 import Dot1Q, Ether
+from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 from scapy.packet import Raw
 
 from tb.common import cocotb_util, packets
 from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters, LiveBus
+from tb.common.scapy_view import assert_model_matches_scapy
 from tb.common.sim import soak
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
 from tb.model import CHECK_REASONS, NO_ERROR, deparse, internet_checksum, parse
@@ -423,6 +424,46 @@ async def test_ipv4_routing(dut):
         if kind == "out":
             assert ipv4_header_ok(got.data), f"{s.name}: IPv4 checksum wrong"
             assert Ether(got.data)[IP].ttl == (Ether(s.frame)[IP].ttl - 1) % 256, s.name
+    await tb.check_counters()
+
+
+@cocotb.test()
+async def test_qinq_routed_and_bridged(dut):
+    """Frames with two VLAN tags, an 802.1ad S-tag then an 802.1Q tag and two 802.1Q tags:
+    scapy's dissection finds both tags and the IP header behind them where the model does
+    (hdr.vlan, hdr.vlan2). An IPv4 frame is routed as scapy routes it (new MACs, TTL - 1,
+    checksum), its tags kept; an IPv6 frame, which the L3 tables skip, is bridged by its
+    destination MAC, unchanged."""
+    tb = await setup(dut, "qinq_routed_and_bridged")
+    nh = 0x02BB00000003
+    assert await tb.add("ipv4_lpm", ip_int("10.9.0.0"), 16, action="route",
+                        data=route_data(tb, 3, nh))
+    bridged_mac = 0x020000000042
+    assert await tb.add("l2_fwd", bridged_mac, action="forward",
+                        data=tb.model["l2_fwd"].data("forward", port=6))
+    tags = {"802.1ad + 802.1Q": lambda: Dot1AD(prio=5, vlan=100) / Dot1Q(dei=1, vlan=7),
+            "802.1Q + 802.1Q": lambda: Dot1Q(vlan=200) / Dot1Q(prio=3, vlan=4094)}
+    tb.random_gaps()
+    for rnd in range(3):
+        for name, tag in tags.items():
+            routed = bytes(Ether(dst=mac_str(0x020000000001), src=mac_str(0x020000000099))
+                           / tag() / IP(src="10.1.2.3", dst="10.9.1.1", ttl=64 - rnd)
+                           / UDP(sport=1, dport=2) / Raw(bytes(40)))
+            bridged = bytes(Ether(dst=mac_str(bridged_mac), src=mac_str(0x020000000099))
+                            / tag() / IPv6(src="2001:db8::1", dst="2001:db8::2")
+                            / UDP(sport=3, dport=4) / Raw(bytes(40)))
+            for frame in (routed, bridged):
+                phv = tb.parse(frame)
+                assert_model_matches_scapy(frame, phv, tb.lay.header_bytes)
+                assert phv["hdr.vlan.valid"] == phv["hdr.vlan2.valid"] == 1, name
+            out, tuser, _ = tb.expected(routed, 1)
+            assert tuser == {"punt": 0, "egressPort": 3, "reason": 0}, name
+            assert out == routed_by_scapy(routed, nh, MAC_R), name
+            assert tb.expected(bridged, 1) == (bridged, {"punt": 0, "egressPort": 6,
+                                                         "reason": 0}, None), name
+            await tb.send(f"{name} routed r{rnd}", routed, 1)
+            await tb.send(f"{name} bridged r{rnd}", bridged, 1)
+    await tb.check()
     await tb.check_counters()
 
 

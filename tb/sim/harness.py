@@ -244,9 +244,10 @@ class Expected:
     meters: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
 
-def expected(program, sent, pad=True):
+def expected(program, sent, header_bytes, pad=True):
     """What the model makes of the records in send order (its counters counting the frames
-    that enter), padding short frames unless `pad` is false."""
+    that enter) with the configuration's header window, padding short frames unless `pad`
+    is false."""
     exp = Expected(defaultdict(list), [], [], defaultdict(lambda: [0, 0]), [], 0, pad)
     for s in sent:
         frame, skipped = entering(s, pad)
@@ -255,8 +256,8 @@ def expected(program, sent, pad=True):
             continue
         exp.padded += frame != s.frame
         trace = []
-        out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=s.port),
-                                                        trace=trace))
+        phv = parse(frame, ingress_port=s.port, header_bytes=header_bytes)
+        out, tuser, drop = deparse(frame, program.apply(phv, trace=trace))
         count_meter_requests(program, trace, exp.meters)
         exp.in_counts[s.port][0] += 1
         exp.in_counts[s.port][1] += len(frame)

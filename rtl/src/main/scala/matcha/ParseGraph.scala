@@ -56,7 +56,8 @@ object ParseError {
   case object IpVersion extends ParseError(6, "IP_VERSION")
   case object Oversize extends ParseError(7, "OVERSIZE")
   case object Empty extends ParseError(8, "EMPTY")
-  val all: Seq[ParseError] = Seq(Runt, Truncated, Ipv4Ihl, BadFrame, TooDeep, IpVersion, Oversize, Empty)
+  case object TcpOffset extends ParseError(9, "TCP_OFFSET")
+  val all: Seq[ParseError] = Seq(Runt, Truncated, Ipv4Ihl, BadFrame, TooDeep, IpVersion, Oversize, Empty, TcpOffset)
   /** Errors whose frames are dropped; every other error punts the frame to the host. */
   val dropped: Set[ParseError] = Set(BadFrame, Oversize, Empty)
 }
@@ -133,11 +134,14 @@ object Headers {
     Seq(
       f("srcPort", 0, 16), f("dstPort", 16, 16), f("seqNo", 32, 32), f("ackNo", 64, 32), f("dataOffset", 96, 4),
       f("flags", 104, 8), f("window", 112, 16), f("checksum", 128, 16), f("urgentPtr", 144, 16)
-    )
+    ),
+    length = Some(LengthField("dataOffset", 4, ParseError.TcpOffset))
   )
   val vxlan = HeaderType("vxlan", 8, Seq(f("flags", 0, 8), f("vni", 32, 24)))
 
   val EtherTypeVlan = BigInt(0x8100)
+  /** IEEE 802.1ad: the service tag (S-tag) in front of a customer's 802.1Q tag. */
+  val EtherTypeQinq = BigInt(0x88a8)
   val EtherTypeIpv4 = BigInt(0x0800)
   val EtherTypeIpv6 = BigInt(0x86dd)
   val VxlanPort = BigInt(4789)
@@ -149,22 +153,27 @@ object Headers {
   private def l4FromV6(prefix: String) =
     ParseSelect(Seq("nextHeader"), Seq(Seq(BigInt(17)) -> s"${prefix}udp", Seq(BigInt(6)) -> s"${prefix}tcp"))
 
+  /** `vlan` is a frame's first tag, an 802.1ad S-tag (0x88A8) or an 802.1Q tag (0x8100);
+    * `vlan2` the second tag of a QinQ stack, an 802.1Q tag behind either. */
   private def stack(p: String) = Seq(
-    HeaderInstance(s"${p}eth", ethernet), HeaderInstance(s"${p}vlan", vlan), HeaderInstance(s"${p}ipv4", ipv4),
+    HeaderInstance(s"${p}eth", ethernet), HeaderInstance(s"${p}vlan", vlan), HeaderInstance(s"${p}vlan2", vlan),
+    HeaderInstance(s"${p}ipv4", ipv4),
     HeaderInstance(s"${p}ipv6", ipv6), HeaderInstance(s"${p}udp", udp), HeaderInstance(s"${p}tcp", tcp)
   )
   private def stackTransitions(p: String) = Map(
-    s"${p}eth" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan", l3(p), l3v6(p))),
-    s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
+    s"${p}eth" -> ParseSelect(Seq("etherType"),
+      Seq(Seq(EtherTypeVlan) -> s"${p}vlan", Seq(EtherTypeQinq) -> s"${p}vlan", l3(p), l3v6(p))),
+    s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan2", l3(p), l3v6(p))),
+    s"${p}vlan2" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
     s"${p}ipv4" -> l4FromV4(p),
     s"${p}ipv6" -> l4FromV6(p)
   )
 
-  /** Ethernet / 802.1Q / IPv4 / IPv6 / UDP / TCP, and VXLAN on UDP 4789 with the same stack inside. */
+  /** Ethernet / 802.1ad or 802.1Q, up to two tags / IPv4 / IPv6 / UDP / TCP, and VXLAN on UDP 4789 with the same stack inside. */
   val overlayGraph: ParseGraph = {
     val outer = stack("")
     ParseGraph(
-      outer.take(5) ++ Seq(outer(5), HeaderInstance("vxlan", vxlan)) ++ stack("inner_"),
+      outer ++ Seq(HeaderInstance("vxlan", vxlan)) ++ stack("inner_"),
       stackTransitions("") ++ stackTransitions("inner_") ++ Map(
         "udp" -> ParseSelect(Seq("dstPort"), Seq(Seq(VxlanPort) -> "vxlan")),
         "vxlan" -> ParseSelect(Nil, Seq(Nil -> "inner_eth"))

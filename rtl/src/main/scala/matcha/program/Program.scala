@@ -248,13 +248,13 @@ sealed abstract class IpCheck(val code: Int, val label: String, val fields: Seq[
 object IpCheck {
   /** IPv4 options: a router must process them (RFC 1812 5.2.4), which Matcha leaves to the
     * host; first, since the checksum below is verified over the fixed part only. */
-  case object Options extends IpCheck(9, "IPV4_OPTIONS", Seq(".ihl"))
+  case object Options extends IpCheck(10, "IPV4_OPTIONS", Seq(".ihl"))
   /** The header checksum is wrong (the parser's verdict on the fixed part). */
-  case object Checksum extends IpCheck(10, "IPV4_CHECKSUM", Seq(".checksumOk"))
+  case object Checksum extends IpCheck(11, "IPV4_CHECKSUM", Seq(".checksumOk"))
   /** The length field says more bytes than the frame holds, or (IPv4) fewer than the header. */
-  case object Length extends IpCheck(11, "IP_LENGTH", Seq(".lengthOk"))
+  case object Length extends IpCheck(12, "IP_LENGTH", Seq(".lengthOk"))
   /** TTL or hop limit 0 or 1: it would reach 0 (RFC 1812 5.3.1); time-exceeded is the host's. */
-  case object Ttl extends IpCheck(12, "TTL_EXPIRED", Seq(".ttl", ".hopLimit"))
+  case object Ttl extends IpCheck(13, "TTL_EXPIRED", Seq(".ttl", ".hopLimit"))
   val all: Seq[IpCheck] = Seq(Options, Checksum, Length, Ttl)
   require(all.forall(c => c.code > matcha.ParseError.all.map(_.code).max && c.code < 0x10), "check reasons sit between the parse errors and 0x10")
 
@@ -407,7 +407,7 @@ object Programs {
     * sizes are those of `scale`. */
   def overlay(scale: OverlayScale): Program = {
     import Overlay._
-    val decap = Seq("eth", "vlan", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
+    val decap = Seq("eth", "vlan", "vlan2", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
     val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
       KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
       KeyField.firstValid("hdr.inner_tcp.dstPort", "hdr.inner_udp.dstPort"))
