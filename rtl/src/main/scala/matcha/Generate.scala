@@ -14,7 +14,7 @@ object Generate {
     * ends at byte 184, at 192 with an 802.1Q tag on each side (docs/packet-path.md, "Parse
     * graph"). The 64-bit one, also
     * the Versa board's, keeps 128 bytes: its window is read in 16 beats, not 24, and the
-    * parser's window slices grow with it (bench/synth/parser_window.sh measures the cost). */
+    * parser's window slices grow with it (bench/synth/parser_window.py measures the cost). */
   val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512, headerBytes = 192))
   /** The Corundum application block: the deliverable at 512 bits, and a 64-bit one for the
     * tests (ip/corundum/README.md). */
