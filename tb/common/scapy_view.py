@@ -107,7 +107,7 @@ def _next(inst, layer):
     return None, None
 
 
-def scapy_headers(frame, header_bytes=128):
+def scapy_headers(frame, header_bytes):
     """{instance: (offset, fields)} for the headers the parser should mark valid,
     according to scapy's dissection of `frame`."""
     pkt = Ether(bytes(frame)) if len(frame) >= 14 else None
