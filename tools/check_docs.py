@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks the register tables of the docs against the contract the generator wrote.
+"""Checks the register tables of the docs (and the forwarding checks' reasons) against the
+contract the generator wrote.
 
 The register maps are written once, in the generator (rtl/.../Contract.scala), which writes
 build/rtl/contract/matcha_contract.py; the docs explain them in tables of their own. Every
@@ -29,9 +30,10 @@ TABLES = [
       "STATE_ESTABLISHED", "STATE_CLOSING", "STATE_RESET", "STATE_UDP"}),
     ("ip/corundum/README.md", "| offset from `0x800000` | name |", "APP_", {"BASE", "ID_VALUE", "VERSION_VALUE", "VERSION_MAJOR_SHIFT",
       "VERSION_MINOR_MASK", "ERROR_SEEN", "ERROR_WRITE", "ERROR_COUNT_SHIFT", "ERROR_COUNT_MASK"}),
+    ("docs/pipeline.md", "| reason | name | check", "REASON_CHECK_", set()),
 ]
 
-ROW = re.compile(r"^\|\s*`?(0x[0-9A-Fa-f]+)`?(?:\s*\+[^|]*)?\s*\|\s*([A-Z][A-Z_]*)")
+ROW = re.compile(r"^\|\s*`?(0x[0-9A-Fa-f]+)`?(?:\s*\+[^|]*)?\s*\|\s*([A-Z][A-Z0-9_]*)")
 
 
 def rows(path, heading):

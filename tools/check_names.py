@@ -12,7 +12,8 @@ generation. For every configuration directory it checks:
   * matcha_packet_path.v, matcha_parser.v, matcha_deparser.v and layout.json exist,
     and layout.json is valid JSON;
   * each top module has the ports of docs/packet-path.md, with their directions and,
-    where the contract fixes them, their widths (W from the directory name `w<W>`);
+    where the contract fixes them, their widths (W from the directory name `w<W>`; the
+    header window H, also layout.json's headerBytes, as docs/packet-path.md gives it);
   * matcha_packet_path instantiates inputStage, parser, deparser, packetBuffer, phvFifo;
   * the parser's PHV output is as wide as the deparser's PHV input;
   * for a Corundum build (a directory with mqnic_app_block.v): the module
@@ -37,7 +38,7 @@ import sys
 
 # Fixed by docs/packet-path.md for every configuration.
 PORT_BITS = 4  # P: port number width
-WINDOW_BYTES = 128  # H: header window
+WINDOW_BYTES = {"w64": 128, "w512": 192}  # H: header window of each configuration
 REASON_BITS = 8
 
 INSTANCES = ["inputStage", "parser", "deparser", "packetBuffer", "phvFifo"]
@@ -161,8 +162,9 @@ def check_corundum(cdir):
     return problems, summary
 
 
-def expected_ports(w):
-    """module -> {port: (direction, width or None)}; w is None when unknown."""
+def expected_ports(w, h):
+    """module -> {port: (direction, width or None)}; w and h (the header window) are None
+    when unknown."""
     drop = {"drop_valid": ("output", 1), "drop_payload": ("output", REASON_BITS),
             "decision_valid": ("output", 1), "decision_payload": ("output", 1)}
     m_axis = axis_ports("m_axis", w, False, 1 + PORT_BITS + REASON_BITS)
@@ -176,7 +178,7 @@ def expected_ports(w):
         },
         "matcha_parser": {
             "in_valid": ("input", 1),
-            "in_payload_window": ("input", WINDOW_BYTES * 8),
+            "in_payload_window": ("input", h * 8 if h else None),
             "in_payload_frameLen": ("input", 16),
             "in_payload_ingressPort": ("input", PORT_BITS),
             "in_payload_badFrame": ("input", 1),
@@ -249,7 +251,8 @@ def check_config(cdir, max_anon):
     problems = []
     mw = re.fullmatch(r"w(\d+)", cfg)
     w = int(mw.group(1)) if mw else None
-    expect = expected_ports(w)
+    h = WINDOW_BYTES.get(cfg)
+    expect = expected_ports(w, h)
 
     layout = os.path.join(cdir, "layout.json")
     if not os.path.isfile(layout):
@@ -257,7 +260,9 @@ def check_config(cdir, max_anon):
     else:
         try:
             with open(layout) as f:
-                json.load(f)
+                header_bytes = json.load(f).get("headerBytes")
+            if h is not None and header_bytes != h:
+                problems.append(f"layout.json: headerBytes {header_bytes}, expected {h}")
         except ValueError as e:
             problems.append(f"layout.json is not valid JSON: {e}")
 

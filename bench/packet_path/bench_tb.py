@@ -49,7 +49,7 @@ async def bench_packet_path(dut):
             f = packets.frame_of(rng, ["eth", "ipv4", "udp"], 0, min_len=size,
                                  ipv4_options=0)
             f = f[:size]
-            if parse(f)["meta.parseError"] == 0:
+            if parse(f, header_bytes=lay.header_bytes)["meta.parseError"] == 0:
                 frames.append(f)
         await ClockCycles(dut.clk, 20)
         pin.reset()

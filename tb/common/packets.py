@@ -6,7 +6,7 @@ Every generator takes a `random.Random` so that a run is reproduced by its seed.
 
 from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP, IPOption_EOL
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment
-from scapy.layers.l2 import Dot1Q, Ether
+from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
@@ -36,12 +36,18 @@ OUTER_STACKS = [
     ["eth", "vlan", "ipv6"],
     ["eth", "vlan", "ipv6", "udp"],
     ["eth", "vlan", "ipv6", "tcp"],
+    ["eth", "vlan", "vlan2"],
+    ["eth", "vlan", "vlan2", "ipv4", "udp"],
+    ["eth", "vlan", "vlan2", "ipv4", "tcp"],
+    ["eth", "vlan", "vlan2", "ipv6", "udp"],
+    ["eth", "vlan", "vlan2", "ipv6", "tcp"],
 ]
 VXLAN_OUTER = [
     ["eth", "ipv4", "udp", "vxlan"],
     ["eth", "vlan", "ipv4", "udp", "vxlan"],
     ["eth", "ipv6", "udp", "vxlan"],
     ["eth", "vlan", "ipv6", "udp", "vxlan"],
+    ["eth", "vlan", "vlan2", "ipv4", "udp", "vxlan"],
 ]
 INNER_STACKS = [
     ["eth"],
@@ -56,6 +62,8 @@ INNER_STACKS = [
     ["eth", "ipv6", "tcp"],
     ["eth", "vlan", "ipv6", "udp"],
     ["eth", "vlan", "ipv6", "tcp"],
+    ["eth", "vlan", "vlan2", "ipv4", "tcp"],
+    ["eth", "vlan", "vlan2", "ipv6", "udp"],
 ]
 
 
@@ -104,10 +112,13 @@ def _layer(rng, kind, nxt, opts):
         if nxt is None:
             kw["type"] = rng.choice(OTHER_ETHERTYPES)
         return Ether(**kw)
-    if kind == "vlan":
+    if kind in ("vlan", "vlan2"):
         kw = dict(prio=rng.randrange(8), dei=rng.randrange(2), vlan=rng.randrange(4096))
         if nxt is None:
             kw["type"] = rng.choice(OTHER_ETHERTYPES)
+        # The outer tag of a QinQ stack: an 802.1ad S-tag or, as some networks do, 802.1Q.
+        if nxt == "vlan2" and rng.random() < 0.5:
+            return Dot1AD(**kw)
         return Dot1Q(**kw)
     if kind == "ipv4":
         nopts = opts.get("ipv4_options")
@@ -138,7 +149,9 @@ def _layer(rng, kind, nxt, opts):
             kw["sport"] = rng.choice([49152 + rng.randrange(16384), rand_port(rng)])
         return UDP(**kw)
     if kind == "tcp":
-        nopt = rng.choice([0, 0, 0, 3, 10])
+        nopt = opts.get("tcp_options")
+        if nopt is None:
+            nopt = rng.choice([0, 0, 0, 3, 10])
         return TCP(sport=rand_port(rng), dport=rand_port(rng), seq=rng.getrandbits(32),
                    ack=rng.getrandbits(32), flags=rng.randrange(256),
                    window=rng.randrange(65536), urgptr=rng.randrange(65536),
@@ -202,6 +215,48 @@ def random_length_frame(rng, length, stacks=None):
 # Malformed frames: name -> (frame, parse kwargs). Each has a named reason in the docs.
 
 
+# VXLAN over IPv6 with an inner IPv6 and a TCP header of 60 bytes: where its headers end.
+DEEP_IPV6_TUNNEL_HEADERS = 14 + 40 + 8 + 8 + 14 + 40 + 60
+
+
+def deep_ipv6_tunnel(rng, payload_len):
+    """VXLAN over IPv6 carrying IPv6 and TCP with 40 bytes of options (the most a TCP header
+    holds: MSS, SACK permitted, window scale, timestamps and two SACK blocks), then
+    `payload_len` random bytes."""
+    blocks = tuple(rng.getrandbits(32) for _ in range(4))
+    options = [("MSS", 1460), ("SAckOK", b""), ("WScale", 7), ("NOP", None),
+               ("Timestamp", (rng.getrandbits(32), rng.getrandbits(32))), ("NOP", None),
+               ("NOP", None), ("SAck", blocks)]
+    inner = (Ether(dst=rand_mac(rng), src=rand_mac(rng))
+             / IPv6(src=rand_ip6(rng), dst=rand_ip6(rng), hlim=64)
+             / TCP(sport=rand_port(rng), dport=rand_port(rng), seq=rng.getrandbits(32),
+                   ack=rng.getrandbits(32), flags="PA", options=options))
+    pkt = (Ether(dst=rand_mac(rng), src=rand_mac(rng))
+           / IPv6(src=rand_ip6(rng), dst=rand_ip6(rng), hlim=64)
+           / UDP(sport=49152 + rng.randrange(16384), dport=VXLAN_DPORT)
+           / VXLAN(flags=0x08, vni=rng.randrange(1 << 24)) / inner)
+    assert len(pkt) == DEEP_IPV6_TUNNEL_HEADERS
+    return bytes(pkt / Raw(rand_bytes(rng, payload_len)))
+
+
+def qinq_frames(rng):
+    """Named frames with two VLAN tags (an 802.1ad S-tag then an 802.1Q tag, and two
+    802.1Q tags) in front of IPv4/UDP, IPv6/TCP, and inside VXLAN."""
+    tags = {"8021ad_8021q": lambda: Dot1AD(prio=5, vlan=100) / Dot1Q(prio=2, dei=1, vlan=7),
+            "8021q_8021q": lambda: Dot1Q(vlan=200) / Dot1Q(prio=7, vlan=4095)}
+    frames = {}
+    for name, tag in tags.items():
+        frames[f"{name}_ipv4_udp"] = bytes(
+            _eth() / tag() / _ip() / UDP(sport=rand_port(rng), dport=53) / Raw(bytes(30)))
+        frames[f"{name}_ipv6_tcp"] = bytes(
+            _eth() / tag() / IPv6(src=rand_ip6(rng), dst=rand_ip6(rng))
+            / TCP(sport=rand_port(rng), dport=443) / Raw(bytes(30)))
+        frames[f"vxlan_inner_{name}"] = bytes(
+            _eth() / _ip() / UDP(sport=rand_port(rng), dport=VXLAN_DPORT) / VXLAN(vni=9)
+            / _eth() / tag() / _ip() / TCP(sport=1, dport=2) / Raw(bytes(10)))
+    return frames
+
+
 def fragment_frames(rng):
     """IPv4 fragments (first and later) and an IPv6 fragment extension header."""
     out = {}
@@ -236,9 +291,9 @@ def malformed_cases(rng):
     """
     cases = {}
     udp4 = frame_of(rng, ["eth", "ipv4", "udp"], 30)
-    tcp6 = frame_of(rng, ["eth", "ipv6", "tcp"], 30)
+    tcp6 = frame_of(rng, ["eth", "ipv6", "tcp"], 30, tcp_options=0)
     vx = frame_of(rng, ["eth", "ipv4", "udp", "vxlan", "inner_eth", "inner_ipv4",
-                        "inner_tcp"], 30, ipv4_options=0)
+                        "inner_tcp"], 30, ipv4_options=0, inner={"tcp_options": 0})
 
     cases["runt_59"] = (udp4[:59], {})
     cases["runt_1_byte"] = (udp4[:1], {})
@@ -258,6 +313,12 @@ def malformed_cases(rng):
     opt = frame_of(rng, ["eth", "ipv4", "tcp"], 0, ipv4_options=10)
     cases["truncated_in_ipv4_options"] = (opt[:14 + 60 - 1] + b"", {})
     cases["ipv4_ihl_15_past_frame_end"] = (with_byte(udp4[:72], 14, 0x4F), {})
+    # TCP options running past the frame end, and data offsets below the fixed part.
+    topt = frame_of(rng, ["eth", "ipv4", "tcp"], 0, ipv4_options=0, tcp_options=10)
+    cases["truncated_in_tcp_options"] = (topt[:14 + 20 + 60 - 1], {})
+    for data_offset in (0, 4):
+        cases[f"tcp_data_offset_{data_offset}"] = (
+            with_byte(tcp6, 14 + 40 + 12, data_offset << 4 | (tcp6[14 + 40 + 12] & 0x0F)), {})
     for ihl in range(5):
         cases[f"ipv4_ihl_{ihl}"] = (with_byte(udp4, 14, 0x40 | ihl), {})
     cases["ipv4_ihl_4_version_6"] = (with_byte(udp4, 14, 0x64), {})
@@ -278,15 +339,23 @@ def malformed_cases(rng):
                            "inner_ipv4", "inner_tcp"], 40, inner={"ipv4_options": 10})
     cases["too_deep_inner_ipv4_options"] = (deep4, {})
     exact = frame_of(rng, ["eth", "ipv4", "udp", "vxlan", "inner_eth", "inner_vlan",
-                           "inner_ipv6", "inner_tcp"], 40, ipv4_options=0)
+                           "inner_ipv6", "inner_tcp"], 40, ipv4_options=0,
+                     inner={"tcp_options": 0})
     cases["headers_end_exactly_at_window"] = (exact, {})
+    past = frame_of(rng, ["eth", "ipv4", "udp", "vxlan", "inner_eth", "inner_vlan",
+                          "inner_ipv6", "inner_tcp"], 40, ipv4_options=0,
+                    inner={"tcp_options": 1})
+    cases["too_deep_in_inner_tcp_options"] = (past, {})
     deep_tcp = frame_of(rng, ["eth", "vlan", "ipv4", "udp", "vxlan", "inner_eth",
                               "inner_vlan", "inner_ipv4", "inner_tcp"], 40,
                         ipv4_options=5, inner={"ipv4_options": 0})
     cases["too_deep_inner_tcp"] = (deep_tcp, {})
     # Not in the parse graph: these must simply stop parsing (accept), no error.
-    cases["qinq_stops_at_vlan"] = (bytes(
-        _eth() / Dot1Q(vlan=10) / Dot1Q(vlan=20) / _ip() / UDP() / Raw(bytes(40))), {})
+    cases["third_tag_stops_at_vlan2"] = (bytes(
+        _eth() / Dot1AD(vlan=10) / Dot1Q(vlan=20) / Dot1Q(vlan=30) / _ip() / UDP()
+        / Raw(bytes(40))), {})
+    cases["qinq_s_tag_inside_stops_at_vlan"] = (bytes(
+        _eth() / Dot1Q(vlan=10) / Dot1AD(vlan=20) / _ip() / UDP() / Raw(bytes(40))), {})
     cases["udp_srcport_4789_not_vxlan"] = (bytes(
         _eth() / _ip() / UDP(sport=4789, dport=1234) / Raw(bytes(40))), {})
     cases["udp_dstport_8472_not_vxlan"] = (bytes(

@@ -13,6 +13,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Dot1Q, Dot3, Ether
 from scapy.layers.vxlan import VXLAN
 
+from tb.model import INSTANCES, valid_instances
+
 
 def mac_int(s):
     """A MAC address ("02:00:00:00:01:01") as an int."""
@@ -79,13 +81,16 @@ def _next(inst, layer):
     base = inst[len(pre):]
     nxt = layer.payload
     if base == "eth" and isinstance(layer, Ether):
-        if isinstance(nxt, Dot1Q) and layer.type == 0x8100:
+        # Dot1AD (0x88A8) is a Dot1Q in scapy.
+        if isinstance(nxt, Dot1Q) and layer.type in (0x8100, 0x88A8):
             return pre + "vlan", nxt
         if isinstance(nxt, IP) and layer.type == 0x0800:
             return pre + "ipv4", nxt
         if isinstance(nxt, IPv6) and layer.type == 0x86DD:
             return pre + "ipv6", nxt
-    if base == "vlan":
+    if base == "vlan" and isinstance(nxt, Dot1Q) and layer.type == 0x8100:
+        return pre + "vlan2", nxt
+    if base in ("vlan", "vlan2"):
         if isinstance(nxt, IP) and layer.type == 0x0800:
             return pre + "ipv4", nxt
         if isinstance(nxt, IPv6) and layer.type == 0x86DD:
@@ -102,7 +107,7 @@ def _next(inst, layer):
     return None, None
 
 
-def scapy_headers(frame, header_bytes=128):
+def scapy_headers(frame, header_bytes):
     """{instance: (offset, fields)} for the headers the parser should mark valid,
     according to scapy's dissection of `frame`."""
     pkt = Ether(bytes(frame)) if len(frame) >= 14 else None
@@ -124,7 +129,27 @@ def scapy_headers(frame, header_bytes=128):
                 break
         if isinstance(layer, IPv6) and fields["version"] != 6:
             break
+        if isinstance(layer, TCP):
+            if fields["dataOffset"] < 5:
+                break
+            size = fields["dataOffset"] * 4
+            if offset + size > limit:
+                break
         out[inst] = (offset, fields)
         offset += size
         inst, layer = _next(inst, layer)
     return out
+
+
+def assert_model_matches_scapy(frame, phv, header_bytes):
+    """The model's PHV for `frame` marks valid the headers scapy finds, at scapy's offsets,
+    with scapy's field values."""
+    want = scapy_headers(frame, header_bytes)
+    got = valid_instances(phv)
+    assert got == [i for i, _ in INSTANCES if i in want], \
+        f"valid headers: model {got}, scapy {list(want)}"
+    for inst, (offset, fields) in want.items():
+        assert phv[f"hdr.{inst}.offset"] == offset, f"{inst}.offset"
+        for name, value in fields.items():
+            assert phv[f"hdr.{inst}.{name}"] == value, \
+                f"hdr.{inst}.{name}: model {phv[f'hdr.{inst}.{name}']:#x}, scapy {value:#x}"

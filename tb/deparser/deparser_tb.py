@@ -60,6 +60,9 @@ class DeparserTb:
     async def check(self, timeout=None):
         return await self.out.check(timeout)
 
+    def parse(self, frame, **kw):
+        return parse(frame, header_bytes=self.lay.header_bytes, **kw)
+
 
 def ip_checksum_ok(ip_bytes):
     """scapy: rebuild the IPv4 header with chksum=None and compare with the received."""
@@ -120,12 +123,12 @@ def check_encap_with_scapy(out, inner):
     assert out[50:] == inner, "inner frame not carried unchanged"
 
 
-def vxlan_frame(rng, max_payload=300, **kw):
+def vxlan_frame(tb, rng, max_payload=300, **kw):
     stacks = [s for s in packets.all_stacks() if "vxlan" in s]
     while True:
         stack = rng.choice(stacks)
         frame = packets.frame_of(rng, stack, rng.randrange(0, max_payload), **kw)
-        phv = parse(frame)
+        phv = tb.parse(frame)
         if phv["hdr.inner_eth.valid"]:
             return stack, frame, phv
 
@@ -141,7 +144,7 @@ async def test_identity(dut):
         tb.random_gaps()
         for k in range(60):
             frame = packets.random_frame(rng, 60, rng.choice([128, 256, 1518]))
-            await tb.send(f"identity#{rnd}.{k}", frame, parse(frame, ingress_port=k % 16))
+            await tb.send(f"identity#{rnd}.{k}", frame, tb.parse(frame, ingress_port=k % 16))
         await tb.check()
 
 
@@ -157,7 +160,7 @@ async def test_rewrites(dut):
         tb.random_gaps()
         for k in range(70):
             frame = packets.random_frame(rng, 60, 600)
-            phv = random_rewrite(rng, parse(frame))
+            phv = random_rewrite(rng, tb.parse(frame))
             sent.append(phv)
             await tb.send(f"rewrite#{rnd}.{k}", frame, phv)
         outs = await tb.check()
@@ -182,13 +185,13 @@ async def test_ttl_checksum_corner_cases(dut):
     while n < 300:
         frame = packets.frame_of(rng, ["eth", "ipv4", "udp"], 20, ipv4_options=0,
                                  bad_ip_checksum=rng.random() < 0.2)
-        phv = parse(frame)
+        phv = tb.parse(frame)
         new = dict(phv)
         case = rng.choice(["wrap_down", "wrap_up", "same", "search", "zero"])
         if case == "zero":
             ttl = rng.randrange(256)
             frame = packets.ipv4_checksum_zero_after_ttl(rng, ttl)
-            phv = parse(frame)
+            phv = tb.parse(frame)
             new = dict(phv)
             new["hdr.ipv4.ttl"] = ttl
             assert deparse(frame, new)[0][24:26] == b"\x00\x00"
@@ -225,7 +228,7 @@ async def test_vxlan_encap(dut):
         frames = []
         for k in range(60):
             frame = packets.random_frame(rng, 60, rng.choice([200, 1500]))
-            phv = random_encap(rng, parse(frame))
+            phv = random_encap(rng, tb.parse(frame))
             if rng.random() < 0.5:
                 phv = random_rewrite(rng, phv)
             frames.append(deparse(frame, phv)[0][50:])
@@ -245,7 +248,7 @@ async def test_vxlan_decap(dut):
         tb.random_gaps()
         expect_inner = []
         for k in range(60):
-            stack, frame, phv = vxlan_frame(rng)
+            stack, frame, phv = vxlan_frame(tb, rng)
             dec = vxlan_decap(phv)
             if rng.random() < 0.5:
                 dec = random_rewrite(rng, dec)  # only valid (inner) headers change
@@ -270,7 +273,7 @@ async def test_vxlan_decap_encap(dut):
     tb.random_gaps()
     inners = []
     for k in range(60):
-        stack, frame, phv = vxlan_frame(rng)
+        stack, frame, phv = vxlan_frame(tb, rng)
         both = random_encap(rng, vxlan_decap(phv))
         inners.append(frame[phv["hdr.inner_eth.offset"]:])
         await tb.send(f"reencap#{k}:{packets.stack_name(stack)}", frame, both)
@@ -293,7 +296,7 @@ async def test_push_subsets(dut):
     checks = []
     for k in range(120):
         frame = packets.random_frame(rng, 60, 400)
-        phv = parse(frame)
+        phv = tb.parse(frame)
         valid = valid_instances(phv)
         for inst in valid[:rng.randrange(0, len(valid) + 1)]:
             phv[f"hdr.{inst}.valid"] = 0
@@ -329,7 +332,7 @@ async def test_drop_punt_empty(dut):
         tb.random_gaps()
         for k in range(120):
             frame = packets.random_frame(rng, 60, 400)
-            phv = parse(frame, ingress_port=rng.randrange(16))
+            phv = tb.parse(frame, ingress_port=rng.randrange(16))
             kind = rng.choice(["pass", "pass", "drop", "punt", "empty", "empty_pushed"])
             if kind == "drop":
                 phv = set_field(set_field(phv, "meta.drop", 1), "meta.reason",
@@ -343,7 +346,7 @@ async def test_drop_punt_empty(dut):
                 if end == 0:
                     continue
                 frame = frame[:end]
-                phv = parse(frame, ingress_port=phv["meta.ingressPort"], runt_bytes=0)
+                phv = tb.parse(frame, ingress_port=phv["meta.ingressPort"], runt_bytes=0)
                 for inst, _ in INSTANCES:
                     phv[f"hdr.{inst}.valid"] = 0
                 if kind == "empty_pushed":
@@ -362,7 +365,7 @@ async def test_pop_rules(dut):
     tb.random_gaps()
     for k in range(150):
         frame = packets.random_frame(rng, 60, 300)
-        phv = parse(frame)
+        phv = tb.parse(frame)
         valid = valid_instances(phv)
         kind = rng.choice(["leading", "middle", "none"])
         new = dict(phv)
@@ -387,12 +390,12 @@ async def test_jumbo(dut):
     tb.random_gaps()
     for k in range(2):
         frame = packets.random_length_frame(rng, 9000)
-        await tb.send(f"jumbo_identity#{k}", frame, parse(frame))
+        await tb.send(f"jumbo_identity#{k}", frame, tb.parse(frame))
     frame = packets.random_length_frame(rng, 9000)
-    await tb.send("jumbo_encap", frame, random_encap(rng, parse(frame)))
-    _, frame, phv = vxlan_frame(rng, ipv4_options=0)
+    await tb.send("jumbo_encap", frame, random_encap(rng, tb.parse(frame)))
+    _, frame, phv = vxlan_frame(tb, rng, ipv4_options=0)
     frame = frame + packets.rand_bytes(rng, 9000 - len(frame))
-    phv = parse(frame)
+    phv = tb.parse(frame)
     await tb.send("jumbo_decap", frame, random_rewrite(rng, vxlan_decap(phv)))
     await tb.check()
 
@@ -410,8 +413,8 @@ async def test_phv_and_frame_skew(dut):
         held.pause = True
         for k in range(20):
             frame = packets.random_frame(rng, 60, 200)
-            tb.out.expect(f"{ahead}_ahead#{k}", frame, deparse(frame, parse(frame)))
-            tb.phv_src.send_nowait(PhvTransaction(payload=tb.lay.pack(parse(frame))))
+            tb.out.expect(f"{ahead}_ahead#{k}", frame, deparse(frame, tb.parse(frame)))
+            tb.phv_src.send_nowait(PhvTransaction(payload=tb.lay.pack(tb.parse(frame))))
             tb.src.send_nowait(AxiStreamFrame(frame))
         await ClockCycles(dut.clk, 300)
         held.pause = False
@@ -427,5 +430,5 @@ async def test_back_to_back_min_frames(dut):
     tb.gaps()
     for k in range(200):
         frame = packets.random_length_frame(rng, rng.choice([60, 64]))
-        await tb.send(f"min#{k}", frame, parse(frame))
+        await tb.send(f"min#{k}", frame, tb.parse(frame))
     await tb.check()

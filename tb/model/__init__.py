@@ -2,9 +2,9 @@
 """Python reference model of the Matcha packet path (see docs/packet-path.md)."""
 
 from .headers import (  # noqa: F401
-    BAD_FRAME, DROP_CODES, EMPTY, ERROR_NAMES, HEADER_BYTES, HEADER_TYPES, INSTANCES,
+    BAD_FRAME, CHECK_REASONS, DROP_CODES, EMPTY, ERROR_NAMES, HEADER_TYPES, INSTANCES,
     INSTANCE_TYPE, IP_VERSION, IPV4_IHL, MAX_FRAME, NO_ERROR, OUTER_INSTANCES, OVERSIZE,
-    PARSE_ERRORS, PORT_WIDTH, PUSH_HEADERS, RUNT, RUNT_BYTES, TOO_DEEP, TRUNCATED,
+    PARSE_ERRORS, PORT_WIDTH, PUSH_HEADERS, RUNT, RUNT_BYTES, TCP_OFFSET, TOO_DEEP, TRUNCATED,
     WRITABLE, all_field_names, header_size, next_instance,
 )
 from .packet_path import (  # noqa: F401

@@ -37,6 +37,7 @@ HEADER_TYPES = {
 INSTANCES = [
     ("eth", "ethernet"),
     ("vlan", "vlan"),
+    ("vlan2", "vlan"),
     ("ipv4", "ipv4"),
     ("ipv6", "ipv6"),
     ("udp", "udp"),
@@ -44,6 +45,7 @@ INSTANCES = [
     ("vxlan", "vxlan"),
     ("inner_eth", "ethernet"),
     ("inner_vlan", "vlan"),
+    ("inner_vlan2", "vlan"),
     ("inner_ipv4", "ipv4"),
     ("inner_ipv6", "ipv6"),
     ("inner_udp", "udp"),
@@ -52,7 +54,7 @@ INSTANCES = [
 INSTANCE_TYPE = dict(INSTANCES)
 
 # Outer headers a VXLAN decapsulation removes (everything before inner_eth).
-OUTER_INSTANCES = ["eth", "vlan", "ipv4", "ipv6", "udp", "tcp", "vxlan"]
+OUTER_INSTANCES = ["eth", "vlan", "vlan2", "ipv4", "ipv6", "udp", "tcp", "vxlan"]
 
 # Fields the deparser writes back into the frame, per header type.
 WRITABLE = {
@@ -66,6 +68,7 @@ WRITABLE = {
 PUSH_HEADERS = [("eth", "ethernet"), ("ipv4", "ipv4"), ("udp", "udp"), ("vxlan", "vxlan")]
 
 ETHERTYPE_VLAN = 0x8100
+ETHERTYPE_QINQ = 0x88A8  # IEEE 802.1ad service tag
 ETHERTYPE_IPV4 = 0x0800
 ETHERTYPE_IPV6 = 0x86DD
 IPPROTO_TCP = 6
@@ -82,16 +85,29 @@ TOO_DEEP = 5
 IP_VERSION = 6
 OVERSIZE = 7
 EMPTY = 8
+TCP_OFFSET = 9  # TCP data offset below 5 (RFC 9293 3.1)
 PARSE_ERRORS = {
     "RUNT": RUNT, "TRUNCATED": TRUNCATED, "IPV4_IHL": IPV4_IHL, "BAD_FRAME": BAD_FRAME,
     "TOO_DEEP": TOO_DEEP, "IP_VERSION": IP_VERSION, "OVERSIZE": OVERSIZE, "EMPTY": EMPTY,
+    "TCP_OFFSET": TCP_OFFSET,
+}
+# Forwarding checks of a routed IP header (docs/pipeline.md, "Forwarding checks"): reason
+# codes of the packet path's own, after the parse errors.
+IPV4_OPTIONS = 10
+IPV4_CHECKSUM = 11
+IP_LENGTH = 12
+TTL_EXPIRED = 13
+# In the order an action makes them: the checksum is verified over the fixed part only, so
+# a header with options goes to the host before it.
+CHECK_REASONS = {
+    "IPV4_OPTIONS": IPV4_OPTIONS, "IPV4_CHECKSUM": IPV4_CHECKSUM, "IP_LENGTH": IP_LENGTH,
+    "TTL_EXPIRED": TTL_EXPIRED,
 }
 ERROR_NAMES = {v: k for k, v in PARSE_ERRORS.items()}
 ERROR_NAMES[NO_ERROR] = "NONE"
 DROP_CODES = {BAD_FRAME, OVERSIZE, EMPTY}
 
 # Parameters of both generated configurations.
-HEADER_BYTES = 128
 RUNT_BYTES = 60
 MAX_FRAME = 9216
 PORT_WIDTH = 4
@@ -121,11 +137,18 @@ def next_instance(inst, fields):
         pre = "inner_" if inst == "inner_eth" else ""
         return {
             ETHERTYPE_VLAN: pre + "vlan",
+            ETHERTYPE_QINQ: pre + "vlan",
             ETHERTYPE_IPV4: pre + "ipv4",
             ETHERTYPE_IPV6: pre + "ipv6",
         }.get(fields["etherType"])
     if inst in ("vlan", "inner_vlan"):
+        # The first tag (802.1ad S-tag or 802.1Q); an 802.1Q tag behind it is the second.
         pre = "inner_" if inst == "inner_vlan" else ""
+        return {ETHERTYPE_VLAN: pre + "vlan2", ETHERTYPE_IPV4: pre + "ipv4",
+                ETHERTYPE_IPV6: pre + "ipv6"}.get(fields["etherType"])
+    if inst in ("vlan2", "inner_vlan2"):
+        # A third tag is not parsed.
+        pre = "inner_" if inst == "inner_vlan2" else ""
         return {ETHERTYPE_IPV4: pre + "ipv4", ETHERTYPE_IPV6: pre + "ipv6"}.get(
             fields["etherType"])
     if inst in ("ipv4", "inner_ipv4"):
@@ -154,6 +177,9 @@ def all_field_names():
         if htype == "ipv4":
             for fname in WRITABLE["ipv4"]:
                 names[f"hdr.{inst}.{fname}Orig"] = field_width("ipv4", fname)
+            names[f"hdr.{inst}.checksumOk"] = 1
+        if htype in ("ipv4", "ipv6"):
+            names[f"hdr.{inst}.lengthOk"] = 1
     for inst, htype in PUSH_HEADERS:
         names[f"push.{inst}.valid"] = 1
         for fname, _, width in HEADER_TYPES[htype][1]:

@@ -8,9 +8,9 @@ unspecified).
 """
 
 from .headers import (
-    BAD_FRAME, DROP_CODES, EMPTY, HEADER_BYTES, HEADER_TYPES, INSTANCES, INSTANCE_TYPE,
+    BAD_FRAME, DROP_CODES, EMPTY, HEADER_TYPES, INSTANCES, INSTANCE_TYPE,
     IP_VERSION, IPV4_IHL, MAX_FRAME, NO_ERROR, OUTER_INSTANCES, OVERSIZE, PORT_WIDTH,
-    PUSH_HEADERS, RUNT, RUNT_BYTES, TOO_DEEP, TRUNCATED, VXLAN_PORT, WRITABLE,
+    PUSH_HEADERS, RUNT, RUNT_BYTES, TCP_OFFSET, TOO_DEEP, TRUNCATED, VXLAN_PORT, WRITABLE,
     ETHERTYPE_IPV4, IPPROTO_UDP, header_size, next_instance,
 )
 
@@ -93,13 +93,14 @@ def checksum_update(hc, old_words, new_words):
 # Parser.
 
 
-def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=False,
-                 header_bytes=HEADER_BYTES, runt_bytes=RUNT_BYTES):
+def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=False, *,
+                 header_bytes, runt_bytes=RUNT_BYTES):
     """Parse one header record as the parser module sees it.
 
     `window` holds the first bytes of the frame (at least min(frame_len, header_bytes)
     of them); only bytes of headers that lie inside both the frame and the window are
-    ever read.
+    ever read. `header_bytes` is the configuration's header window (layout.json's
+    headerBytes).
     """
     window = bytes(window[:header_bytes])
     limit_frame = frame_len
@@ -136,6 +137,18 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
         elif htype == "ipv6" and fields["version"] != 6:
             header_error = IP_VERSION
             break
+        elif htype == "tcp":
+            # The options are skipped, not extracted, but the window must hold them.
+            if fields["dataOffset"] < 5:
+                header_error = TCP_OFFSET
+                break
+            size = fields["dataOffset"] * 4
+            if offset + size > limit_frame:
+                header_error = TRUNCATED
+                break
+            if offset + size > limit_window:
+                header_error = TOO_DEEP
+                break
         phv[f"hdr.{inst}.valid"] = 1
         phv[f"hdr.{inst}.offset"] = offset
         for name, value in fields.items():
@@ -143,6 +156,12 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
         if htype == "ipv4":
             for name in WRITABLE["ipv4"]:
                 phv[f"hdr.{inst}.{name}Orig"] = fields[name]
+            # RFC 1071 over the 20 bytes of the fixed part (options are not summed).
+            phv[f"hdr.{inst}.checksumOk"] = int(ones_sum(window[offset:offset + 20]) == 0xFFFF)
+        if htype in ("ipv4", "ipv6"):
+            # RFC 1812 5.2.2: the datagram holds its header and the frame holds the datagram.
+            datagram = fields["totalLen"] if htype == "ipv4" else 40 + fields["payloadLen"]
+            phv[f"hdr.{inst}.lengthOk"] = int(size <= datagram <= frame_len - offset)
         offset += size
         end_of_last = offset
         inst = next_instance(inst, fields)
@@ -178,14 +197,14 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
     return phv
 
 
-def header_window(frame, header_bytes=HEADER_BYTES):
+def header_window(frame, header_bytes):
     """The parser's view of a frame: its first bytes, zero past the frame's end."""
     w = bytes(frame[:header_bytes])
     return w + bytes(header_bytes - len(w))
 
 
-def parse(frame, ingress_port=0, bad_frame=False, header_bytes=HEADER_BYTES,
-          runt_bytes=RUNT_BYTES, max_frame=MAX_FRAME):
+def parse(frame, ingress_port=0, bad_frame=False, *, header_bytes, runt_bytes=RUNT_BYTES,
+          max_frame=MAX_FRAME):
     """PHV the parser produces for `frame` (bytes as received)."""
     return parse_record(header_window(frame, header_bytes), len(frame),
                         ingress_port=ingress_port, bad_frame=bad_frame,

@@ -12,7 +12,8 @@ places them.
 headers that are not valid are absent) and returns the PHV the tables leave, which
 `tb.model.packet_path.deparse` turns into the output frame:
 
-    out, tuser, drop_reason = deparse(frame, program.apply(parse(frame, port)))
+    phv = parse(frame, port, header_bytes=layout["headerBytes"])
+    out, tuser, drop_reason = deparse(frame, program.apply(phv))
 
 Semantics (docs/pipeline.md "Semantics"):
 
@@ -26,12 +27,20 @@ Semantics (docs/pipeline.md "Semantics"):
 - a hit applies the entry's action and data, a miss the table's default action and data;
   hits and misses are counted per table, hits also per entry (packets, meta.frameLen
   bytes) when the table has counters;
-- ops: set (from an action-data parameter), setConst, decrement (modulo 2^width), copy
+- ops: check (a forwarding check of the routed IP header, below), set (from an
+  action-data parameter), setConst, decrement (modulo 2^width), copy
   (another field of the same width, read as a key reads it: 0 when its header is not
   valid), drop
   (meta.drop, meta.reason), punt (meta.punt, meta.reason), meter (meter `param` of a
   meter array colours the frame: meta.color becomes its colour, with meta.frameLen bytes
   and meta.color as the colour in), applied in order; values are cut to the field's width.
+
+Forwarding checks (docs/pipeline.md, "Forwarding checks"; RFC 1812 5.2.2 and 5.3.1): an
+action's `check` ops come first; each names a check and a field of the IP header the
+frame is routed on, and the first check the valid header fails punts or drops the frame
+(its `fate`) with the check's reason, and the action does nothing else. The model decides
+each from the header itself: the checksum over the header as parsed (RFC 1071), the length
+field against meta.frameLen and the header's offset, the IHL, the TTL or hop limit.
 
 Meter arrays (the "meters" of the description) are tb/model/meter.py's MeterBank, set with
 `Program.meters[name].configure(index, HwMeter, tick)`; `apply(phv, tick=t)` meters at
@@ -56,12 +65,15 @@ import json
 from dataclasses import dataclass, field as dc_field
 from pathlib import Path
 
-from .headers import all_field_names
+from .headers import CHECK_REASONS as CHECKS
+from .headers import HEADER_TYPES, INSTANCE_TYPE, WRITABLE, all_field_names
+from .packet_path import emit, ones_sum
 from .meter import MeterBank
 from .session import Packet, SessionModel, canonical_key
 
 KINDS = ("exact", "lpm", "ternary", "direct")
-OPS = ("set", "setConst", "decrement", "copy", "drop", "punt", "meter")
+OPS = ("check", "set", "setConst", "decrement", "copy", "drop", "punt", "meter")
+FATES = ("punt", "drop")
 # Table punt and drop reasons are at least 0x10; parse errors own 1..15.
 MIN_TABLE_REASON = 0x10
 
@@ -149,6 +161,8 @@ class Op:
     reason: int = None
     meter: str = None
     source: str = None      # copy: the field it copies
+    check: str = None       # check: the check's name (CHECKS)
+    fate: str = None        # check: punt or drop
 
 
 @dataclass
@@ -190,7 +204,14 @@ class Action:
         """Applies the ops in order to `phv` (a dict, changed in place); `meters`: the
         program's meter arrays by name, metering at `tick`."""
         for op in self.ops:
-            if op.op == "set":
+            if op.op == "check" and check_fails(phv, op):
+                phv[f"meta.{op.fate}"] = 1
+                phv["meta.reason"] = CHECKS[op.check]
+                return
+        for op in self.ops:
+            if op.op == "check":
+                continue
+            elif op.op == "set":
                 width = self._width(op.field)
                 phv[op.field] = self.param(op.param).value(data) & _mask(width)
             elif op.op == "setConst":
@@ -215,6 +236,34 @@ class Action:
                 raise ProgramError(f"unknown op {op.op!r}")
 
 
+def _ip_header(phv, header):
+    """The header `header` (hdr.<instance>) as parsed: its fields, the writable ones as the
+    parser found them (their Orig copies)."""
+    fields = {name: phv.get(f"{header}.{name}", 0) for name, _, _ in HEADER_TYPES["ipv4"][1]}
+    for name in WRITABLE["ipv4"]:
+        fields[name] = phv.get(f"{header}.{name}Orig", fields[name])
+    return fields
+
+
+def check_fails(phv, op):
+    """Whether the valid header a check op names fails it (RFC 1812 5.2.2, 5.3.1)."""
+    header, name = op.field.rsplit(".", 1)
+    if not phv.get(f"{header}.valid", 0):
+        return False
+    ipv6 = INSTANCE_TYPE[header.split(".")[1]] == "ipv6"
+    if op.check == "TTL_EXPIRED":
+        return phv[op.field] <= 1
+    if op.check == "IPV4_OPTIONS":
+        return phv[f"{header}.ihl"] != 5
+    if op.check == "IPV4_CHECKSUM":
+        return ones_sum(emit("ipv4", _ip_header(phv, header))) != 0xFFFF
+    # IP_LENGTH: the datagram holds its own header and the frame holds the datagram.
+    room = phv["meta.frameLen"] - phv[f"{header}.offset"]
+    if ipv6:
+        return 40 + phv[f"{header}.payloadLen"] > room
+    return not phv[f"{header}.ihl"] * 4 <= phv[f"{header}.totalLen"] <= room
+
+
 def _action(desc, table, metadata=None):
     try:
         params = [Param(p["name"], int(p["width"]), int(p["offset"]))
@@ -227,7 +276,7 @@ def _action(desc, table, metadata=None):
             ops.append(Op(o["op"], o.get("field"), o.get("param"),
                           None if o.get("value") is None else int(o["value"]),
                           None if o.get("reason") is None else int(o["reason"]),
-                          o.get("meter"), o.get("from")))
+                          o.get("meter"), o.get("from"), o.get("check"), o.get("fate")))
         return Action(desc["name"], int(desc["id"]), params, ops, metadata)
     except KeyError as e:
         raise ProgramError(f"table {table}: action without {e}") from None
@@ -812,6 +861,12 @@ class Program:
                                            f"{op.param} ({a.param(op.param).width} bits)")
                         if op.op == "setConst" and (op.value is None or op.value >> fw):
                             out.append(f"{at}: setConst {op.field} value {op.value}")
+                    elif op.op == "check":
+                        if op.check not in CHECKS or op.fate not in FATES:
+                            out.append(f"{at}: check {op.check!r} with fate {op.fate!r}")
+                        elif op.reason != CHECKS[op.check]:
+                            out.append(f"{at}: check {op.check} with reason {op.reason}, "
+                                       f"the check's is {CHECKS[op.check]}")
                     elif op.op == "meter":
                         size = next((int(m["size"]) for m in self.meter_arrays
                                      if m["name"] == op.meter), None)

@@ -5,6 +5,7 @@ Parse results are cross-checked against scapy's own dissection; deparse results 
 scapy's rebuild of checksums and lengths, and against hand-computed cases from the RFCs.
 """
 
+import functools
 import random
 
 import pytest
@@ -15,27 +16,25 @@ from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
 from tb.common import packets
-from tb.common.scapy_view import scapy_headers
+from tb.common.scapy_view import assert_model_matches_scapy
+from tb import model
 from tb.model import (
     BAD_FRAME, EMPTY, HEADER_TYPES, INSTANCES, IP_VERSION, IPV4_IHL, NO_ERROR, OVERSIZE,
     RUNT, TOO_DEEP, TRUNCATED, all_field_names, checksum_update, deparse,
-    ones_add, ones_sum, parse, parse_record, pop_len, set_field, valid_instances,
+    ones_add, ones_sum, pop_len, set_field, valid_instances,
     vxlan_decap, vxlan_encap,
 )
 
 STACKS = packets.all_stacks()
+# The header window these tests parse with (the w64 configuration's); tests of a window
+# of their own pass header_bytes.
+WINDOW = 128
+parse = functools.partial(model.parse, header_bytes=WINDOW)
+parse_record = functools.partial(model.parse_record, header_bytes=WINDOW)
 
 
-def assert_matches_scapy(frame, phv, header_bytes=128):
-    want = scapy_headers(frame, header_bytes)
-    got = valid_instances(phv)
-    assert got == [i for i, _ in INSTANCES if i in want], \
-        f"valid headers: model {got}, scapy {list(want)}"
-    for inst, (offset, fields) in want.items():
-        assert phv[f"hdr.{inst}.offset"] == offset, f"{inst}.offset"
-        for name, value in fields.items():
-            assert phv[f"hdr.{inst}.{name}"] == value, \
-                f"hdr.{inst}.{name}: model {phv[f'hdr.{inst}.{name}']:#x}, scapy {value:#x}"
+def assert_matches_scapy(frame, phv):
+    assert_model_matches_scapy(frame, phv, WINDOW)
 
 
 # ---------------------------------------------------------------------------------------
@@ -49,7 +48,8 @@ def test_parse_matches_scapy_every_stack(stack, matcha_seed):
         frame = packets.frame_of(rng, stack, rng.randrange(0, 200))
         phv = parse(frame)
         assert_matches_scapy(frame, phv)
-        end = max(phv[f"hdr.{i}.offset"] + (phv[f"hdr.{i}.ihl"] * 4 if "ipv4" in i
+        end = max(phv[f"hdr.{i}.offset"] + (phv[f"hdr.{i}.ihl"] * 4 if t == "ipv4" else
+                                             phv[f"hdr.{i}.dataOffset"] * 4 if t == "tcp"
                                              else HEADER_TYPES[t][0])
                   for i, t in INSTANCES if phv[f"hdr.{i}.valid"])
         assert phv["meta.payloadOffset"] == end
@@ -57,11 +57,12 @@ def test_parse_matches_scapy_every_stack(stack, matcha_seed):
             assert phv["meta.parseError"] == NO_ERROR
             assert phv["meta.punt"] == 0 and phv["meta.drop"] == 0
         else:
-            # A deep stack whose last headers cross the 128-byte window.
+            # A deep stack whose last headers cross the window.
             assert phv["meta.parseError"] == TOO_DEEP, packets.stack_name(stack)
             missing = stack[len(valid_instances(phv))]
             min_size = HEADER_TYPES[dict(INSTANCES)[missing]][0]
-            assert end + min_size > 128 or "ipv4" in missing
+            # (or the options of a header that has them)
+            assert end + min_size > WINDOW or missing.endswith(("ipv4", "tcp"))
             assert len(frame) >= end + min_size
 
 
@@ -157,7 +158,7 @@ def test_error_truncated_at_each_header():
     rng = random.Random(2)
     vx = packets.frame_of(rng, ["eth", "ipv4", "udp", "vxlan", "inner_eth", "inner_ipv4",
                                 "inner_tcp"], 100, ipv4_options=0,
-                          inner={"ipv4_options": 0})
+                          inner={"ipv4_options": 0, "tcp_options": 0})
     ends = [("eth", 14), ("ipv4", 34), ("udp", 42), ("vxlan", 50), ("inner_eth", 64),
             ("inner_ipv4", 84), ("inner_tcp", 104)]
     for k, (inst, end) in enumerate(ends):
@@ -245,10 +246,10 @@ def test_too_deep_vs_exact_window_fit():
     rng = random.Random(5)
     exact = packets.frame_of(rng, ["eth", "ipv4", "udp", "vxlan", "inner_eth",
                                    "inner_vlan", "inner_ipv6", "inner_tcp"], 40,
-                             ipv4_options=0)
+                             ipv4_options=0, inner={"tcp_options": 0})
     phv = parse(exact)
     assert phv["meta.parseError"] == NO_ERROR and phv["hdr.inner_tcp.valid"] == 1
-    assert phv["meta.payloadOffset"] == 128
+    assert phv["meta.payloadOffset"] == WINDOW
     deep = packets.frame_of(rng, ["eth", "vlan", "ipv4", "udp", "vxlan", "inner_eth",
                                   "inner_vlan", "inner_ipv6", "inner_tcp"], 40,
                             ipv4_options=0)
@@ -258,6 +259,36 @@ def test_too_deep_vs_exact_window_fit():
     # Truncation is checked before the window: a short frame is TRUNCATED, not TOO_DEEP
     phv = parse(deep[:130])
     assert phv["meta.parseError"] == TRUNCATED
+
+
+@pytest.mark.parametrize("name", sorted(packets.qinq_frames(random.Random(0))))
+def test_qinq_both_tags_like_scapy(name, matcha_seed):
+    """802.1ad + 802.1Q and 802.1Q + 802.1Q, outer and inside VXLAN: both tags valid, what
+    follows them parsed, as scapy dissects it."""
+    frame = packets.qinq_frames(random.Random(matcha_seed))[name]
+    phv = parse(frame)
+    assert_matches_scapy(frame, phv)
+    tags = "inner_" if name.startswith("vxlan") else ""
+    assert phv[f"hdr.{tags}vlan.valid"] == phv[f"hdr.{tags}vlan2.valid"] == 1
+    assert phv["meta.parseError"] == NO_ERROR
+
+
+def test_deep_ipv6_tunnel_needs_184_bytes(matcha_seed):
+    """VXLAN over IPv6 carrying IPv6 and TCP with 40 bytes of options: whole in a 184-byte
+    window (and the w512 configuration's 192); TOO_DEEP at the inner TCP header, whose
+    options a 182-byte window cuts and whose fixed part w64's 128 bytes cut; as scapy sees
+    it in each."""
+    rng = random.Random(matcha_seed)
+    frame = packets.deep_ipv6_tunnel(rng, 64)
+    for window in (128, 182, 184, 192):
+        phv = parse(frame, header_bytes=window)
+        assert_model_matches_scapy(frame, phv, window)
+        whole = window >= packets.DEEP_IPV6_TUNNEL_HEADERS
+        assert phv["meta.parseError"] == (NO_ERROR if whole else TOO_DEEP), window
+        assert phv["hdr.inner_tcp.valid"] == whole, window
+    assert parse(frame, header_bytes=192)["meta.payloadOffset"] == 184
+    for window in (128, 182):
+        assert valid_instances(parse(frame, header_bytes=window))[-1] == "inner_ipv6"
 
 
 @pytest.mark.parametrize("name", sorted(packets.malformed_cases(random.Random(0))))
@@ -270,7 +301,8 @@ def test_malformed_cases_parse_like_scapy(name, matcha_seed):
 def test_not_in_graph_stops_without_error():
     cases = packets.malformed_cases(random.Random(6))
     expect = {
-        "qinq_stops_at_vlan": ["eth", "vlan"],
+        "third_tag_stops_at_vlan2": ["eth", "vlan", "vlan2"],
+        "qinq_s_tag_inside_stops_at_vlan": ["eth", "vlan"],
         "udp_srcport_4789_not_vxlan": ["eth", "ipv4", "udp"],
         "udp_dstport_8472_not_vxlan": ["eth", "ipv4", "udp"],
         "vxlan_port_in_inner_udp_not_parsed": ["eth", "ipv4", "udp", "vxlan", "inner_eth",

@@ -7,18 +7,20 @@ generator's description too. Expected results are worked by hand or built indepe
 with scapy (the routed frame: new MACs, TTL - 1, the IPv4 checksum recomputed by scapy).
 """
 
+import functools
 import ipaddress
 import json
 import random
 
 import pytest
-from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.inet import ICMP, IP, TCP, UDP, IPOption_NOP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
 from tb.common import packets, seeds, sim
-from tb.model import NO_ERROR, deparse, internet_checksum, parse
+from tb import model
+from tb.model import CHECK_REASONS, NO_ERROR, deparse, internet_checksum
 from tb.model.program import (
     Program, ProgramError, TableFull, TernaryTable, compare, header_valid, load, program_section,
 )
@@ -28,6 +30,8 @@ from tb.pipeline.l2l3 import (
 )
 from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 
+# No frame here has headers past the smaller configuration's header window.
+parse = functools.partial(model.parse, header_bytes=128)
 MAC_A, MAC_B = 0x020000000001, 0x020000000002
 ROUTER, NEXT_HOP = 0x02AA00000001, 0x02BB00000002
 
@@ -196,30 +200,66 @@ def test_routed_frame_matches_scapy():
     assert IP(bytes(got[IP]))[IP].chksum == chk
 
 
-@pytest.mark.parametrize("ttl", [0, 1, 255])
-def test_ttl_decrements_modulo_256(ttl):
+@pytest.mark.parametrize("ttl", [2, 64, 255])
+def test_ttl_decrements(ttl):
     p = prog()
     route(p, "0.0.0.0", 0, 1)
     frame = tcp4(ttl=ttl)
     out, _, _ = run(p, frame)
-    assert Ether(out)[IP].ttl == (ttl - 1) % 256
+    assert Ether(out)[IP].ttl == ttl - 1
     assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
     assert ip_checksum_ok(out)
 
 
-def test_routing_with_ip_options_and_vlan():
+@pytest.mark.parametrize("ttl", [0, 1])
+def test_ttl_that_would_reach_zero_is_punted_as_received(ttl):
+    """RFC 1812 5.3.1: not forwarded with TTL 0 (nor wrapped to 255); the host, which
+    sends the ICMP time exceeded, gets the frame as it came."""
+    p = prog()
+    route(p, "0.0.0.0", 0, 1)
+    frame = tcp4(ttl=ttl)
+    assert run(p, frame, port=6) == (
+        frame, {"punt": 1, "egressPort": 6, "reason": CHECK_REASONS["TTL_EXPIRED"]}, None)
+
+
+def test_routing_with_vlan_and_options_punted():
     p = prog()
     route(p, "10.0.0.0", 8, 4)
-    frame = packets.frame_of(random.Random(1), ["eth", "vlan", "ipv4", "tcp"], 30,
-                             ipv4_options=3)
-    pkt = Ether(frame)
-    pkt[IP].dst = "10.1.1.1"
-    del pkt[IP].chksum
-    frame = bytes(pkt)
-    out, tuser, _ = run(p, frame)
-    assert tuser["egressPort"] == 4
-    assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
-    assert ip_checksum_ok(out, 18)
+    for options in (0, 3):
+        frame = packets.frame_of(random.Random(1), ["eth", "vlan", "ipv4", "tcp"], 30,
+                                 ipv4_options=options)
+        pkt = Ether(frame)
+        pkt[IP].dst = "10.1.1.1"
+        pkt[IP].ttl = 64
+        del pkt[IP].chksum
+        frame = bytes(pkt)
+        out, tuser, _ = run(p, frame, port=2)
+        if options:  # RFC 1812 5.2.4: the host processes options
+            assert (out, tuser) == (frame, {"punt": 1, "egressPort": 2,
+                                            "reason": CHECK_REASONS["IPV4_OPTIONS"]})
+        else:
+            assert tuser == {"punt": 0, "egressPort": 4, "reason": 0}
+            assert out == routed_by_scapy(frame, NEXT_HOP, ROUTER)
+            assert ip_checksum_ok(out, 18)
+
+
+def test_checksum_and_length_checked_on_routed_frames_only():
+    """RFC 1812 5.2.2: a routed frame whose header checksum is wrong, or whose total
+    length is below its header or past the frame, is dropped; one no route covers is
+    punted as before."""
+    p = prog()
+    route(p, "10.0.0.0", 8, 4)
+    good = udp4(dst="10.1.1.1")
+    bad_sum = bytearray(good)
+    bad_sum[25] ^= 0x10
+    room = len(good) - 14
+    cases = [(bytes(bad_sum), "IPV4_CHECKSUM"), (udp4(dst="10.1.1.1", len=room + 1), "IP_LENGTH"),
+             (udp4(dst="10.1.1.1", len=19), "IP_LENGTH")]
+    for frame, check in cases:
+        assert run(p, frame) == (None, None, CHECK_REASONS[check]), check
+    assert run(p, udp4(dst="10.1.1.1", len=room))[1] == {"punt": 0, "egressPort": 4, "reason": 0}
+    bad_sum[30:34] = bytes([11, 0, 0, 1])  # no route, checksum still wrong
+    assert run(p, bytes(bad_sum), port=3)[1] == {"punt": 1, "egressPort": 3, "reason": NO_ROUTE}
 
 
 def test_no_route_is_punted_untouched():
@@ -699,6 +739,14 @@ def test_independent_random_cross_check(matcha_seed):
                 punt, reason = 1, NO_ROUTE
             elif routes[best][0] == "drop":
                 drop, reason = 1, L3_DROP
+            elif pkt[IP].ihl != 5:  # RFC 1812 5.2.4: options are the host's
+                punt, reason = 1, CHECK_REASONS["IPV4_OPTIONS"]
+            elif internet_checksum(bytes(pkt[IP])[:20]) != 0:  # 5.2.2
+                drop, reason = 1, CHECK_REASONS["IPV4_CHECKSUM"]
+            elif not 20 <= pkt[IP].len <= len(frame) - (18 if Dot1Q in pkt else 14):
+                drop, reason = 1, CHECK_REASONS["IP_LENGTH"]
+            elif pkt[IP].ttl <= 1:  # 5.3.1
+                punt, reason = 1, CHECK_REASONS["TTL_EXPIRED"]
             else:
                 _, egress, dmac, smac = routes[best]
                 pkt = Ether(routed_by_scapy(bytes(pkt), dmac, smac))
@@ -731,7 +779,18 @@ def test_independent_random_cross_check(matcha_seed):
                 net = rng.choice(net_list)
                 pkt[IP].dst = str(net.network_address + rng.randrange(net.num_addresses))
             pkt[IP].frag = 0 if rng.random() < 0.9 else rng.randrange(1, 100)
+            # Now and then a header a router must not forward as it is.
+            fault = rng.choice(["none"] * 6 + ["ttl", "length", "checksum", "options"])
+            if fault == "ttl":
+                pkt[IP].ttl = rng.choice([0, 1])
+            elif fault == "length":
+                pkt[IP].len = rng.choice([rng.randrange(20), len(pkt[IP]) + rng.randrange(1, 9)])
+            elif fault == "options":
+                pkt[IP].options = [IPOption_NOP()] * 4
+                pkt[IP].len = None
             del pkt[IP].chksum
+            if fault == "checksum":
+                pkt[IP].chksum = IP(bytes(pkt[IP])).chksum ^ 0x8001
         frame = bytes(pkt)
         port = rng.randrange(16)
         if parse(frame)["meta.parseError"] != NO_ERROR:

@@ -22,13 +22,14 @@ import json
 from collections import Counter
 
 import cocotb
-from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP
 from scapy.layers.l2 import Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
 from tb.common import driver as drv
 from tb.common.sim import soak
+from tb.model import CHECK_REASONS
 from tb.model.meter import GREEN, RED, YELLOW
 from tb.pipeline.control import Update
 from tb.pipeline.pipeline_tb import setup
@@ -78,12 +79,18 @@ def vm_frame(src_mac, dst_mac, src, dst, proto="tcp", sport=40000, dport=80, fla
     return Ether(src=src_mac, dst=dst_mac) / IP(src=src, dst=dst) / l4 / Raw(bytes(payload))
 
 
-def encapsulated(inner, underlay_dst, vni, inner_dmac=None):
+def encapsulated(inner, underlay_dst, vni, inner_dmac=None, routed=False):
     """The frame DASH expects out of the appliance: `inner` (its destination MAC rewritten
-    to `inner_dmac` if given) in new outer headers to `underlay_dst`, VNI `vni`."""
+    to `inner_dmac` if given) in new outer headers to `underlay_dst`, VNI `vni`. A frame
+    the outbound route table routed from one VNET to another has its inner TTL one lower
+    and its inner header checksum to match (docs/overlay.md: where Matcha departs from
+    DASH)."""
     inner = Ether(bytes(inner))
     if inner_dmac is not None:
         inner.dst = inner_dmac
+    if routed:
+        inner[IP].ttl -= 1
+        del inner[IP].chksum
     outer = (Ether(src=mac_str(UNDERLAY_SMAC), dst=mac_str(UNDERLAY_DMAC)) /
              IP(src=VIP, dst=underlay_dst, ttl=64, id=1, flags=0, tos=0) /
              UDP(sport=0, dport=4789, chksum=0) / VXLAN(vni=vni, flags=0x08) /
@@ -220,7 +227,7 @@ async def test_outbound_route_vnet_encapsulated(dut):
     await tb.send("eni miss", outbound(src_mac="00:aa:00:aa:00:aa"))
     await tb.send("mapping miss", outbound(inner_dst="192.168.1.200"))
     got = {g[0].name: outcome(g) for g in await tb.check()}
-    assert got["forward"] == ("pass", encapsulated(inner, RX_PA, RX_VNI, RX_MAC)), \
+    assert got["forward"] == ("pass", encapsulated(inner, RX_PA, RX_VNI, RX_MAC, routed=True)), \
         Ether(got["forward"][1]).show(dump=True)
     assert got["wrong vip"] == ("drop", VIP_MISS)
     assert got["route miss"] == ("drop", ROUTE_MISS)
@@ -351,8 +358,59 @@ async def test_same_prefix_in_two_enis(dut):
     await tb.send("from tx", vxlan(from_tx, TX_HOST_VNI, TX_PA))
     await tb.send("from rx", vxlan(from_rx, RX_HOST_VNI, RX_PA))
     got = {g[0].name: outcome(g) for g in await tb.check()}
-    assert got["from tx"] == ("pass", encapsulated(from_tx, RX_PA, RX_VNI, RX_MAC))
-    assert got["from rx"] == ("pass", encapsulated(from_rx, other_pa, other_vni, other_mac))
+    assert got["from tx"] == ("pass", encapsulated(from_tx, RX_PA, RX_VNI, RX_MAC, routed=True))
+    assert got["from rx"] == ("pass", encapsulated(from_rx, other_pa, other_vni, other_mac,
+                                                   routed=True))
+
+
+@cocotb.test()
+async def test_routed_inner_header_checks(dut):
+    """The route table routes the inner frame (docs/pipeline.md, "Forwarding checks";
+    RFC 1812): inner TTL 2 leaves encapsulated with TTL 1; inner TTL 1 and 0, and inner
+    options, go to the host as they came; a wrong inner header checksum and an inner total
+    length past the frame are dropped. The outer header is the tunnel's, terminated here:
+    an outer TTL of 1 is no reason to stop the frame. Fates written here from the RFC,
+    and the model's (PipelineTb.check) too."""
+    tb = await overlay_setup(dut, "routed_inner_header_checks")
+
+    def inner(**ip):
+        return Ether(src=TX_MAC, dst=FAKE_MAC) / IP(src=TX_CA, dst=RX_CA, **ip) / \
+            TCP(sport=40000, dport=80, flags="S") / Raw(bytes(40))
+
+    def broken_checksum(pkt):
+        b = bytearray(bytes(pkt))
+        b[14 + 10] ^= 0x01
+        b[14 + 11] ^= 0x01
+        return Ether(bytes(b))
+
+    sent = {}
+    cases = [
+        ("inner TTL 2", inner(ttl=2), "routed"),
+        ("inner TTL 1", inner(ttl=1), ("punt", CHECK_REASONS["TTL_EXPIRED"])),
+        ("inner TTL 0", inner(ttl=0), ("punt", CHECK_REASONS["TTL_EXPIRED"])),
+        ("inner options", inner(options=[IPOption_NOP()] * 4),
+         ("punt", CHECK_REASONS["IPV4_OPTIONS"])),
+        ("inner checksum wrong", broken_checksum(inner()), ("drop", CHECK_REASONS["IPV4_CHECKSUM"])),
+        ("inner total length past the frame", inner(len=len(inner()[IP]) + 1),
+         ("drop", CHECK_REASONS["IP_LENGTH"])),
+    ]
+    for name, pkt, fate in cases:
+        sent[name] = (pkt, fate, vxlan(pkt, TX_HOST_VNI, TX_PA))
+    outer = Ether(vxlan(inner(), TX_HOST_VNI, TX_PA))
+    outer[IP].ttl = 1
+    del outer[IP].chksum
+    sent["outer TTL 1"] = (inner(), "routed", bytes(outer))
+    for name, (_, _, frame) in sent.items():
+        await tb.send(name, frame)
+    results = {g[0].name: g for g in await tb.check()}
+    for name, (pkt, fate, frame) in sent.items():
+        got = outcome(results[name])
+        if fate == "routed":
+            assert got == ("pass", encapsulated(pkt, RX_PA, RX_VNI, RX_MAC, routed=True)), name
+        else:
+            assert got == fate, name
+            if fate[0] == "punt":
+                assert bytes(results[name][1].data) == frame, f"{name}: not as it came"
 
 
 @cocotb.test()

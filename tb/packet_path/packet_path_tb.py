@@ -15,7 +15,7 @@ from tb.common import cocotb_util, packets
 from tb.common.axis import BeatCounter, DropMonitor, OutputChecker, in_tuser_bytes
 from tb.common.sim import soak
 from tb.model import (
-    BAD_FRAME, ERROR_NAMES, NO_ERROR, OVERSIZE, deparse, parse,
+    BAD_FRAME, ERROR_NAMES, NO_ERROR, OVERSIZE, TOO_DEEP, deparse, parse,
 )
 
 
@@ -41,11 +41,12 @@ class PacketPathTb:
     def random_gaps(self):
         self.gaps(self.rng.choice([0.0, 0.1, 0.3, 0.6]), self.rng.choice([0.0, 0.1, 0.3, 0.6]))
 
+    def parse(self, frame, port=0, bad=False):
+        return parse(frame, ingress_port=port, bad_frame=bad, header_bytes=self.lay.header_bytes,
+                     runt_bytes=self.lay.runt_bytes, max_frame=self.lay.max_frame)
+
     def expected(self, frame, port, bad):
-        return deparse(frame, parse(frame, ingress_port=port, bad_frame=bad,
-                                    header_bytes=self.lay.header_bytes,
-                                    runt_bytes=self.lay.runt_bytes,
-                                    max_frame=self.lay.max_frame))
+        return deparse(frame, self.parse(frame, port, bad))
 
     async def send(self, name, frame, port=0, bad=False, tuser=None, expect_bad=None):
         """Queue `frame` with ingress `port` and bad_frame on its last beat (or the given
@@ -66,15 +67,16 @@ def passes(exp, port):
     return tuser == {"punt": 0, "egressPort": port, "reason": 0}
 
 
-def passing_frame(rng, lo, hi=None, port=0):
+def passing_frame(tb, lo, hi=None, port=0):
     """A random frame the parser accepts without error (no punt, no drop); exactly `lo`
     bytes long when `hi` is None."""
+    rng = tb.rng
     while True:
         if hi is None:
             frame = packets.random_length_frame(rng, lo)
         else:
             frame = packets.random_frame(rng, lo, hi)
-        if parse(frame, ingress_port=port)["meta.parseError"] == NO_ERROR:
+        if tb.parse(frame, port)["meta.parseError"] == NO_ERROR:
             return frame
 
 
@@ -103,9 +105,9 @@ async def pass_through_random(dut, name, rounds, jumbo):
         tb.random_gaps()
         for k in range(60):
             if jumbo(rnd, k):
-                frame = passing_frame(rng, rng.randint(8000, 9000))
+                frame = passing_frame(tb, rng.randint(8000, 9000))
             else:
-                frame = passing_frame(rng, 60, rng.choice([100, 300, 1518]))
+                frame = passing_frame(tb, 60, rng.choice([100, 300, 1518]))
             port = rng.randrange(16)
             exp = await tb.send(f"pass#{rnd}.{k}", frame, port)
             assert exp[0] == frame and passes(exp, port)
@@ -134,10 +136,10 @@ async def test_jumbo_and_oversize(dut):
     await tb.start()
     tb.gaps(0.1, 0.2)
     for n in (9000, 9216, 9217, 9000, 9300):
-        frame = passing_frame(rng, n) if n <= 9216 else packets.random_length_frame(rng, n)
+        frame = passing_frame(tb, n) if n <= 9216 else packets.random_length_frame(rng, n)
         exp = await tb.send(f"len{n}", frame, 5)
         assert (exp[2] == OVERSIZE) == (n > 9216)
-        assert passes(await tb.send(f"after_len{n}", passing_frame(rng, 60, 200), 6), 6)
+        assert passes(await tb.send(f"after_len{n}", passing_frame(tb, 60, 200), 6), 6)
     await tb.check()
 
 
@@ -155,7 +157,7 @@ async def test_malformed_then_next(dut):
         port = rng.randrange(16)
         exp = await tb.send(name, frame, port, bad=kw.get("bad_frame", False))
         seen.add(exp[2] if exp[0] is None else exp[1]["reason"])
-        nxt = passing_frame(rng, 60, 300)
+        nxt = passing_frame(tb, 60, 300)
         assert passes(await tb.send(f"after_{name}", nxt, port ^ 1), port ^ 1)
     dut._log.info("reasons exercised: %s", sorted(ERROR_NAMES[r] for r in seen))
     assert {1, 2, 3, 4, 5, 6} <= seen
@@ -229,19 +231,58 @@ async def test_min_frames_at_line_rate(dut):
         assert len(frame) == 64
         await tb.send(f"line_rate#{k}", frame, k % 16)
     await tb.check()
-    beats_per_frame = (64 + tb.lanes - 1) // tb.lanes
-    assert len(outs.beats) == n * beats_per_frame
+    assert_bus_limited(dut, ins, outs, n, n * ((64 + tb.lanes - 1) // tb.lanes))
+
+
+def assert_bus_limited(dut, ins, outs, frames, beats):
+    """`frames` frames of `beats` beats in all went in and out with no idle clock between
+    the first beat and the last on either side: the bus-limited rate, frames / beats frames
+    per clock."""
+    assert len(outs.beats) == beats
     in_span = ins.beats[-1] - ins.beats[0] + 1
     out_span = outs.beats[-1] - outs.beats[0] + 1
     dut._log.info("input: %d beats in %d clocks; output: %d beats in %d clocks "
-                  "(%.3f frames/clock)", len(ins.beats), in_span, len(outs.beats),
-                  out_span, n / out_span)
+                  "(%.3f frames/clock, bus-limited %.3f)", len(ins.beats), in_span,
+                  len(outs.beats), out_span, frames / out_span, frames / beats)
     out_gaps = [(a, b) for a, b in zip(outs.beats, outs.beats[1:]) if b != a + 1]
     in_gaps = [(a, b) for a, b in zip(ins.beats, ins.beats[1:]) if b != a + 1]
     assert not in_gaps, f"input stalled {len(in_gaps)} times, first between clocks " \
                         f"{in_gaps[0]}"
     assert not out_gaps, f"{len(out_gaps)} output bubbles, first between clocks " \
                          f"{out_gaps[0]}; {len(outs.beats)} beats in {out_span} clocks"
+
+
+@cocotb.test()
+async def test_deep_frames_at_line_rate(dut):
+    """VXLAN over IPv6 carrying IPv6 and TCP with 40 bytes of options, whose headers end at
+    byte 184, all of one length (the seed's, 184 to 483 bytes), back to back with no gaps
+    and no back-pressure. Where the header window holds them (w512, 192 bytes) the model
+    parses them whole and they pass; where it does not (w64, 128 bytes) they are punted
+    TOO_DEEP. Either way the input is never stalled and the output carries a beat on every
+    clock: one frame per ceil(length / lanes) clocks. (One length, since with mixed lengths
+    a frame longer than every one before it holds the output once, for the clocks by which
+    its record, issued at its last beat, comes later: docs/packet-path.md.)"""
+    rng, _ = cocotb_util.test_rng(dut, "deep_frames_at_line_rate")
+    tb = PacketPathTb(dut, rng)
+    await tb.start()
+    tb.gaps()
+    ins = BeatCounter(dut, "s_axis")
+    outs = BeatCounter(dut, "m_axis")
+    whole = tb.lay.header_bytes >= packets.DEEP_IPV6_TUNNEL_HEADERS
+    n, beats = 200, 0
+    payload = rng.randrange(0, 300)
+    dut._log.info("%d frames of %d bytes", n, packets.DEEP_IPV6_TUNNEL_HEADERS + payload)
+    for k in range(n):
+        frame = packets.deep_ipv6_tunnel(rng, payload)
+        phv = tb.parse(frame)
+        assert phv["meta.parseError"] == (NO_ERROR if whole else TOO_DEEP)
+        assert phv["hdr.inner_tcp.valid"] == whole
+        port = k % 16
+        exp = await tb.send(f"deep#{k}", frame, port)
+        assert passes(exp, port) == whole
+        beats += (len(frame) + tb.lanes - 1) // tb.lanes
+    await tb.check()
+    assert_bus_limited(dut, ins, outs, n, beats)
 
 
 @cocotb.test()

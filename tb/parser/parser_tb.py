@@ -11,15 +11,25 @@ from collections import Counter
 import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
+from scapy.layers.inet import IP, TCP, UDP, IPOption_NOP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.layers.vxlan import VXLAN
+from scapy.packet import Raw
+
 from tb.common import cocotb_util, packets
 from tb.common.phv import compared_fields, diff
+from tb.common.scapy_view import assert_model_matches_scapy
 from tb.model import ERROR_NAMES, parse_record, valid_instances
 
 
 class Record:
-    def __init__(self, name, window, frame_len, port=0, bad=False, oversize=False):
+    """A header record: `data` is what the input stage would have read of the frame (the
+    header window takes its first headerBytes bytes, zero past its end)."""
+
+    def __init__(self, name, data, frame_len, port=0, bad=False, oversize=False):
         self.name = name
-        self.window = bytes(window[:128]) + bytes(max(0, 128 - len(window)))
+        self.data = bytes(data)
         self.frame_len = frame_len
         self.port = port
         self.bad = bool(bad)
@@ -29,10 +39,13 @@ class Record:
     def of_frame(cls, name, frame, port=0, bad=False, oversize=None, max_frame=9216):
         if oversize is None:
             oversize = len(frame) > max_frame
-        return cls(name, frame[:128], len(frame) & 0xFFFF, port, bad, oversize)
+        return cls(name, frame, len(frame) & 0xFFFF, port, bad, oversize)
+
+    def window(self, header_bytes):
+        return self.data[:header_bytes].ljust(header_bytes, b"\0")
 
     def expected(self, lay):
-        return parse_record(self.window, self.frame_len, self.port, self.bad,
+        return parse_record(self.window(lay.header_bytes), self.frame_len, self.port, self.bad,
                             self.oversize, header_bytes=lay.header_bytes,
                             runt_bytes=lay.runt_bytes)
 
@@ -54,7 +67,7 @@ class ParserTb:
             d.in_valid.value = 0
             return
         d.in_valid.value = 1
-        d.in_payload_window.value = int.from_bytes(rec.window, "little")
+        d.in_payload_window.value = int.from_bytes(rec.window(self.lay.header_bytes), "little")
         d.in_payload_frameLen.value = rec.frame_len
         d.in_payload_ingressPort.value = rec.port
         d.in_payload_badFrame.value = int(rec.bad)
@@ -109,7 +122,7 @@ class ParserTb:
                     f"{int(rec.bad)}, oversize {int(rec.oversize)}; model: valid "
                     f"{valid_instances(exp)}, parseError "
                     f"{ERROR_NAMES.get(exp['meta.parseError'])}): " + "; ".join(bad)
-                    + f"\n    window {rec.window[:max(rec.frame_len, 0)].hex()}")
+                    + f"\n    window {rec.window(self.lay.header_bytes)[:rec.frame_len].hex()}")
         for e in errors[:40]:
             self.log.error("%s", e)
         if fields:
@@ -161,15 +174,15 @@ async def test_fuzz_windows(dut):
     recs = []
     for k in range(800):
         frame = bytearray(packets.random_frame(rng, 60, 200))
-        frame += packets.rand_bytes(rng, 128)
+        frame += packets.rand_bytes(rng, tb.lay.header_bytes)
         # Flip a few bytes in the header area to hit error paths.
         for _ in range(rng.choice([0, 1, 1, 2, 4])):
-            i = rng.randrange(0, 128)
+            i = rng.randrange(0, tb.lay.header_bytes)
             frame[i] = rng.choice([rng.randrange(256), 0x45, 0x4F, 0x40, 0x60, 0x81, 0x08,
                                    0x86, 0xDD, 0x11, 0x06, 0x12, 0xB5])
-        flen = rng.choice([len(frame), rng.randrange(0, 140), rng.randrange(0, 65536)])
-        recs.append(Record(f"fuzz#{k}", bytes(frame[:flen] if flen < 128 else frame[:128]),
-                           flen, rng.randrange(16), rng.random() < 0.05,
+        flen = rng.choice([len(frame), rng.randrange(0, tb.lay.header_bytes + 12),
+                           rng.randrange(0, 65536)])
+        recs.append(Record(f"fuzz#{k}", frame[:flen], flen, rng.randrange(16), rng.random() < 0.05,
                            rng.random() < 0.05))
     _check(await tb.run(recs), "fuzz windows")
 
@@ -196,9 +209,105 @@ async def test_malformed(dut):
     # Truncated exactly at every byte of a deep VXLAN stack.
     vx = packets.frame_of(rng, ["eth", "vlan", "ipv4", "udp", "vxlan", "inner_eth",
                                 "inner_vlan", "inner_ipv4", "inner_udp"], 40)
-    for n in range(0, min(len(vx), 130)):
+    for n in range(0, min(len(vx), tb.lay.header_bytes + 2)):
         recs.append(Record.of_frame(f"vxlan_cut_at_{n}", vx[:n]))
     _check(await tb.run(recs), "malformed")
+
+
+@cocotb.test()
+async def test_qinq_and_deep_tunnel(dut):
+    """Two VLAN tags, an 802.1ad S-tag (0x88A8) then an 802.1Q tag and two 802.1Q tags, in
+    front of IPv4/UDP, IPv6/TCP and inside VXLAN: scapy's dissection finds both tags and
+    what follows them where the model does (hdr.vlan and hdr.vlan2), and the parser gives
+    the model's PHV. Then VXLAN over IPv6 carrying IPv6 and TCP with 40 bytes of options
+    (headers to byte 184): the model, scapy and the parser parse it whole where the window
+    holds it and stop with TOO_DEEP where it does not."""
+    rng, _ = cocotb_util.test_rng(dut, "qinq_and_deep_tunnel")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for name, frame in packets.qinq_frames(rng).items():
+        rec = Record.of_frame(name, frame, port=rng.randrange(16))
+        phv = rec.expected(tb.lay)
+        assert_model_matches_scapy(frame, phv, tb.lay.header_bytes)
+        tagged = "inner_" if name.startswith("vxlan") else ""
+        assert phv[f"hdr.{tagged}vlan.valid"] and phv[f"hdr.{tagged}vlan2.valid"], name
+        assert phv["meta.parseError"] == 0, name
+        recs.append(rec)
+    whole = tb.lay.header_bytes >= packets.DEEP_IPV6_TUNNEL_HEADERS
+    for k in range(8):
+        frame = packets.deep_ipv6_tunnel(rng, rng.randrange(0, 100))
+        rec = Record.of_frame(f"deep_ipv6_tunnel#{k}", frame)
+        phv = rec.expected(tb.lay)
+        assert_model_matches_scapy(frame, phv, tb.lay.header_bytes)
+        assert phv["hdr.inner_tcp.valid"] == whole
+        assert ERROR_NAMES[phv["meta.parseError"]] == ("NONE" if whole else "TOO_DEEP")
+        recs.append(rec)
+    _check(await tb.run(recs), "QinQ and a deep tunnel")
+
+
+def _flip_checksum(frame, ip_offset):
+    b = bytearray(frame)
+    b[ip_offset + 10] ^= 0x40
+    return bytes(b)
+
+
+@cocotb.test()
+async def test_forwarding_check_fields(dut):
+    """hdr.*.checksumOk and hdr.*.lengthOk (docs/packet-path.md, "PHV") on named frames,
+    outer and inner: a right and a wrong IPv4 header checksum (scapy's own verdict must be
+    the model's), total length at, past and below the bounds RFC 1812 5.2.2 sets, IPv6
+    payload length at and past the frame's end, and Ethernet padding after the datagram."""
+    tb = ParserTb(dut)
+    await tb.start()
+    eth = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:02")
+    udp = UDP(sport=1, dport=2) / Raw(bytes(30))
+    plain = bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / udp)
+    room = len(plain) - 14
+    v6 = eth / IPv6(src="2001:db8::1", dst="2001:db8::2") / udp
+    inner = Ether() / IP(src="192.168.0.1", dst="192.168.0.2", ttl=9) / TCP() / Raw(bytes(8))
+    tunnel = bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=9, dport=4789) /
+                   VXLAN(vni=5) / inner)
+    named = {
+        "checksum right": (plain, {"hdr.ipv4.checksumOk": 1, "hdr.ipv4.lengthOk": 1}),
+        "checksum wrong": (_flip_checksum(plain, 14), {"hdr.ipv4.checksumOk": 0}),
+        "total length at the frame's end": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=room) / udp),
+            {"hdr.ipv4.lengthOk": 1}),
+        "total length past the frame's end": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=room + 1) / udp),
+            {"hdr.ipv4.lengthOk": 0}),
+        "total length 20": (bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=20) / udp),
+                            {"hdr.ipv4.lengthOk": 1}),
+        "total length below the header": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=19) / udp),
+            {"hdr.ipv4.lengthOk": 0}),
+        "total length below the header with options": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2", len=20,
+                           options=[IPOption_NOP()] * 4) / udp), {"hdr.ipv4.lengthOk": 0}),
+        "padded after the datagram": (
+            bytes(eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=1, dport=2)) +
+            bytes(30), {"hdr.ipv4.lengthOk": 1}),
+        "IPv6 payload length at the frame's end": (bytes(v6), {"hdr.ipv6.lengthOk": 1}),
+        "IPv6 payload length past the frame's end": (
+            bytes(eth / IPv6(src="2001:db8::1", dst="2001:db8::2", plen=len(udp) + 1) / udp),
+            {"hdr.ipv6.lengthOk": 0}),
+        "inner checksum wrong": (_flip_checksum(tunnel, 14 + 20 + 8 + 8 + 14),
+                                 {"hdr.ipv4.checksumOk": 1, "hdr.inner_ipv4.checksumOk": 0,
+                                  "hdr.inner_ipv4.lengthOk": 1}),
+    }
+    recs = []
+    for name, (frame, want) in named.items():
+        rec = Record.of_frame(name, frame)
+        got = {k: rec.expected(tb.lay)[k] for k in want}
+        assert got == want, f"{name}: the model gives {got}, the RFC {want}"
+        if "hdr.ipv4.checksumOk" in want:  # scapy's verdict: its checksum of the header
+            pkt = Ether(frame)
+            given = pkt[IP].chksum
+            del pkt[IP].chksum
+            assert (IP(bytes(pkt[IP])).chksum == given) == bool(want["hdr.ipv4.checksumOk"])
+        recs.append(rec)
+    _check(await tb.run(recs * 2), "forwarding check fields")
 
 
 @cocotb.test()
@@ -210,9 +319,9 @@ async def test_garbage_past_frame_end(dut):
     await tb.start()
     recs = []
     for k in range(200):
-        frame = packets.random_frame(rng, 60, 127)
+        frame = packets.random_frame(rng, 60, tb.lay.header_bytes - 1)
         cut = rng.randrange(1, len(frame) + 1)
-        window = frame[:cut] + packets.rand_bytes(rng, 128 - cut)
+        window = frame[:cut] + packets.rand_bytes(rng, tb.lay.header_bytes - cut)
         recs.append(Record(f"garbage#{k}_len{cut}", window, cut, rng.randrange(16)))
         # The model reads only bytes inside the frame, so its expectation is the same
         # as for a zero-filled window.

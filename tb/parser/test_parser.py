@@ -9,7 +9,7 @@ import pytest
 
 from tb.common import sim
 from tb.common.phv import Layout
-from tb.model import all_field_names
+from tb.model import CHECK_REASONS, all_field_names
 
 TOPLEVEL = "matcha_parser"
 CONFIG = "w64"
@@ -31,8 +31,10 @@ def test_layout_matches_model(config):
     for (o1, w1), (o2, _) in zip(spans, spans[1:]):
         assert o1 + w1 <= o2, "overlapping PHV fields"
     assert (lay.header_bytes, lay.port_width, lay.runt_bytes, lay.max_frame) == \
-        (128, 4, 60, 9216)
+        ({"w64": 128, "w512": 192}[config], 4, 60, 9216)
     assert lay.data_width == {"w64": 64, "w512": 512}[config]
     assert lay.parse_errors == {"RUNT": 1, "TRUNCATED": 2, "IPV4_IHL": 3, "BAD_FRAME": 4,
-                                "TOO_DEEP": 5, "IP_VERSION": 6, "OVERSIZE": 7, "EMPTY": 8}
+                                "TOO_DEEP": 5, "IP_VERSION": 6, "OVERSIZE": 7, "EMPTY": 8,
+                                "TCP_OFFSET": 9}
+    assert lay.raw["checkReasons"] == CHECK_REASONS
     assert isinstance(lay.parser_latency, int) and lay.parser_latency >= 0

@@ -10,6 +10,8 @@ and are not compared.
 
 import copy
 
+from tb.model import CHECK_REASONS
+
 # Reasons (docs/pipeline.md, table of the built-in program).
 L2_DROP = 0x20
 L3_DROP = 0x21
@@ -43,12 +45,21 @@ IPV4_LPM = {
     "key": [{"fields": ["hdr.ipv4.dst"], "width": 32}],
     "lpm": {"fanout": 10, "levels": 3, "nodes": [1, 6, 26]},
     "actions": [
-        # route(port, dmac, smac): first parameter in the most significant bits.
+        # route(port, dmac, smac): first parameter in the most significant bits; the
+        # forwarding checks of docs/pipeline.md come first.
         {"name": "route", "id": 0,
          "params": [{"name": "port", "width": 4, "offset": 96},
                     {"name": "dmac", "width": 48, "offset": 48},
                     {"name": "smac", "width": 48, "offset": 0}],
-         "ops": [{"op": "set", "field": "meta.egressPort", "param": "port"},
+         "ops": [{"op": "check", "check": "IPV4_OPTIONS", "field": "hdr.ipv4.ihl",
+                  "fate": "punt", "reason": CHECK_REASONS["IPV4_OPTIONS"]},
+                 {"op": "check", "check": "IPV4_CHECKSUM", "field": "hdr.ipv4.checksumOk",
+                  "fate": "drop", "reason": CHECK_REASONS["IPV4_CHECKSUM"]},
+                 {"op": "check", "check": "IP_LENGTH", "field": "hdr.ipv4.lengthOk",
+                  "fate": "drop", "reason": CHECK_REASONS["IP_LENGTH"]},
+                 {"op": "check", "check": "TTL_EXPIRED", "field": "hdr.ipv4.ttl",
+                  "fate": "punt", "reason": CHECK_REASONS["TTL_EXPIRED"]},
+                 {"op": "set", "field": "meta.egressPort", "param": "port"},
                  {"op": "set", "field": "hdr.eth.dst", "param": "dmac"},
                  {"op": "set", "field": "hdr.eth.src", "param": "smac"},
                  {"op": "decrement", "field": "hdr.ipv4.ttl"}]},

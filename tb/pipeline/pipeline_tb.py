@@ -25,16 +25,19 @@ from cocotbext.axi import (
     AxiLiteBus, AxiLiteMaster, AxiResp, AxiStreamBus, AxiStreamFrame, AxiStreamSink,
     AxiStreamSource,
 )
-from scapy.layers.inet import IP
-from scapy.layers.l2 import Ether
+from scapy.layers.inet import IP, UDP, IPOption_NOP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Dot1AD, Dot1Q, Ether
+from scapy.packet import Raw
 
 from tb.common import cocotb_util, packets
 from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters, LiveBus
+from tb.common.scapy_view import assert_model_matches_scapy
 from tb.common.sim import soak
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
-from tb.model import NO_ERROR, deparse, internet_checksum, parse
+from tb.model import CHECK_REASONS, NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import Program
 from tb.pipeline import traffic
 from tb.pipeline.control import (
@@ -387,7 +390,8 @@ async def test_l2_forwarding(dut):
 async def test_ipv4_routing(dut):
     """Nested prefixes /0, /8, /16, /24, /32 (and a /16 drop): each destination takes its
     longest prefix; the routed frame is what scapy builds (new MACs, TTL - 1 mod 256,
-    IPv4 checksum valid), also behind a VLAN tag and with IPv4 options."""
+    IPv4 checksum valid), also behind a VLAN tag (TTL 0 and 1 and options:
+    test_forwarding_checks)."""
     tb = await setup(dut, "ipv4_routing")
     routes = [("0.0.0.0", 0, 5), ("10.0.0.0", 8, 1), ("10.1.0.0", 16, 2),
               ("10.1.2.0", 24, 3), ("10.1.2.3", 32, 4), ("10.66.0.0", 16, None)]
@@ -405,8 +409,8 @@ async def test_ipv4_routing(dut):
     sent = []
     for rnd in range(4):
         for dst, port in cases:
-            for ttl in (64, 1, 0, 255):
-                frame = ipv4(tb, dst, ttl=ttl, vlan=rnd % 2 == 1, options=rnd // 2 * 3,
+            for ttl in (64, 2, 255):
+                frame = ipv4(tb, dst, ttl=ttl, vlan=rnd % 2 == 1, options=0,
                              proto=tb.rng.choice([6, 17, 1]))
                 out, tuser, drop = tb.expected(frame, 7)
                 if port is None:
@@ -424,6 +428,132 @@ async def test_ipv4_routing(dut):
 
 
 @cocotb.test()
+async def test_qinq_routed_and_bridged(dut):
+    """Frames with two VLAN tags, an 802.1ad S-tag then an 802.1Q tag and two 802.1Q tags:
+    scapy's dissection finds both tags and the IP header behind them where the model does
+    (hdr.vlan, hdr.vlan2). An IPv4 frame is routed as scapy routes it (new MACs, TTL - 1,
+    checksum), its tags kept; an IPv6 frame, which the L3 tables skip, is bridged by its
+    destination MAC, unchanged."""
+    tb = await setup(dut, "qinq_routed_and_bridged")
+    nh = 0x02BB00000003
+    assert await tb.add("ipv4_lpm", ip_int("10.9.0.0"), 16, action="route",
+                        data=route_data(tb, 3, nh))
+    bridged_mac = 0x020000000042
+    assert await tb.add("l2_fwd", bridged_mac, action="forward",
+                        data=tb.model["l2_fwd"].data("forward", port=6))
+    tags = {"802.1ad + 802.1Q": lambda: Dot1AD(prio=5, vlan=100) / Dot1Q(dei=1, vlan=7),
+            "802.1Q + 802.1Q": lambda: Dot1Q(vlan=200) / Dot1Q(prio=3, vlan=4094)}
+    tb.random_gaps()
+    for rnd in range(3):
+        for name, tag in tags.items():
+            routed = bytes(Ether(dst=mac_str(0x020000000001), src=mac_str(0x020000000099))
+                           / tag() / IP(src="10.1.2.3", dst="10.9.1.1", ttl=64 - rnd)
+                           / UDP(sport=1, dport=2) / Raw(bytes(40)))
+            bridged = bytes(Ether(dst=mac_str(bridged_mac), src=mac_str(0x020000000099))
+                            / tag() / IPv6(src="2001:db8::1", dst="2001:db8::2")
+                            / UDP(sport=3, dport=4) / Raw(bytes(40)))
+            for frame in (routed, bridged):
+                phv = tb.parse(frame)
+                assert_model_matches_scapy(frame, phv, tb.lay.header_bytes)
+                assert phv["hdr.vlan.valid"] == phv["hdr.vlan2.valid"] == 1, name
+            out, tuser, _ = tb.expected(routed, 1)
+            assert tuser == {"punt": 0, "egressPort": 3, "reason": 0}, name
+            assert out == routed_by_scapy(routed, nh, MAC_R), name
+            assert tb.expected(bridged, 1) == (bridged, {"punt": 0, "egressPort": 6,
+                                                         "reason": 0}, None), name
+            await tb.send(f"{name} routed r{rnd}", routed, 1)
+            await tb.send(f"{name} bridged r{rnd}", bridged, 1)
+    await tb.check()
+    await tb.check_counters()
+
+
+def frame_with_ip(ip, vlan=False, payload=40, pad_to=None):
+    """Ethernet (+ 802.1Q) + `ip` (a scapy IP with UDP) + `payload` bytes, zero-padded to
+    `pad_to` bytes if given; the IP header's fields as `ip` sets them (scapy fills only
+    those left unset)."""
+    eth = Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:99")
+    frame = bytes((eth / Dot1Q(vlan=7) if vlan else eth) / ip / UDP(sport=5, dport=6) /
+                  Raw(bytes(payload)))
+    return frame + bytes(max(0, (pad_to or 0) - len(frame)))
+
+
+def checksum_broken(frame, ip_offset=14):
+    """`frame` with its IPv4 header checksum off by a flipped bit in each byte."""
+    b = bytearray(frame)
+    b[ip_offset + 10] ^= 0x01
+    b[ip_offset + 11] ^= 0x01
+    return bytes(b)
+
+
+@cocotb.test()
+async def test_forwarding_checks(dut):
+    """RFC 1812 on routed frames (docs/pipeline.md, "Forwarding checks"): a bad IPv4 header
+    checksum is dropped (IPV4_CHECKSUM), a total length past the frame's end or below the
+    header's dropped (IP_LENGTH), options punted (IPV4_OPTIONS), TTL 0 and 1 punted as
+    received (TTL_EXPIRED), TTL 2 routed with TTL 1; the first failing check decides.
+    Frames no route covers are not routed and keep their no-route punt, IPv6 frames
+    bridged by l2_fwd keep a hop limit of 0 and a bad payload length. Each case's fate is
+    written here from the RFC and must also be the model's."""
+    tb = await setup(dut, "forwarding_checks")
+    assert await tb.add("ipv4_lpm", ip_int("10.0.0.0"), 8, action="route",
+                        data=route_data(tb, 3, 0x02BB00000003))
+    assert await tb.add("l2_fwd", 0x020000000001, action="forward",
+                        data=tb.model["l2_fwd"].data("forward", port=9))
+    routed = dict(src="192.0.2.1", dst="10.1.2.3")
+    at_frame_end = len(frame_with_ip(IP(**routed))) - 14
+    punt, drop = "punt", "drop"
+    cases = [
+        ("checksum wrong", checksum_broken(frame_with_ip(IP(**routed))), drop,
+         CHECK_REASONS["IPV4_CHECKSUM"]),
+        ("checksum wrong, TTL 1", checksum_broken(frame_with_ip(IP(**routed, ttl=1))), drop,
+         CHECK_REASONS["IPV4_CHECKSUM"]),
+        ("checksum wrong, no route",
+         checksum_broken(frame_with_ip(IP(src="192.0.2.1", dst="11.0.0.1"))), punt, NO_ROUTE),
+        ("TTL 0", frame_with_ip(IP(**routed, ttl=0)), punt, CHECK_REASONS["TTL_EXPIRED"]),
+        ("TTL 1", frame_with_ip(IP(**routed, ttl=1)), punt, CHECK_REASONS["TTL_EXPIRED"]),
+        ("TTL 1 behind 802.1Q", frame_with_ip(IP(**routed, ttl=1), vlan=True), punt,
+         CHECK_REASONS["TTL_EXPIRED"]),
+        ("TTL 0, no route", frame_with_ip(IP(src="192.0.2.1", dst="11.0.0.1", ttl=0)), punt,
+         NO_ROUTE),
+        ("TTL 2", frame_with_ip(IP(**routed, ttl=2)), "routed", 0),
+        ("total length one past the frame", frame_with_ip(IP(**routed, len=at_frame_end + 1)),
+         drop, CHECK_REASONS["IP_LENGTH"]),
+        ("total length at the frame's end", frame_with_ip(IP(**routed, len=at_frame_end)),
+         "routed", 0),
+        ("total length short of the padded frame", frame_with_ip(IP(**routed), payload=2,
+                                                                  pad_to=60), "routed", 0),
+        ("total length below the header", frame_with_ip(IP(**routed, len=19)), drop,
+         CHECK_REASONS["IP_LENGTH"]),
+        ("options", frame_with_ip(IP(**routed, options=[IPOption_NOP()] * 4)), punt,
+         CHECK_REASONS["IPV4_OPTIONS"]),
+        ("options, TTL 1", frame_with_ip(IP(**routed, ttl=1, options=[IPOption_NOP()] * 4)),
+         punt, CHECK_REASONS["IPV4_OPTIONS"]),
+    ]
+    bridged = bytes(Ether(dst="02:00:00:00:00:01", src="02:00:00:00:00:99") /
+                    IPv6(src="2001:db8::1", dst="2001:db8::2", hlim=0, plen=1000) /
+                    UDP(sport=5, dport=6) / Raw(bytes(20)))
+    cases.append(("bridged IPv6, hop limit 0, payload length past the frame", bridged,
+                  "bridged", 0))
+    tb.random_gaps()
+    for name, frame, fate, reason in cases:
+        out, tuser, dropped = tb.expected(frame, 4)
+        if fate == drop:
+            assert dropped == reason, f"{name}: the model gives {dropped}, the RFC {reason}"
+        elif fate == punt:
+            # To the host as it came, with the port l2_fwd gave it (test_l2_forwarding).
+            assert (out, tuser) == (frame, {"punt": 1, "egressPort": 9, "reason": reason}), \
+                f"{name}: the model gives {tuser}"
+        elif fate == "routed":
+            assert tuser == {"punt": 0, "egressPort": 3, "reason": 0}, name
+            assert out == routed_by_scapy(frame, 0x02BB00000003, MAC_R), name
+            assert ipv4_header_ok(out), name
+        else:
+            assert (out, tuser) == (frame, {"punt": 0, "egressPort": 9, "reason": 0}), name
+        await tb.send(name, frame, 4)
+    await tb.check()
+
+
+@cocotb.test()
 async def test_no_route_punt(dut):
     """Without a covering route an IPv4 frame is punted with reason 0x22, byte for byte as
     received (no TTL change), the egress port the ingress port; routed neighbours are
@@ -436,7 +566,8 @@ async def test_no_route_punt(dut):
         dst = tb.rng.choice(["172.16.5.5", "172.32.0.1", "8.8.8.8", "172.15.255.255",
                              "172.31.255.255"])
         port = tb.rng.randrange(16)
-        frame = ipv4(tb, dst, proto=tb.rng.choice([6, 17, 47]), ttl=tb.rng.randrange(256))
+        frame = ipv4(tb, dst, proto=tb.rng.choice([6, 17, 47]), ttl=tb.rng.randrange(2, 256),
+                     options=0)
         out, tuser, _ = tb.expected(frame, port)
         if dst.startswith("172.16") or dst.startswith("172.31"):
             assert tuser == {"punt": 0, "egressPort": 9, "reason": 0}

@@ -27,7 +27,7 @@ from scapy.utils import PcapNgWriter, RawPcapReader, wrpcap
 from sim import build as sim_build
 from tb.common import driver as drv
 from tb.common import sim
-from tb.model import ERROR_NAMES, MAX_FRAME, deparse, parse
+from tb.model import CHECK_REASONS, ERROR_NAMES, MAX_FRAME, deparse, parse
 from tb.model.program import Program
 
 REPO = Path(__file__).resolve().parents[2]
@@ -244,9 +244,10 @@ class Expected:
     meters: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
 
-def expected(program, sent, pad=True):
+def expected(program, sent, header_bytes, pad=True):
     """What the model makes of the records in send order (its counters counting the frames
-    that enter), padding short frames unless `pad` is false."""
+    that enter) with the configuration's header window, padding short frames unless `pad`
+    is false."""
     exp = Expected(defaultdict(list), [], [], defaultdict(lambda: [0, 0]), [], 0, pad)
     for s in sent:
         frame, skipped = entering(s, pad)
@@ -255,8 +256,8 @@ def expected(program, sent, pad=True):
             continue
         exp.padded += frame != s.frame
         trace = []
-        out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=s.port),
-                                                        trace=trace))
+        phv = parse(frame, ingress_port=s.port, header_bytes=header_bytes)
+        out, tuser, drop = deparse(frame, program.apply(phv, trace=trace))
         count_meter_requests(program, trace, exp.meters)
         exp.in_counts[s.port][0] += 1
         exp.in_counts[s.port][1] += len(frame)
@@ -330,18 +331,19 @@ def _first_row_difference(got, want):
 
 
 def reason_names(program):
-    """{reason code: name} as sim/README.md names reasons: parse errors by their names,
-    table reasons as table.action, a session stage's as <session table>.full; a reason
+    """{reason code: name} as sim/README.md names reasons: parse errors and forwarding
+    checks by their names, table reasons as table.action, a session stage's as <session table>.full; a reason
     that several actions raise is their names joined by "/", in description order."""
     table_names = {}
     for t in program.tables:
         for a in t.actions.values():
             for op in a.ops:
-                if op.reason is not None:
+                if op.reason is not None and op.op != "check":
                     table_names.setdefault(op.reason, []).append(f"{t.name}.{a.name}")
     for s in program.sessions.values():
         table_names.setdefault(s.reason, []).append(f"{s.name}.full")
-    return {**{r: "/".join(n) for r, n in table_names.items()}, **ERROR_NAMES}
+    checks = {code: name for name, code in CHECK_REASONS.items()}
+    return {**{r: "/".join(n) for r, n in table_names.items()}, **ERROR_NAMES, **checks}
 
 
 def program_read_back(layout, path):

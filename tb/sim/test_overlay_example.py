@@ -33,6 +33,7 @@ from scapy.layers.l2 import Ether
 from scapy.layers.vxlan import VXLAN
 
 from sim import build as sim_build
+from tb.common.phv import Layout
 from tb.model import deparse, parse
 from tb.model.program import Program
 from tb.sim import harness, tables_file
@@ -83,10 +84,11 @@ def raised_by(program):
     return reasons
 
 
-def outcome(frame, program):
+def outcome(frame, program, header_bytes):
     """What the model does with one frame: ("pass", outer destination, VNI, outer DSCP),
     ("drop", reason) or ("punt", reason)."""
-    out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=0)))
+    out, tuser, drop = deparse(frame, program.apply(parse(frame, ingress_port=0,
+                                                          header_bytes=header_bytes)))
     if out is None:
         return "drop", drop
     if tuser["punt"]:
@@ -119,6 +121,7 @@ def test_make_run_overlay_example(work):
     assert r.returncode == 0, f"{r.stdout}\n{r.stderr}"
 
     program = Program(layout)
+    window = Layout(layout).header_bytes
     entries = tables_file.load(program, TABLES)
     assert f"sim/examples/overlay_tables.txt: {entries} entries loaded" in r.stdout
     assert "matcha-sim overlay w64: " in r.stdout
@@ -147,14 +150,14 @@ def test_make_run_overlay_example(work):
     wrong = []
     for (label, _, expected), frame in zip(scenario, frames):
         frame += bytes(max(0, harness.ETHERNET_MIN - len(frame)))
-        got = outcome(frame, intent)
+        got = outcome(frame, intent, window)
         if got != expected:
             wrong.append(f"{label}: {said(got)}; the scenario says {said(expected)}")
     assert wrong == [], "\n".join(wrong)
 
     # The simulator's outputs and summary against the model, frame by frame.
     sent = [harness.Sent(0, i + 1, f) for i, f in enumerate(frames)]
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, window)
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []

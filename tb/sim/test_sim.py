@@ -38,6 +38,7 @@ from scapy.utils import RawPcapReader, wrpcap
 from tb.common import contract
 from tb.common import driver as drv
 from tb.common import sim
+from tb.common.phv import Layout
 from tb.common.sim_socket import (
     CANNOT_RUN, DECERR, OKAY, OP_READ, OP_WRITE, REQUEST, SLVERR, SocketBus, connect,
 )
@@ -69,6 +70,10 @@ def work():
 
 def program_of(config):
     return Program(sim.layout_file(config))
+
+
+def header_bytes(config):
+    return Layout(sim.layout_file(config)).header_bytes
 
 
 # ------------------------------------------------------------------------ tables
@@ -202,7 +207,7 @@ def capture_through_simulator(config, mode, work, matcha_seed, frames):
         rc, out, err = s.finish()
     assert rc == 0, f"matcha-sim exit {rc}\n{out}\n{err}"
     assert taken > 20
-    exp = harness.expected(program, sent, pad="--no-pad" not in extra)
+    exp = harness.expected(program, sent, header_bytes(config), pad="--no-pad" not in extra)
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
@@ -250,7 +255,7 @@ def test_drops_while_output_waits(config, work, matcha_seed):
                 assert load(dev, program, items) == 2
         rc, out, err = s.finish()
     assert rc == 0, f"matcha-sim exit {rc}\n{out}\n{err}"
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, header_bytes(config))
     assert len(exp.drops) > 60 and exp.punt and exp.ports[7]
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
@@ -277,7 +282,7 @@ def test_backpressure_seed_repeats(work, matcha_seed):
     rng = random.Random(f"{matcha_seed}:seed_repeats")
     program = program_of("w64")
     in_args, sent = harness.write_captures(work, frames_for(rng, program, [], 80))
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, header_bytes("w64"))
     runs = {}
     for name, extra in (("a", ["--backpressure", "0.5", "--seed", matcha_seed]),
                         ("b", ["--backpressure", "0.5", "--seed", matcha_seed]),
@@ -303,7 +308,7 @@ def test_frame_of_maximum_size_passes(work):
     rc, out, err = harness.run("w64", *in_args, "--out", out_dir)
     assert rc == 0, f"{out}\n{err}"
     program = program_of("w64")
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, header_bytes("w64"))
     got = harness.read_outputs(out_dir)
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
@@ -322,7 +327,7 @@ def test_pcapng_and_pcap_inputs(work):
     rc, out, err = harness.run("w64", *in_args, "--out", work / "out")
     assert rc == 0, f"{out}\n{err}"
     program = program_of("w64")
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, header_bytes("w64"))
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
@@ -345,7 +350,7 @@ def run_against_model(work, frames, *extra, pad=True, fmt="pcap"):
     rc, out, err = harness.run("w64", *in_args, "--out", work / "out", *extra, timeout=120)
     assert rc == 0, f"{out}\n{err}"
     program = program_of("w64")
-    exp = harness.expected(program, sent, pad=pad)
+    exp = harness.expected(program, sent, header_bytes("w64"), pad=pad)
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
@@ -622,7 +627,7 @@ def test_clients_disconnect_mid_run(work, matcha_seed):
         assert s.alive(), "the run ended before the clients were done; make it longer"
         rc, out, err = s.finish()
     assert rc == 0, f"{out}\n{err}"
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, header_bytes("w64"))
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
@@ -917,7 +922,7 @@ def test_make_run_example(work):
     assert acl.entries() == [deny, to_host]
 
     sent = [harness.Sent(0, i + 1, f) for i, f in enumerate(harness.frames_of(EXAMPLE_CAPTURE))]
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, header_bytes("w64"))
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []

@@ -36,6 +36,7 @@ object Contract {
     val ProgramFirst = const("PROGRAM_FIRST", 0x10, "the first reason a program's actions may use")
     val ProgramLast = const("PROGRAM_LAST", 0xff, "the last one")
     for (e <- ParseError.all) const("PARSE_" + e.label.toUpperCase, e.code, "parse error")
+    for (c <- program.IpCheck.all) const("CHECK_" + c.label, c.code, "forwarding check of a routed IP header (docs/pipeline.md)")
   }
 
   private def names: Seq[String] = groups.flatMap(_.constants.map(_.name))

@@ -9,7 +9,13 @@ import spinal.core._
 
 /** Writes the Verilog of every configuration and its layout.json under `--out DIR`. */
 object Generate {
-  val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512))
+  /** The 512-bit configuration (the Corundum deliverable) has a 192-byte header window: VXLAN
+    * over IPv6 carrying an inner IPv6 and a TCP header with 40 bytes of options (the longest)
+    * ends at byte 184, at 192 with an 802.1Q tag on each side (docs/packet-path.md, "Parse
+    * graph"). The 64-bit one, also
+    * the Versa board's, keeps 128 bytes: its window is read in 16 beats, not 24, and the
+    * parser's window slices grow with it (bench/synth/parser_window.py measures the cost). */
+  val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512, headerBytes = 192))
   /** The Corundum application block: the deliverable at 512 bits, and a 64-bit one for the
     * tests (ip/corundum/README.md). */
   val corundumConfigs = Seq(CorundumConfig("corundum", configs(1)), CorundumConfig("corundum-w64", configs(0)))
@@ -73,6 +79,7 @@ object Generate {
       "parser" -> ujson.Obj("latency" -> (cfg.graph.levels + 1)),
       "parseErrors" -> ujson.Obj.from(ParseError.all.map(e => e.label -> ujson.Num(e.code))),
       "droppedErrors" -> ParseError.dropped.toSeq.sortBy(_.code).map(_.label),
+      "checkReasons" -> ujson.Obj.from(matcha.program.IpCheck.all.map(c => c.label -> ujson.Num(c.code))),
       "instances" -> cfg.graph.instances.map(_.name),
       "pushHeaders" -> cfg.pushHeaders.map(_.name),
       "writable" -> ujson.Obj.from(types.map(t => t.name -> ujson.Arr.from(t.writableFields.map(f => ujson.Str(f.name))))),

@@ -10,15 +10,23 @@ case class FieldSpec(name: String, bitOffset: Int, width: Int, writable: Boolean
   * is malformed and reported as `tooShortError`. */
 case class LengthField(field: String, unitBytes: Int, tooShortError: ParseError)
 
+/** The length of the datagram an IP header starts: `field + fixedBytes` bytes (IPv4's total
+  * length counts its own header, IPv6's payload length does not count the 40 bytes). */
+case class DatagramLength(field: String, fixedBytes: Int)
+
 /** A header format. `bytes` is the fixed part the parser extracts; `length`, when present,
-  * makes the header longer (options are skipped, not extracted). */
+  * makes the header longer (options are skipped, not extracted). `checksum`: the header
+  * carries an Internet checksum over its fixed part, which the parser verifies
+  * (`hdr.<instance>.checksumOk`); `datagram`: the header gives its datagram's length, which
+  * the parser checks against the frame (`hdr.<instance>.lengthOk`). */
 case class HeaderType(
     name: String,
     bytes: Int,
     fields: Seq[FieldSpec],
     length: Option[LengthField] = None,
     version: Option[(String, Int)] = None,
-    checksum: Option[String] = None
+    checksum: Option[String] = None,
+    datagram: Option[DatagramLength] = None
 ) {
   def field(n: String): FieldSpec = fields.find(_.name == n).getOrElse(sys.error(s"$name has no field $n"))
   def writableFields: Seq[FieldSpec] = fields.filter(_.writable)
@@ -48,7 +56,8 @@ object ParseError {
   case object IpVersion extends ParseError(6, "IP_VERSION")
   case object Oversize extends ParseError(7, "OVERSIZE")
   case object Empty extends ParseError(8, "EMPTY")
-  val all: Seq[ParseError] = Seq(Runt, Truncated, Ipv4Ihl, BadFrame, TooDeep, IpVersion, Oversize, Empty)
+  case object TcpOffset extends ParseError(9, "TCP_OFFSET")
+  val all: Seq[ParseError] = Seq(Runt, Truncated, Ipv4Ihl, BadFrame, TooDeep, IpVersion, Oversize, Empty, TcpOffset)
   /** Errors whose frames are dropped; every other error punts the frame to the host. */
   val dropped: Set[ParseError] = Set(BadFrame, Oversize, Empty)
 }
@@ -107,7 +116,8 @@ object Headers {
     ),
     length = Some(LengthField("ihl", 4, ParseError.Ipv4Ihl)),
     version = Some(("version", 4)),
-    checksum = Some("hdrChecksum")
+    checksum = Some("hdrChecksum"),
+    datagram = Some(DatagramLength("totalLen", 0))
   )
   val ipv6 = HeaderType(
     "ipv6", 40,
@@ -115,7 +125,8 @@ object Headers {
       f("version", 0, 4), wf("trafficClass", 4, 8), f("flowLabel", 12, 20), f("payloadLen", 32, 16),
       f("nextHeader", 48, 8), wf("hopLimit", 56, 8), f("src", 64, 128), f("dst", 192, 128)
     ),
-    version = Some(("version", 6))
+    version = Some(("version", 6)),
+    datagram = Some(DatagramLength("payloadLen", 40))
   )
   val udp = HeaderType("udp", 8, Seq(f("srcPort", 0, 16), f("dstPort", 16, 16), f("length", 32, 16), f("checksum", 48, 16)))
   val tcp = HeaderType(
@@ -123,11 +134,14 @@ object Headers {
     Seq(
       f("srcPort", 0, 16), f("dstPort", 16, 16), f("seqNo", 32, 32), f("ackNo", 64, 32), f("dataOffset", 96, 4),
       f("flags", 104, 8), f("window", 112, 16), f("checksum", 128, 16), f("urgentPtr", 144, 16)
-    )
+    ),
+    length = Some(LengthField("dataOffset", 4, ParseError.TcpOffset))
   )
   val vxlan = HeaderType("vxlan", 8, Seq(f("flags", 0, 8), f("vni", 32, 24)))
 
   val EtherTypeVlan = BigInt(0x8100)
+  /** IEEE 802.1ad: the service tag (S-tag) in front of a customer's 802.1Q tag. */
+  val EtherTypeQinq = BigInt(0x88a8)
   val EtherTypeIpv4 = BigInt(0x0800)
   val EtherTypeIpv6 = BigInt(0x86dd)
   val VxlanPort = BigInt(4789)
@@ -139,22 +153,27 @@ object Headers {
   private def l4FromV6(prefix: String) =
     ParseSelect(Seq("nextHeader"), Seq(Seq(BigInt(17)) -> s"${prefix}udp", Seq(BigInt(6)) -> s"${prefix}tcp"))
 
+  /** `vlan` is a frame's first tag, an 802.1ad S-tag (0x88A8) or an 802.1Q tag (0x8100);
+    * `vlan2` the second tag of a QinQ stack, an 802.1Q tag behind either. */
   private def stack(p: String) = Seq(
-    HeaderInstance(s"${p}eth", ethernet), HeaderInstance(s"${p}vlan", vlan), HeaderInstance(s"${p}ipv4", ipv4),
+    HeaderInstance(s"${p}eth", ethernet), HeaderInstance(s"${p}vlan", vlan), HeaderInstance(s"${p}vlan2", vlan),
+    HeaderInstance(s"${p}ipv4", ipv4),
     HeaderInstance(s"${p}ipv6", ipv6), HeaderInstance(s"${p}udp", udp), HeaderInstance(s"${p}tcp", tcp)
   )
   private def stackTransitions(p: String) = Map(
-    s"${p}eth" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan", l3(p), l3v6(p))),
-    s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
+    s"${p}eth" -> ParseSelect(Seq("etherType"),
+      Seq(Seq(EtherTypeVlan) -> s"${p}vlan", Seq(EtherTypeQinq) -> s"${p}vlan", l3(p), l3v6(p))),
+    s"${p}vlan" -> ParseSelect(Seq("etherType"), Seq(Seq(EtherTypeVlan) -> s"${p}vlan2", l3(p), l3v6(p))),
+    s"${p}vlan2" -> ParseSelect(Seq("etherType"), Seq(l3(p), l3v6(p))),
     s"${p}ipv4" -> l4FromV4(p),
     s"${p}ipv6" -> l4FromV6(p)
   )
 
-  /** Ethernet / 802.1Q / IPv4 / IPv6 / UDP / TCP, and VXLAN on UDP 4789 with the same stack inside. */
+  /** Ethernet / 802.1ad or 802.1Q, up to two tags / IPv4 / IPv6 / UDP / TCP, and VXLAN on UDP 4789 with the same stack inside. */
   val overlayGraph: ParseGraph = {
     val outer = stack("")
     ParseGraph(
-      outer.take(5) ++ Seq(outer(5), HeaderInstance("vxlan", vxlan)) ++ stack("inner_"),
+      outer ++ Seq(HeaderInstance("vxlan", vxlan)) ++ stack("inner_"),
       stackTransitions("") ++ stackTransitions("inner_") ++ Map(
         "udp" -> ParseSelect(Seq("dstPort"), Seq(Seq(VxlanPort) -> "vxlan")),
         "vxlan" -> ParseSelect(Nil, Seq(Nil -> "inner_eth"))

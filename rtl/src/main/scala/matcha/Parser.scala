@@ -105,6 +105,20 @@ class Parser(cfg: MatchaConfig) extends Component {
       phv(s"$prefix.offset") := offset.asBits
       t.fields.foreach(f => phv(s"$prefix.${f.name}") := field(f.name))
       if (t.checksum.isDefined) t.writableFields.foreach(f => phv(s"$prefix.${f.name}Orig") := field(f.name))
+      // RFC 1071: the one's complement sum of the fixed part's 16-bit words, checksum
+      // included, is 0xFFFF when the checksum is right. Ten words need two end-around folds.
+      if (t.checksum.isDefined) {
+        val words = (0 until t.bytes / 2).map(w => header(fixedBits - 1 - 16 * w downto fixedBits - 16 - 16 * w).asUInt.resize(20))
+        val once = words.reduceBalancedTree(_ + _)
+        val twice = once(15 downto 0).resize(17) + once(19 downto 16)
+        val folded = twice(15 downto 0) + twice(16).asUInt
+        phv(s"$prefix.checksumOk") := (folded === 0xFFFF).asBits
+      }
+      // RFC 1812 5.2.2: the datagram holds at least its own header and fits in the frame.
+      t.datagram.foreach { d =>
+        val datagram = field(d.field).asUInt.resize(cfg.frameLenWidth + 1) + d.fixedBytes
+        phv(s"$prefix.lengthOk") := (datagram >= length && wideOffset + datagram <= frameLen).asBits
+      }
 
       graph.transitions.get(inst.name).toSeq.foreach { sel =>
         sel.cases.foreach { case (values, next) =>

@@ -70,6 +70,8 @@ object PhvLayout {
       named += s"$p.offset" -> cfg.offsetWidth
       i.htype.fields.foreach(f => named += s"$p.${f.name}" -> f.width)
       if (i.htype.checksum.isDefined) i.htype.writableFields.foreach(f => named += s"$p.${f.name}Orig" -> f.width)
+      if (i.htype.checksum.isDefined) named += s"$p.checksumOk" -> 1
+      if (i.htype.datagram.isDefined) named += s"$p.lengthOk" -> 1
     }
     cfg.pushHeaders.foreach { i =>
       named += s"push.${i.name}.valid" -> 1

@@ -10,18 +10,26 @@ class ParseGraphSpec extends AnyFunSuite {
   test("levels follow the longest path from Ethernet") {
     assert(graph.level("eth") == 0)
     assert(graph.level("vlan") == 1)
-    assert(graph.level("ipv4") == 2)
-    assert(graph.level("udp") == 3)
-    assert(graph.level("vxlan") == 4)
-    assert(graph.level("inner_tcp") == 8)
-    assert(graph.levels == 9)
+    assert(graph.level("vlan2") == 2)
+    assert(graph.level("ipv4") == 3)
+    assert(graph.level("udp") == 4)
+    assert(graph.level("vxlan") == 5)
+    assert(graph.level("inner_tcp") == 10)
+    assert(graph.levels == 11)
+  }
+
+  test("QinQ: an 802.1ad or 802.1Q tag is the first, an 802.1Q tag behind it the second") {
+    val tags = graph.transitions("eth").cases.collect { case (Seq(t), "vlan") => t }
+    assert(tags.toSet == Set(BigInt(0x8100), BigInt(0x88a8)))
+    assert(graph.transitions("vlan").cases.collect { case (Seq(t), "vlan2") => t } == Seq(BigInt(0x8100)))
+    assert(!graph.successors("vlan2").contains("vlan2"))
   }
 
   test("possible offsets come from the graph, IPv4 options included") {
     val offsets = graph.possibleOffsets(128)
-    assert(offsets("ipv4") == Seq(14, 18))
-    assert(offsets("ipv6") == Seq(14, 18))
-    assert(offsets("udp") == ((34 to 78 by 4) ++ (38 to 78 by 4) ++ Seq(54, 58)).distinct.sorted)
+    assert(offsets("ipv4") == Seq(14, 18, 22))
+    assert(offsets("ipv6") == Seq(14, 18, 22))
+    assert(offsets("udp") == ((34 to 82 by 4) ++ Seq(54, 58, 62)).distinct.sorted)
     assert(offsets("inner_eth").min == 50)
     // Nothing is ever extracted from beyond the window.
     offsets.foreach { case (n, os) => assert(os.forall(_ + graph.instance(n).htype.bytes <= 128), n) }

@@ -217,6 +217,16 @@ object Op {
     def writes = Seq(field)
     override def reads = Seq(from)
   }
+  /** A forwarding check of a routed header (docs/pipeline.md, "Forwarding checks"): `field`
+    * is what `check` reads of the header (`hdr.ipv4.ttl`, `hdr.ipv4.checksumOk`, ...). A
+    * header that fails it punts or drops the frame (`fate`) with the check's reason, and the
+    * action's other ops do not apply. */
+  case class Check(check: IpCheck, field: String, fate: Fate) extends Op {
+    require(check.fields.exists(field.endsWith), s"check ${check.label} reads ${check.fields.mkString(" or ")}, not $field")
+    def header: String = field.substring(0, field.lastIndexOf('.'))
+    def writes = Seq(fate.flag, "meta.reason")
+    override def reads = Seq(field)
+  }
   case class Drop(reason: Int) extends Op { def writes = Seq("meta.drop", "meta.reason") }
   case class Punt(reason: Int) extends Op { def writes = Seq("meta.punt", "meta.reason") }
   /** Meter `param` of array `meter` colours the packet: meta.color (colour-aware meters
@@ -224,7 +234,41 @@ object Op {
   case class Meter(meter: String, param: String) extends Op { def writes = Seq("meta.color") }
 }
 
+/** What a program does with a frame that fails a forwarding check. */
+sealed abstract class Fate(val label: String, val flag: String)
+object Fate {
+  case object Punt extends Fate("punt", "meta.punt")
+  case object Drop extends Fate("drop", "meta.drop")
+}
+
+/** The checks a router makes of the IP header of a frame it forwards (RFC 1812 5.2.2 and
+  * 5.3.1), in the order they are made: each has a reason code of the packet path's own
+  * (below 0x10, after the parse errors) and reads one field of the header. */
+sealed abstract class IpCheck(val code: Int, val label: String, val fields: Seq[String])
+object IpCheck {
+  /** IPv4 options: a router must process them (RFC 1812 5.2.4), which Matcha leaves to the
+    * host; first, since the checksum below is verified over the fixed part only. */
+  case object Options extends IpCheck(10, "IPV4_OPTIONS", Seq(".ihl"))
+  /** The header checksum is wrong (the parser's verdict on the fixed part). */
+  case object Checksum extends IpCheck(11, "IPV4_CHECKSUM", Seq(".checksumOk"))
+  /** The length field says more bytes than the frame holds, or (IPv4) fewer than the header. */
+  case object Length extends IpCheck(12, "IP_LENGTH", Seq(".lengthOk"))
+  /** TTL or hop limit 0 or 1: it would reach 0 (RFC 1812 5.3.1); time-exceeded is the host's. */
+  case object Ttl extends IpCheck(13, "TTL_EXPIRED", Seq(".ttl", ".hopLimit"))
+  val all: Seq[IpCheck] = Seq(Options, Checksum, Length, Ttl)
+  require(all.forall(c => c.code > matcha.ParseError.all.map(_.code).max && c.code < 0x10), "check reasons sit between the parse errors and 0x10")
+
+  /** The check ops of a frame routed on `header` (`hdr.ipv4`, `hdr.inner_ipv6`), for the
+    * checks `fates` names, in check order: IPv6 has no checksum and no options. */
+  def ops(header: String, ipv6: Boolean, fates: Map[IpCheck, Fate]): Seq[Op] = all.filter(fates.contains).flatMap {
+    case Checksum | Options if ipv6 => None
+    case Ttl => Some(Op.Check(Ttl, s"$header.${if (ipv6) "hopLimit" else "ttl"}", fates(Ttl)))
+    case c => Some(Op.Check(c, header + c.fields.head, fates(c)))
+  }
+}
+
 case class Action(name: String, params: Seq[Param] = Nil, ops: Seq[Op] = Nil) {
+  require(ops.dropWhile(_.isInstanceOf[Op.Check]).forall(!_.isInstanceOf[Op.Check]), s"action $name: its checks come before its other ops")
   def dataWidth: Int = params.map(_.width).sum
   /** Lowest bit of each parameter in the action data: first parameter most significant. */
   def offsets: Map[String, Int] = params.zip(params.scanRight(0)(_.width + _).tail).map { case (p, o) => p.name -> o }.toMap
@@ -282,6 +326,11 @@ case class TableSpec(
 
 object Programs {
   val egress = "meta.egressPort"
+  /** What the built-in and the overlay program do with a routed frame that fails a
+    * forwarding check: a header a router must discard is dropped (RFC 1812 5.2.2); one the
+    * host answers (ICMP time exceeded) or must process (options) is punted. */
+  val routerChecks: Map[IpCheck, Fate] =
+    Map(IpCheck.Checksum -> Fate.Drop, IpCheck.Length -> Fate.Drop, IpCheck.Options -> Fate.Punt, IpCheck.Ttl -> Fate.Punt)
 
   /** L2 forwarding on the destination MAC, IPv4 routing by LPM, a 5-tuple ACL
     * (docs/pipeline.md, "The built-in program"). */
@@ -295,7 +344,8 @@ object Programs {
     TableSpec("ipv4_lpm", MatchKind.Lpm, Seq(KeyField("hdr.ipv4.dst")), size = 64,
       applyIf = Seq("hdr.ipv4.valid"), lpmFanout = 10,
       actions = Seq(
-        Action("route", Seq(Param("port", 4), Param("dmac", 48), Param("smac", 48)), Seq(
+        Action("route", Seq(Param("port", 4), Param("dmac", 48), Param("smac", 48)),
+          IpCheck.ops("hdr.ipv4", ipv6 = false, routerChecks) ++ Seq(
           Op.SetField(egress, "port"), Op.SetField("hdr.eth.dst", "dmac"), Op.SetField("hdr.eth.src", "smac"),
           Op.Decrement("hdr.ipv4.ttl"))),
         Action("drop", ops = Seq(Op.Drop(0x21))),
@@ -357,11 +407,18 @@ object Programs {
     * sizes are those of `scale`. */
   def overlay(scale: OverlayScale): Program = {
     import Overlay._
-    val decap = Seq("eth", "vlan", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
+    val decap = Seq("eth", "vlan", "vlan2", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
     val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
       KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
       KeyField.firstValid("hdr.inner_tcp.dstPort", "hdr.inner_udp.dstPort"))
     val live = "!meta.drop"
+    // The route table routes the inner frame from one VNET to another (the outer headers
+    // are the tunnel's, terminated here): it checks the inner IPv4 header as a router and
+    // decrements its TTL. A frame a check punts goes to the host as it came: no later
+    // table meters or encapsulates it.
+    val checks = IpCheck.ops("hdr.inner_ipv4", ipv6 = false, routerChecks)
+    val hop = Op.Decrement("hdr.inner_ipv4.ttl")
+    val notPunted = "!meta.punt"
     Program("overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
       // default) or dropped, as the entry at its index says.
@@ -427,17 +484,17 @@ object Programs {
       TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = scale.routes,
         applyIf = Seq("meta.outbound", "meta.admit"), lpmFanout = 7,
         actions = Seq(
-          Action("route_vnet", Seq(Param("dst_vnet", VnetWidth)), Seq(
-            Op.SetField("meta.dstVnet", "dst_vnet"), Op.SetConst("meta.routed", 1))),
-          Action("route_direct", ops = decap :+ Op.SetConst("meta.direct", 1)),
+          Action("route_vnet", Seq(Param("dst_vnet", VnetWidth)), checks ++ Seq(
+            Op.SetField("meta.dstVnet", "dst_vnet"), Op.SetConst("meta.routed", 1), hop)),
+          Action("route_direct", ops = checks ++ decap ++ Seq(Op.SetConst("meta.direct", 1), hop)),
           Action("drop", ops = Seq(Op.Drop(RouteDrop))),
           Action("miss", ops = Seq(Op.Drop(RouteMiss)))),
         default = "miss"),
-      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = scale.enis, applyIf = Seq("meta.admit", live),
+      TableSpec("policer", MatchKind.Direct, Seq(KeyField("meta.eni")), size = scale.enis, applyIf = Seq("meta.admit", live, notPunted),
         actions = Seq(Action("no_op"), Action("police", Seq(Param("meter", log2Up(scale.enis))), Seq(Op.Meter("policers", "meter")))),
         default = "no_op", counters = false),
       TableSpec("colour", MatchKind.Direct, Seq(KeyField("meta.color"), KeyField("meta.yellowDrop")), size = 8,
-        applyIf = Seq("meta.admit", live),
+        applyIf = Seq("meta.admit", live, notPunted),
         actions = Seq(
           Action("pass"),
           Action("mark", Seq(Param("dscp", 6)), Seq(Op.SetField("push.ipv4.dscp", "dscp"))),
@@ -459,7 +516,7 @@ object Programs {
       // The new outer headers: the underlay MACs are the default action's data (set once,
       // like DASH's appliance MACs), the source the VIP the frame came to.
       TableSpec("encap", MatchKind.Direct, Seq(KeyField("meta.outbound")), size = 2,
-        applyIf = Seq("meta.admit", live, "!meta.direct"),
+        applyIf = Seq("meta.admit", live, notPunted, "!meta.direct"),
         actions = Seq(Action("vxlan_encap", Seq(Param("underlay_smac", 48), Param("underlay_dmac", 48)),
           Seq(Op.Copy("push.ipv4.src", "hdr.ipv4.dst")) ++ decap ++ Seq(
             Op.SetConst("push.eth.valid", 1), Op.SetField("push.eth.src", "underlay_smac"),
@@ -544,6 +601,7 @@ object ProgramJson {
     case Op.Copy(f, from) => ujson.Obj("op" -> "copy", "field" -> f, "from" -> from)
     case Op.Drop(r) => ujson.Obj("op" -> "drop", "reason" -> r)
     case Op.Punt(r) => ujson.Obj("op" -> "punt", "reason" -> r)
+    case Op.Check(c, f, fate) => ujson.Obj("op" -> "check", "check" -> c.label, "field" -> f, "fate" -> fate.label, "reason" -> c.code)
     case Op.Meter(m, p) => ujson.Obj("op" -> "meter", "meter" -> m, "param" -> p)
   }
 

@@ -37,6 +37,13 @@ object Stage {
 
   def keyWidth(t: TableSpec, layout: PhvLayout): Int = fieldWidths(t, layout).sum
 
+  /** Whether a header whose field the check reads (IpCheck.fields) holds `v` fails it. */
+  def fails(check: IpCheck, v: UInt): Bool = check match {
+    case IpCheck.Checksum | IpCheck.Length => v === 0
+    case IpCheck.Options => v =/= 5
+    case IpCheck.Ttl => v <= 1
+  }
+
   def tableLatency(t: TableSpec, layout: PhvLayout): Int = t.kind.latency(t, keyWidth(t, layout))
 
   /** Clocks a stage's meter adds: its request leaves with the lookup results, its colour
@@ -202,23 +209,38 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
         val written = scala.collection.mutable.LinkedHashMap[String, Bits]()
         def value(f: String): Bits = written.getOrElse(f, in(f))
         def set(f: String, v: => Bits): Unit = if (outLayout.carries(f)) written(f) = v.resize(outLayout(f).width)
-        val offsets = action.offsets
-        for (op <- action.ops) op match {
-          case Op.SetField(f, p) => set(f, data(offsets(p), action.params.find(_.name == p).get.width bits))
-          case Op.SetConst(f, v) => set(f, B(v, layout(f).width bits))
-          case Op.Decrement(f) => set(f, (value(f).asUInt - 1).asBits)
-          case Op.Copy(f, from) =>
-            require(layout(from).width == layout(f).width, s"table ${spec.name}: copy of $from into $f of another width")
-            // As a key reads it, with what the action's earlier ops wrote, the value or the
-            // header's valid bit, seen as written.
-            val v = Stage.validOf(from)
-            val raw = written.getOrElse(from, entered(from))
-            set(f, if (v == from) raw else written.get(v).map(_(0)).getOrElse(entered.bool(v)) ? raw | B(0, raw.getWidth bits))
-          case Op.Drop(r) => set("meta.drop", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
-          case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
-          case Op.Meter(_, _) => set("meta.color", metering.unit.result.colour.asBits)
+        def write(): Unit = for ((f, v) <- written) after(outLayout(f).offset, outLayout(f).width bits) := v
+        // The checks come first (Action): the first that fails decides, and the action does
+        // nothing else.
+        val checks = action.ops.collect { case c: Op.Check => c }
+        val failures = checks.map(c => c -> (entered.bool(Stage.validOf(c.field)) && Stage.fails(c.check, entered.u(c.field))))
+        def fail(c: Op.Check): Unit = {
+          set(c.fate.flag, B(1, 1 bits)); set("meta.reason", B(c.check.code, 8 bits)); write(); written.clear()
         }
-        for ((f, v) <- written) after(outLayout(f).offset, outLayout(f).width bits) := v
+        val offsets = action.offsets
+        failures.foldLeft(None: Option[WhenContext]) {
+          case (None, (c, failed)) => Some(when(failed)(fail(c)))
+          case (Some(chain), (c, failed)) => Some(chain.elsewhen(failed)(fail(c)))
+        }
+        when(!failures.map(_._2).foldLeft(False)(_ || _)) {
+          for (op <- action.ops) op match {
+            case Op.SetField(f, p) => set(f, data(offsets(p), action.params.find(_.name == p).get.width bits))
+            case Op.SetConst(f, v) => set(f, B(v, layout(f).width bits))
+            case Op.Decrement(f) => set(f, (value(f).asUInt - 1).asBits)
+            case Op.Copy(f, from) =>
+              require(layout(from).width == layout(f).width, s"table ${spec.name}: copy of $from into $f of another width")
+              // As a key reads it, with what the action's earlier ops wrote, the value or the
+              // header's valid bit, seen as written.
+              val v = Stage.validOf(from)
+              val raw = written.getOrElse(from, entered(from))
+              set(f, if (v == from) raw else written.get(v).map(_(0)).getOrElse(entered.bool(v)) ? raw | B(0, raw.getWidth bits))
+            case Op.Drop(r) => set("meta.drop", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
+            case Op.Punt(r) => set("meta.punt", B(1, 1 bits)); set("meta.reason", B(r, 8 bits))
+            case Op.Meter(_, _) => set("meta.color", metering.unit.result.colour.asBits)
+            case _: Op.Check =>
+          }
+          write()
+        }
       }
     }
     after
