@@ -47,8 +47,10 @@ ROUTE = (int(ipaddress.IPv4Address("10.0.0.0")), 8)
 
 
 def build(config):
+    # -O2: the simulator's speed as a user who builds for speed gets it (sim/build.py).
     r = subprocess.run([sys.executable, str(REPO / "sim" / "build.py"), "--config", config,
-                        "--program", PROGRAM], capture_output=True, text=True)
+                        "--program", PROGRAM], capture_output=True, text=True,
+                       env={**os.environ, "MATCHA_SIM_OPT": "-O2"})
     if r.returncode:
         sys.exit(f"bench: building matcha-sim for {config} failed:\n{r.stdout}{r.stderr}")
     return r.stdout.strip().splitlines()[-1]
