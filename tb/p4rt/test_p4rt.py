@@ -1,0 +1,463 @@
+# SPDX-License-Identifier: Apache-2.0
+"""matcha-p4rt (sw/p4rt, docs/p4runtime.md) serving matcha-sim, driven by p4runtime-shell:
+tables written and read back by name, defaults, wrong entries answered with the spec's
+status codes, a batch with an error per update, primary election between two clients, the
+pipeline config (the device's P4Info accepted, another refused), meters, counters moving
+with traffic and the punted frames reaching the primary as packet-ins, and a packet-out
+refused with its reason.
+
+The oracles: what the test wrote (entries read back must mean the same match, action and
+parameters, whatever bytes the server chose for them), P4Runtime's rules for the status of
+each wrong update, the P4Info's sizes, and for traffic the reference model (tb/model)
+holding the same entries: its per-entry counts and its punted frames with their reasons.
+
+Run one: pytest tb/p4rt/test_p4rt.py -k tables
+"""
+
+import ipaddress
+import random
+import shutil
+import time
+
+import grpc
+import pytest
+from google.rpc import code_pb2
+from p4.v1 import p4runtime_pb2
+from p4runtime_sh.p4runtime import P4RuntimeClient, P4RuntimeWriteException
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import ARP, Ether
+
+from tb.model.program import Program
+from tb.p4rt import harness as ph
+from tb.sim import harness
+
+pytestmark = pytest.mark.builds(ph.L2L3, ph.OVERLAY)
+
+
+@pytest.fixture
+def work():
+    d = harness.short_dir()
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def l2l3(work):
+    """matcha-sim of l2l3 serving its socket until stopped, and matcha-p4rt on it."""
+    sim, sock = ph.start_sim(work)
+    try:
+        with ph.Server(sock) as server:
+            yield server
+    finally:
+        sim.stop()
+
+
+def ints(te):
+    """What a TableEntry message means: {field id: (kind, ints)}, action id, {param id:
+    int}, priority, default flag; bytestrings as numbers, so that any encoding of a value
+    is the same value."""
+    def n(b):
+        return int.from_bytes(b, "big")
+    match = {}
+    for fm in te.match:
+        kind = fm.WhichOneof("field_match_type")
+        m = getattr(fm, kind)
+        match[fm.field_id] = {"exact": lambda: (kind, n(m.value)), "lpm": lambda: (kind, n(m.value), m.prefix_len),
+                              "ternary": lambda: (kind, n(m.value), n(m.mask)),
+                              "range": lambda: (kind, n(m.low), n(m.high))}[kind]()
+    a = te.action.action
+    return match, a.action_id, {p.param_id: n(p.value) for p in a.params}, te.priority, te.is_default_action
+
+
+def entries(sh, table):
+    return sorted((ints(e.msg()) for e in sh.TableEntry(table).read()), key=repr)
+
+
+def l2(sh, mac, port):
+    te = sh.TableEntry("l2_fwd")(action="forward")
+    te.match["hdr.eth.dst"] = mac
+    te.action["port"] = str(port)
+    return te
+
+
+def route(sh, prefix, port, dmac="02:00:00:00:00:02", smac="02:00:00:00:00:01"):
+    te = sh.TableEntry("ipv4_lpm")(action="route")
+    te.match["hdr.ipv4.dst"] = prefix
+    te.action["port"], te.action["dmac"], te.action["smac"] = str(port), dmac, smac
+    return te
+
+
+def acl(sh, action, priority, **match):
+    te = sh.TableEntry("acl")(action=action)
+    for f, v in match.items():
+        te.match[f] = v
+    te.priority = priority
+    return te
+
+
+def refused(te_call):
+    """The (code, message) of the one update a shell write sent."""
+    with pytest.raises(P4RuntimeWriteException) as e:
+        te_call()
+    (idx, err), = e.value.errors
+    return err.canonical_code, err.message
+
+
+# ------------------------------------------------------------------------ tables
+
+
+def test_tables_written_and_read_back_by_name(l2l3):
+    with ph.shell_session(l2l3) as sh:
+        written = {"l2_fwd": [l2(sh, "02:00:00:00:01:01", 3), l2(sh, "02:00:00:00:01:02", 7)],
+                   "ipv4_lpm": [route(sh, "10.1.0.0/16", 2), route(sh, "10.1.2.0/24", 5), route(sh, "0.0.0.0/1", 1)],
+                   "acl": [acl(sh, "deny", 10, **{"hdr.ipv4.src": "10.0.0.0&&&0xff000000",
+                                                   "hdr.ipv4.protocol": "6&&&0xff"}),
+                           acl(sh, "to_host", 20, **{"hdr.tcp.dstPort|hdr.udp.dstPort": "22&&&0xffff"})]}
+        for tes in written.values():
+            for te in tes:
+                te.insert()
+        for table, tes in written.items():
+            assert entries(sh, table) == sorted((ints(te.msg()) for te in tes), key=repr), table
+
+        # A modify changes the action and keeps the match; a delete removes only its entry.
+        new = l2(sh, "02:00:00:00:01:01", 9)
+        new.modify()
+        gone = written["ipv4_lpm"][1]
+        gone.delete()
+        assert entries(sh, "l2_fwd") == sorted([ints(new.msg()), ints(written["l2_fwd"][1].msg())], key=repr)
+        assert entries(sh, "ipv4_lpm") == sorted((ints(te.msg()) for te in written["ipv4_lpm"] if te is not gone),
+                                                 key=repr)
+        # One entry read by its match (a ternary entry with its priority).
+        one = sh.TableEntry("acl")
+        one.match["hdr.tcp.dstPort|hdr.udp.dstPort"] = "22&&&0xffff"
+        one.priority = 20
+        assert [ints(e.msg()) for e in one.read()] == [ints(written["acl"][1].msg())]
+
+        # Default entries: read, modified with parameters, reset by a modify with no action.
+        default = sh.TableEntry("ipv4_lpm")
+        default.is_default = True
+        (initial,) = [ints(e.msg()) for e in default.read()]
+        assert initial[1] == sh.context.get_obj_id(sh.P4Type.action, "no_route")
+        dflt = route(sh, "10.0.0.0/8", 4)
+        dflt.match.clear()
+        dflt.is_default = True
+        dflt.modify()
+        assert [ints(e.msg()) for e in default.read()] == [ints(dflt.msg())]
+        reset = sh.TableEntry("ipv4_lpm")
+        reset.is_default = True
+        reset.modify()
+        assert [ints(e.msg()) for e in default.read()] == [initial]
+
+
+def test_wrong_entries_answered_with_their_status(l2l3):
+    with ph.shell_session(l2l3) as sh:
+        l2(sh, "02:00:00:00:01:01", 3).insert()
+        assert refused(l2(sh, "02:00:00:00:01:01", 4).insert)[0] == code_pb2.ALREADY_EXISTS
+        assert refused(l2(sh, "02:00:00:00:09:09", 4).modify)[0] == code_pb2.NOT_FOUND
+        assert refused(l2(sh, "02:00:00:00:09:09", 4).delete)[0] == code_pb2.NOT_FOUND
+        # A ternary entry needs a priority; exact and LPM entries take none.
+        code, msg = refused(acl(sh, "deny", 0, **{"hdr.ipv4.protocol": "6&&&0xff"}).insert)
+        assert code == code_pb2.INVALID_ARGUMENT and "priority" in msg
+        with_priority = l2(sh, "02:00:00:00:01:05", 1)
+        with_priority.priority = 3
+        assert refused(with_priority.insert)[0] == code_pb2.INVALID_ARGUMENT
+        # Fields the shell would not send: a value wider than the field, a ternary value
+        # with bits outside its mask, a prefix with bits beyond its length, a missing exact
+        # field, an action of another table.
+        stub = sh.client.stub
+        te = l2(sh, "02:00:00:00:01:06", 1).msg()
+        te.match[0].exact.value = bytes(7)
+        wide = ph.update("INSERT", te, "table_entry")
+        te = acl(sh, "deny", 5, **{"hdr.ipv4.protocol": "6&&&0xff"}).msg()
+        te.match[0].ternary.value = b"\x07"
+        te.match[0].ternary.mask = b"\x06"
+        outside = ph.update("INSERT", te, "table_entry")
+        te = route(sh, "10.3.0.0/16", 1).msg()
+        te.match[0].lpm.value = bytes([10, 3, 0, 1])
+        beyond = ph.update("INSERT", te, "table_entry")
+        te = l2(sh, "02:00:00:00:01:07", 1).msg()
+        del te.match[:]
+        missing = ph.update("INSERT", te, "table_entry")
+        te = l2(sh, "02:00:00:00:01:08", 1).msg()
+        te.action.action.action_id = sh.context.get_obj_id(sh.P4Type.action, "route")
+        foreign = ph.update("INSERT", te, "table_entry")
+        for u in (wide, outside, beyond, missing, foreign):
+            (code, msg), = ph.write_errors(stub, [u])
+            assert code == code_pb2.INVALID_ARGUMENT, msg
+        # Nothing of the refused updates reached the table.
+        assert entries(sh, "l2_fwd") == [ints(l2(sh, "02:00:00:00:01:01", 3).msg())]
+
+
+def test_full_table_is_resource_exhausted(l2l3):
+    """An LPM table holds any `size` prefixes (docs/tables.md): the P4Info's size are
+    taken, the next is RESOURCE_EXHAUSTED, and a delete makes room again."""
+    with ph.shell_session(l2l3) as sh:
+        size = sh.context.get_obj(sh.P4Type.table, "ipv4_lpm").size
+        rng = random.Random(7)
+        prefixes = set()
+        while len(prefixes) <= size:
+            n = rng.randrange(8, 33)
+            prefixes.add(str(ipaddress.ip_network((rng.getrandbits(32) >> (32 - n) << (32 - n), n))))
+        prefixes = sorted(prefixes)
+        updates = [ph.update("INSERT", route(sh, p, 1).msg(), "table_entry") for p in prefixes]
+        errors = ph.write_errors(sh.client.stub, updates)
+        assert [c for c, _ in errors] == [code_pb2.OK] * size + [code_pb2.RESOURCE_EXHAUSTED], errors[size:]
+        route(sh, prefixes[0], 1).delete()
+        route(sh, prefixes[-1], 1).insert()
+        assert len(entries(sh, "ipv4_lpm")) == size
+
+
+def test_batch_answers_each_update(l2l3):
+    with ph.shell_session(l2l3) as sh:
+        first, second = l2(sh, "02:00:00:00:02:01", 1), l2(sh, "02:00:00:00:02:02", 2)
+        bad = l2(sh, "02:00:00:00:02:03", 3).msg()
+        bad.action.action.params[0].value = b"\x10"  # 16 in a 4-bit port
+        updates = [ph.update("INSERT", first.msg(), "table_entry"),
+                   ph.update("INSERT", first.msg(), "table_entry"),
+                   ph.update("INSERT", bad, "table_entry"),
+                   ph.update("MODIFY", l2(sh, "02:00:00:00:02:09", 1).msg(), "table_entry"),
+                   ph.update("INSERT", second.msg(), "table_entry")]
+        codes = [c for c, _ in ph.write_errors(sh.client.stub, updates)]
+        assert codes == [code_pb2.OK, code_pb2.ALREADY_EXISTS, code_pb2.INVALID_ARGUMENT, code_pb2.NOT_FOUND,
+                         code_pb2.OK]
+        assert entries(sh, "l2_fwd") == sorted([ints(first.msg()), ints(second.msg())], key=repr)
+
+
+# ------------------------------------------------------------ arbitration, config
+
+
+def arbitration(client, timeout=5):
+    msg = client.get_stream_packet("arbitration", timeout=timeout)
+    assert msg is not None, "no arbitration update"
+    return msg.arbitration.status.code
+
+
+def test_second_client_takes_primary(l2l3):
+    with ph.shell_session(l2l3, election_id=(0, 5)) as sh:
+        l2(sh, "02:00:00:00:03:01", 1).insert()
+        other = P4RuntimeClient(1, l2l3.address, (0, 9))
+        try:
+            # The higher election id is the primary now; the first client is told so.
+            assert arbitration(sh.client) == code_pb2.ALREADY_EXISTS
+            with pytest.raises(grpc.RpcError) as e:
+                l2(sh, "02:00:00:00:03:02", 2).insert()
+            assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert ph.write_errors(other.stub, [ph.update("INSERT", l2(sh, "02:00:00:00:03:03", 3).msg(),
+                                                          "table_entry")], election_id=(0, 9)) == []
+            # Reads are anyone's.
+            assert len(entries(sh, "l2_fwd")) == 2
+            # A third stream may not take an election id that is in use.
+            with pytest.raises(SystemExit):
+                P4RuntimeClient(1, l2l3.address, (0, 9))
+        finally:
+            other.tear_down()
+        # The primary gone, the first client is primary again and writes.
+        assert arbitration(sh.client) == code_pb2.OK
+        l2(sh, "02:00:00:00:03:04", 4).insert()
+        assert len(entries(sh, "l2_fwd")) == 3
+
+
+def set_config(stub, p4info_msg, device_config=b"", election_id=(1, 0),
+               action=p4runtime_pb2.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT):
+    req = p4runtime_pb2.SetForwardingPipelineConfigRequest(device_id=1, action=action)
+    req.election_id.high, req.election_id.low = election_id
+    req.config.p4info.CopyFrom(p4info_msg)
+    req.config.p4_device_config = device_config
+    req.config.cookie.cookie = 42
+    return stub.SetForwardingPipelineConfig(req)
+
+
+def test_pipeline_config_is_the_devices(l2l3):
+    from google.protobuf import text_format
+    from p4.config.v1 import p4info_pb2
+    mine = text_format.Parse(ph.p4info().read_text(), p4info_pb2.P4Info())
+    other = text_format.Parse(ph.p4info("policer").read_text(), p4info_pb2.P4Info())
+    with ph.shell_session(l2l3) as sh:
+        stub = sh.client.stub
+        assert sh.client.api_version() == "1.4.1"
+        l2(sh, "02:00:00:00:04:01", 1).insert()
+        # RECONCILE_AND_COMMIT of the device's own config keeps the entries.
+        set_config(stub, mine, ph.layout().read_bytes(),
+                   action=p4runtime_pb2.SetForwardingPipelineConfigRequest.RECONCILE_AND_COMMIT)
+        assert len(entries(sh, "l2_fwd")) == 1
+        for p4info_msg, device_config, why in ((other, b"", "program policer"),
+                                               (mine, ph.layout("policer").read_bytes(), "p4_device_config")):
+            with pytest.raises(grpc.RpcError) as e:
+                set_config(stub, p4info_msg, device_config)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert why in e.value.details()
+        changed = p4info_pb2.P4Info()
+        changed.CopyFrom(mine)
+        changed.tables[0].size += 1
+        with pytest.raises(grpc.RpcError) as e:
+            set_config(stub, changed)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert len(entries(sh, "l2_fwd")) == 1
+        # VERIFY_AND_COMMIT starts from a clean forwarding state, as the spec says.
+        set_config(stub, mine)
+        assert entries(sh, "l2_fwd") == []
+        req = p4runtime_pb2.GetForwardingPipelineConfigRequest(device_id=1)
+        got = stub.GetForwardingPipelineConfig(req).config
+        assert got.p4info == mine and got.cookie.cookie == 42 and got.p4_device_config == ph.layout().read_bytes()
+
+
+def test_packet_out_refused_without_injection_path(l2l3):
+    with ph.shell_session(l2l3) as sh:
+        payload = bytes(Ether(dst="02:00:00:00:05:01") / IP(dst="10.9.9.9") / UDP())
+        sh.PacketOut(payload, egress_port="1").send()
+        msg = sh.client.get_stream_packet("unknown", timeout=5)
+        assert msg is not None and msg.HasField("error")
+        assert msg.error.canonical_code == code_pb2.UNIMPLEMENTED
+        assert msg.error.packet_out.packet_out.payload == payload
+        # The stream stays up: the client is still primary and writes.
+        l2(sh, "02:00:00:00:05:01", 1).insert()
+
+
+# ---------------------------------------------------------------- the overlay
+
+
+@pytest.fixture
+def overlay(work):
+    sim, sock = ph.start_sim(work, program="overlay")
+    try:
+        with ph.Server(sock, "overlay") as server:
+            yield server
+    finally:
+        sim.stop()
+
+
+def meter_config(sh, index):
+    me = sh.MeterEntry("policers")
+    me.index = index
+    (got,) = me.read()
+    m = got.msg()
+    return (m.config.cir, m.config.cburst, m.config.pir, m.config.pburst) if m.HasField("config") else None
+
+
+def test_overlay_meter_and_tables(overlay):
+    with ph.shell_session(overlay, "overlay") as sh:
+        size = sh.context.get_obj(sh.P4Type.meter, "policers").size
+        me = sh.MeterEntry("policers")
+        me.index = 5
+        me.cir, me.cburst, me.pir, me.pburst = 1_000_000, 10_000, 2_500_000, 30_000
+        me.modify()
+        cir, cburst, pir, pburst = meter_config(sh, 5)
+        # Rates are rounded up to the hardware's units and held within 0.1 % (docs/tables.md,
+        # "Meters"); bursts are whole bytes.
+        assert 1_000_000 <= cir <= 1_001_000 and 2_500_000 <= pir <= 2_502_500
+        assert (cburst, pburst) == (10_000, 30_000)
+        assert meter_config(sh, 6) is None
+        configured = [m.msg().index.index for m in sh.MeterEntry("policers").read() if m.msg().HasField("config")]
+        assert configured == [5]
+        # RFC 2698 wants PIR >= CIR; an index beyond the array is out of range.
+        bad = sh.MeterEntry("policers")
+        bad.index = 6
+        bad.cir, bad.cburst, bad.pir, bad.pburst = 2_000_000, 10_000, 1_000_000, 10_000
+        assert refused(bad.modify)[0] == code_pb2.INVALID_ARGUMENT
+        beyond = bad.msg()
+        beyond.index.index = size
+        (code, _), = ph.write_errors(sh.client.stub, [ph.update("MODIFY", beyond, "meter_entry")])
+        assert code == code_pb2.OUT_OF_RANGE
+        # A modify with no config unconfigures the meter.
+        off = sh.MeterEntry("policers")
+        off.index = 5
+        off.modify()
+        assert meter_config(sh, 5) is None
+
+        # The ACL's ports are range fields, the route's key an exact group and an LPM prefix.
+        rule = sh.TableEntry("acl")(action="permit")
+        rule.match["meta.eni"] = "7&&&0x3ff"
+        rule.match["hdr.inner_tcp.dstPort|hdr.inner_udp.dstPort"] = "1000..2000"
+        rule.priority = 100
+        rule.insert()
+        rt = sh.TableEntry("route")(action="route_vnet")
+        rt.match["meta.routingGroup"] = "3"
+        rt.match["hdr.inner_ipv4.dst"] = "10.20.0.0/16"
+        rt.action["dst_vnet"] = "12"
+        rt.insert()
+        assert entries(sh, "acl") == [ints(rule.msg())]
+        assert entries(sh, "route") == [ints(rt.msg())]
+
+
+# ------------------------------------------------------------ traffic, packet-in
+
+MAC_A, MAC_B = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
+
+
+def traffic(rng):
+    """(frames whose fate the test's entries decide, frames that hit no entry): L2 frames to
+    MAC_A, UDP to 10.1.0.0/16 (port 53 routed, port 9999 sent to the host by the ACL), TCP
+    to 192.168.0.0/16 (no route: punted); then broadcast ARP, which no entry matches."""
+    def pad():
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200)))
+    head = [Ether(dst=MAC_A) / ARP(pdst="10.0.0.1") / pad() for _ in range(3)]
+    head += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst=f"10.1.2.{i}") / UDP(dport=53) / pad() for i in range(4)]
+    head += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="10.1.9.9") / UDP(sport=i, dport=9999) / pad()
+             for i in range(2)]
+    head += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="192.168.1.1") / TCP(dport=80 + i) / pad() for i in range(2)]
+    rng.shuffle(head)
+    tail = [Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.2") for _ in range(2000)]
+    return [bytes(f) for f in head], [bytes(f) for f in tail]
+
+
+def test_counters_follow_traffic_and_punts_reach_the_primary(work, matcha_seed):
+    """The tables are written while the simulator waits (its traffic starts when its first
+    client, the server, leaves); a second server adopts them from the running pipeline,
+    and its client reads the counters while the frames flow, until they are the model's;
+    then the run ends and every punted frame reaches that client with its reason."""
+    rng = random.Random(matcha_seed)
+    head, tail = traffic(rng)
+    args, sent = harness.write_captures(work, [(rng.randrange(16), f) for f in head + tail])
+    sim, sock = ph.start_sim(work, *args, "--wait-client", "--gap", 20000)
+    try:
+        program = Program(ph.layout())
+        with ph.Server(sock) as first, ph.shell_session(first) as sh:
+            l2(sh, MAC_A, 3).insert()
+            route(sh, "10.1.0.0/16", 5).insert()
+            acl(sh, "to_host", 10, **{"hdr.tcp.dstPort|hdr.udp.dstPort": "9999&&&0xffff"}).insert()
+        l2t, lpm, aclt = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
+        l2t.add(int(MAC_A.replace(":", ""), 16), l2t.action_id("forward"), l2t.data("forward", port=3))
+        lpm.add(0x0A010000, 16, lpm.action_id("route"),
+                lpm.data("route", port=5, dmac=0x020000000002, smac=0x020000000001))
+        aclt.add(aclt.key(dstPort=9999), aclt.key(dstPort=0xFFFF), 10, aclt.action_id("to_host"), 0)
+        exp = harness.expected(program, sent)
+        assert all(s.frame in head for s, *_ in exp.punt)
+        want = {name: {e: program[name].entry_counters(e) for e in program[name].entries()}
+                for name in ("l2_fwd", "ipv4_lpm", "acl")}
+
+        with ph.Server(sock, "l2l3", "--sim-out", work / "out") as second, \
+                ph.shell_session(second, push_config=False) as sh:
+            def model_entry(name, te):
+                m = {f: v for f, (_, *v) in ints(te)[0].items()}
+                if name == "l2_fwd":
+                    return m[1][0]
+                if name == "ipv4_lpm":
+                    return tuple(m[1])
+                return next(e for e in program[name].entries() if e[2] == te.priority)
+
+            deadline = time.monotonic() + 90
+            while True:
+                got = {}
+                for name in want:
+                    got[name] = {model_entry(name, c.msg().table_entry): (c.msg().data.packet_count,
+                                                                         c.msg().data.byte_count)
+                                 for c in sh.DirectCounterEntry(f"{name}.counter").read()}
+                    for e, (p, b) in got[name].items():
+                        assert p <= want[name][e][0] and b <= want[name][e][1], (name, e, got, want)
+                if got == want:
+                    break
+                assert sim.alive(), "the run ended before the counters were read"
+                assert time.monotonic() < deadline, f"counters {got}, the model's {want}"
+                time.sleep(0.5)
+            assert any(p for counts in want.values() for p, _ in counts.values())
+            sim.stop()
+            punted = []
+            while len(punted) < len(exp.punt):
+                msg = sh.client.get_stream_packet("packet", timeout=20)
+                assert msg is not None, f"{len(punted)} packet-ins of {len(exp.punt)}"
+                meta = {m.metadata_id: int.from_bytes(m.value, "big") for m in msg.packet.metadata}
+                punted.append((msg.packet.payload, meta[1], meta[2]))
+            assert punted == [(out, s.port, reason) for s, out, _, reason in exp.punt]
+        assert exp.punt, "the traffic punts frames"
+    finally:
+        sim.stop()
