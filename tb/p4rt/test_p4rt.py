@@ -365,7 +365,7 @@ def test_overlay_meter_and_tables(overlay):
         assert meter_config(sh, 5) is None
 
         # The ACL's ports are range fields, the route's key an exact group and an LPM prefix.
-        rule = sh.TableEntry("acl")(action="permit")
+        rule = sh.TableEntry("acl")(action="acl.permit")
         rule.match["meta.eni"] = "7&&&0x3ff"
         rule.match["hdr.inner_tcp.dstPort|hdr.inner_udp.dstPort"] = "1000..2000"
         rule.priority = 100
