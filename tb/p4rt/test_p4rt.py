@@ -15,8 +15,11 @@ Run one: pytest tb/p4rt/test_p4rt.py -k tables
 """
 
 import ipaddress
+import json
 import random
 import shutil
+import subprocess
+import sys
 import time
 
 import grpc
@@ -27,6 +30,7 @@ from p4runtime_sh.p4runtime import P4RuntimeClient, P4RuntimeWriteException
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import ARP, Ether
 
+from tb.common import driver as drv
 from tb.model.program import Program
 from tb.p4rt import harness as ph
 from tb.sim import harness
@@ -412,9 +416,11 @@ def test_counters_follow_traffic_and_punts_reach_the_primary(work, matcha_seed):
     try:
         program = Program(ph.layout())
         with ph.Server(sock) as first, ph.shell_session(first) as sh:
-            l2(sh, MAC_A, 3).insert()
-            route(sh, "10.1.0.0/16", 5).insert()
-            acl(sh, "to_host", 10, **{"hdr.tcp.dstPort|hdr.udp.dstPort": "9999&&&0xffff"}).insert()
+            written = {"l2_fwd": l2(sh, MAC_A, 3), "ipv4_lpm": route(sh, "10.1.0.0/16", 5),
+                       "acl": acl(sh, "to_host", 10, **{"hdr.tcp.dstPort|hdr.udp.dstPort": "9999&&&0xffff"})}
+            for te in written.values():
+                te.insert()
+            written = {name: ints(te.msg()) for name, te in written.items()}
         l2t, lpm, aclt = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
         l2t.add(int(MAC_A.replace(":", ""), 16), l2t.action_id("forward"), l2t.data("forward", port=3))
         lpm.add(0x0A010000, 16, lpm.action_id("route"),
@@ -427,6 +433,8 @@ def test_counters_follow_traffic_and_punts_reach_the_primary(work, matcha_seed):
 
         with ph.Server(sock, "l2l3", "--sim-out", work / "out") as second, \
                 ph.shell_session(second, push_config=False) as sh:
+            # The second server adopted the entries from the pipeline, matches and all.
+            assert {name: entries(sh, name) for name in written} == {n: [e] for n, e in written.items()}
             def model_entry(name, te):
                 m = {f: v for f, (_, *v) in ints(te)[0].items()}
                 if name == "l2_fwd":
@@ -459,5 +467,23 @@ def test_counters_follow_traffic_and_punts_reach_the_primary(work, matcha_seed):
                 punted.append((msg.packet.payload, meta[1], meta[2]))
             assert punted == [(out, s.port, reason) for s, out, _, reason in exp.punt]
         assert exp.punt, "the traffic punts frames"
+    finally:
+        sim.stop()
+
+
+def test_server_refuses_another_builds_files(work):
+    """matcha-p4rt stops before serving, with exit status 2 and both build ids, when the
+    layout or the P4Info is not the device's."""
+    sim, sock = ph.start_sim(work)
+    try:
+        for extra in (["--layout", ph.layout("policer")],
+                      ["--layout", ph.layout(), "--p4info", ph.p4info("policer")]):
+            r = subprocess.run([sys.executable, str(ph.SERVER), "--device", f"sim:{sock}", "--listen", "127.0.0.1:0",
+                                "--library", str(drv.LIBRARY), *map(str, extra)],
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 2 and r.stderr.startswith("matcha-p4rt:"), (r.returncode, r.stderr)
+            for path in (ph.layout(), ph.layout("policer")):
+                assert f"{json.loads(path.read_text())['buildId']:08x}" in r.stderr, r.stderr
+            assert not r.stdout
     finally:
         sim.stop()
