@@ -11,7 +11,6 @@ Run: pytest tb/p4rt/test_p4info.py
 """
 
 import json
-from pathlib import Path
 
 import pytest
 from google.protobuf import json_format, text_format
