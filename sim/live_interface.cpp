@@ -44,7 +44,7 @@ LiveInterface::LiveInterface(std::string what, const std::string& name)
         // with its own message when it has one.
         std::string msg = pcap_statustostr(rc);
         std::string detail = pcap_geterr(p_);
-        fail(detail.empty() ? msg : msg + " (" + detail + ")");
+        fail(detail.empty() || detail == msg ? msg : msg + " (" + detail + ")");
     }
     if (pcap_datalink(p_) != DLT_EN10MB) {
         const char* link = pcap_datalink_val_to_name(pcap_datalink(p_));

@@ -1150,8 +1150,9 @@ void Sim::read_table_counts() {
 }
 
 int Sim::run() {
-    if (!opt_.socket_path.empty()) socket_ = std::make_unique<ControlSocket>(opt_.socket_path);
+    // The interfaces first: a client finds the socket only once they are open.
     open_interfaces();
+    if (!opt_.socket_path.empty()) socket_ = std::make_unique<ControlSocket>(opt_.socket_path);
     open_outputs();
 #if VM_TRACE
     if (!opt_.trace.empty()) {
