@@ -9,6 +9,11 @@ namespace matcha {
 
 namespace {
 
+// The kernel's capture buffer: where a burst waits while the simulator, slower than any
+// link, works through it (about 850 frames of the largest size, thousands of small ones).
+// In immediate mode libpcap cuts it into slots of the snapshot length.
+constexpr int kBufferBytes = 8 << 20;
+
 struct Dispatch {
     const LiveInterface::Handler* on_frame;
 };
@@ -22,7 +27,7 @@ void on_packet(u_char* user, const pcap_pkthdr* h, const u_char* data) {
 
 }  // namespace
 
-LiveInterface::LiveInterface(std::string what, const std::string& name)
+LiveInterface::LiveInterface(std::string what, const std::string& name, int snaplen)
     : what_(std::move(what)), name_(name) {
     char err[PCAP_ERRBUF_SIZE] = "";
     p_ = pcap_create(name.c_str(), err);
@@ -34,8 +39,8 @@ LiveInterface::LiveInterface(std::string what, const std::string& name)
     };
     // Immediate mode: a frame is handed over as it arrives, not when a buffer block fills
     // or times out (the pipeline sees it within a few clocks of its arrival).
-    if (pcap_set_snaplen(p_, kSnapLen) || pcap_set_promisc(p_, 1) ||
-        pcap_set_immediate_mode(p_, 1) ||
+    if (pcap_set_snaplen(p_, snaplen) || pcap_set_buffer_size(p_, kBufferBytes) ||
+        pcap_set_promisc(p_, 1) || pcap_set_immediate_mode(p_, 1) ||
         pcap_set_tstamp_precision(p_, PCAP_TSTAMP_PRECISION_NANO))
         fail("cannot set up the capture");
     int rc = pcap_activate(p_);

@@ -23,10 +23,11 @@ struct InterfaceError : std::runtime_error {
 class LiveInterface {
   public:
     // Opens interface `name` (promiscuous, every frame delivered as soon as it arrives,
-    // nanosecond timestamps) for the frames it receives, not those sent on it. `what` names
-    // it in messages ("--interface 0@veth0"). Throws InputError (pcap_io.h) naming it when
-    // libpcap cannot open it: no such interface, no permission, not Ethernet.
-    LiveInterface(std::string what, const std::string& name);
+    // nanosecond timestamps) for the frames it receives, not those sent on it, capturing at
+    // most `snaplen` bytes of each. `what` names it in messages ("--interface 0@veth0").
+    // Throws InputError (pcap_io.h) naming it when libpcap cannot open it: no such
+    // interface, no permission, not Ethernet.
+    LiveInterface(std::string what, const std::string& name, int snaplen);
     ~LiveInterface();
     LiveInterface(const LiveInterface&) = delete;
     LiveInterface& operator=(const LiveInterface&) = delete;

@@ -1004,14 +1004,18 @@ void Sim::record_skip(const SkippedRecord& r) {
 
 // ------------------------------------------------------------------ live
 
+// Interfaces capture a byte more than the longest frame that enters (with the CPU port's
+// header on a packet-out): a frame cut there is too long, and skipped as oversize.
 void Sim::open_interfaces() {
+    const int snaplen = int(rules_.max_bytes) + 1;
     for (const Attachment& i : opt_.interfaces) {
         std::string what = "--interface " + std::to_string(i.port) + "@" + i.interface;
-        live_ports_[i.port].io = std::make_unique<LiveInterface>(what, i.interface);
+        live_ports_[i.port].io = std::make_unique<LiveInterface>(what, i.interface, snaplen);
     }
     if (!opt_.cpu_port.empty()) {
         cpu_ = std::make_unique<Attached>();
-        cpu_->io = std::make_unique<LiveInterface>("--cpu-port " + opt_.cpu_port, opt_.cpu_port);
+        cpu_->io = std::make_unique<LiveInterface>("--cpu-port " + opt_.cpu_port, opt_.cpu_port,
+                                                   snaplen + int(kCpuHeaderBytes));
     }
 }
 
@@ -1045,7 +1049,10 @@ void Sim::take_live_frames(bool all) {
 void Sim::take_record(unsigned port, uint64_t time_ns, const uint8_t* data, uint32_t captured,
                       uint32_t wire) {
     uint32_t n = ++port_records_[port];
-    if (auto why = skip_reason(captured, wire, rules_))
+    // Longer than the snapshot length, so longer than the maximum: not a frame the
+    // interface's capture cut, as a capture's snapshot length cuts a record.
+    auto why = wire > rules_.max_bytes ? SkipReason::Oversize : skip_reason(captured, wire, rules_);
+    if (why)
         record_skip({port, n, *why, captured, wire});
     else
         queue(admit(port, n, time_ns, data, captured, rules_));

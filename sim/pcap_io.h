@@ -15,8 +15,8 @@ struct pcap_dumper;
 
 namespace matcha {
 
-// Snapshot length of captures written and of live interfaces: room for the largest frame
-// any configuration accepts, with margin.
+// Snapshot length of the captures written: room for the largest frame any configuration
+// accepts, with margin.
 constexpr int kSnapLen = 262144;
 
 struct InputError : std::runtime_error {

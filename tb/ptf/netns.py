@@ -150,6 +150,20 @@ class Port:
                 return data
         return None
 
+    def pending(self):
+        """The frames received so far, without waiting for more."""
+        frames = []
+        self.sock.setblocking(False)
+        try:
+            while True:
+                data, addr = self.sock.recvfrom(65536)
+                if addr[2] != PACKET_OUTGOING:
+                    frames.append(data)
+        except BlockingIOError:
+            return frames
+        finally:
+            self.sock.setblocking(True)
+
     def receive_all(self, quiet):
         """Every frame received until none has come for `quiet` seconds."""
         frames = []
