@@ -111,7 +111,8 @@ def test_frames_sent_on_the_interface_do_not_enter(work):
 
 def test_frames_not_taken_or_not_sent(work):
     """Counted, never lost unseen: a 9217-byte frame (over the pipeline's 9216) is skipped
-    as oversize, numbered on its port; a 42-byte frame enters padded to 60 and leaves so; a
+    as oversize, numbered on its port, and so is a 9300-byte one, of which the simulator
+    captures no more than 9217 bytes; a 42-byte frame enters padded to 60 and leaves so; a
     frame routed to port 3, which has no interface, stays in port3.pcap; a 2000-byte frame
     routed to an interface with a 1500-byte MTU is not sent, with the kernel's reason."""
     live.need()
@@ -122,11 +123,12 @@ def test_frames_not_taken_or_not_sent(work):
             s = live.LiveSim(ns, work, [0, 1, 2], cpu=False, args=["--wait-client"])
             ctl(s, scenario.tables_text() + f"table_add l2_fwd forward {small_mac} => 1\n")
             oversize = scenario.udp("10.1.7.7", payload=9217 - 42)
+            longer = scenario.udp("10.1.7.7", payload=9300 - 42)
             small = Ether(dst=small_mac, src=scenario.HOST_MAC, type=0x9000) / Raw(bytes(28))
             big = scenario.udp("10.1.7.7", payload=2000 - 42)
             # The frames leave in order: once the last one is out, all are.
             last = Ether(dst=small_mac, src=scenario.HOST_MAC, type=0x9000) / Raw(bytes(100))
-            for f in (oversize, small, scenario.udp(to_port3), big, last):
+            for f in (oversize, longer, small, scenario.udp(to_port3), big, last):
                 p0.send(f)
             assert len(oversize) == 9217 and len(small) == 42 and len(big) == 2000
             assert p1.receive(WAIT) == bytes(small) + bytes(18)
@@ -135,7 +137,8 @@ def test_frames_not_taken_or_not_sent(work):
     assert rc == 0, out + err
     summary, outputs = s.summary(), s.outputs()
     assert [(int(r["ingress_port"]), int(r["ingress_packet"]), r["reason"],
-             int(r["captured_bytes"])) for r in outputs.skipped_rows] == [(0, 1, "oversize", 9217)]
+             int(r["captured_bytes"]), int(r["wire_bytes"])) for r in outputs.skipped_rows] == [
+        (0, 1, "oversize", 9217, 9217), (0, 2, "oversize", 9217, 9300)]
     assert summary["padded"] == 1
     assert summary["live"]["no_interface"] == {"3": 1}
     assert outputs.ports[3] == [bytes(scenario.routed(scenario.udp(to_port3),
