@@ -1026,13 +1026,13 @@ void Sim::take_live_frames(bool all) {
     last_take_ = clock_;
     for (bool more = true; more && (all || queued() - next_ < kMaxWaiting);) {
         more = false;
-        for (auto& [port, a] : live_ports_) {
-            unsigned p = port;
-            Attached& at = a;
+        for (auto& entry : live_ports_) {
+            const unsigned port = entry.first;
+            Attached& a = entry.second;
             more |= a.io->receive(kTakeAtOnce, [&](uint64_t ns, const uint8_t* d, uint32_t cap,
                                                   uint32_t wire) {
-                at.received++;
-                take_record(p, ns, d, cap, wire);
+                a.received++;
+                take_record(port, ns, d, cap, wire);
             }) > 0;
         }
         if (cpu_)
