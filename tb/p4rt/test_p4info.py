@@ -120,7 +120,8 @@ def test_p4info_follows_layout(layout_path):
                for h in info.controller_packet_metadata}
     assert headers == {
         "packet_in": [(1, "ingress_port", phv["meta.ingressPort"]), (2, "reason", phv["meta.reason"])],
-        "packet_out": [(1, "egress_port", phv["meta.egressPort"])]}
+        "packet_out": [(1, "egress_port", phv["meta.egressPort"]), (2, "submit_to_ingress", 1),
+                       (3, "ingress_port", phv["meta.ingressPort"])]}
 
 
 @pytest.mark.parametrize("layout_path", LAYOUTS, ids=lambda p: f"{p.parent.name}/{p.name}")

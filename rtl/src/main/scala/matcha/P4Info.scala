@@ -147,9 +147,15 @@ object P4Info {
     val packetIn = ujson.Obj(
       "preamble" -> preamble(Prefix.ControllerHeader, "packet_in", "a punted frame"),
       "metadata" -> Seq(param(1, "ingress_port", phv("meta.ingressPort").width), param(2, "reason", phv("meta.reason").width)))
+    // A packet-out leaves by egress_port as it is, as a NIC's host frames do; with
+    // submit_to_ingress 1 it enters the pipeline instead, as a frame received on ingress_port
+    // (the pipeline has no port of its own for the controller's frames). The field names are
+    // those of the SAI P4 programs' packet_out header, the third is Matcha's.
     val packetOut = ujson.Obj(
-      "preamble" -> preamble(Prefix.ControllerHeader, "packet_out", "a frame for the pipeline to send"),
-      "metadata" -> Seq(param(1, "egress_port", phv("meta.egressPort").width)))
+      "preamble" -> preamble(Prefix.ControllerHeader, "packet_out",
+        "a frame from the controller: out of egress_port, or into the pipeline on ingress_port"),
+      "metadata" -> Seq(param(1, "egress_port", phv("meta.egressPort").width), param(2, "submit_to_ingress", 1),
+        param(3, "ingress_port", phv("meta.ingressPort").width)))
     val info = ujson.Obj(
       "pkgInfo" -> ujson.Obj("name" -> program.name, "version" -> f"0x$buildId%08x", "arch" -> Arch,
         "doc" -> ujson.Obj("brief" -> f"Matcha ${program.name} program, ${cfg.name} configuration, build id 0x$buildId%08x")),
