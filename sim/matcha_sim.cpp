@@ -81,10 +81,11 @@ constexpr size_t kMaxInterfaceName = 15;
 // The CPU port's encapsulation (sim/README.md, "The CPU port"): an Ethernet header with
 // the IEEE 802 local experimental EtherType 1, four bytes (type, ingress port, egress port,
 // reason), then the frame. Ethernet with an EtherType of its own so that tcpdump, scapy and
-// PTF read it as they read any frame.
+// PTF read it as they read any frame. Types: a punted frame (packet-in), a frame to enter
+// the pipeline on an ingress port (packet-out), a frame to leave by an egress port as it is.
 constexpr uint16_t kCpuEtherType = 0x88B5;
 constexpr size_t kCpuHeaderBytes = 14 + 4;
-constexpr uint8_t kCpuPacketIn = 1, kCpuPacketOut = 2;
+constexpr uint8_t kCpuPacketIn = 1, kCpuPacketOut = 2, kCpuToEgress = 3;
 // Source and destination of a packet-in: a locally administered address, and broadcast, so
 // that any reader on the CPU interface takes it.
 constexpr uint8_t kCpuSrcMac[6] = {0x02, 0, 0, 0, 0, 0};
@@ -162,7 +163,7 @@ const char kUsage[] =
     "usage: matcha-sim [options]\n"
     "  --in PORT=FILE      frames of a pcap/pcapng file enter on ingress PORT (repeatable)\n"
     "  --interface PORT@IF ingress and egress PORT on Linux interface IF, live (repeatable)\n"
-    "  --cpu-port IF       punted frames out of interface IF, packet-out frames in from it\n"
+    "  --cpu-port IF       punted frames out of interface IF, packet-outs in from it\n"
     "  --out DIR           output directory (default matcha-sim-out)\n"
     "  --no-pad            frames captured shorter than 60 bytes enter unpadded (runts)\n"
     "  --socket PATH       serve the control bus on a Unix socket (docs/sim-socket.md)\n"
@@ -640,6 +641,7 @@ class Sim {
     std::unique_ptr<Attached> cpu_;
     std::map<unsigned, uint32_t> port_records_;       // records taken per ingress port
     uint64_t packet_out_ = 0;                         // frames from the CPU port that entered
+    uint64_t to_egress_ = 0;                          // ... that went straight to an egress port
     std::map<std::string, uint64_t> cpu_ignored_;     // CPU port frames that did not, by reason
     std::map<unsigned, uint64_t> no_interface_;       // frames out of a port with no interface
     uint64_t last_take_ = 0;
@@ -1059,25 +1061,45 @@ void Sim::take_record(unsigned port, uint64_t time_ns, const uint8_t* data, uint
 }
 
 // A frame written to the CPU interface: a packet-out enters the pipeline on the ingress port
-// its header names; anything else is counted by why it is not one.
+// its header names, or leaves by the egress port it names; anything else is counted by why
+// it is not one.
 void Sim::take_packet_out(uint64_t time_ns, const uint8_t* data, uint32_t captured,
                           uint32_t wire) {
     const char* why = nullptr;
+    const uint8_t type = captured >= kCpuHeaderBytes ? data[14] : 0;
     if (captured < 14 || (data[12] << 8 | data[13]) != kCpuEtherType)
         why = "not_matcha";  // what the kernel and other programs send on the interface
     else if (captured < kCpuHeaderBytes)
         why = "short";
-    else if (data[14] != kCpuPacketOut)
+    else if (type != kCpuPacketOut && type != kCpuToEgress)
         why = "not_packet_out";
-    else if (data[15] >= kPorts)
+    else if (type == kCpuPacketOut && data[15] >= kPorts)
         why = "bad_port";
+    else if (type == kCpuToEgress && data[16] >= kPorts)
+        why = "bad_egress_port";
+    else if (type == kCpuToEgress && !live_ports_.count(data[16]))
+        why = "no_interface";
+    // Longer than the pipeline's maximum, as a frame received on a port would be skipped
+    // (the interface captures one byte more than the maximum behind the header).
+    else if (type == kCpuToEgress && wire - kCpuHeaderBytes > rules_.max_bytes)
+        why = "oversize";
     if (why) {
         cpu_ignored_[why]++;
         return;
     }
+    const uint8_t* frame = data + kCpuHeaderBytes;
+    const uint32_t bytes = captured - uint32_t(kCpuHeaderBytes);
+    if (type == kCpuToEgress) {
+        // Out as the MAC would send it: a frame shorter than the minimum padded, as every
+        // frame the pipeline sends is.
+        std::vector<uint8_t> out(frame, frame + bytes);
+        if (out.size() < rules_.pad_to) out.resize(rules_.pad_to, 0);
+        to_egress_++;
+        send_on(live_ports_.at(data[16]), out);
+        return;
+    }
     packet_out_++;
-    take_record(data[15], time_ns, data + kCpuHeaderBytes, captured - uint32_t(kCpuHeaderBytes),
-                wire - uint32_t(kCpuHeaderBytes));
+    take_record(data[15], time_ns, frame, bytes, wire - uint32_t(kCpuHeaderBytes));
 }
 
 void Sim::queue(Frame f) {
@@ -1359,6 +1381,8 @@ void Sim::live_summary(std::FILE* out) {
         line("cpu " + cpu_->io->name(), *cpu_);
         std::fprintf(out, "           %-24s %8" PRIu64 "  frames in to the pipeline\n",
                      "packet_out", packet_out_);
+        std::fprintf(out, "           %-24s %8" PRIu64 "  frames straight to their egress port\n",
+                     "to_egress", to_egress_);
         for (const auto& [why, n] : cpu_ignored_)
             std::fprintf(out, "           %-24s %8" PRIu64 "  frames ignored\n", why.c_str(), n);
     }
@@ -1387,6 +1411,7 @@ nlohmann::ordered_json Sim::live_json() {
     if (cpu_) {
         cpu = attached(*cpu_);
         cpu["packet_out"] = packet_out_;
+        cpu["to_egress"] = to_egress_;
         cpu["ignored"] = Out(cpu_ignored_);
     }
     Out none = Out::object();

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""matcha-sim live on the veth pairs of a test's namespace (sim/README.md, "Live"): the
-binary tb/sim builds (w64, the built-in program), started inside the namespace, ready once
-it has printed its first line, stopped by SIGTERM."""
+"""matcha-sim live on the veth pairs of a test's namespace (tb/common/netns.py; sim/README.md,
+"Live"): the binary tb/sim builds (w64, the built-in program), started inside the namespace,
+ready once it has printed its first line, stopped by SIGTERM. tb/ptf and tb/p4rt run it."""
 
 import json
 import select

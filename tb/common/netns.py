@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A network namespace of a test's own with veth pairs in it, removed after the test
+"""A network namespace of a test's own with veth pairs in it, made by sim/netns.sh (the
+script the live mode's steps in sim/README.md and README.md use), removed after the test
 whatever happened, and a skip with the machine's own words where it forbids them.
 
-Both ends of every pair are inside the namespace: the simulator takes one end, the test (or
-PTF) the other, and nothing of the test is visible in the machine's own namespace. IPv6 is
-off in the namespace before any interface exists, so the kernel sends no router
-solicitations or neighbour discovery of its own on the pairs.
+Both ends of every pair are inside the namespace: the simulator takes one end (sim<N>,
+simcpu), the test, PTF or matcha-p4rt the other (host<N>, hostcpu), and nothing of the test
+is visible in the machine's own namespace.
 """
 
 import contextlib
@@ -20,6 +20,10 @@ from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "sim" / "netns.sh"
+# sim/netns.sh's exit status when the machine does not allow a namespace or a veth pair.
+NOT_ALLOWED = 3
 CLONE_NEWNET = 0x40000000
 NETNS_DIR = Path("/run/netns")
 ETH_P_ALL = 0x0003
@@ -27,18 +31,16 @@ ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 
 
-def _ip(*args):
-    return subprocess.run(["ip", *args], capture_output=True, text=True)
-
-
 class Namespace:
-    """`with Namespace([("sim0", "ptf0"), ...]) as ns:` a namespace named after the test
-    process, each pair's two ends in it, up. Skips the test (pytest.skip) when `ip` is
-    missing or the machine does not let it create a namespace or a veth pair."""
+    """`with Namespace([0, 2], cpu=True) as ns:` a namespace named after the test process
+    with the pairs sim0/host0, sim2/host2 and simcpu/hostcpu in it, up (sim/netns.sh).
+    Skips the test (pytest.skip) when `ip` is missing or the machine does not let it create
+    a namespace or a veth pair."""
 
-    def __init__(self, pairs, mtu=None):
+    def __init__(self, ports, cpu=True, mtu=None):
         self.name = f"matcha-test-{os.getpid()}"
-        self.pairs = list(pairs)
+        self.ports = list(ports)
+        self.cpu = cpu
         self.mtu = mtu
         self.procs = []
 
@@ -48,41 +50,24 @@ class Namespace:
                         "namespace and veth pairs")
         # A namespace of this name left by a test process that was killed.
         if (NETNS_DIR / self.name).exists():
-            _ip("netns", "del", self.name)
-        r = _ip("netns", "add", self.name)
+            subprocess.run([SCRIPT, "del", self.name], capture_output=True)
+        r = subprocess.run([SCRIPT, "add", self.name, *(["--mtu", str(self.mtu)] if self.mtu else []),
+                            *map(str, self.ports), *(["cpu"] if self.cpu else [])],
+                           capture_output=True, text=True)
+        if r.returncode == NOT_ALLOWED:
+            pytest.skip(r.stderr.strip())
         if r.returncode:
-            pytest.skip(f"this machine does not allow network namespaces (ip netns add: "
-                        f"{r.stderr.strip()})")
-        try:
-            with self.inside():
-                ipv6 = Path("/proc/sys/net/ipv6/conf")
-                if ipv6.exists():  # a kernel without IPv6 sends none
-                    for conf in ("all", "default"):
-                        (ipv6 / conf / "disable_ipv6").write_text("1")
-            for a, b in self.pairs:
-                r = _ip("-n", self.name, "link", "add", a, "type", "veth", "peer", "name", b)
-                if r.returncode:
-                    pytest.skip(f"this machine does not allow veth pairs (ip link add {a} "
-                                f"type veth: {r.stderr.strip()})")
-                for end in (a, b):
-                    if self.mtu:
-                        self.set_mtu(end, self.mtu)
-                    self._must("-n", self.name, "link", "set", end, "up")
-        except BaseException:
-            self.remove()
-            raise
+            raise RuntimeError(f"{SCRIPT} add {self.name}: {r.stderr.strip()}")
         return self
 
     def __exit__(self, *exc):
         self.remove()
 
-    def _must(self, *args):
-        r = _ip(*args)
-        if r.returncode:
-            raise RuntimeError(f"ip {' '.join(args)}: {r.stderr.strip()}")
-
     def set_mtu(self, interface, mtu):
-        self._must("-n", self.name, "link", "set", interface, "mtu", str(mtu))
+        r = subprocess.run(["ip", "-n", self.name, "link", "set", interface, "mtu", str(mtu)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"ip link set {interface} mtu {mtu}: {r.stderr.strip()}")
 
     def command(self, *args):
         """`args` run inside the namespace."""
@@ -121,7 +106,7 @@ class Namespace:
             if p.poll() is None:
                 p.send_signal(signal.SIGKILL)
                 p.wait()
-        _ip("netns", "del", self.name)
+        subprocess.run([SCRIPT, "del", self.name], capture_output=True)
 
 
 class Port:

@@ -2,15 +2,15 @@
 """The CPU port's encapsulation of matcha-sim as a scapy layer, written from its table in
 sim/README.md ("The CPU port"): an Ethernet header with EtherType 0x88B5, then type,
 ingress port, egress port and reason, a byte each, then the frame. Frames read off the CPU
-interface dissect as Ether / MatchaCpu / Ether / ...; packet_out() builds what a
-controller writes to it."""
+interface dissect as Ether / MatchaCpu / Ether / ...; packet_out() and to_egress() build what
+a controller writes to it."""
 
 from scapy.fields import ByteEnumField, ByteField, XByteField
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
 ETHERTYPE = 0x88B5
-PACKET_IN, PACKET_OUT = 1, 2
+PACKET_IN, PACKET_OUT, TO_EGRESS = 1, 2, 3
 # The outer addresses of a packet-in; the simulator takes a packet-out whatever its own.
 PACKET_IN_SRC = "02:00:00:00:00:00"
 PACKET_IN_DST = "ff:ff:ff:ff:ff:ff"
@@ -19,7 +19,8 @@ PACKET_IN_DST = "ff:ff:ff:ff:ff:ff"
 class MatchaCpu(Packet):
     name = "MatchaCpu"
     fields_desc = [
-        ByteEnumField("type", PACKET_IN, {PACKET_IN: "packet_in", PACKET_OUT: "packet_out"}),
+        ByteEnumField("type", PACKET_IN, {PACKET_IN: "packet_in", PACKET_OUT: "packet_out",
+                                          TO_EGRESS: "to_egress"}),
         ByteField("ingress_port", 0),
         ByteField("egress_port", 0),
         XByteField("reason", 0),
@@ -42,4 +43,11 @@ def packet_out(frame, ingress_port, src="02:00:00:00:00:fe"):
     """`frame` to enter the pipeline on `ingress_port`, as written to the CPU interface."""
     return (Ether(dst=PACKET_IN_SRC, src=src, type=ETHERTYPE)
             / MatchaCpu(type=PACKET_OUT, ingress_port=ingress_port)
+            / frame)
+
+
+def to_egress(frame, egress_port, src="02:00:00:00:00:fe"):
+    """`frame` to leave by `egress_port` as it is, as written to the CPU interface."""
+    return (Ether(dst=PACKET_IN_SRC, src=src, type=ETHERTYPE)
+            / MatchaCpu(type=TO_EGRESS, egress_port=egress_port)
             / frame)

@@ -22,11 +22,10 @@ REPO = Path(__file__).resolve().parents[2]
 # The layout of the simulator the tests run: tb/sim's w64 build of the built-in program.
 LAYOUT = REPO / "build" / "rtl" / "w64" / "layout.json"
 
-# Ingress and egress ports on veth pairs sim<N> (the simulator's end) / ptf<N> (the
-# test's), and the CPU port on simcpu / ptfcpu, PTF's port CPU.
+# Ingress and egress ports on veth pairs sim<N> (the simulator's end) / host<N> (the
+# test's), and the CPU port on simcpu / hostcpu, PTF's port CPU (sim/netns.sh makes them).
 PORTS = (0, 1, 2, 3)
 CPU = 64
-PAIRS = [(f"sim{p}", f"ptf{p}") for p in PORTS] + [("simcpu", "ptfcpu")]
 
 # Where the test's hosts send routed frames: no l2_fwd entry, so l2_fwd's default (no_op)
 # leaves the egress port to the routes.

@@ -20,16 +20,17 @@ from pathlib import Path
 import pytest
 
 from tb.common import sim
-from tb.ptf import live, scenario
-from tb.ptf.netns import Namespace
+from tb.common import live_sim
+from tb.common.netns import Namespace
+from tb.ptf import scenario
 from tb.sim import harness
 
-pytestmark = pytest.mark.builds(harness.SimBinary(live.CONFIG))
+pytestmark = pytest.mark.builds(harness.SimBinary(live_sim.CONFIG))
 REPO = Path(__file__).resolve().parents[2]
 PTF_TESTS = Path(__file__).resolve().parent / "ptftests"
 # What ptftests/l2l3.py sends, in the order it runs its tests.
 PTF_ORDER = ["l2l3.RoutedFrames", "l2l3.NoRoutePunted", "l2l3.AclToHostPunted",
-             "l2l3.AclDenyDropped", "l2l3.PacketOutEntersPipeline",
+             "l2l3.AclDenyDropped", "l2l3.PacketOutEntersPipeline", "l2l3.PacketOutToEgress",
              "l2l3.CpuPortIgnoresOtherFrames"]
 
 
@@ -47,23 +48,23 @@ def ptf_command(layout, log):
             "--default-timeout", "10",
             "--test-params", f"layout={str(layout)!r}"]
     for p in scenario.PORTS:
-        args += ["--interface", f"{p}@ptf{p}"]
-    return args + ["--interface", f"{scenario.CPU}@ptfcpu", *PTF_ORDER]
+        args += ["--interface", f"{p}@host{p}"]
+    return args + ["--interface", f"{scenario.CPU}@hostcpu", *PTF_ORDER]
 
 
 def test_ptf_l2l3(work):
     """ptf's verdicts on forwarding, punts and packet-out, then the simulator's records:
     one drop, acl.deny; punts with ipv4_lpm.no_route twice and acl.to_host once; three
-    packet-outs in and the four other CPU frames counted by why they are not one; every
-    frame out sent; a clean exit."""
-    live.need()
-    layout = sim.layout_file(live.CONFIG)
+    packet-outs in, three straight out of their egress port, and the six other CPU frames
+    counted by why they are not one or went nowhere; every frame out sent; a clean exit."""
+    live_sim.need()
+    layout = sim.layout_file(live_sim.CONFIG)
     reason = scenario.reasons(layout)
     tables = work / "tables.txt"
     tables.write_text(scenario.tables_text())
-    with Namespace(scenario.PAIRS) as ns:
+    with Namespace(scenario.PORTS) as ns:
         # The traffic starts when matcha-ctl, the first client, closes its connection.
-        s = live.LiveSim(ns, work, scenario.PORTS, args=["--wait-client"])
+        s = live_sim.LiveSim(ns, work, scenario.PORTS, args=["--wait-client"])
         r = subprocess.run([harness.matcha_ctl(), f"sim:{s.socket}", "--layout", layout,
                             "-f", tables], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -82,10 +83,12 @@ def test_ptf_l2l3(work):
     assert Counter(int(p["reason"]) for p in outputs.punt_rows) == {
         reason["ipv4_lpm.no_route"]: 2, reason["acl.to_host"]: 1}
     cpu = summary["live"]["cpu"]
-    assert cpu["packet_out"] == 3
-    assert cpu["ignored"] == {"not_matcha": 1, "short": 1, "not_packet_out": 1, "bad_port": 1}
+    assert cpu["packet_out"] == 3 and cpu["to_egress"] == 3
+    assert cpu["ignored"] == {"not_matcha": 1, "short": 1, "not_packet_out": 1, "bad_port": 1,
+                              "bad_egress_port": 1, "no_interface": 1}
     assert cpu["sent"] == 3 and cpu["not_sent"] == {}
     ports = summary["live"]["ports"]
-    assert {p: ports[str(p)]["sent"] for p in scenario.PORTS} == {0: 0, 1: 0, 2: 4, 3: 1}
+    # The pipeline's frames out (4 on port 2, 1 on port 3) and the packet-outs to egress ports.
+    assert {p: ports[str(p)]["sent"] for p in scenario.PORTS} == {0: 0, 1: 1, 2: 5, 3: 2}
     assert all(ports[str(p)]["not_sent"] == {} for p in scenario.PORTS)
     assert summary["live"]["no_interface"] == {}

@@ -4,8 +4,8 @@ punt path on a CPU port (sim/README.md, "Live"), with the tables of tb/ptf/scena
 loaded. tb/ptf/test_ptf.py sets everything up and runs them; by hand, in the namespace where
 the simulator runs:
 
-    ptf --test-dir tb/ptf/ptftests --pypath . -i 0@ptf0 -i 1@ptf1 -i 2@ptf2 -i 3@ptf3 \\
-        -i 64@ptfcpu [--test-params "layout='build/rtl/w64/layout.json'"]
+    ptf --test-dir tb/ptf/ptftests --pypath . -i 0@host0 -i 1@host1 -i 2@host2 -i 3@host3 \\
+        -i 64@hostcpu [--test-params "layout='build/rtl/w64/layout.json'"]
 
 Every expected frame is built with scapy from what the entries mean (scenario.routed, the
 CPU port's header from tb/ptf/cpu_header.py); reason codes come from the layout. The
@@ -17,10 +17,11 @@ import ptf
 from ptf import testutils as tu
 from ptf.base_tests import BaseTest
 from scapy.layers.l2 import Ether
+from scapy.packet import Raw
 
 from tb.ptf import cpu_header, scenario
 
-# The kernel sends nothing on the test's pairs with IPv6 off (tb/ptf/netns.py); should it,
+# The kernel sends nothing on the test's pairs with IPv6 off (sim/netns.sh); should it,
 # its IPv6 frames are not the pipeline's.
 tu.add_filter(tu.not_ipv6_filter)
 
@@ -105,6 +106,28 @@ class PacketOutEntersPipeline(L2l3Test):
         tu.send_packet(self, scenario.CPU, cpu_header.packet_out(lost, 2))
         tu.verify_packet(self, cpu_header.packet_in(lost, 2, 2, self.reason["ipv4_lpm.no_route"]),
                          scenario.CPU)
+        tu.verify_no_other_packets(self)
+
+
+class PacketOutToEgress(L2l3Test):
+    """A packet-out to an egress port leaves by that port as it is, whatever the tables
+    would make of it: a frame no route covers (which the pipeline punts) out of port 3
+    untouched, a 42-byte frame out of port 1 padded to 60 as a MAC sends it. One for port 16
+    (beyond the pipeline's) and one for port 5 (no interface) leave nowhere: a packet-out
+    sent after them is the next frame out."""
+
+    def runTest(self):
+        unrouted = scenario.udp("172.16.0.3")
+        tu.send_packet(self, scenario.CPU, cpu_header.to_egress(unrouted, 3))
+        tu.verify_packet(self, unrouted, 3)
+        short = Ether(dst=scenario.HOST_MAC, src=scenario.ROUTER_MAC, type=0x9000) / Raw(bytes(28))
+        tu.send_packet(self, scenario.CPU, cpu_header.to_egress(short, 1))
+        tu.verify_packet(self, Ether(bytes(short) + bytes(60 - len(short))), 1)
+        for port in (16, 5):
+            tu.send_packet(self, scenario.CPU, cpu_header.to_egress(scenario.udp("10.1.7.11"), port))
+        last = scenario.udp("10.1.7.12")
+        tu.send_packet(self, scenario.CPU, cpu_header.to_egress(last, 2))
+        self.assertEqual(self.next_frame(2), bytes(last))
         tu.verify_no_other_packets(self)
 
 
