@@ -3,8 +3,10 @@
 
 The simulators are tb/sim's (the w64 l2l3 and overlay builds of tb/sim/harness.py); the
 server is sw/p4rt/matcha-p4rt on the driver's `sim:` backend, listening on a port of the
-loopback interface the kernel picks. p4runtime-shell keeps its client in module state, so
-one test drives one shell session at a time (`shell_session`).
+loopback interface the kernel picks, or, inside a test's network namespace (the live
+simulator's, tb/common/netns.py), on a Unix socket, which the test reaches from its own.
+p4runtime-shell keeps its client in module state, so one test drives one shell session at a
+time (`shell_session`).
 """
 
 import contextlib
@@ -51,14 +53,15 @@ def start_sim(work, *args, program="l2l3"):
 
 
 class Server:
-    """matcha-p4rt on `sim:<sock>`; `address` once it serves."""
+    """matcha-p4rt on `sim:<sock>`, or inside namespace `ns` listening on `listen`;
+    `address` once it serves."""
 
-    def __init__(self, sock, program="l2l3", *args, timeout=60):
+    def __init__(self, sock, program="l2l3", *args, ns=None, listen="127.0.0.1:0", timeout=60):
         drv.build_library()
-        self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER), "--device", f"sim:{sock}", "--layout", str(layout(program)),
-             "--listen", "127.0.0.1:0", "--library", str(drv.LIBRARY), *map(str, args)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cmd = [sys.executable, str(SERVER), "--device", f"sim:{sock}", "--layout", str(layout(program)),
+               "--listen", listen, "--library", str(drv.LIBRARY), *map(str, args)]
+        pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(cmd, **pipes) if ns is None else ns.popen(*cmd, **pipes)
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         line = self.proc.stdout.readline() if ready else ""
         if not line.startswith("matcha-p4rt: serving"):

@@ -2,14 +2,17 @@
 """matcha-p4rt (sw/p4rt, docs/p4runtime.md) serving matcha-sim, driven by p4runtime-shell:
 tables written and read back by name, defaults, wrong entries answered with the spec's
 status codes, a batch with an error per update, primary election between two clients, the
-pipeline config (the device's P4Info accepted, another refused), meters, counters moving
-with traffic and the punted frames reaching the primary as packet-ins, and a packet-out
-refused with its reason.
+pipeline config (the device's P4Info accepted, another refused), meters, a packet-out
+refused where there is no CPU port. On the simulator's live ports (a network namespace of
+the test's own, sim/netns.sh): frames sent on veths forwarded and counted, the punted ones
+reaching the primary as packet-ins as they are punted, packet-outs leaving by their egress
+port or entering the pipeline, the wrong ones refused.
 
 The oracles: what the test wrote (entries read back must mean the same match, action and
 parameters, whatever bytes the server chose for them), P4Runtime's rules for the status of
 each wrong update, the P4Info's sizes, and for traffic the reference model (tb/model)
-holding the same entries: its per-entry counts and its punted frames with their reasons.
+holding the same entries: the frames out of each port, its per-entry counts and its
+punted frames with their reasons.
 
 Run one: pytest tb/p4rt/test_p4rt.py -k tables
 """
@@ -20,7 +23,9 @@ import random
 import shutil
 import subprocess
 import sys
+import queue
 import time
+from collections import Counter
 
 import grpc
 import pytest
@@ -30,10 +35,14 @@ from p4runtime_sh.p4runtime import P4RuntimeClient, P4RuntimeWriteException
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import ARP, Ether
 
+from tb.common import cpu_header, live_sim
 from tb.common import driver as drv
+from tb.common.netns import Namespace
 from tb.model.program import Program
 from tb.p4rt import harness as ph
 from tb.sim import harness
+# The server's package, on the path tb/common/driver.py puts it on.
+from matcha_p4rt.cpu_port import CpuPort  # noqa: E402  isort: skip
 
 pytestmark = pytest.mark.builds(ph.L2L3, ph.OVERLAY)
 
@@ -305,7 +314,7 @@ def test_pipeline_config_is_the_devices(l2l3):
         assert got.p4info == mine and got.cookie.cookie == 42 and got.p4_device_config == ph.layout().read_bytes()
 
 
-def test_packet_out_refused_without_injection_path(l2l3):
+def test_packet_out_refused_without_cpu_port(l2l3):
     with ph.shell_session(l2l3) as sh:
         payload = bytes(Ether(dst="02:00:00:00:05:01") / IP(dst="10.9.9.9") / UDP())
         sh.PacketOut(payload, egress_port="1").send()
@@ -383,92 +392,271 @@ def test_overlay_meter_and_tables(overlay):
         assert entries(sh, "route") == [ints(rt.msg())]
 
 
-# ------------------------------------------------------------ traffic, packet-in
+# ------------------------------------------------- the simulator's live ports
 
+# The live simulator's ports, on sim0-sim3 / host0-host3; its CPU port on simcpu / hostcpu.
+LIVE_PORTS = (0, 1, 2, 3)
+# Seconds a frame may take through the simulator, the CPU port and the server on a loaded
+# machine (it takes milliseconds on an idle one).
+WAIT = 20
 MAC_A, MAC_B = "02:00:00:00:0a:01", "02:00:00:00:0b:01"
+ROUTE_DMAC, ROUTE_SMAC = "02:00:00:00:00:02", "02:00:00:00:00:01"
 
 
-def traffic(rng):
-    """(frames whose fate the test's entries decide, frames that hit no entry): L2 frames to
-    MAC_A, UDP to 10.1.0.0/16 (port 53 routed, port 9999 sent to the host by the ACL), TCP
-    to 192.168.0.0/16 (no route: punted); then broadcast ARP, which no entry matches."""
+@pytest.fixture(scope="module")
+def live():
+    """matcha-sim of l2l3 live in a network namespace of the test's own (tb/common/netns.py,
+    skipped where the machine forbids one), ports 0-3 on veth pairs, its CPU port on simcpu;
+    matcha-p4rt inside the namespace on the CPU port's peer hostcpu, serving on a Unix
+    socket the test reaches from its own namespace. Yields (namespace, simulator, server)."""
+    live_sim.need()
+    work = harness.short_dir()
+    try:
+        with Namespace(LIVE_PORTS) as ns:
+            sim = live_sim.LiveSim(ns, work, LIVE_PORTS)
+            try:
+                with ph.Server(sim.socket, "l2l3", "--cpu-port", "hostcpu", ns=ns,
+                               listen=f"unix:{work}/p4rt.sock") as server:
+                    yield ns, sim, server
+            finally:
+                sim.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def live_model(*, with_l2=False, with_acl=False):
+    """The reference model of l2l3 holding what write_live_entries writes: the route always,
+    the L2 entry and the ACL rule when asked."""
+    program = Program(ph.layout())
+    lpm = program["ipv4_lpm"]
+    lpm.add(0x0A010000, 16, lpm.action_id("route"),
+            lpm.data("route", port=2, dmac=int(ROUTE_DMAC.replace(":", ""), 16),
+                     smac=int(ROUTE_SMAC.replace(":", ""), 16)))
+    if with_l2:
+        l2t = program["l2_fwd"]
+        l2t.add(int(MAC_A.replace(":", ""), 16), l2t.action_id("forward"), l2t.data("forward", port=3))
+    if with_acl:
+        aclt = program["acl"]
+        aclt.add(aclt.key(dstPort=9999), aclt.key(dstPort=0xFFFF), 10, aclt.action_id("to_host"), 0)
+    return program
+
+
+def write_live_entries(sh, *, with_l2=False, with_acl=False):
+    """10.1.0.0/16 routed out of port 2; MAC_A forwarded to port 3; UDP and TCP to port 9999
+    sent to the host by the ACL. Returns the entries as written, by table."""
+    written = {"ipv4_lpm": route(sh, "10.1.0.0/16", 2, dmac=ROUTE_DMAC, smac=ROUTE_SMAC)}
+    if with_l2:
+        written["l2_fwd"] = l2(sh, MAC_A, 3)
+    if with_acl:
+        written["acl"] = acl(sh, "to_host", 10, **{"hdr.tcp.dstPort|hdr.udp.dstPort": "9999&&&0xffff"})
+    for te in written.values():
+        te.insert()
+    return written
+
+
+def live_traffic(rng):
+    """[(ingress port, frame)]: L2 frames to MAC_A, UDP to 10.1.0.0/16 (port 53 routed, port
+    9999 routed and sent to the host by the ACL), TCP to 192.168.0.0/16 (no route: punted),
+    broadcast ARP (no entry: back out of its own port), on ports 0 and 1, in a random order."""
     def pad():
         return bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200)))
-    head = [Ether(dst=MAC_A) / ARP(pdst="10.0.0.1") / pad() for _ in range(3)]
-    head += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst=f"10.1.2.{i}") / UDP(dport=53) / pad() for i in range(4)]
-    head += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="10.1.9.9") / UDP(sport=i, dport=9999) / pad()
-             for i in range(2)]
-    head += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="192.168.1.1") / TCP(dport=80 + i) / pad() for i in range(2)]
-    rng.shuffle(head)
-    tail = [Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.2") for _ in range(2000)]
-    return [bytes(f) for f in head], [bytes(f) for f in tail]
+    frames = [Ether(dst=MAC_A) / ARP(pdst="10.0.0.1") / pad() for _ in range(3)]
+    frames += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst=f"10.1.2.{i}") / UDP(dport=53) / pad() for i in range(4)]
+    frames += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="10.1.9.9") / UDP(sport=i, dport=9999) / pad()
+               for i in range(2)]
+    frames += [Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="192.168.1.1") / TCP(dport=80 + i) / pad() for i in range(2)]
+    frames += [Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.2") for _ in range(2)]
+    rng.shuffle(frames)
+    return [(rng.randrange(2), bytes(f)) for f in frames]
 
 
-def test_counters_follow_traffic_and_punts_reach_the_primary(work, matcha_seed):
-    """The tables are written while the simulator waits (its traffic starts when its first
-    client, the server, leaves); a second server adopts them from the running pipeline,
-    and its client reads the counters while the frames flow, until they are the model's;
-    then the run ends and every punted frame reaches that client with its reason."""
+def packet_in(msg):
+    """(payload, ingress port, reason) of a PacketIn, its metadata by the P4Info's ids."""
+    meta = {m.metadata_id: int.from_bytes(m.value, "big") for m in msg.packet.metadata}
+    return msg.packet.payload, meta[1], meta[2]
+
+
+def test_cpu_port_against_the_encapsulation():
+    """matcha-p4rt's side of the CPU port (sw/p4rt/matcha_p4rt/cpu_port.py) on a veth pair of
+    its own, no simulator, against the encapsulation's scapy layer written from sim/README.md
+    (tb/common/cpu_header.py): packet-ins of any port and reason delivered with their frame;
+    frames that are no packet-in (cut short of the header, another type, the ingress port
+    0xFF of an output the simulator could not explain) counted by why and not delivered;
+    packet-outs written as type 3 to their egress port or type 2 into the pipeline on their
+    ingress port."""
+    frame = bytes(Ether(dst=MAC_B, src=MAC_A) / IP(src="10.2.0.1", dst="10.1.2.3") / UDP() / bytes(30))
+    delivered = queue.Queue()
+    with Namespace([], cpu=True) as ns:
+        with ns.inside():  # the packet socket is the namespace's from then on
+            port = CpuPort("hostcpu", lambda *a: delivered.put(a), 16)
+        port.start()
+        try:
+            with ns.port("simcpu") as sim_end:
+                sim_end.send(cpu_header.packet_in(frame, 0, 7, 0x22))
+                sim_end.send(bytes(cpu_header.packet_in(frame, 0, 0, 1))[:17])  # the header is 18 bytes
+                sim_end.send(cpu_header.packet_out(frame, 1))
+                sim_end.send(cpu_header.packet_in(frame, 0xFF, 0, 1))
+                sim_end.send(cpu_header.packet_in(frame, 15, 3, 0x40))
+                assert [delivered.get(timeout=WAIT) for _ in range(2)] == [(frame, 0, 0x22), (frame, 15, 0x40)]
+                assert port.ignored == {"short": 1, "not_packet_in": 1, "no_ingress_port": 1}
+                port.send(frame, egress_port=5)
+                port.send(frame, ingress_port=2)
+                got = [Ether(sim_end.receive(WAIT)) for _ in range(2)]
+        finally:
+            port.stop()
+    assert [(p[cpu_header.MatchaCpu].type, p[cpu_header.MatchaCpu].ingress_port,
+             p[cpu_header.MatchaCpu].egress_port, p[cpu_header.MatchaCpu].reason,
+             bytes(p[cpu_header.MatchaCpu].payload)) for p in got] == [
+        (cpu_header.TO_EGRESS, 0, 5, 0, frame), (cpu_header.PACKET_OUT, 2, 0, 0, frame)]
+    assert delivered.empty()
+
+
+def test_live_counters_and_packet_in(live, matcha_seed):
+    """matcha-sim live, matcha-p4rt on its CPU port, p4runtime-shell as the primary: the
+    entries it writes forward the frames sent on the veths out of the ports the model says,
+    as the model rewrites them; the direct counters read through P4Runtime move by exactly
+    the model's frames and bytes; every punted frame reaches the primary as a PacketIn with
+    its ingress port and reason while the simulator runs; a backup controller gets none."""
+    ns, sim, server = live
     rng = random.Random(matcha_seed)
-    head, tail = traffic(rng)
-    args, sent = harness.write_captures(work, [(rng.randrange(16), f) for f in head + tail])
-    sim, sock = ph.start_sim(work, *args, "--wait-client", "--gap", 20000)
+    traffic = live_traffic(rng)
+    program = live_model(with_l2=True, with_acl=True)
+    sent, numbers = [], Counter()
+    for port, frame in traffic:
+        numbers[port] += 1
+        sent.append(harness.Sent(port, numbers[port], frame))
+    exp = harness.expected(program, sent)
+    assert exp.punt and {2, 3} <= set(exp.ports)
+    want = {name: {e: program[name].entry_counters(e) for e in program[name].entries()}
+            for name in ("l2_fwd", "ipv4_lpm", "acl")}
+
+    ports = {p: ns.port(f"host{p}") for p in LIVE_PORTS}
     try:
-        program = Program(ph.layout())
-        with ph.Server(sock) as first, ph.shell_session(first) as sh:
-            written = {"l2_fwd": l2(sh, MAC_A, 3), "ipv4_lpm": route(sh, "10.1.0.0/16", 5),
-                       "acl": acl(sh, "to_host", 10, **{"hdr.tcp.dstPort|hdr.udp.dstPort": "9999&&&0xffff"})}
-            for te in written.values():
-                te.insert()
-            written = {name: ints(te.msg()) for name, te in written.items()}
-        l2t, lpm, aclt = program["l2_fwd"], program["ipv4_lpm"], program["acl"]
-        l2t.add(int(MAC_A.replace(":", ""), 16), l2t.action_id("forward"), l2t.data("forward", port=3))
-        lpm.add(0x0A010000, 16, lpm.action_id("route"),
-                lpm.data("route", port=5, dmac=0x020000000002, smac=0x020000000001))
-        aclt.add(aclt.key(dstPort=9999), aclt.key(dstPort=0xFFFF), 10, aclt.action_id("to_host"), 0)
-        exp = harness.expected(program, sent)
-        assert all(s.frame in head for s, *_ in exp.punt)
-        want = {name: {e: program[name].entry_counters(e) for e in program[name].entries()}
-                for name in ("l2_fwd", "ipv4_lpm", "acl")}
+        with ph.shell_session(server) as sh:
+            backup = P4RuntimeClient(1, server.address, (0, 1))
+            try:
+                written = {name: ints(te.msg()) for name, te in write_live_entries(sh, with_l2=True, with_acl=True).items()}
+                start = time.monotonic()
+                for s in sent:
+                    ports[s.port].send(s.frame)
+                punted = []
+                for _ in exp.punt:
+                    msg = sh.client.get_stream_packet("packet", timeout=WAIT)
+                    assert msg is not None, f"{len(punted)} packet-ins of {len(exp.punt)}"
+                    punted.append(packet_in(msg))
+                # Delivered as the pipeline punts them, not when the run ends.
+                assert sim.proc.poll() is None, "the simulator ended"
+                print(f"{len(punted)} packet-ins within {time.monotonic() - start:.2f} s of the first frame sent")
+                assert sorted(punted) == sorted((out, s.port, reason) for s, out, _, reason in exp.punt)
+                for p, frames in exp.ports.items():
+                    got = [ports[p].receive(WAIT) for _ in frames]
+                    assert sorted(got, key=repr) == sorted(frames, key=repr), f"port {p}"
 
-        with ph.Server(sock, "l2l3", "--sim-out", work / "out") as second, \
-                ph.shell_session(second, push_config=False) as sh:
-            # The second server adopted the entries from the pipeline, matches and all.
-            assert {name: entries(sh, name) for name in written} == {n: [e] for n, e in written.items()}
-            def model_entry(name, te):
-                m = {f: v for f, (_, *v) in ints(te)[0].items()}
-                if name == "l2_fwd":
-                    return m[1][0]
-                if name == "ipv4_lpm":
-                    return tuple(m[1])
-                return next(e for e in program[name].entries() if e[2] == te.priority)
+                def model_entry(name, te):
+                    m = {f: v for f, (_, *v) in ints(te)[0].items()}
+                    if name == "l2_fwd":
+                        return m[1][0]
+                    if name == "ipv4_lpm":
+                        return tuple(m[1])
+                    return next(e for e in program[name].entries() if e[2] == te.priority)
 
-            deadline = time.monotonic() + 90
-            while True:
-                got = {}
-                for name in want:
-                    got[name] = {model_entry(name, c.msg().table_entry): (c.msg().data.packet_count,
-                                                                         c.msg().data.byte_count)
-                                 for c in sh.DirectCounterEntry(f"{name}.counter").read()}
-                    for e, (p, b) in got[name].items():
-                        assert p <= want[name][e][0] and b <= want[name][e][1], (name, e, got, want)
-                if got == want:
-                    break
-                assert sim.alive(), "the run ended before the counters were read"
-                assert time.monotonic() < deadline, f"counters {got}, the model's {want}"
-                time.sleep(0.5)
-            assert any(p for counts in want.values() for p, _ in counts.values())
-            sim.stop()
-            punted = []
-            while len(punted) < len(exp.punt):
-                msg = sh.client.get_stream_packet("packet", timeout=20)
-                assert msg is not None, f"{len(punted)} packet-ins of {len(exp.punt)}"
-                meta = {m.metadata_id: int.from_bytes(m.value, "big") for m in msg.packet.metadata}
-                punted.append((msg.packet.payload, meta[1], meta[2]))
-            assert punted == [(out, s.port, reason) for s, out, _, reason in exp.punt]
-        assert exp.punt, "the traffic punts frames"
+                deadline = time.monotonic() + WAIT
+                while True:
+                    got = {name: {model_entry(name, c.msg().table_entry): (c.msg().data.packet_count,
+                                                                          c.msg().data.byte_count)
+                                  for c in sh.DirectCounterEntry(f"{name}.counter").read()}
+                           for name in want}
+                    if got == want or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.2)
+                assert got == want
+                assert all(p for counts in want.values() for p, _ in counts.values())
+                assert {name: entries(sh, name) for name in written} == {n: [e] for n, e in written.items()}
+                # Nothing more out of any port; the backup got no packet-in.
+                assert {p: port.receive_all(0.5) for p, port in ports.items()} == {p: [] for p in LIVE_PORTS}
+                assert backup.get_stream_packet("packet", timeout=0.5) is None
+            finally:
+                backup.tear_down()
     finally:
-        sim.stop()
+        for port in ports.values():
+            port.close()
+
+
+def packet_out_msg(sh, payload, **metadata):
+    """A PacketOut message with `metadata` {name: int}, numbered as the P4Info numbers them."""
+    header = sh.context.get_obj(sh.P4Type.controller_packet_metadata, "packet_out")
+    ids = {m.name: m.id for m in header.metadata}
+    po = p4runtime_pb2.PacketOut(payload=payload)
+    for name, value in metadata.items():
+        po.metadata.add(metadata_id=ids[name], value=bytes([value]))
+    return po
+
+
+def stream_error(client):
+    """The next StreamError on a client's stream: (code, the packet-out it carries)."""
+    msg = client.get_stream_packet("unknown", timeout=WAIT)
+    assert msg is not None and msg.HasField("error"), msg
+    return msg.error.canonical_code, msg.error.packet_out.packet_out
+
+
+def test_live_packet_out(live):
+    """PacketOut from the primary through matcha-p4rt's CPU port: with submit_to_ingress 0
+    the payload leaves by its egress_port as it is, although the tables would punt it; with
+    1 it enters the pipeline on its ingress_port, routed out of the route's port as the model
+    says, or punted back to the controller as a PacketIn from that port. Refused on the
+    stream, each carrying its packet, and sent nowhere: a metadata field missing, one given
+    twice, an unknown id, a value wider than its field, an empty payload
+    (INVALID_ARGUMENT), a backup's packet-out (PERMISSION_DENIED)."""
+    ns, sim, server = live
+    straight = bytes(Ether(dst=MAC_B) / IP(dst="192.168.7.7") / TCP(dport=7) / bytes(30))
+    routed = bytes(Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="10.1.3.3") / UDP(dport=53) / bytes(30))
+    unrouted = bytes(Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="192.168.7.8") / TCP(dport=8) / bytes(30))
+    exp = harness.expected(live_model(), [harness.Sent(1, 1, routed), harness.Sent(1, 2, unrouted)])
+    ports = {p: ns.port(f"host{p}") for p in LIVE_PORTS}
+    try:
+        with ph.shell_session(server) as sh:
+            write_live_entries(sh)
+            # p4runtime-shell sends every field of the packet_out header, 0 unless given.
+            sh.PacketOut(straight, egress_port="3").send()
+            assert ports[3].receive(WAIT) == straight
+            for payload in (routed, unrouted):
+                sh.PacketOut(payload, submit_to_ingress="1", ingress_port="1").send()
+            assert ports[2].receive(WAIT) == exp.ports[2][0]
+            msg = sh.client.get_stream_packet("packet", timeout=WAIT)
+            assert msg is not None and packet_in(msg) == (exp.punt[0][1], 1, exp.punt[0][3])
+
+            good = packet_out_msg(sh, straight, egress_port=1, submit_to_ingress=0, ingress_port=0)
+            refused = []
+            for change in ("missing", "twice", "unknown", "wide", "empty"):
+                po = p4runtime_pb2.PacketOut()
+                po.CopyFrom(good)
+                if change == "missing":
+                    del po.metadata[1]
+                elif change == "twice":
+                    po.metadata.add().CopyFrom(po.metadata[0])
+                elif change == "unknown":
+                    po.metadata.add(metadata_id=9, value=b"\x01")
+                elif change == "wide":
+                    po.metadata[0].value = b"\x10"  # 16 in the 4-bit egress_port
+                else:
+                    po.payload = b""
+                sh.client.stream_out_q.put(p4runtime_pb2.StreamMessageRequest(packet=po))
+                refused.append(po)
+            for po in refused:
+                assert stream_error(sh.client) == (code_pb2.INVALID_ARGUMENT, po)
+            backup = P4RuntimeClient(1, server.address, (0, 1))
+            try:
+                backup.stream_out_q.put(p4runtime_pb2.StreamMessageRequest(packet=good))
+                assert stream_error(backup) == (code_pb2.PERMISSION_DENIED, good)
+            finally:
+                backup.tear_down()
+            # None of them left: the next frame out of any port is a packet-out sent after them.
+            sh.PacketOut(routed, egress_port="0").send()
+            assert ports[0].receive(WAIT) == routed
+            assert {p: port.receive_all(0.5) for p, port in ports.items()} == {p: [] for p in LIVE_PORTS}
+    finally:
+        for port in ports.values():
+            port.close()
 
 
 def test_server_refuses_another_builds_files(work):
@@ -485,5 +673,19 @@ def test_server_refuses_another_builds_files(work):
             for path in (ph.layout(), ph.layout("policer")):
                 assert f"{json.loads(path.read_text())['buildId']:08x}" in r.stderr, r.stderr
             assert not r.stdout
+    finally:
+        sim.stop()
+
+
+def test_server_refuses_a_cpu_port_it_cannot_open(work):
+    """matcha-p4rt stops before serving, with exit status 2 naming the option and the
+    system's reason, when the --cpu-port interface is not there."""
+    sim, sock = ph.start_sim(work)
+    try:
+        r = subprocess.run([sys.executable, str(ph.SERVER), "--device", f"sim:{sock}", "--listen", "127.0.0.1:0",
+                            "--library", str(drv.LIBRARY), "--layout", ph.layout(), "--cpu-port", "matcha-none"],
+                           capture_output=True, text=True, timeout=60)
+        assert (r.returncode, r.stdout) == (2, ""), (r.returncode, r.stdout, r.stderr)
+        assert r.stderr.startswith("matcha-p4rt: --cpu-port matcha-none: No such device"), r.stderr
     finally:
         sim.stop()

@@ -18,10 +18,9 @@ import pytest
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from tb.common import sim
-from tb.common import live_sim
+from tb.common import cpu_header, live_sim, sim
 from tb.common.netns import Namespace
-from tb.ptf import cpu_header, scenario
+from tb.ptf import scenario
 from tb.sim import harness
 
 pytestmark = pytest.mark.builds(harness.SimBinary(live_sim.CONFIG))

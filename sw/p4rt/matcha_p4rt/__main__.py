@@ -5,8 +5,9 @@
 
 Opens the device with the C driver, loads its layout (refused unless its buildId is the
 device's BUILD_ID), takes the P4Info generated beside it (refused unless it is that build's
-and names what the layout names), adopts the tables the hardware holds, and serves until
-SIGINT or SIGTERM. Prints `matcha-p4rt: serving ... on HOST:PORT` once it listens.
+and names what the layout names), adopts the tables the hardware holds, opens matcha-sim's
+CPU port if given, and serves until SIGINT or SIGTERM. Prints `matcha-p4rt: serving ... on
+ADDRESS` once it listens.
 """
 
 import argparse
@@ -23,7 +24,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2_grpc
 
 from . import libmatcha as lm
-from .punts import SimPunts
+from .cpu_port import CpuPort
 from .schema import Schema, SchemaError
 from .server import P4RuntimeServicer, Target
 
@@ -43,11 +44,13 @@ def arguments(argv):
                    help="device URI as the driver opens it: sim:PATH, mqnic:/dev/mqnic0, pci:BDF, serial:TTY")
     p.add_argument("--layout", required=True, help="the build's layout.json")
     p.add_argument("--p4info", help="the build's P4Info in text format (default: the one beside --layout)")
-    p.add_argument("--listen", default="127.0.0.1:9559", help="address:port to serve on (default %(default)s)")
+    p.add_argument("--listen", default="127.0.0.1:9559",
+                   help="HOST:PORT or unix:PATH to serve on (default %(default)s; port 0: one the kernel picks)")
     p.add_argument("--device-id", type=int, default=1, help="the P4Runtime device id (default %(default)s)")
     p.add_argument("--clock-hz", type=int, default=250_000_000,
                    help="the pipeline's clock, for meter rates (default %(default)s, matcha-sim's)")
-    p.add_argument("--sim-out", help="matcha-sim's --out directory: its punted frames become packet-ins")
+    p.add_argument("--cpu-port", metavar="IF",
+                   help="the peer of matcha-sim's --cpu-port interface: packet-in and packet-out through it")
     p.add_argument("--library", default=str(REPO / "build" / "sw" / "libmatcha.so"),
                    help="libmatcha.so (make -C sw/driver shared; default %(default)s)")
     p.add_argument("-v", "--verbose", action="store_true", help="log every refused update")
@@ -93,29 +96,44 @@ def main(argv=None):
         fail(f"{p4info_path}: {e}")
 
     servicer = P4RuntimeServicer(target, args.device_id, p4info)
+    if args.cpu_port:
+        try:
+            servicer.cpu_port = CpuPort(args.cpu_port, servicer.packet_in,
+                                        1 << schema.packet_in["ingress_port"][1])
+        except OSError as e:
+            fail(f"--cpu-port {args.cpu_port}: {e.strerror or e}")
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
     p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(servicer, server)
-    port = server.add_insecure_port(args.listen)
+    try:
+        port = server.add_insecure_port(args.listen)
+    except RuntimeError:  # grpcio's way of saying the address cannot be bound
+        port = 0
     if not port:
         fail(f"cannot listen on {args.listen}")
     server.start()
-    punts = SimPunts(args.sim_out, servicer.packet_in).start() if args.sim_out else None
-    host = args.listen.rsplit(":", 1)[0]
+    if servicer.cpu_port:
+        servicer.cpu_port.start()
+    address = args.listen if args.listen.startswith("unix:") else f"{args.listen.rsplit(':', 1)[0]}:{port}"
     print(f"matcha-p4rt: serving {device.program()} build {build} of {args.device} as device "
-          f"{args.device_id} on {host}:{port}", flush=True)
+          f"{args.device_id} on {address}", flush=True)
 
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
     done.wait()
     server.stop(grace=1).wait()
-    if punts:
-        punts.stop()
+    cpu = ""
+    if servicer.cpu_port:
+        servicer.cpu_port.stop()
+        ignored = servicer.cpu_port.ignored
+        cpu = f"; frames on the CPU port that are no packet-in {sum(ignored.values())}" + \
+            "".join(f", {why} {n}" for why, n in sorted(ignored.items()))
     with target.lock:
         device.close()
-    print(f"matcha-p4rt: stopped; packet-ins sent {servicer.stats['packet_in']}, dropped for want of a "
-          f"primary {servicer.stats['packet_in_dropped']}, packet-outs refused "
-          f"{servicer.stats['packet_out_refused']}", flush=True)
+    stats = servicer.stats
+    print(f"matcha-p4rt: stopped; packet-ins sent {stats['packet_in']}, dropped for want of a primary "
+          f"{stats['packet_in_dropped']}; packet-outs sent {stats['packet_out']}, refused "
+          f"{stats['packet_out_refused']}{cpu}", flush=True)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ LPM = p4info_pb2.MatchField.LPM
 TERNARY = p4info_pb2.MatchField.TERNARY
 RANGE = p4info_pb2.MatchField.RANGE
 MATCH_NAMES = {EXACT: "exact", LPM: "lpm", TERNARY: "ternary", RANGE: "range"}
+# The packet metadata the server fills in and reads, as P4Info.scala names them.
+PACKET_IN = ("ingress_port", "reason")
+PACKET_OUT = ("egress_port", "submit_to_ingress", "ingress_port")
 
 
 class SchemaError(ValueError):
@@ -137,8 +140,13 @@ class Schema:
         for m in p4info.meters:
             self.meters[m.preamble.id] = Meter(m.preamble.id, m.preamble.name,
                                                _driver_name(m.preamble.name, control), m.size)
-        packet_in = [c for c in p4info.controller_packet_metadata if c.preamble.name == "packet_in"]
-        self.packet_in = {m.name: (m.id, m.bitwidth) for m in packet_in[0].metadata} if packet_in else {}
+        headers = {c.preamble.name: {m.name: (m.id, m.bitwidth) for m in c.metadata}
+                   for c in p4info.controller_packet_metadata}
+        self.packet_in, self.packet_out = headers.get("packet_in", {}), headers.get("packet_out", {})
+        for header, served in (("packet_in", PACKET_IN), ("packet_out", PACKET_OUT)):
+            if set(headers.get(header, {})) != set(served):
+                raise SchemaError(f"controller header {header}: metadata {sorted(headers.get(header, {}))}, "
+                                  f"the server serves {sorted(served)}")
 
     def check(self, device):
         """Ties every table and meter array to its descriptor in the driver's layout, and

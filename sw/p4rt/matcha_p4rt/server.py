@@ -7,8 +7,10 @@ What is served and how (docs/p4runtime.md has the user's view):
   is the primary; every stream is told when the primary changes (OK to the primary,
   ALREADY_EXISTS to the others, NOT_FOUND while there is none). Two streams may not hold one
   election id (INVALID_ARGUMENT ends the later one). Packet-in goes to the primary; a punted
-  frame that finds no primary is counted (`packet_in_dropped`). Packet-out is answered with
-  a StreamError UNIMPLEMENTED: no target the driver opens has an injection path yet.
+  frame that finds no primary is counted (`packet_in_dropped`). A packet-out from the
+  primary goes to matcha-sim's CPU port (cpu_port.py): out of its egress_port, or into the
+  pipeline on its ingress_port with submit_to_ingress 1; without a CPU port it is answered
+  with a StreamError UNIMPLEMENTED (no target the driver opens has an injection path).
 - SetForwardingPipelineConfig: the pipeline is fixed in the bitstream, so a config is
   accepted only with the P4Info generated with the device's build (equal as a message) and a
   p4_device_config that is empty or that build's layout.json. VERIFY_AND_COMMIT clears the
@@ -462,7 +464,8 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.arbitration = Arbitration(device_id)
         self.cookie = None
         self.saved = False
-        self.stats = {"packet_in": 0, "packet_in_dropped": 0, "packet_out_refused": 0}
+        self.cpu_port = None  # a CpuPort, where packet-outs go
+        self.stats = {"packet_in": 0, "packet_in_dropped": 0, "packet_out": 0, "packet_out_refused": 0}
         self.stats_lock = threading.Lock()
 
     @staticmethod
@@ -592,7 +595,9 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
                         stream.out.put((code_pb2.FAILED_PRECONDITION, "the first message of a stream is its arbitration"))
                         return
                     elif kind == "packet":
-                        stream.out.put(self.packet_out(stream, req.packet))
+                        refused = self.packet_out(stream, req.packet)
+                        if refused is not None:
+                            stream.out.put(refused)
                     else:
                         stream.out.put(_stream_error(code_pb2.UNIMPLEMENTED, f"stream message {kind} is not supported"))
             except grpc.RpcError:
@@ -615,14 +620,55 @@ class P4RuntimeServicer(p4runtime_pb2_grpc.P4RuntimeServicer):
     # ------------------------------------------------------------- packets
 
     def packet_out(self, stream, packet):
+        """Sends a PacketOut of the primary to the CPU port; None, or the StreamError that
+        refuses it (carrying the packet, as the spec asks)."""
+        try:
+            if stream is not self.arbitration.primary:
+                raise UpdateError(code_pb2.PERMISSION_DENIED, "packet-out from a stream that is not the primary")
+            if self.cpu_port is None:
+                raise UpdateError(code_pb2.UNIMPLEMENTED, "the target has no injection path: packet-out needs "
+                                                          "matcha-sim's CPU port (--cpu-port, docs/p4runtime.md)")
+            meta = self._packet_out_metadata(packet)
+            if not packet.payload:
+                raise UpdateError(code_pb2.INVALID_ARGUMENT, "packet-out with an empty payload")
+            try:
+                if meta["submit_to_ingress"]:
+                    self.cpu_port.send(packet.payload, ingress_port=meta["ingress_port"])
+                else:
+                    self.cpu_port.send(packet.payload, egress_port=meta["egress_port"])
+            except OSError as e:
+                raise UpdateError(code_pb2.UNAVAILABLE, f"the CPU port {self.cpu_port.interface} did not take "
+                                                        f"the packet-out: {e.strerror or e}")
+        except UpdateError as e:
+            with self.stats_lock:
+                self.stats["packet_out_refused"] += 1
+            log.info("packet-out refused: %s: %s", code_pb2.Code.Name(e.code), e)
+            err = _stream_error(e.code, str(e))
+            err.error.packet_out.packet_out.CopyFrom(packet)
+            return err
         with self.stats_lock:
-            self.stats["packet_out_refused"] += 1
-        code, why = ((code_pb2.UNIMPLEMENTED, "the target has no injection path (docs/p4runtime.md)")
-                     if stream is self.arbitration.primary else
-                     (code_pb2.PERMISSION_DENIED, "packet-out from a stream that is not the primary"))
-        err = _stream_error(code, why)
-        err.error.packet_out.packet_out.CopyFrom(packet)
-        return err
+            self.stats["packet_out"] += 1
+        return None
+
+    def _packet_out_metadata(self, packet):
+        """{name: int} of a PacketOut's metadata: every field of the P4Info's packet_out
+        once, each within its width."""
+        fields = {mid: (name, width) for name, (mid, width) in self.target.schema.packet_out.items()}
+        got = {}
+        for m in packet.metadata:
+            if m.metadata_id not in fields:
+                raise UpdateError(code_pb2.INVALID_ARGUMENT, f"packet-out metadata: no id {m.metadata_id}")
+            name, width = fields[m.metadata_id]
+            if name in got:
+                raise UpdateError(code_pb2.INVALID_ARGUMENT, f"packet-out metadata: {name} given twice")
+            try:
+                got[name] = decode(m.value, width, f"packet-out metadata {name}")
+            except BadValue as e:
+                raise UpdateError(code_pb2.INVALID_ARGUMENT, str(e))
+        missing = [name for name, _ in fields.values() if name not in got]
+        if missing:
+            raise UpdateError(code_pb2.INVALID_ARGUMENT, f"packet-out metadata: no {', '.join(missing)}")
+        return got
 
     def packet_in(self, payload, ingress_port, reason):
         """Sends a punted frame to the primary with its ingress port and reason."""

@@ -8,7 +8,7 @@ the simulator runs:
         -i 64@hostcpu [--test-params "layout='build/rtl/w64/layout.json'"]
 
 Every expected frame is built with scapy from what the entries mean (scenario.routed, the
-CPU port's header from tb/ptf/cpu_header.py); reason codes come from the layout. The
+CPU port's header from tb/common/cpu_header.py); reason codes come from the layout. The
 simulator keeps frames in order, so a frame sent after one that must not come out shows it
 did not: the next frame out of that port is the later one.
 """
@@ -19,7 +19,8 @@ from ptf.base_tests import BaseTest
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from tb.ptf import cpu_header, scenario
+from tb.common import cpu_header
+from tb.ptf import scenario
 
 # The kernel sends nothing on the test's pairs with IPv6 off (sim/netns.sh); should it,
 # its IPv6 frames are not the pipeline's.
