@@ -10,6 +10,7 @@ is visible in the machine's own namespace.
 
 import contextlib
 import ctypes
+import itertools
 import os
 import shutil
 import signal
@@ -29,16 +30,19 @@ NETNS_DIR = Path("/run/netns")
 ETH_P_ALL = 0x0003
 # recvfrom's packet type of a frame this host sent on the interface (linux/if_packet.h).
 PACKET_OUTGOING = 4
+# Numbers the namespaces this process makes.
+_made = itertools.count()
 
 
 class Namespace:
     """`with Namespace([0, 2], cpu=True) as ns:` a namespace named after the test process
-    with the pairs sim0/host0, sim2/host2 and simcpu/hostcpu in it, up (sim/netns.sh).
-    Skips the test (pytest.skip) when `ip` is missing or the machine does not let it create
-    a namespace or a veth pair."""
+    (and numbered in it: one test may hold a namespace while another makes its own) with the
+    pairs sim0/host0, sim2/host2 and simcpu/hostcpu in it, up (sim/netns.sh). Skips the test
+    (pytest.skip) when `ip` is missing or the machine does not let it create a namespace or a
+    veth pair."""
 
     def __init__(self, ports, cpu=True, mtu=None):
-        self.name = f"matcha-test-{os.getpid()}"
+        self.name = f"matcha-test-{os.getpid()}-{next(_made)}"
         self.ports = list(ports)
         self.cpu = cpu
         self.mtu = mtu
