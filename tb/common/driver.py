@@ -50,6 +50,7 @@ It never models a table's entries, a trie or a hash.
 
 import ctypes
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,48 +193,11 @@ def _be_int(array, bits):
     return int.from_bytes(bytes(array)[:(bits + 7) // 8], "big")
 
 
-VALUE_BYTES = 64  # MATCHA_VALUE_BYTES
-MAX_PARAMS = 32  # MATCHA_MAX_PARAMS
-MATCH_EXACT = 1  # enum matcha_match_kind
-NO_PRIORITY = -1  # MATCHA_NO_PRIORITY
-
-
-class _Value(ctypes.Structure):
-    """struct matcha_value: 512 bits, big-endian"""
-    _fields_ = [("be", ctypes.c_uint8 * VALUE_BYTES)]
-
-    @classmethod
-    def of(cls, x):
-        return cls((ctypes.c_uint8 * VALUE_BYTES)(*int(x).to_bytes(VALUE_BYTES, "big")))
-
-    def int(self):
-        return int.from_bytes(bytes(self.be), "big")
-
-
-class _Match(ctypes.Structure):
-    """struct matcha_match"""
-    _fields_ = [("kind", ctypes.c_uint), ("value", _Value), ("mask", _Value),
-                ("high", _Value), ("prefix_len", ctypes.c_uint)]
-
-
-class _ParamInfo(ctypes.Structure):
-    """struct matcha_param_info"""
-    _fields_ = [("name", ctypes.c_char_p), ("width", ctypes.c_uint), ("offset", ctypes.c_uint)]
-
-
-class _ActionInfo(ctypes.Structure):
-    """struct matcha_action_info"""
-    _fields_ = [("name", ctypes.c_char_p), ("id", ctypes.c_uint8), ("nparams", ctypes.c_uint),
-                ("params", ctypes.POINTER(_ParamInfo))]
-
-
-class _EntryView(ctypes.Structure):
-    """struct matcha_entry_view"""
-    _fields_ = [("handle", ctypes.c_uint32), ("nmatch", ctypes.c_uint),
-                ("match", ctypes.POINTER(_Match)), ("action", ctypes.POINTER(_ActionInfo)),
-                ("nparams", ctypes.c_uint), ("params", _Value * MAX_PARAMS),
-                ("has_priority", ctypes.c_bool), ("priority", ctypes.c_uint32),
-                ("hw_entries", ctypes.c_uint), ("index", ctypes.c_uint32)]
+# The structures of the calls by name, as the P4Runtime server (sw/p4rt) binds them.
+sys.path.insert(0, str(REPO / "sw" / "p4rt"))
+from matcha_p4rt.libmatcha import (  # noqa: E402
+    MATCH_EXACT, NO_PRIORITY, MeterConfig, EntryView as _EntryView, Match as _Match, Value as _Value,
+)
 
 
 @dataclass(frozen=True)
@@ -243,12 +207,6 @@ class EntryView:
     action: str
     params: tuple
     index: int
-
-
-class MeterConfig(ctypes.Structure):
-    """struct matcha_meter_config"""
-    _fields_ = [("flags", ctypes.c_uint)] + \
-        [(n, ctypes.c_uint64) for n in ("cir", "cburst", "pir", "pburst")]
 
 
 METER_TWO_RATE, METER_COLOR_AWARE, METER_PACKETS = 0x1, 0x2, 0x4  # MATCHA_METER_*

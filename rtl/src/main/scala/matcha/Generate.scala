@@ -92,6 +92,13 @@ object Generate {
         "fields" -> phv.fields.map(f => ujson.Obj("name" -> f.name, "offset" -> f.offset, "width" -> f.width))))
   }
 
+  /** A pipeline's layout.json (or layout-<program>.json) and, beside it, its P4Info
+    * (P4Info.fileFor), both from the program the pipeline was built with. */
+  def writeLayout(dir: String, file: String, cfg: MatchaConfig, program: Program, layout: Layout): Unit = {
+    write(s"$dir/$file", layout.text)
+    write(s"$dir/${P4Info.fileFor(file)}", ujson.write(P4Info(cfg, program, layout.buildId), indent = 2) + "\n")
+  }
+
   def write(path: String, text: String): Unit = {
     val w = new PrintWriter(path)
     w.write(text)
@@ -120,7 +127,7 @@ object Generate {
     }
     require(!shell.contains("@"), "unfilled placeholder in the mqnic_app_block template")
     write(s"$dir/mqnic_app_block.v", shell + "\n" + core)
-    write(s"$dir/layout.json", layout.text)
+    writeLayout(dir, "layout.json", cc.matcha, program, layout)
   }
 
   /** The board configuration: the 64-bit configuration of the other targets (the overlay
@@ -141,7 +148,7 @@ object Generate {
     val versa = new Layout(boardConfig, program)
     spinal(dir).generateVerilog(new board.VersaTop(boardConfig, program, versa.identify))
     require(versa.text == layout.text, "the Versa top and the board core describe their tables alike")
-    write(s"$dir/layout.json", layout.text)
+    writeLayout(dir, "layout.json", boardConfig, program, layout)
   }
 
   def main(args: Array[String]): Unit = {
@@ -156,7 +163,7 @@ object Generate {
       for ((p, file) <- (program -> "layout.json") +: extraPrograms(cfg).map(p => p -> s"layout-${p.name}.json")) {
         val layout = new Layout(cfg, p)
         spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), layout.identify))())
-        write(s"$dir/$file", layout.text)
+        writeLayout(dir, file, cfg, p, layout)
       }
     }
     val contract = s"$out/contract"
