@@ -38,6 +38,7 @@ from scapy.layers.l2 import ARP, Ether
 from tb.common import cpu_header, live_sim
 from tb.common import driver as drv
 from tb.common.netns import Namespace
+from tb.common.phv import Layout
 from tb.model.program import Program
 from tb.p4rt import harness as ph
 from tb.sim import harness
@@ -525,7 +526,7 @@ def test_live_counters_and_packet_in(live, matcha_seed):
     for port, frame in traffic:
         numbers[port] += 1
         sent.append(harness.Sent(port, numbers[port], frame))
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, Layout(ph.layout()).header_bytes)
     assert exp.punt and {2, 3} <= set(exp.ports)
     want = {name: {e: program[name].entry_counters(e) for e in program[name].entries()}
             for name in ("l2_fwd", "ipv4_lpm", "acl")}
@@ -611,7 +612,8 @@ def test_live_packet_out(live):
     straight = bytes(Ether(dst=MAC_B) / IP(dst="192.168.7.7") / TCP(dport=7) / bytes(30))
     routed = bytes(Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="10.1.3.3") / UDP(dport=53) / bytes(30))
     unrouted = bytes(Ether(dst=MAC_B) / IP(src="10.2.0.1", dst="192.168.7.8") / TCP(dport=8) / bytes(30))
-    exp = harness.expected(live_model(), [harness.Sent(1, 1, routed), harness.Sent(1, 2, unrouted)])
+    exp = harness.expected(live_model(), [harness.Sent(1, 1, routed), harness.Sent(1, 2, unrouted)],
+                           Layout(ph.layout()).header_bytes)
     ports = {p: ns.port(f"host{p}") for p in LIVE_PORTS}
     try:
         with ph.shell_session(server) as sh:

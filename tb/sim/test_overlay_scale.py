@@ -31,6 +31,7 @@ from scapy.layers.l2 import Ether
 from scapy.layers.vxlan import VXLAN
 
 from sim import build as sim_build
+from tb.common.phv import Layout
 from tb.model.program import Program
 from tb.sim import harness, tables_file
 
@@ -87,7 +88,7 @@ def test_overlay_at_scale(work):
 
     frames = harness.frames_of(capture)
     sent = [harness.Sent(0, i + 1, f) for i, f in enumerate(frames)]
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, Layout(layout).header_bytes)
     got = harness.read_outputs(out)
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []

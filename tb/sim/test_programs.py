@@ -26,6 +26,7 @@ from sim import build as sim_build
 from tb.conntrack.conntrack_tb import INSIDE, INSIDE_NET, OUTSIDE, TCP_PROTO, frame
 from tb.model.session import ACK, FIN, RST, SYN, UDP
 from tb.common import sim
+from tb.common.phv import Layout
 from tb.sim import harness
 from tb.sim.harness import Simulator
 
@@ -109,7 +110,7 @@ def test_conntrack_program_capture(work, matcha_seed):
     assert by_session.lookup(by_session.key(ingressPort=OUTSIDE))[1] == \
         by_session.action_id("drop")
 
-    exp = harness.expected(program, sent)
+    exp = harness.expected(program, sent, Layout(layout).header_bytes)
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
