@@ -2,6 +2,7 @@
 """pytest configuration for the Matcha testbenches: seeds, the soak split, the time budget
 of one test, and building every simulator model before the tests run."""
 
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -95,3 +96,13 @@ def matcha_seed(request):
     seed = seeds.choose_seed()
     seeds.announce(seed, request.node.nodeid)
     return seed
+
+
+@pytest.fixture
+def work():
+    """A fresh directory with a short path (tb.sim.harness.short_dir: Unix socket paths
+    are short), removed after the test."""
+    from tb.sim.harness import short_dir
+    d = short_dir()
+    yield d
+    shutil.rmtree(d, ignore_errors=True)

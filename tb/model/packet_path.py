@@ -103,8 +103,12 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
     headerBytes).
     """
     window = bytes(window[:header_bytes])
-    limit_frame = frame_len
-    limit_window = header_bytes
+
+    def beyond(end):
+        """The error of a header ending at byte `end`: past the frame, past the window, or
+        none (NO_ERROR)."""
+        return TRUNCATED if end > frame_len else TOO_DEEP if end > header_bytes else NO_ERROR
+
     phv = {}
     header_error = NO_ERROR
     offset = 0
@@ -113,11 +117,8 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
     while inst is not None:
         htype = INSTANCE_TYPE[inst]
         size = header_size(htype)
-        if offset + size > limit_frame:
-            header_error = TRUNCATED
-            break
-        if offset + size > limit_window:
-            header_error = TOO_DEEP
+        header_error = beyond(offset + size)
+        if header_error:
             break
         fields = extract(htype, window[offset:offset + size])
         if htype == "ipv4":
@@ -128,11 +129,8 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
                 header_error = IPV4_IHL
                 break
             size = fields["ihl"] * 4
-            if offset + size > limit_frame:
-                header_error = TRUNCATED
-                break
-            if offset + size > limit_window:
-                header_error = TOO_DEEP
+            header_error = beyond(offset + size)
+            if header_error:
                 break
         elif htype == "ipv6" and fields["version"] != 6:
             header_error = IP_VERSION
@@ -143,11 +141,8 @@ def parse_record(window, frame_len, ingress_port=0, bad_frame=False, oversize=Fa
                 header_error = TCP_OFFSET
                 break
             size = fields["dataOffset"] * 4
-            if offset + size > limit_frame:
-                header_error = TRUNCATED
-                break
-            if offset + size > limit_window:
-                header_error = TOO_DEEP
+            header_error = beyond(offset + size)
+            if header_error:
                 break
         phv[f"hdr.{inst}.valid"] = 1
         phv[f"hdr.{inst}.offset"] = offset

@@ -49,13 +49,6 @@ pytestmark = pytest.mark.builds(ph.L2L3, ph.OVERLAY)
 
 
 @pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
 def l2l3(work):
     """matcha-sim of l2l3 serving its socket until stopped, and matcha-p4rt on it."""
     sim, sock = ph.start_sim(work)

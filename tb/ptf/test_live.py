@@ -10,7 +10,6 @@ Run: make test-one T="tb/ptf/test_live.py -q"
 """
 
 import random
-import shutil
 import subprocess
 import time
 
@@ -26,13 +25,6 @@ from tb.sim import harness
 pytestmark = pytest.mark.builds(harness.SimBinary(live_sim.CONFIG))
 # Seconds a frame may take through the simulator on a loaded machine.
 WAIT = 20
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def ctl(s, commands):

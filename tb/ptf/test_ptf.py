@@ -11,7 +11,6 @@ skips where the machine does not allow them.
 Run: make test-one T="tb/ptf -q"
 """
 
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -32,13 +31,6 @@ PTF_TESTS = Path(__file__).resolve().parent / "ptftests"
 PTF_ORDER = ["l2l3.RoutedFrames", "l2l3.NoRoutePunted", "l2l3.AclToHostPunted",
              "l2l3.AclDenyDropped", "l2l3.PacketOutEntersPipeline", "l2l3.PacketOutToEgress",
              "l2l3.CpuPortIgnoresOtherFrames"]
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def ptf_command(layout, log):

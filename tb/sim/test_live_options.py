@@ -5,20 +5,12 @@ exits with status 2 and a message naming the option; none needs a network namesp
 live runs themselves are tested in tb/ptf/).
 """
 
-import shutil
 
 import pytest
 
 from tb.sim import harness
 
 pytestmark = pytest.mark.builds(harness.SimBinary("w64"))
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def refusal(work, *args):

@@ -21,7 +21,6 @@ Run one: make test-one T=tb/sim/test_overlay_example.py
 import os
 import re
 import runpy
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -45,13 +44,6 @@ TABLES = EXAMPLES / "overlay_tables.txt"
 SCRIPT = EXAMPLES / "make_overlay_pcap.py"
 RUN_EXAMPLE = harness.REPO / "sim" / "run_example.sh"
 READ_BACK = harness.REPO / "tb" / "sim" / "ctl_then_read_back.py"
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def test_overlay_capture_is_what_its_script_makes(work):

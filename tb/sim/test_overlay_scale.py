@@ -19,7 +19,6 @@ make soak, or make test-one T=tb/sim/test_overlay_scale.py
 """
 
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -42,13 +41,6 @@ FLOWS = 1500
 # The scale of the issue: entries each table holds once the file is loaded.
 SCALE = {"eni_out": 1024, "eni_in": 1024, "mapping": 8192, "route": 4096, "acl": 6000,
          "pa_validation": 256}
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.soak

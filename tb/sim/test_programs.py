@@ -14,7 +14,6 @@ Run one: pytest tb/sim/test_programs.py [--matcha-seed N]
 
 import os
 import random
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -40,13 +39,6 @@ table_add acl deny 0&&&0 0&&&0 0&&&0 0&&&0 23&&&0xffff => 20
 table_add by_session drop {OUTSIDE} 0 0 =>
 """
 FLAG_MIXES = [SYN, SYN, SYN | ACK, ACK, ACK, FIN | ACK, RST, 0]
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def random_flows(rng, n_flows, n_frames):

@@ -22,7 +22,6 @@ import json
 import os
 import random
 import re
-import shutil
 import socket
 import struct
 import subprocess
@@ -59,13 +58,6 @@ def need(config):
     missing = harness.SimBinary(config).missing()
     if missing:
         pytest.skip(missing)
-
-
-@pytest.fixture
-def work():
-    d = harness.short_dir()
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def program_of(config):
