@@ -31,14 +31,18 @@ object Crc64 {
   def index(key: BigInt, keyWidth: Int, way: Int, slots: Int): Int =
     ((ofKey(key, keyWidth) >> (16 * way)) & (slots - 1)).toInt
 
-  /** The CRC bits `bits` of a key signal, as XOR trees. */
+  /** The CRC bits `bits` of a key signal: each the parity of the key under a constant mask,
+    * written as one masked reduction per bit rather than a chain of two-input XORs, so the
+    * Verilog holds one expression per bit (a chain gave every tap a wire of its own, the
+    * bulk of a table's Verilog and of its simulator's compile time). */
   def hardware(key: Bits, bits: Range): Bits = {
     val w = key.getWidth
     val constant = ofKey(0, w)
     val columns = (0 until w).map(j => ofKey(BigInt(1) << j, w) ^ constant)
     Cat(bits.map { b =>
-      val taps = (0 until w).filter(j => columns(j).testBit(b)).map(key(_))
-      taps.foldLeft(Bool(constant.testBit(b)))(_ ^ _)
+      val mask = (0 until w).filter(j => columns(j).testBit(b)).foldLeft(BigInt(0))(_.setBit(_))
+      val parity = (key & B(mask, w bits)).xorR
+      if (constant.testBit(b)) !parity else parity
     })
   }
 }
