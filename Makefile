@@ -78,7 +78,7 @@ setup: $(APT_STAMP) $(REQ_STAMP) $(VL_STAMP)
 
 $(APT_STAMP): tools/setup-apt.sh versions.env
 	JANSSON_VERSION=$(JANSSON_VERSION) LIBEDIT_VERSION=$(LIBEDIT_VERSION) \
-	  NLOHMANN_JSON_VERSION=$(NLOHMANN_JSON_VERSION) tools/setup-apt.sh
+	  NLOHMANN_JSON_VERSION=$(NLOHMANN_JSON_VERSION) CLANG_VERSION=$(CLANG_VERSION) tools/setup-apt.sh
 	@mkdir -p $(@D) && touch $@
 
 $(VPY): | $(APT_STAMP)
