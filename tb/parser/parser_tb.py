@@ -280,14 +280,14 @@ async def test_mutations_at_every_offset(dut):
 @soak
 @cocotb.test()
 async def test_mutations_soak(dut):
-    """header_mutations of 300 random frames of every known stack (random options and
+    """header_mutations of 1,000 random frames of every known stack (random options and
     lengths), then each with 2 to 6 random bytes of its header window changed at once,
     cut at a random offset: every record's PHV is the model's. A new seed each run."""
     rng, _ = cocotb_util.test_rng(dut, "mutations_soak")
     tb = ParserTb(dut)
     await tb.start()
     total = 0
-    for k in range(300):
+    for k in range(1000):
         frame = packets.random_frame(rng, 60, rng.choice([80, 160, 300]))
         recs = header_mutations(rng, f"frame#{k}", frame, tb.lay, port=rng.randrange(16))
         for j in range(100):
@@ -299,7 +299,7 @@ async def test_mutations_soak(dut):
                                         b[:cut], rng.randrange(16)))
         total += len(recs)
         _check(await tb.run(recs), f"mutations of frame#{k}")
-    dut._log.info("%d mutated records of 300 frames", total)
+    dut._log.info("%d mutated records of 1,000 frames", total)
 
 
 @cocotb.test()
