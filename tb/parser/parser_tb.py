@@ -281,8 +281,9 @@ async def test_mutations_at_every_offset(dut):
 @cocotb.test()
 async def test_mutations_soak(dut):
     """header_mutations of 1,000 random frames of every known stack (random options and
-    lengths), then each with 2 to 6 random bytes of its header window changed at once,
-    cut at a random offset: every record's PHV is the model's. A new seed each run."""
+    lengths) and 100 copies of each with 2 to 6 random bytes of its header window changed
+    at once, half of them also cut at a random offset: every record's PHV is the model's.
+    The frames come from the run's seed, a new one unless MATCHA_SEED gives it."""
     rng, _ = cocotb_util.test_rng(dut, "mutations_soak")
     tb = ParserTb(dut)
     await tb.start()
