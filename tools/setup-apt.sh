@@ -11,11 +11,15 @@
 #   libedit-dev            matcha-ctl's line editing, history and completion (LIBEDIT_VERSION)
 #   nlohmann-json3-dev     the C++ simulator's JSON (NLOHMANN_JSON_VERSION)
 #   iproute2               `ip`: the live simulator's namespaces and veth pairs (sim/netns.sh, tb/ptf, tb/p4rt)
+#   clang-N libclang-rt-N-dev  the driver's fuzzers (sw/driver/fuzz): clang with libFuzzer's
+#                          runtime (libclang_rt.fuzzer, in libclang-rt-N-dev on bookworm);
+#                          N is CLANG_VERSION
 set -eu
 : "${JANSSON_VERSION:?not set: run make setup, which passes versions.env}"
 : "${LIBEDIT_VERSION:?not set: run make setup, which passes versions.env}"
 : "${NLOHMANN_JSON_VERSION:?not set: run make setup, which passes versions.env}"
-PKGS="yosys maven openjdk-17-jdk-headless g++ make perl python3-venv libpython3-dev libpcap-dev liblz4-dev zlib1g-dev ccache pkg-config libjansson-dev libedit-dev nlohmann-json3-dev iproute2"
+: "${CLANG_VERSION:?not set: run make setup, which passes versions.env}"
+PKGS="yosys maven openjdk-17-jdk-headless g++ make perl python3-venv libpython3-dev libpcap-dev liblz4-dev zlib1g-dev ccache pkg-config libjansson-dev libedit-dev nlohmann-json3-dev iproute2 clang-$CLANG_VERSION libclang-rt-$CLANG_VERSION-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

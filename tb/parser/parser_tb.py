@@ -20,7 +20,9 @@ from scapy.packet import Raw
 from tb.common import cocotb_util, packets
 from tb.common.phv import compared_fields, diff
 from tb.common.scapy_view import assert_model_matches_scapy
-from tb.model import ERROR_NAMES, parse_record, valid_instances
+from tb.common.sim import soak
+from tb.model import (ERROR_NAMES, HEADER_TYPES, INSTANCE_TYPE, INSTANCES, parse_record,
+                      valid_instances)
 
 
 class Record:
@@ -185,6 +187,120 @@ async def test_fuzz_windows(dut):
         recs.append(Record(f"fuzz#{k}", frame[:flen], flen, rng.randrange(16), rng.random() < 0.05,
                            rng.random() < 0.05))
     _check(await tb.run(recs), "fuzz windows")
+
+
+# Fields that choose the next header or size one: every bit of each is flipped in turn.
+STEERING_FIELDS = {
+    "ethernet": ["etherType"], "vlan": ["etherType"],
+    "ipv4": ["version", "ihl", "totalLen", "fragOffset", "protocol"],
+    "ipv6": ["version", "payloadLen", "nextHeader"],
+    "udp": ["dstPort", "length"], "tcp": ["dataOffset"], "vxlan": ["flags"],
+}
+
+# The short mutation run's frames: the deepest stacks of each kind, IPv4 and TCP with
+# options, the last one deeper than the w64 window (TOO_DEEP).
+MUTATED_STACKS = [
+    (["eth", "vlan", "vlan2", "ipv4", "tcp"], dict(ipv4_options=2, tcp_options=3)),
+    (["eth", "vlan", "ipv6", "udp"], {}),
+    (["eth", "ipv4", "udp", "vxlan", "inner_eth", "inner_vlan", "inner_ipv4", "inner_tcp"],
+     dict(ipv4_options=0, inner=dict(ipv4_options=1, tcp_options=0))),
+    (["eth", "ipv6", "udp", "vxlan", "inner_eth", "inner_ipv6", "inner_udp"], {}),
+]
+
+
+def _header_spans(phv):
+    """(instance, offset, size) of each header the model parsed, in frame order."""
+    spans = []
+    for inst, htype in INSTANCES:
+        if phv.get(f"hdr.{inst}.valid"):
+            size = HEADER_TYPES[htype][0]
+            if htype == "ipv4":
+                size = phv[f"hdr.{inst}.ihl"] * 4
+            elif htype == "tcp":
+                size = phv[f"hdr.{inst}.dataOffset"] * 4
+            spans.append((inst, phv[f"hdr.{inst}.offset"], size))
+    return sorted(spans, key=lambda s: s[1])
+
+
+def _where(spans, i):
+    for inst, off, size in spans:
+        if off <= i < off + size:
+            return f"{inst}+{i - off}"
+    return f"byte {i}"
+
+
+def header_mutations(rng, name, frame, lay, port=0):
+    """Records of `frame` broken at every offset of its header window: the frame cut there
+    (and, with the rest of the frame still in the window, frameLen set there), a random
+    byte and a random bit flip there, and every bit of each steering field of every header
+    the model parses in it flipped in turn."""
+    span = min(len(frame), lay.header_bytes)
+    spans = _header_spans(Record.of_frame(name, frame).expected(lay))
+    recs = []
+    for i in range(span + 1):
+        recs.append(Record.of_frame(f"{name}: cut at {_where(spans, i)}", frame[:i], port))
+        recs.append(Record(f"{name}: frameLen {i}", frame, i, port))
+    for i in range(span):
+        b = bytearray(frame)
+        b[i] = (b[i] + rng.randrange(1, 256)) & 0xFF
+        recs.append(Record.of_frame(f"{name}: {_where(spans, i)} = {b[i]:#04x}", b, port))
+        b = bytearray(frame)
+        bit = rng.randrange(8)
+        b[i] ^= 1 << bit
+        recs.append(Record.of_frame(f"{name}: {_where(spans, i)} bit {bit} flipped", b, port))
+    for inst, off, _ in spans:
+        for field, bit_off, width in HEADER_TYPES[INSTANCE_TYPE[inst]][1]:
+            if field not in STEERING_FIELDS[INSTANCE_TYPE[inst]]:
+                continue
+            for bit in range(width):
+                pos = off * 8 + bit_off + bit
+                b = bytearray(frame)
+                b[pos // 8] ^= 0x80 >> (pos % 8)
+                recs.append(Record.of_frame(f"{name}: {inst}.{field} bit {bit} flipped", b, port))
+    return recs
+
+
+@cocotb.test()
+async def test_mutations_at_every_offset(dut):
+    """Frames of the deepest header stacks (QinQ, IPv4 and TCP with options, IPv6, VXLAN
+    over IPv4 and IPv6 with inner stacks) broken at every offset of the header window
+    (header_mutations): every record's PHV is the model's."""
+    rng, _ = cocotb_util.test_rng(dut, "mutations_at_every_offset")
+    tb = ParserTb(dut)
+    await tb.start()
+    recs = []
+    for stack, opts in MUTATED_STACKS:
+        frame = packets.frame_of(rng, stack, 8, **opts)
+        recs += header_mutations(rng, packets.stack_name(stack), frame, tb.lay,
+                                 port=rng.randrange(16))
+    dut._log.info("%d mutated records of %d frames", len(recs), len(MUTATED_STACKS))
+    _check(await tb.run(recs), "mutations at every offset")
+
+
+@soak
+@cocotb.test()
+async def test_mutations_soak(dut):
+    """header_mutations of 1,000 random frames of every known stack (random options and
+    lengths) and 100 copies of each with 2 to 6 random bytes of its header window changed
+    at once, half of them also cut at a random offset: every record's PHV is the model's.
+    The frames come from the run's seed, a new one unless MATCHA_SEED gives it."""
+    rng, _ = cocotb_util.test_rng(dut, "mutations_soak")
+    tb = ParserTb(dut)
+    await tb.start()
+    total = 0
+    for k in range(1000):
+        frame = packets.random_frame(rng, 60, rng.choice([80, 160, 300]))
+        recs = header_mutations(rng, f"frame#{k}", frame, tb.lay, port=rng.randrange(16))
+        for j in range(100):
+            b = bytearray(frame)
+            for _ in range(rng.randrange(2, 7)):
+                b[rng.randrange(min(len(b), tb.lay.header_bytes))] = rng.randrange(256)
+            cut = rng.choice([len(b), rng.randrange(len(b) + 1)])
+            recs.append(Record.of_frame(f"frame#{k}: bytes changed #{j}, cut at {cut}",
+                                        b[:cut], rng.randrange(16)))
+        total += len(recs)
+        _check(await tb.run(recs), f"mutations of frame#{k}")
+    dut._log.info("%d mutated records of 1,000 frames", total)
 
 
 @cocotb.test()

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "fuzz_common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct fuzz_program fuzz_programs[FUZZ_PROGRAMS] = {
+	{ "l2l3", fake_l2l3_cfg, MATCHA_LAYOUT, NULL, 0 },
+	{ "policer", fake_policer_cfg, MATCHA_POLICER_LAYOUT, NULL, 0 },
+	{ "conntrack", fake_conntrack_cfg, MATCHA_CONNTRACK_LAYOUT, NULL, 0 },
+};
+
+void fuzz_programs_load(void)
+{
+	for (unsigned i = 0; i < FUZZ_PROGRAMS; i++) {
+		struct fuzz_program *p = &fuzz_programs[i];
+		FILE *f = fopen(p->layout_path, "rb");
+		if (!f || fseek(f, 0, SEEK_END) || (p->layout_len = (size_t)ftell(f)) == 0 ||
+		    fseek(f, 0, SEEK_SET) || !(p->layout = malloc(p->layout_len)) ||
+		    fread(p->layout, 1, p->layout_len, f) != p->layout_len) {
+			fprintf(stderr, "fuzz: cannot read %s\n", p->layout_path);
+			exit(2);
+		}
+		fclose(f);
+	}
+}
+
+void fuzz_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("fuzz: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	abort();
+}
+
+/* The fake device reports a driver access it does not allow (tests/check.h) as a test
+ * failure; here it is a finding. */
+void check_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "fuzz: %s:%d: ", file, line);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	abort();
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the libFuzzer targets share: the generated programs the unit tests model on the fake
+ * device (tests/fake_dev.h), each with its committed layout.json, and a failure that stops
+ * the run so that libFuzzer keeps the input.
+ */
+#ifndef FUZZ_COMMON_H
+#define FUZZ_COMMON_H
+
+#include <stddef.h>
+
+#include "fake_dev.h"
+
+struct fuzz_program {
+	const char *name;
+	struct fake_cfg (*cfg)(void);
+	const char *layout_path; /* tests/data/<program>_w64.layout.json */
+	char *layout;            /* its text, read once by fuzz_programs_load */
+	size_t layout_len;
+};
+
+#define FUZZ_PROGRAMS 3
+extern struct fuzz_program fuzz_programs[FUZZ_PROGRAMS];
+
+/* Reads every program's layout; exits the process if one cannot be read. */
+void fuzz_programs_load(void);
+
+/* An invariant broken by the input: prints the message and aborts (libFuzzer saves the
+ * input as a crash). */
+void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif
