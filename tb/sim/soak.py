@@ -41,7 +41,8 @@ import random
 import threading
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scapy.layers.inet import IP, TCP, UDP as ScapyUDP
@@ -108,6 +109,7 @@ class Counts:
     ambiguous: int = 0        # frames a table update could have reached either way
     updates: int = 0          # by_session adds, modifies and deletes that the driver made
     updates_refused: int = 0  # adds the driver refused (no free slot)
+    update_ops: Counter = field(default_factory=Counter)  # add, modify, delete
     update_seconds: float = 0.0
     bad_accesses: int = 0
     bad_answers_wrong: int = 0
@@ -403,6 +405,7 @@ class Controller:
         update.end = bus.clock()
         self.counts.update_seconds += time.monotonic() - t0
         self.counts.updates += 1
+        self.counts.update_ops["add" if handle is None else "delete" if delete else "modify"] += 1
 
     def _bad_access(self, bus):
         """One bad access, its answer checked: an unmapped address inside the window
@@ -753,3 +756,131 @@ def run_shard(plan, seed, work, progress=None):
             progress(index, counts)
         index += 1
     return counts
+
+
+def _shard(args):
+    plan, seed, work = args
+
+    def progress(index, c):
+        print(f"shard {seed}: chunk {index}, {c.frames_in} frames, {c.mismatches} mismatches, "
+              f"{c.unaccounted} unaccounted", flush=True)
+
+    return run_shard(plan, seed, work, progress)
+
+
+def run(plan, seed, shards, work):
+    """`plan.frames` split over `shards` processes of seeds seed, seed+1, ...; returns the
+    summed Counts and the wall time."""
+    per = -(-plan.frames // shards)
+    jobs = [(replace(plan, frames=min(per, plan.frames - k * per)), seed + k,
+             Path(work) / f"shard{k}") for k in range(shards)]
+    t0 = time.monotonic()
+    total = Counts()
+    if shards == 1:
+        total.add(_shard(jobs[0]))
+    else:
+        with ProcessPoolExecutor(shards) as pool:
+            for c in pool.map(_shard, jobs):
+                total.add(c)
+    return total, time.monotonic() - t0
+
+
+def report(plan, seed, shards, counts, wall, command, commit):
+    """bench/results/soak.md's text."""
+    names = harness.reason_names(Program(sim_build.layout_path(plan.config, plan.program)))
+    sizes = sum(counts.sizes[1:])
+    lines = [
+        "# Soak: every frame counted",
+        "",
+        f"`{command}` at commit `{commit}`, seed {seed} ({shards} shards, seeds {seed} to "
+        f"{seed + shards - 1}): `tb/sim/soak.py` (how it works is in its docstring and in "
+        "tb/README.md, \"The counting soak\").",
+        "",
+        f"matcha-sim of the **{plan.program}** program at **{plan.config}**, chunks of "
+        f"{plan.chunk} frames, back-pressure {plan.backpressure}, by_session churn "
+        f"{'on' if plan.churn else 'off'}, bad bus accesses {'on' if plan.bad_bus else 'off'}, "
+        f"a reset in one chunk of {plan.reset_every}, a SYN flood in one chunk of "
+        f"{plan.syn_flood_every}.",
+        "",
+        "| count | frames |",
+        "| --- | ---: |",
+        f"| in | {counts.frames_in:,} |",
+        f"| out | {counts.out:,} |",
+        f"| punted | {sum(counts.punted.values()):,} |",
+        f"| dropped | {sum(counts.dropped.values()):,} |",
+        f"| lost by reset | {counts.lost:,} |",
+        f"| **unaccounted** | **{counts.unaccounted}** |",
+        f"| **mismatches** | **{counts.mismatches}** |",
+        f"| summary.json differences | {counts.summary_errors} |",
+        f"| ambiguous (a table update in the frame's window; matched before or after it) | "
+        f"{counts.ambiguous:,} |",
+        "",
+        "| punted, reason | frames |",
+        "| --- | ---: |",
+        *[f"| {r:#04x} `{names.get(r, '')}` | {n:,} |" for r, n in sorted(counts.punted.items())],
+        "",
+        "| dropped, reason | frames |",
+        "| --- | ---: |",
+        *[f"| {r:#04x} `{names.get(r, '')}` | {n:,} |" for r, n in sorted(counts.dropped.items())],
+        "",
+        "| frames made, kind | frames |",
+        "| --- | ---: |",
+        *[f"| {k} | {n:,} |" for k, n in sorted(counts.kinds.items())],
+        "",
+        f"- Sizes: {sizes} of the 9216 sizes from 1 to 9216 bytes were sent.",
+        f"- Table churn: {counts.updates:,} by_session updates ({counts.update_ops['add']:,} "
+        f"adds, {counts.update_ops['modify']:,} modifies, {counts.update_ops['delete']:,} "
+        "deletes) "
+        f"through the driver, {counts.updates_refused:,} adds refused for want of a slot; "
+        f"{counts.updates / max(counts.sim_seconds, 1e-9):,.0f} updates per second of "
+        f"simulation wall time, {counts.update_seconds / max(counts.updates, 1) * 1e3:.2f} ms "
+        "each.",
+        f"- Bad control-bus accesses: {counts.bad_accesses:,}, answers other than the "
+        f"documented one: {counts.bad_answers_wrong}.",
+        f"- Resets in the middle of traffic: {counts.resets}, {counts.lost:,} frames lost in "
+        "the pipeline by them (lost.csv), the tables reloaded after each.",
+        f"- SYN flood: {counts.kinds['syn_flood']:,} SYNs; {counts.session_full:,} frames "
+        "punted `sessions.full` (the full-table policy, punt).",
+        f"- Wall time {wall / 60:.1f} min; summed over the shards: simulator runs "
+        f"{counts.sim_seconds / 60:.1f} min ({counts.clocks:,} clocks), model checks "
+        f"{counts.model_seconds / 60:.1f} min; {counts.frames_in / wall:,.0f} frames/s.",
+    ]
+    if counts.first_errors:
+        lines += ["", "First differences:", "", *[f"- {e}" for e in counts.first_errors]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    import argparse
+    import subprocess
+    import sys
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--frames", type=int, default=10**7)
+    ap.add_argument("--seed", type=lambda v: int(v, 0), default=None)
+    ap.add_argument("--shards", type=int, default=2)
+    ap.add_argument("--config", default="w512")
+    ap.add_argument("--chunk", type=int, default=Plan.chunk)
+    ap.add_argument("--work", default=str(harness.REPO / "build" / "soak"))
+    ap.add_argument("--report", help="write the result (Markdown) here")
+    args = ap.parse_args(argv)
+    from tb.common import seeds, sim
+    sim.setup_environment()
+    seed = seeds.choose_seed() if args.seed is None else args.seed
+    seeds.announce(seed, "tb/sim/soak.py --seed repeats it")
+    plan = Plan(args.frames, chunk=args.chunk, config=args.config)
+    harness.binary(plan.config, plan.program)
+    counts, wall = run(plan, seed, args.shards, args.work)
+    commit = subprocess.run(["git", "-C", str(harness.REPO), "describe", "--always", "--dirty"],
+                            capture_output=True, text=True).stdout.strip()
+    command = " ".join(["python -m tb.sim.soak", *(argv if argv is not None else sys.argv[1:])])
+    text = report(plan, seed, args.shards, counts, wall, command, commit)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text)
+    ok = counts.mismatches == 0 and counts.unaccounted == 0 and counts.summary_errors == 0 \
+        and counts.bad_answers_wrong == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
