@@ -745,12 +745,13 @@ def summary_errors(summary, chunk, n):
     return errors
 
 
-def run_shard(plan, seed, work, progress=None):
-    """Chunks until `plan.frames` have gone through; returns the Counts."""
+def run_shard(plan, seed, work, progress=None, stop_at=None):
+    """Chunks until `plan.frames` have gone through, or no new chunk once time.time() has
+    passed `stop_at`; returns the Counts."""
     counts = Counts()
     maker = FrameMaker(random.Random(f"{seed}:maker"))
     index = 0
-    while counts.frames_in < plan.frames:
+    while counts.frames_in < plan.frames and (stop_at is None or time.time() < stop_at):
         run_chunk(plan, seed, index, maker, work, counts)
         if progress:
             progress(index, counts)
@@ -759,21 +760,21 @@ def run_shard(plan, seed, work, progress=None):
 
 
 def _shard(args):
-    plan, seed, work = args
+    plan, seed, work, stop_at = args
 
     def progress(index, c):
         print(f"shard {seed}: chunk {index}, {c.frames_in} frames, {c.mismatches} mismatches, "
               f"{c.unaccounted} unaccounted", flush=True)
 
-    return run_shard(plan, seed, work, progress)
+    return run_shard(plan, seed, work, progress, stop_at)
 
 
-def run(plan, seed, shards, work):
+def run(plan, seed, shards, work, stop_at=None):
     """`plan.frames` split over `shards` processes of seeds seed, seed+1, ...; returns the
     summed Counts and the wall time."""
     per = -(-plan.frames // shards)
     jobs = [(replace(plan, frames=min(per, plan.frames - k * per)), seed + k,
-             Path(work) / f"shard{k}") for k in range(shards)]
+             Path(work) / f"shard{k}", stop_at) for k in range(shards)]
     t0 = time.monotonic()
     total = Counts()
     if shards == 1:
@@ -792,6 +793,8 @@ def report(plan, seed, shards, counts, wall, command, commit):
     lines = [
         "# Soak: every frame counted",
         "",
+        *([f"**Stopped at the time limit: {counts.frames_in:,} of the {plan.frames:,} frames "
+           "asked for ran.**", ""] if counts.frames_in < plan.frames else []),
         f"`{command}` at commit `{commit}`, seed {seed} ({shards} shards, seeds {seed} to "
         f"{seed + shards - 1}): `tb/sim/soak.py` (how it works is in its docstring and in "
         "tb/README.md, \"The counting soak\").",
@@ -862,6 +865,8 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=Plan.chunk)
     ap.add_argument("--work", default=str(harness.REPO / "build" / "soak"))
     ap.add_argument("--report", help="write the result (Markdown) here")
+    ap.add_argument("--max-minutes", type=float,
+                    help="start no new chunk after this long; the report says what ran")
     args = ap.parse_args(argv)
     from tb.common import seeds, sim
     sim.setup_environment()
@@ -869,7 +874,8 @@ def main(argv=None):
     seeds.announce(seed, "tb/sim/soak.py --seed repeats it")
     plan = Plan(args.frames, chunk=args.chunk, config=args.config)
     harness.binary(plan.config, plan.program)
-    counts, wall = run(plan, seed, args.shards, args.work)
+    stop_at = time.time() + 60 * args.max_minutes if args.max_minutes else None
+    counts, wall = run(plan, seed, args.shards, args.work, stop_at)
     commit = subprocess.run(["git", "-C", str(harness.REPO), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip()
     command = " ".join(["python -m tb.sim.soak", *(argv if argv is not None else sys.argv[1:])])

@@ -7,7 +7,8 @@ table churn, bad control-bus accesses, a reset and a SYN flood during the traffi
 tb/sim/test_programs.py builds (one chunk of a few thousand frames, seconds each);
 `make soak` runs test_soak_counts_everything: 10^7 frames on the 512-bit simulator in two
 shards, every scenario in turn, written to bench/results/soak.md
-(MATCHA_SOAK_FRAMES=<n> for fewer).
+(MATCHA_SOAK_FRAMES=<n> for fewer; MATCHA_SOAK_MAX_MINUTES=<m> starts no chunk after m
+minutes, and the result says how many frames ran).
 
 Run one: pytest tb/sim/test_soak.py [--matcha-seed N]
 """
@@ -103,5 +104,7 @@ def test_soak_counts_everything(matcha_seed):
         pytest.skip(missing)
     frames = int(os.environ.get("MATCHA_SOAK_FRAMES", 10**7))
     argv = ["--frames", str(frames), "--seed", str(matcha_seed), "--report", str(RESULT)]
+    if os.environ.get("MATCHA_SOAK_MAX_MINUTES"):
+        argv += ["--max-minutes", os.environ["MATCHA_SOAK_MAX_MINUTES"]]
     print("python -m tb.sim.soak " + shlex.join(argv))
     assert soak.main(argv) == 0
