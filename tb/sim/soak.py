@@ -114,7 +114,6 @@ class Counts:
     bad_accesses: int = 0
     bad_answers_wrong: int = 0
     resets: int = 0
-    syn_flood_frames: int = 0
     session_full: int = 0
     summary_errors: int = 0
     sizes: bytearray = field(default_factory=lambda: bytearray(MAX_FRAME + 1))
@@ -241,7 +240,7 @@ class FrameMaker:
         return INSIDE, self.sized(h, rng.randint(60, 128)), "syn_flood"
 
 
-def write_capture(path, frames, port):
+def write_capture(path, frames):
     """The frames of one port as a nanosecond pcap, each with the timestamp of its place
     `i` in the chunk's send order (the simulator sends frames in timestamp order)."""
     w = RawPcapWriter(str(path), linktype=harness.DLT_EN10MB, nano=True, sync=False)
@@ -541,7 +540,8 @@ def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts):
             if i >= (epochs[epoch_i + 1].first_frame if epoch_i + 1 < len(epochs) else
                      len(frames)) or got is not None:
                 counts.mismatches += 1
-                counts.error(f"frame {key} lost by a reset it entered after, or also {got[0]}")
+                counts.error(f"frame {key} lost, but it entered after the reset or left: "
+                             f"{_brief(got)}")
             # The frame went through part of the pipeline: the model sees it (its session
             # effect, if any, is gone with the reset that follows).
             model_fate(program, entered, port, header_bytes)
@@ -670,13 +670,12 @@ def run_chunk(plan, seed, index, maker, work, counts):
         counts.sizes[len(frame)] = 1
         counts.kinds[kind] += 1
         beats += -(-max(len(frame), harness.ETHERNET_MIN) // 64)
-    counts.syn_flood_frames += counts.kinds["syn_flood"] - counts.syn_flood_frames
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
     in_args = []
     for port, items in sorted(per_port.items()):
         path = work / f"in{port}.pcap"
-        write_capture(path, items, port)
+        write_capture(path, items)
         in_args += ["--in", f"{port}={path}"]
     layout_path = sim_build.layout_path(plan.config, plan.program)
     layout_text = layout_path.read_text()
@@ -874,10 +873,10 @@ def main(argv=None):
     seeds.announce(seed, "tb/sim/soak.py --seed repeats it")
     plan = Plan(args.frames, chunk=args.chunk, config=args.config)
     harness.binary(plan.config, plan.program)
-    stop_at = time.time() + 60 * args.max_minutes if args.max_minutes else None
-    counts, wall = run(plan, seed, args.shards, args.work, stop_at)
     commit = subprocess.run(["git", "-C", str(harness.REPO), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip()
+    stop_at = time.time() + 60 * args.max_minutes if args.max_minutes else None
+    counts, wall = run(plan, seed, args.shards, args.work, stop_at)
     command = " ".join(["python -m tb.sim.soak", *(argv if argv is not None else sys.argv[1:])])
     text = report(plan, seed, args.shards, counts, wall, command, commit)
     print(text)
