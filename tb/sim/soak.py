@@ -328,7 +328,6 @@ class Controller:
         self.epochs = [Epoch(0)]
         self.counts = Counts()
         self.error = None
-        self.done = threading.Event()
 
     def start(self):
         """Loads the base tables and closes the connection (the traffic starts); the
@@ -348,8 +347,6 @@ class Controller:
             pass  # the simulator ended the connection at the end of its traffic
         except BaseException as e:  # noqa: BLE001 - reported by finish()
             self.error = e
-        finally:
-            self.done.set()
 
     def finish(self):
         self.thread.join(timeout=120)
