@@ -14,7 +14,7 @@ struct SocketError : std::runtime_error {
 };
 
 struct Request {
-    uint8_t op;  // 'R' or 'W'; anything else is answered RESP_CANNOT_RUN
+    uint8_t op;  // 'R', 'W', 'C' or 'X'; anything else is answered RESP_CANNOT_RUN
     uint32_t addr;
     uint32_t data;
     bool zero_padded;  // bytes 1..3 are zero, as the protocol requires
@@ -22,6 +22,9 @@ struct Request {
 
 constexpr uint8_t OP_READ = 'R';
 constexpr uint8_t OP_WRITE = 'W';
+// Simulator requests, no bus transaction (docs/sim-socket.md "Simulator requests").
+constexpr uint8_t OP_CLOCK = 'C';  // the clock of the CSV files, now
+constexpr uint8_t OP_RESET = 'X';  // reset the pipeline; traffic waits for this client to close
 constexpr uint8_t RESP_OKAY = 0, RESP_SLVERR = 2, RESP_DECERR = 3;
 constexpr uint8_t RESP_CANNOT_RUN = 0xFF;  // unknown op, unaligned address
 

@@ -508,8 +508,8 @@ class BusMaster {
 // ------------------------------------------------------------------ the simulation
 
 struct FrameState {
-    enum Fate : uint8_t { Pending, Out, Dropped } fate = Pending;
-    bool finished = false;   // dropped, or its last beat out
+    enum Fate : uint8_t { Pending, Out, Dropped, Lost } fate = Pending;
+    bool finished = false;   // dropped, lost by a reset, or its last beat out
     uint64_t first_in = 0;   // clock of the first beat in
 };
 
@@ -557,7 +557,8 @@ class Sim {
         : opt_(std::move(opt)), frames_(std::make_move_iterator(frames.begin()),
                                         std::make_move_iterator(frames.end())),
           capture_skipped_(std::move(skipped)), layout_(std::move(layout)),
-          rules_(rules), state_(frames_.size()), rng_(opt_.seed) {
+          rules_(rules), state_(frames_.size()), rng_(opt_.seed),
+          resume_after_closed_(opt_.wait_client ? 1 : 0) {
         ctx_ = std::make_unique<VerilatedContext>();
 #if VM_TRACE
         if (!opt_.trace.empty()) ctx_->traceEverOn(true);  // before the model exists
@@ -575,6 +576,7 @@ class Sim {
     // Simulation
     void clock();
     void reset();
+    void reset_in_traffic();
     void drive_inputs();
     void on_input_beat(uint64_t t);
     void on_output_beat(uint64_t t);
@@ -675,13 +677,17 @@ class Sim {
     std::FILE* punt_csv_ = nullptr;
     std::FILE* drop_csv_ = nullptr;
     std::FILE* skipped_csv_ = nullptr;
+    std::FILE* lost_csv_ = nullptr;
 
     // Counts
     uint64_t padded_ = 0;
     uint64_t skipped_ = 0;
     std::map<std::string, uint64_t> skip_reasons_;
     std::map<unsigned, PortCount> in_count_, out_count_;
-    PortCount punt_count_, drop_count_;
+    PortCount punt_count_, drop_count_, lost_count_;
+    uint64_t resets_ = 0;           // resets a client asked for (OP_RESET)
+    bool resetting_ = false;        // no handshake of these clocks belongs to a frame
+    unsigned resume_after_closed_;  // traffic (re)starts once this many clients have closed
     std::map<unsigned, uint64_t> punt_reasons_, drop_reasons_;
     uint64_t lat_min_ = UINT64_MAX, lat_max_ = 0, lat_n_ = 0;
     double lat_sum_ = 0;
@@ -713,7 +719,7 @@ void Sim::clock() {
     const bool drop = top.drop_valid;
     const uint8_t drop_reason = top.drop_payload;
     if (top.s_axis_tvalid && !top.s_axis_tready) input_stall_clocks_++;
-    if (out_fire) on_output_beat(t);  // reads this clock's m_axis_* before the edge
+    if (out_fire && !resetting_) on_output_beat(t);  // reads this clock's m_axis_* before the edge
     bus_.sample(top);
 
     top.clk = 1;
@@ -723,6 +729,7 @@ void Sim::clock() {
 #endif
     clock_++;
 
+    if (resetting_) return;  // what the pipeline held was lost, counted by reset_in_traffic()
     if (in_fire) on_input_beat(t);
     if (deparser_take) on_deparser_frame(t, drop, drop_reason);
     else if (drop) problems_.push_back("drop_valid at clock " + std::to_string(t) +
@@ -897,6 +904,42 @@ void Sim::reset() {
     clock();
 }
 
+// A client's OP_RESET while frames flow: every frame that has begun to enter and has not
+// left (in the pipeline, half in, half out) is lost, written to lost.csv; the pipeline is
+// reset as at the start (its tables are empty again), and the frames not yet sent wait
+// until the client that asked has closed its connection (it reloads the tables first).
+void Sim::reset_in_traffic() {
+    const uint64_t t = clock_;
+    if (offset_ > 0) {  // the frame half in is lost with the others
+        next_++;
+        offset_ = 0;
+    }
+    for (size_t k = base_; k < sent_; k++) {
+        FrameState& s = state(k);
+        if (s.finished) continue;
+        s.fate = FrameState::Lost;
+        s.finished = true;
+        finished_++;
+        const Frame& f = frame(k);
+        lost_count_.frames++;
+        lost_count_.bytes += f.bytes.size();
+        std::fprintf(lost_csv_, "%u,%u,%zu,%" PRIu64 ",%" PRIu64 "\n", f.port, f.packet,
+                     f.bytes.size(), s.first_in - traffic_start_,
+                     (started_ ? t - traffic_start_ : 0));
+    }
+    out_bytes_.clear();
+    phv_seen_ = out_next_ = sent_;
+    gap_left_ = 0;
+    resets_++;
+    traffic_ = false;
+    resume_after_closed_ = socket_->closed_clients() + 1;
+    resetting_ = true;
+    reset();
+    resetting_ = false;
+    last_event_ = std::max(last_event_, t);
+    retire();
+}
+
 void Sim::bus_blocking(bool write, uint32_t addr, uint32_t data, uint8_t& resp, uint32_t& rdata) {
     bus_.start(write, addr, data, clock_);
     while (!bus_.done()) {
@@ -947,6 +990,18 @@ void Sim::serve_socket() {
     last_poll_ = clock_;
     Request req;
     while (socket_->poll(req)) {
+        if (req.zero_padded && (req.op == OP_CLOCK || req.op == OP_RESET) && req.addr == 0 &&
+            req.data == 0) {
+            // OP_CLOCK: the clock of the CSV files when the request is served, 32 bits of
+            // it. OP_RESET: how many frames had begun to enter before the reset.
+            uint32_t value = uint32_t(started_ ? clock_ - traffic_start_ : 0);
+            if (req.op == OP_RESET) {
+                reset_in_traffic();
+                value = uint32_t(sent_);
+            }
+            socket_->answer(req, RESP_OKAY, value);
+            continue;
+        }
         bool known = req.zero_padded && (req.op == OP_READ || req.op == OP_WRITE);
         if (!known || req.addr % 4) {
             socket_->answer(req, RESP_CANNOT_RUN, 0);
@@ -993,6 +1048,10 @@ void Sim::open_outputs() {
     if (!skipped_csv_)
         throw InputError("--out " + opt_.out_dir + ": cannot write: " + std::strerror(errno));
     std::fputs("ingress_port,ingress_packet,reason,captured_bytes,wire_bytes\n", skipped_csv_);
+    lost_csv_ = std::fopen(out_path("lost.csv").c_str(), "w");
+    if (!lost_csv_)
+        throw InputError("--out " + opt_.out_dir + ": cannot write: " + std::strerror(errno));
+    std::fputs("ingress_port,ingress_packet,bytes,first_in_clock,reset_clock\n", lost_csv_);
     for (const SkippedRecord& r : capture_skipped_) record_skip(r);
     capture_skipped_.clear();
 }
@@ -1235,7 +1294,7 @@ int Sim::run() {
             draining_ = true;
         }
         serve_socket();
-        if (!traffic_ && socket_ && socket_->closed_clients() > 0) {
+        if (!traffic_ && socket_ && socket_->closed_clients() >= resume_after_closed_) {
             traffic_ = true;
             last_progress_ = clock_;
         }
@@ -1277,7 +1336,8 @@ int Sim::run() {
     std::fclose(punt_csv_);
     std::fclose(drop_csv_);
     std::fclose(skipped_csv_);
-    punt_csv_ = drop_csv_ = skipped_csv_ = nullptr;
+    std::fclose(lost_csv_);
+    punt_csv_ = drop_csv_ = skipped_csv_ = lost_csv_ = nullptr;
     top_->final();
 #if VM_TRACE
     if (trace_) trace_->close();
@@ -1342,6 +1402,10 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
     for (const auto& [r, n] : drop_reasons_)
         std::fprintf(out, "           %s %-*s %8" PRIu64 "\n", hex(r, 2).c_str(), reason_w,
                      reason_name(r).c_str(), n);
+    if (resets_)
+        std::fprintf(out, "lost    %18" PRIu64 " frames %12" PRIu64 " bytes  in the pipeline at "
+                     "%" PRIu64 " reset(s), %s\n", lost_count_.frames, lost_count_.bytes, resets_,
+                     out_path("lost.csv").c_str());
     if (opt_.live()) live_summary(out);
     label = "tables";
     for (const TableCount& t : tables_) {
@@ -1459,6 +1523,8 @@ void Sim::write_json(double seconds, bool complete) {
                     {"reasons", reasons(punt_reasons_)}}},
         {"dropped", {{"frames", drop_count_.frames}, {"bytes", drop_count_.bytes},
                      {"reasons", reasons(drop_reasons_)}}},
+        {"resets", resets_},
+        {"lost", {{"frames", lost_count_.frames}, {"bytes", lost_count_.bytes}}},
         {"tables", tables},
         {"latency", {{"frames", lat_n_}, {"min", lat_n_ ? lat_min_ : 0}, {"max", lat_max_},
                      {"mean", lat_n_ ? lat_sum_ / double(lat_n_) : 0.0}}},

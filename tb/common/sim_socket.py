@@ -14,6 +14,8 @@ import time
 from tb.common.driver import BusError
 
 OP_READ, OP_WRITE = ord("R"), ord("W")
+# Requests to the simulator itself, no bus transaction (docs/sim-socket.md).
+OP_CLOCK, OP_RESET = ord("C"), ord("X")
 OKAY, SLVERR, DECERR, CANNOT_RUN = 0, 2, 3, 0xFF
 RESPONSES = {OKAY: "OKAY", SLVERR: "SLVERR", DECERR: "DECERR", CANNOT_RUN: "cannot run"}
 
@@ -86,6 +88,22 @@ class SocketBus:
             raise BusError(f"write of {value:#010x} to {addr:#08x}: {RESPONSES.get(resp, resp)}")
         if read != 0:
             raise ProtocolError(f"write answer carries data {read:#x}")
+
+    def clock(self):
+        """The simulator's clock now, as its CSV files count clocks (OP_CLOCK)."""
+        return self._simulator_request(OP_CLOCK)
+
+    def reset(self):
+        """Resets the pipeline in the middle of the traffic (OP_RESET); returns how many
+        frames had begun to enter before it. The traffic waits until this connection
+        closes."""
+        return self._simulator_request(OP_RESET)
+
+    def _simulator_request(self, op):
+        _, resp, value = self.transact(op, 0)
+        if resp != OKAY:
+            raise ProtocolError(f"request {chr(op)!r} answered {RESPONSES.get(resp, resp)}")
+        return value
 
     def close(self):
         self.sock.close()

@@ -6,6 +6,7 @@ and each visit of the aging scanner, in the order they happen. The candidate slo
 key come from the exact-match hash of docs/tables.md (tb/model/hashing.py).
 """
 
+import copy
 from dataclasses import dataclass
 
 from tb.model.hashing import exact_index
@@ -111,6 +112,14 @@ class SessionModel:
         self.timeouts = dict(DEFAULT_TIMEOUTS)
         self.drop_on_full = False
         self.learned = self.insert_failed = self.aged = self.hits = self.misses = 0
+
+    def __deepcopy__(self, memo):
+        # Sessions hold only numbers: a shallow copy of each is a deep one, and much
+        # cheaper than copy's generic walk (Program.apply(count=False) copies the table).
+        new = copy.copy(self)
+        new.entries = {i: copy.copy(e) for i, e in self.entries.items()}
+        new.timeouts = dict(self.timeouts)
+        return new
 
     def candidates(self, key):
         return [w * self.slots + exact_index(key, self.key_bits, w, self.slots)

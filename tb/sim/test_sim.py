@@ -542,7 +542,7 @@ def test_socket_protocol_and_bus_errors(work):
                 assert bus.transact(OP_WRITE, addr, 1) == (OP_WRITE, SLVERR, 0), hex(addr)
             assert bus.transact(OP_READ, 0x002) == (OP_READ, CANNOT_RUN, 0)
             assert bus.transact(OP_WRITE, base + 1, 7) == (OP_WRITE, CANNOT_RUN, 0)
-            assert bus.transact(ord("X"), 0x000) == (ord("X"), CANNOT_RUN, 0)
+            assert bus.transact(ord("Q"), 0x000) == (ord("Q"), CANNOT_RUN, 0)
             bus.send_raw(b"R\x01\x00\x00" + struct.pack("<II", 0, 0))
             assert bus.receive(ord("R")) == (ord("R"), CANNOT_RUN, 0)
             # Still in step after all that:
