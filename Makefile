@@ -50,7 +50,7 @@ MAVEN := MVN=$(MVN) tools/mvn.sh
 TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
 .PHONY: help setup rtl rtl-test tb-models tb-test soak fuzz-soak test test-one synth-test \
-        $(addprefix synth-,$(CONFIGS)) synth-board bitstream sw-test sim run bench clean distclean
+        $(addprefix synth-,$(CONFIGS)) synth-check synth-board bitstream sw-test sim run bench clean distclean
 
 help:
 	@echo 'Matcha make targets:'
@@ -60,7 +60,8 @@ help:
 	@echo '    rtl-test     ScalaTest elaboration tests (Maven)'
 	@echo '    tb-models    every Verilator model the tests use, built $(MODEL_JOBS) at a time'
 	@echo '    tb-test      cocotb/pytest tests in tb/ on Verilator (PYTEST_WORKERS=$(PYTEST_WORKERS)), each within $(TEST_BUDGET_S) s'
-	@echo '    synth-test   Yosys ECP5 synthesis of $(SYNTH_TOP) for $(CONFIGS) (or synth-<config>)'
+	@echo '    synth-w64    Yosys ECP5 synthesis of $(SYNTH_TOP) at 64 bits (synth-test: every configuration, make bench: w512 too)'
+	@echo '    synth-check  Yosys front end (hierarchy, proc, check -assert) on every generated top level (tools/synth_check.sh)'
 	@echo '    synth-board  Yosys ECP5 synthesis of the Versa board top with the pipeline as a black box'
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target), after replaying the fuzzers'"'"' corpus'
 	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end, mutated frames; after fuzz-soak'
@@ -169,6 +170,11 @@ synth-test: rtl
 
 $(addprefix synth-,$(CONFIGS)): synth-%: rtl
 	TOP=$(SYNTH_TOP) tools/synth_ecp5.sh $*
+
+# Every generated top level through Yosys' front end: what `make test` asks of the RTL beyond
+# the ECP5 mapping of synth-w64 (tools/synth_check.sh says what it checks and skips).
+synth-check: rtl
+	tools/synth_check.sh
 
 # The board's own logic (PLL, RGMII MACs, FIFOs, UART bridge, status block) for ECP5, with
 # the pipeline (synthesized by synth-w64) left as a black box: quick, and shows breakage.

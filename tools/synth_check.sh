@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Yosys' front end on every generated top level: each must read, elaborate (`hierarchy
+# -check`), turn its processes into logic (`proc`) and pass `check -assert` (no multiple
+# drivers, no combinational loops, nothing undriven that is used). This is what "every block
+# synthesizes" asks of the RTL, in seconds a module; the full ECP5 mapping of the built-in
+# program runs in `make synth-w64`, the board's in `make synth-board`, every configuration
+# in `make bench` (bench/synth/).
+#
+#   tools/synth_check.sh [config ...]     default: w64 w512 tables corundum corundum-w64
+#
+# Skipped, each for the reason given: the board's tops instantiate ECP5 primitives that only
+# synth_ecp5's cell library defines (`make synth-board` synthesizes them); the 512-bit
+# overlay is the Corundum card's scale (a 6,144-rule ACL, 65,536 sessions) and
+# matcha_ternary_acl_table is its ACL unit: Yosys' front end alone takes over five minutes on
+# either, so they are left to `make bench`.
+# Writes build/synth/check/<config>/<top>.log; exits non-zero if any top fails.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+RTL_DIR=${RTL_DIR:-$root/build/rtl}
+OUT=${OUT:-$root/build/synth/check}
+YOSYS=${YOSYS:-yosys}
+SKIP=" w512/matcha_overlay tables/matcha_ternary_acl_table "
+(( $# )) || set -- w64 w512 tables corundum corundum-w64
+
+ok=0 failed=0 skipped=0
+for cfg in "$@"; do
+  for src in "$RTL_DIR/$cfg"/*.v; do
+    [[ -f $src ]] || { echo "synth_check: FAIL: no Verilog in $RTL_DIR/$cfg (run 'make rtl')" >&2; failed=$((failed + 1)); continue; }
+    top=$(basename "$src" .v)
+    if [[ $SKIP == *" $cfg/$top "* ]]; then skipped=$((skipped + 1)); continue; fi
+    mkdir -p "$OUT/$cfg"
+    log=$OUT/$cfg/$top.log
+    # From the source directory: $readmem* files are named relative to it.
+    if (cd "$RTL_DIR/$cfg" && "$YOSYS" -q -l "$log" -p "
+         read_verilog $top.v
+         hierarchy -check -top $top
+         proc
+         flatten
+         opt_clean
+         check -assert") >/dev/null 2>&1; then
+      ok=$((ok + 1))
+    else
+      failed=$((failed + 1))
+      echo "synth_check: FAIL: $cfg/$top (log $log):" >&2
+      grep -h -m5 -B2 '^ERROR' "$log" >&2
+    fi
+  done
+done
+echo "synth_check: $ok tops ok, $failed failed, $skipped skipped"
+(( failed == 0 ))
