@@ -382,6 +382,17 @@ def soak(test):
     return test
 
 
+def soak_on(*configs):
+    """Marks a cocotb test as a long scenario on the models of these configurations only:
+    it runs there in `make soak`, and on the other models in `make test` (a test whose
+    subject, the tables say, does not change with the data width). Put it above
+    @cocotb.test()."""
+    def mark(test):
+        test.matcha_soak_configs = configs
+        return test
+    return mark
+
+
 def only_on(*toplevels):
     """Runs a cocotb test only on the models of these top levels. Put it above
     @cocotb.test()."""
@@ -411,15 +422,17 @@ def cocotb_entry(tb_module, models):
                    if len({getattr(x, f) for x in models}) > 1]
         return "-".join([getattr(m, f) for f in varying] + [f"{k}{v}" for k, v in m.parameters])
 
+    def is_soak(t, m):
+        return (getattr(t, "matcha_soak", False) or m.soak
+                or m.config in getattr(t, "matcha_soak_configs", ()))
+
     params = []
-    soaks = set()
+    tests = {}
     for t in cocotb_tests(tb_module):
-        soak = getattr(t, "matcha_soak", False)
-        if soak:
-            soaks.add(t.name)
+        tests[t.name] = t
         for m in models:
             if m.toplevel in getattr(t, "matcha_toplevels", (m.toplevel,)):
-                marks = [pytest.mark.soak] if soak or m.soak else []
+                marks = [pytest.mark.soak] if is_soak(t, m) else []
                 params.append(pytest.param(m, t.name, marks=marks,
                                            id="-".join(filter(None, (label(m), t.name)))))
 
@@ -433,6 +446,6 @@ def cocotb_entry(tb_module, models):
             run_name=case, models=model.models, parameters=model.parameters,
             random_init=model.random_init,
             env={"MATCHA_TB_LAYOUT": model.layout_path() or ""},
-            timeout_s=None if case in soaks or model.soak or not TEST_BUDGET_S else TEST_BUDGET_S)
+            timeout_s=None if is_soak(tests[case], model) or not TEST_BUDGET_S else TEST_BUDGET_S)
 
     return test
