@@ -294,7 +294,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
     for ((k, m) <- rows) {
       val accepts = Vec((0 until 4).map(j =>
         (row.resize(4).asBits & chunk(groupMask(j) & ternaryBits, k)) === chunk(groupValue(j) & ternaryBits, k))).asBits
-      m.write(row.resize(4), Cat(Seq.fill(c.groups)(accepts)), enable = rowPhase && rowBelow(16), mask = groupSelect)
+      m.write(row.resize(4), (accepts #* c.groups), enable = rowPhase && rowBelow(16), mask = groupSelect)
     }
     /** Whether a range lo..hi holds the whole interval start..end. */
     def holds(value: Bits, mask: Bits, f: RangeField, start: UInt, end: UInt): Bool =
@@ -313,7 +313,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
       val rebuildWrite = rebuildCapture && mine && rebuildEntry(1 downto 0) === 3
       r.rows.write(
         address = rebuildCapture ? rebuildId | row.resize(c.idWidth),
-        data = rebuildCapture ? Cat(Seq.fill(c.groups)(entryAccepts ## rebuildBits)) | Cat(Seq.fill(c.groups)(accepts)),
+        data = rebuildCapture ? ((entryAccepts ## rebuildBits) #* c.groups) | (accepts #* c.groups),
         enable = rebuildWrite || rowPhase && rowBelow(c.rangeIds),
         mask = rebuildCapture ? UIntToOh(rebuildEntry >> 2, c.groups) | groupSelect)
       when(rebuildCapture && mine) {
