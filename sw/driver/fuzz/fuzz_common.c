@@ -11,8 +11,16 @@ struct fuzz_program fuzz_programs[FUZZ_PROGRAMS] = {
 	{ "conntrack", fake_conntrack_cfg, MATCHA_CONNTRACK_LAYOUT, NULL, 0 },
 };
 
-void fuzz_programs_load(void)
+FILE *fuzz_null_out;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* libFuzzer calls it once before the first input: every program's layout read, the sink
+ * opened; the process exits if either fails. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	(void)argc;
+	(void)argv;
 	for (unsigned i = 0; i < FUZZ_PROGRAMS; i++) {
 		struct fuzz_program *p = &fuzz_programs[i];
 		FILE *f = fopen(p->layout_path, "rb");
@@ -24,6 +32,10 @@ void fuzz_programs_load(void)
 		}
 		fclose(f);
 	}
+	fuzz_null_out = fopen("/dev/null", "w");
+	if (!fuzz_null_out)
+		fuzz_fail("cannot open /dev/null");
+	return 0;
 }
 
 void fuzz_fail(const char *fmt, ...)

@@ -8,6 +8,7 @@
 #define FUZZ_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "fake_dev.h"
 
@@ -15,15 +16,16 @@ struct fuzz_program {
 	const char *name;
 	struct fake_cfg (*cfg)(void);
 	const char *layout_path; /* tests/data/<program>_w64.layout.json */
-	char *layout;            /* its text, read once by fuzz_programs_load */
+	char *layout;            /* its text, read once by LLVMFuzzerInitialize */
 	size_t layout_len;
 };
 
 #define FUZZ_PROGRAMS 3
 extern struct fuzz_program fuzz_programs[FUZZ_PROGRAMS];
 
-/* Reads every program's layout; exits the process if one cannot be read. */
-void fuzz_programs_load(void);
+/* Where matcha-ctl's output goes while fuzzing: /dev/null, opened by LLVMFuzzerInitialize,
+ * which both targets take from fuzz_common.c with every program's layout read. */
+extern FILE *fuzz_null_out;
 
 /* An invariant broken by the input: prints the message and aborts (libFuzzer saves the
  * input as a crash). */

@@ -17,21 +17,7 @@
 #include "ctl.h"
 #include "fuzz_common.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static FILE *null_out;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_programs_load();
-	null_out = fopen("/dev/null", "w");
-	if (!null_out)
-		fuzz_fail("cannot open /dev/null");
-	return 0;
-}
 
 /* Every candidate completion of every word of the input's first line. */
 static void complete_first_line(const struct ctl *c, const uint8_t *data, size_t size)
@@ -109,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (matcha_layout_load_text(dev, p->layout, p->layout_len, p->layout_path))
 			fuzz_fail("%s: %s", p->name, matcha_last_error(dev));
 		struct ctl c;
-		ctl_init(&c, dev, null_out);
+		ctl_init(&c, dev, fuzz_null_out);
 		/* fmemopen refuses an empty buffer: an empty batch is one empty line. */
 		FILE *in = fmemopen((void *)(size ? data : (const uint8_t *)"\n"), size ? size : 1, "r");
 		if (!in)

@@ -16,21 +16,7 @@
 #include "ctl.h"
 #include "fuzz_common.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static FILE *null_out;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_programs_load();
-	null_out = fopen("/dev/null", "w");
-	if (!null_out)
-		fuzz_fail("cannot open /dev/null");
-	return 0;
-}
 
 /* Every name of an accepted layout finds what it names. */
 static void check_names(matcha_dev *dev, const char *program)
@@ -84,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == 0) {
 			check_names(dev, p->name);
 			struct ctl c;
-			ctl_init(&c, dev, null_out);
+			ctl_init(&c, dev, fuzz_null_out);
 			if (ctl_execute(&c, "table_info"))
 				fuzz_fail("%s: table_info: %s", p->name, c.error);
 			static const char *const lines[] = { "table_add ", "meter_get_rates ",
