@@ -38,26 +38,42 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+matcha_dev *fuzz_device_open(const struct fuzz_program *p, struct fake_dev **fd)
+{
+	struct fake_cfg cfg = p->cfg();
+	*fd = fake_new(&cfg);
+	return fake_open(*fd);
+}
+
+void fuzz_device_close(matcha_dev *dev, struct fake_dev *fd)
+{
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/* Prints "fuzz: " `where` and the message, then aborts: libFuzzer keeps the input. */
+static __attribute__((noreturn)) void vabort(const char *where, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "fuzz: %s", where);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	abort();
+}
+
 void fuzz_fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("fuzz: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
+	vabort("", fmt, ap);
 }
 
 /* The fake device reports a driver access it does not allow (tests/check.h) as a test
  * failure; here it is a finding. */
 void check_fail(const char *file, int line, const char *fmt, ...)
 {
+	char where[256];
+	snprintf(where, sizeof where, "%s:%d: ", file, line);
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "fuzz: %s:%d: ", file, line);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	abort();
+	vabort(where, fmt, ap);
 }

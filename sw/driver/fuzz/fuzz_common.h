@@ -27,6 +27,11 @@ extern struct fuzz_program fuzz_programs[FUZZ_PROGRAMS];
  * which both targets take from fuzz_common.c with every program's layout read. */
 extern FILE *fuzz_null_out;
 
+/* A fresh fake device of program `p` (its registers as after reset, no layout loaded yet),
+ * and its release. */
+matcha_dev *fuzz_device_open(const struct fuzz_program *p, struct fake_dev **fd);
+void fuzz_device_close(matcha_dev *dev, struct fake_dev *fd);
+
 /* An invariant broken by the input: prints the message and aborts (libFuzzer saves the
  * input as a crash). */
 void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

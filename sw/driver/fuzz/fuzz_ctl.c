@@ -89,9 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	for (unsigned i = 0; i < FUZZ_PROGRAMS; i++) {
 		const struct fuzz_program *p = &fuzz_programs[i];
-		struct fake_cfg cfg = p->cfg();
-		struct fake_dev *fd = fake_new(&cfg);
-		matcha_dev *dev = fake_open(fd);
+		struct fake_dev *fd;
+		matcha_dev *dev = fuzz_device_open(p, &fd);
 		if (matcha_layout_load_text(dev, p->layout, p->layout_len, p->layout_path))
 			fuzz_fail("%s: %s", p->name, matcha_last_error(dev));
 		struct ctl c;
@@ -107,8 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  p->name, rc, c.error);
 		check_device(&c, p->name);
 		complete_first_line(&c, data, size);
-		matcha_close(dev);
-		fake_free(fd);
+		fuzz_device_close(dev, fd);
 	}
 	return 0;
 }

@@ -60,9 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	for (unsigned i = 0; i < FUZZ_PROGRAMS; i++) {
 		const struct fuzz_program *p = &fuzz_programs[i];
-		struct fake_cfg cfg = p->cfg();
-		struct fake_dev *fd = fake_new(&cfg);
-		matcha_dev *dev = fake_open(fd);
+		struct fake_dev *fd;
+		matcha_dev *dev = fuzz_device_open(p, &fd);
 		int rc = matcha_layout_load_text(dev, (const char *)data, size, "fuzz.json");
 		if (rc && (rc != MATCHA_ELAYOUT || !matcha_last_error(dev)[0]))
 			fuzz_fail("%s: refused with %d and \"%s\"", p->name, rc,
@@ -79,8 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				for (unsigned k = 0; ctl_complete(&c, lines[l], strlen(lines[l]), "", k); k++)
 					;
 		}
-		matcha_close(dev);
-		fake_free(fd);
+		fuzz_device_close(dev, fd);
 	}
 	return 0;
 }
