@@ -89,7 +89,8 @@ async def test_flows_learned_replies_pass(dut):
     closes it; unsolicited outside frames (a new source, a port no flow uses, an inside
     address's reply to a flow never opened) are dropped with 0x28; an inside frame to port
     23 is denied (0x26) and learns nothing, so its reply is dropped too. Each frame's output
-    is the model's, and the table's statistics and counters agree."""
+    is the model's, and the table's statistics and counters agree. An outside frame to port
+    23 keeps the ACL's 0x26: by_session does not apply to a frame already dropped."""
     tb = await conntrack_setup(dut, "flows_learned")
     client, server = INSIDE_NET | 0x0105, 0xC0000201
     udp = (client, server, UDP, 40000, 53)
@@ -110,12 +111,15 @@ async def test_flows_learned_replies_pass(dut):
     await tb.send("telnet", frame(tb, client, server, TCP_PROTO, 40002, 23, SYN), INSIDE)
     await tb.send("telnet reply", frame(tb, server, client, TCP_PROTO, 23, 40002, SYN | ACK),
                   OUTSIDE)
+    await tb.send("telnet from outside", frame(tb, 0xC0000299, client, TCP_PROTO, 5556, 23, SYN),
+                  OUTSIDE)
     got = {g[0].name: outcome(g) for g in await tb.check()}
     assert got["udp out"] == got["udp reply"] == got["syn-ack"] == got["data in"] == \
         ("pass", None), got
     for name in ("udp reply from another port", "unsolicited syn", "telnet reply"):
         assert got[name] == ("drop", NO_SESSION), f"{name}: {got[name]}"
-    assert got["telnet"] == ("drop", ACL_DENY), got["telnet"]
+    for name in ("telnet", "telnet from outside"):
+        assert got[name] == ("drop", ACL_DENY), f"{name}: {got[name]}"
     table = tb.model.sessions["sessions"].table
     states = sorted(s.state for s in table.entries.values())
     assert states == [CLOSING, UDP_STATE], f"session states {states} (CLOSING, UDP)"

@@ -393,7 +393,8 @@ object Programs {
       default = "pass"),
     TableSpec("by_session", MatchKind.Exact,
       Seq(KeyField("meta.ingressPort"), KeyField("meta.sessionHit"), KeyField("meta.sessionLearned")),
-      size = 16, applyIf = Seq("hdr.ipv4.valid"),
+      // A frame the ACL denied or the session stage refused keeps that reason.
+      size = 16, applyIf = Seq("hdr.ipv4.valid", "!meta.drop", "!meta.punt"),
       actions = Seq(
         Action("pass"),
         Action("drop", ops = Seq(Op.Drop(0x28))),
