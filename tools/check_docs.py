@@ -29,7 +29,8 @@ TABLES = [
     ("docs/sessions.md", "| offset | name |", "SESSION_", {"AGE_BITS", "AGE_MAX", "INITIATOR_HIGH", "STATE_SYN_SENT", "STATE_SYN_ACK",
       "STATE_ESTABLISHED", "STATE_CLOSING", "STATE_RESET", "STATE_UDP"}),
     ("ip/corundum/README.md", "| offset from `0x800000` | name |", "APP_", {"BASE", "ID_VALUE", "VERSION_VALUE", "VERSION_MAJOR_SHIFT",
-      "VERSION_MINOR_MASK", "ERROR_SEEN", "ERROR_WRITE", "ERROR_COUNT_SHIFT", "ERROR_COUNT_MASK"}),
+      "VERSION_MINOR_MASK", "ERROR_SEEN", "ERROR_WRITE", "ERROR_COUNT_SHIFT", "ERROR_COUNT_MASK",
+      "CONTROL_TX_PIPELINE", "CONTROL_CPU_PORT"}),
     ("docs/pipeline.md", "| reason | name | check", "REASON_CHECK_", set()),
 ]
 

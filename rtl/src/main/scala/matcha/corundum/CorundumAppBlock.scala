@@ -51,12 +51,14 @@ object CorundumAppBlock {
     val AppIdValue = constLong("ID_VALUE", 0x4d544341L, "Corundum APP_ID of a Matcha block: \"MTCA\"")
     val VersionMajorShift = const("VERSION_MAJOR_SHIFT", 16, "VERSION is major << 16 | minor")
     val VersionMinorMask = const("VERSION_MINOR_MASK", 0xffff)
-    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 1, "1.1: ERROR_ADDRESS and ERROR")
+    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 2, "1.2: CONTROL_CPU_PORT and the packet-out counters")
     val AppId = const("ID", 0x00)
     val Version = const("VERSION", 0x04)
     val Ports = const("PORTS", 0x08)
     val DataWidth = const("DATA_WIDTH", 0x0c)
-    val Control = const("CONTROL", 0x10, "bit 0: host transmit goes through the pipeline")
+    val Control = const("CONTROL", 0x10, "CONTROL_TX_PIPELINE and CONTROL_CPU_PORT")
+    val ControlTxPipeline = const("CONTROL_TX_PIPELINE", 0x1, "CONTROL: host frames go through the pipeline")
+    val ControlCpuPort = const("CONTROL_CPU_PORT", 0x2, "CONTROL: punted frames reach the host behind the CPU header, host frames behind it are packet-outs")
     val ErrorAddress = const("ERROR_ADDRESS", 0x18, "the last refused access's address")
     val Error = const("ERROR", 0x1c, "ERROR_SEEN, ERROR_WRITE and ERROR_COUNT; a write clears")
     val ErrorSeen = const("ERROR_SEEN", 0x1, "ERROR: an access was refused")
@@ -71,9 +73,13 @@ object CorundumAppBlock {
     val ToWire = const("TO_WIRE", 0x34)
     val TxBypass = const("TX_BYPASS", 0x38)
     val TxCompletions = const("TX_COMPLETIONS", 0x3c)
-    val counters = Seq(RxFrames, TxFrames, Dropped, Punted, ToHost, ToWire, TxBypass, TxCompletions)
     /** + 4k: frames from port k's MAC dropped whole because its ingress buffer was full. */
     val RxOverflows = const("RX_OVERFLOW", 0x40, "+ 4 * port: frames dropped whole, ingress buffer full")
+    val PacketOuts = const("PACKET_OUTS", 0x60, "packet-outs taken from the host")
+    val PacketOutWrongPort = const("PACKET_OUT_WRONG_PORT", 0x64, "packet-outs refused: a port the tap cannot reach")
+    val PacketOutMalformed = const("PACKET_OUT_MALFORMED", 0x68, "packet-outs refused: no frame behind the header, or an unknown type")
+    val counters = Seq(RxFrames, TxFrames, Dropped, Punted, ToHost, ToWire, TxBypass, TxCompletions,
+      PacketOuts, PacketOutWrongPort, PacketOutMalformed)
     def rxOverflow(k: Int): Int = RxOverflows + 4 * k
   }
 }
@@ -159,6 +165,8 @@ case class Completion(tsWidth: Int, tagWidth: Int) extends Bundle {
 case class Sideband(c: CorundumConfig) extends Bundle {
   val fromTx = Bool()
   val port = UInt(c.portIndexWidth bits)
+  /** The frame's meta.ingressPort. */
+  val ingress = UInt(c.matcha.portWidth bits)
   val ts = Bits(c.ptpTsWidth bits)
   val tag = Bits(c.txTagWidth bits)
 }
@@ -168,6 +176,24 @@ case class InBeat(c: CorundumConfig) extends Bundle {
   val keep = Bits(c.dataBytes bits)
   val bad = Bool()
   val side = Sideband(c)
+}
+
+/** What becomes of a host frame: chosen from CONTROL and, for a packet-out, its CPU header. */
+case class TxRoute(c: CorundumConfig) extends Bundle {
+  val viaPipeline = Bool()
+  /** A packet-out: the CPU header comes off. */
+  val strip = Bool()
+  /** Refused packet-outs: no frame behind the header or an unknown type; a port the tap
+    * cannot reach. */
+  val malformed = Bool()
+  val wrongPort = Bool()
+  val ingress = UInt(c.matcha.portWidth bits)
+}
+
+/** A frame leaving the pipeline: its sideband and whether it was punted. */
+case class EgressSide(c: CorundumConfig) extends Bundle {
+  val side = Sideband(c)
+  val punt = Bool()
 }
 
 /** A TX completion made here for a host frame that never reaches a MAC. */
@@ -329,11 +355,13 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
   val regs = new Area {
     val factory = AxiLite4SlaveFactory(split.outputs(1))
     val txViaPipeline = Reg(Bool()) init io.tx_pipeline_at_reset
+    val cpuPort = Reg(Bool()) init False
     factory.read(B(AppId, 32 bits), RegBase + Regs.AppId)
     factory.read(B(Version, 32 bits), RegBase + Regs.Version)
     factory.read(B(n, 32 bits), RegBase + Regs.Ports)
     factory.read(B(c.matcha.dataWidth, 32 bits), RegBase + Regs.DataWidth)
-    factory.readAndWrite(txViaPipeline, RegBase + Regs.Control, 0)
+    factory.readAndWrite(txViaPipeline, RegBase + Regs.Control, log2Up(Regs.ControlTxPipeline))
+    factory.readAndWrite(cpuPort, RegBase + Regs.Control, log2Up(Regs.ControlCpuPort))
     val counters = (Regs.counters ++ (0 until n).map(Regs.rxOverflow)).map { addr =>
       val r = Reg(UInt(32 bits)) init 0
       factory.read(r, RegBase + addr)
@@ -379,11 +407,8 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))
   }
 
-  def ingressPort(side: Sideband): UInt =
-    side.fromTx ? (U(c.hostPortBase, P bits) | side.port.resize(P)) | side.port.resize(P)
-
   // ------------------------------------------------------------------ into the pipeline
-  def toInBeat(fromTx: Boolean, k: Int, s: Stream[Fragment[TapBeat]]): Stream[Fragment[InBeat]] =
+  def toInBeat(fromTx: Boolean, k: Int, s: Stream[Fragment[TapBeat]], ingress: UInt): Stream[Fragment[InBeat]] =
     s.translateWith {
       val f = Fragment(InBeat(c))
       f.last := s.last
@@ -392,6 +417,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
       f.fragment.bad := s.fragment.user(0)
       f.fragment.side.fromTx := Bool(fromTx)
       f.fragment.side.port := U(k, c.portIndexWidth bits)
+      f.fragment.side.ingress := ingress
       f.fragment.side.ts := (if (fromTx) B(0, c.ptpTsWidth bits) else s.fragment.user(1, c.ptpTsWidth bits))
       f.fragment.side.tag := (if (fromTx) s.fragment.user(1, c.txTagWidth bits) else B(0, c.txTagWidth bits))
       f
@@ -405,31 +431,72 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     buffer.input << tap.toFlow
     regs.count(Regs.rxOverflow(k), buffer.dropped)
   }
-  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, rxBuffers(k).buffer.output))
+  val rxIn = (0 until n).map(k => toInBeat(fromTx = false, k, rxBuffers(k).buffer.output, U(k, P bits)))
 
   /** Host frames: through the pipeline or straight to the MAC, chosen per frame from CONTROL
-    * bit 0 in the first clock its first beat is presented, and kept until its last beat is
-    * taken. Choosing only when the first beat is taken would let a write to CONTROL withdraw
-    * a beat already offered to one path; the arbiter there, locked on it, would then wait
-    * for that frame for ever. */
+    * and, while CONTROL_CPU_PORT is set, the frame's CPU header (packet-outs,
+    * ip/corundum/README.md), in the first clock its first beat is presented, and kept until
+    * its last beat is taken. Choosing only when the first beat is taken would let a write
+    * to CONTROL withdraw a beat already offered to one path; the arbiter there, locked on
+    * it, would then wait for that frame for ever. The header is looked at before the first
+    * beat is presented (FrameHead), so at 64 bits a frame waits for its third beat. */
   val txSplit = for (k <- 0 until n) yield new Area {
-    val tx = io.s_axis_tx.slaveStream(k)
+    val head = new FrameHead(io.s_axis_tx.beat, CpuHeader.Bytes)
+    head.input << io.s_axis_tx.slaveStream(k)
+    val tx = head.output
+    def headByte(offset: Int): UInt = head.head(8 * offset, 8 bits).asUInt
+    val kind = headByte(CpuHeader.TypeOffset)
+    val headerIngress = headByte(CpuHeader.IngressOffset)
+    val packetOut = regs.cpuPort &&
+      (headByte(CpuHeader.EtherTypeOffset) @@ headByte(CpuHeader.EtherTypeOffset + 1)) === CpuHeader.EtherType
+    val route = TxRoute(c)
+    route.malformed := packetOut && (!head.longer || kind =/= CpuHeader.PacketOut && kind =/= CpuHeader.ToEgress)
+    // The TX tap reaches its own MAC only, and meta.ingressPort has P bits.
+    route.wrongPort := packetOut && !route.malformed &&
+      ((kind === CpuHeader.ToEgress) ? (headByte(CpuHeader.EgressOffset) =/= k) | (headerIngress >= (1 << P)))
+    route.strip := packetOut && !route.malformed && !route.wrongPort
+    route.viaPipeline := packetOut ? (kind === CpuHeader.PacketOut) | regs.txViaPipeline
+    route.ingress := packetOut ? headerIngress.resize(P) | U(c.hostPortBase + k, P bits)
     val chosen = Reg(Bool()) init False
-    val latched = Reg(Bool()) init False
-    val viaPipeline = chosen ? latched | regs.txViaPipeline
+    val latched = Reg(TxRoute(c))
+    val routeNow = chosen ? latched | route
     when(tx.valid && !chosen) {
       chosen := True
-      latched := regs.txViaPipeline
+      latched := route
     }
     when(tx.fire && tx.last) { chosen := False }
+    val frameTaken = tx.fire && tx.last
+    regs.count(Regs.PacketOuts, frameTaken && routeNow.strip)
+    regs.count(Regs.PacketOutWrongPort, frameTaken && routeNow.wrongPort)
+    regs.count(Regs.PacketOutMalformed, frameTaken && routeNow.malformed)
+
+    val strip = new HeaderStrip(io.s_axis_tx.beat, CpuHeader.Bytes, TxRoute(c))
+    strip.input.arbitrationFrom(tx)
+    strip.input.last := tx.last
+    strip.input.fragment.beat := tx.fragment
+    strip.input.fragment.strip := routeNow.strip
+    strip.input.fragment.side := routeNow
+    val frames = strip.output
+    val r = frames.fragment.side
+    val refuse = r.malformed || r.wrongPort
+    /** Refused packet-outs still owe the host's TX engine their completion (tag, timestamp 0),
+      * made when their last beat is taken. */
+    val refused = Stream(Bits(c.txTagWidth bits))
+    refused.valid := frames.valid && frames.last && refuse
+    refused.payload := frames.fragment.beat.user(1, c.txTagWidth bits)
     val padder = new Padder(io.s_axis_tx.beat, c.minTxBytes)
-    padder.input.valid := tx.valid && viaPipeline
-    padder.input.payload := tx.payload
+    padder.input.valid := frames.valid && !refuse && r.viaPipeline
+    padder.input.payload.fragment := frames.fragment.beat
+    padder.input.last := frames.last
     val bypass = Stream(Fragment(io.s_axis_tx.beat))
-    bypass.valid := tx.valid && !viaPipeline
-    bypass.payload := tx.payload
-    tx.ready := viaPipeline ? padder.input.ready | bypass.ready
-    val toPipeline = toInBeat(fromTx = true, k, padder.output)
+    bypass.valid := frames.valid && !refuse && !r.viaPipeline
+    bypass.payload.fragment := frames.fragment.beat
+    bypass.last := frames.last
+    frames.ready := refuse ? (!frames.last || refused.ready) | (r.viaPipeline ? padder.input.ready | bypass.ready)
+    val refusedCpl = refused.m2sPipe()
+    // A frame's ingress port is taken at its first beat, which leaves the padder as it comes
+    // from the shifter; the padding beats after it may see the next frame's route.
+    val toPipeline = toInBeat(fromTx = true, k, padder.output, r.ingress)
   }
 
   val ingress = new Area {
@@ -449,7 +516,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     pipeline.io.frames.last := admitted.last
     pipeline.io.frames.fragment.data := admitted.fragment.data
     pipeline.io.frames.fragment.keep := admitted.fragment.keep
-    pipeline.io.frames.fragment.user := ingressPort(side).asBits ## admitted.fragment.bad
+    pipeline.io.frames.fragment.user := side.ingress.asBits ## admitted.fragment.bad
 
     regs.count(Regs.RxFrames, pending.io.push.fire && !side.fromTx)
     regs.count(Regs.TxFrames, pending.io.push.fire && side.fromTx)
@@ -475,32 +542,49 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
   // ------------------------------------------------------------------ out of the pipeline
   val egress = new Area {
     val out = pipeline.io.out
-    val punt = out.fragment.user(0)
+    val user = OutUser(c.matcha)
+    user.assignFromBits(out.fragment.user)
     val head = fates.decided.io.pop
-    val side = head.payload
+
+    /** Punted frames behind the CPU header while CONTROL_CPU_PORT is set, read on each
+      * frame's first beat: a frame has the header whole or not at all. */
+    val cpuHeader = new HeaderInsert(c.dataBytes, CpuHeader.Bytes, EgressSide(c))
+    cpuHeader.input.valid := out.valid && head.valid
+    out.ready := head.valid && cpuHeader.input.ready
+    head.ready := out.fire && out.last
+    cpuHeader.input.last := out.last
+    cpuHeader.input.fragment.beat.data := out.fragment.data
+    cpuHeader.input.fragment.beat.keep := out.fragment.keep
+    cpuHeader.input.fragment.beat.side.side := head.payload
+    cpuHeader.input.fragment.beat.side.punt := user.punt
+    cpuHeader.input.fragment.insert := regs.cpuPort && user.punt
+    cpuHeader.input.fragment.header := CpuHeader.packetIn(head.ingress, user.egressPort, user.reason)
+
+    val framed = cpuHeader.output
+    val punt = framed.fragment.side.punt
+    val side = framed.fragment.side.side
     val toHost = !side.fromTx || punt
 
     val host = Seq.fill(n)(Stream(Fragment(io.m_axis_rx.beat)))
     val wire = Seq.fill(n)(Stream(Fragment(io.s_axis_tx.beat)))
     for ((h, k) <- host.zipWithIndex) {
-      h.valid := out.valid && head.valid && toHost && side.port === k
-      h.last := out.last
-      h.fragment.data := out.fragment.data
-      h.fragment.keep := out.fragment.keep
+      h.valid := framed.valid && toHost && side.port === k
+      h.last := framed.last
+      h.fragment.data := framed.fragment.data
+      h.fragment.keep := framed.fragment.keep
       h.fragment.user := side.ts ## False
     }
     for ((w, k) <- wire.zipWithIndex) {
-      w.valid := out.valid && head.valid && !toHost && side.port === k
-      w.last := out.last
-      w.fragment.data := out.fragment.data
-      w.fragment.keep := out.fragment.keep
+      w.valid := framed.valid && !toHost && side.port === k
+      w.last := framed.last
+      w.fragment.data := framed.fragment.data
+      w.fragment.keep := framed.fragment.keep
       w.fragment.user := side.tag ## False
     }
     val hostReady = if (n == 1) host.head.ready else Vec(host.map(_.ready))(side.port)
     val wireReady = if (n == 1) wire.head.ready else Vec(wire.map(_.ready))(side.port)
-    out.ready := head.valid && (toHost ? hostReady | wireReady)
-    val lastOut = out.fire && out.last
-    head.ready := lastOut
+    framed.ready := toHost ? hostReady | wireReady
+    val lastOut = framed.fire && framed.last
 
     /** Completions for punted host frames (they reach the host on RX, never a MAC). */
     val puntedCpl = StreamFifo(MadeCompletion(c), c.framesInFlight)
@@ -532,14 +616,22 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     io.m_axis_tx.drive(k, frames)
     regs.count(Regs.TxBypass, txSplit(k).bypass.fire && txSplit(k).bypass.last)
 
-    /** The MAC's completions (only host frames reach a MAC) and the ones made here. */
+    /** The MAC's completions (only host frames reach a MAC) and the ones made here: for
+      * host frames the pipeline dropped or punted, and for refused packet-outs. */
     val madeHere = madePerPort(k).translateWith {
       val cp = Completion(c.ptpTsWidth, c.txTagWidth)
       cp.ts := 0
       cp.tag := madePerPort(k).tag
       cp
     }
-    io.m_axis_tx_cpl.drive(k, StreamArbiterFactory().roundRobin.noLock.on(Seq(io.s_axis_tx_cpl.slaveStream(k), madeHere)))
+    val refusedHere = txSplit(k).refusedCpl.translateWith {
+      val cp = Completion(c.ptpTsWidth, c.txTagWidth)
+      cp.ts := 0
+      cp.tag := txSplit(k).refusedCpl.payload
+      cp
+    }
+    regs.count(Regs.TxCompletions, refusedHere.fire)
+    io.m_axis_tx_cpl.drive(k, StreamArbiterFactory().roundRobin.noLock.on(Seq(io.s_axis_tx_cpl.slaveStream(k), madeHere, refusedHere)))
   }
   regs.buildCounters()
 }
