@@ -34,6 +34,7 @@ from scapy.layers.l2 import ARP, Ether
 
 from tb.common import cocotb_util
 from tb.common import contract
+from tb.common import cpu_header
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
 from tb.common.sim import soak
@@ -53,7 +54,7 @@ APP_ID, VERSION, PORTS, DATA_WIDTH, CONTROL = (contract.APP_ID, contract.APP_VER
 ERROR_ADDRESS, ERROR = contract.APP_ERROR_ADDRESS, contract.APP_ERROR
 COUNTERS = {name: getattr(contract, "APP_" + name.upper())
             for name in ("rx_frames", "tx_frames", "dropped", "punted", "to_host", "to_wire", "tx_bypass",
-                         "tx_completions")}
+                         "tx_completions", "packet_outs", "packet_out_wrong_port", "packet_out_malformed")}
 PORT_OVERFLOWS = contract.APP_RX_OVERFLOW  # + 4k: frames port k's ingress buffer had no room for
 MATCHA_APP_ID = contract.APP_ID_VALUE
 MIN_TX_BYTES = 60
@@ -77,6 +78,8 @@ class Frame:
     out: bytes = None        # the frame as it leaves, None when dropped
     punt: bool = False
     reason: int = 0
+    packet_out: bool = False  # a packet-out the block takes (CONTROL bit 1)
+    refused: str = None       # a packet-out it refuses: "wrong_port" or "malformed"
 
 
 @dataclass
@@ -86,6 +89,11 @@ class Tally:
 
     def add(self, f):
         c = self.counts
+        if f.refused:
+            c["packet_out_" + f.refused] += 1
+            c["tx_completions"] += 1
+            return
+        c["packet_outs"] += f.packet_out
         if not f.from_tx:
             c["rx_frames"] += 1
         elif f.via_pipeline:
@@ -133,6 +141,7 @@ class CorundumTb(AxiLiteRegisters):
         self.tally = Tally()
         self.next_tag = 1
         self.tx_via_pipeline = False
+        self.cpu_port = False
         self.ctl = None
 
     async def start(self, open_driver=True):
@@ -174,8 +183,16 @@ class CorundumTb(AxiLiteRegisters):
         return True
 
     async def tx_through_pipeline(self, on):
-        await self.write32(APP_REGS + CONTROL, int(on))
         self.tx_via_pipeline = on
+        await self.write_control()
+
+    async def cpu_port_on(self, on):
+        self.cpu_port = on
+        await self.write_control()
+
+    async def write_control(self):
+        await self.write32(APP_REGS + CONTROL, (contract.APP_CONTROL_TX_PIPELINE if self.tx_via_pipeline else 0)
+                           | (contract.APP_CONTROL_CPU_PORT if self.cpu_port else 0))
 
     # ------------------------------------------------------------------ traffic
 
@@ -190,14 +207,31 @@ class CorundumTb(AxiLiteRegisters):
         self.gaps(self.rng.choice([0.0, 0.2, 0.5]), self.rng.choice([0.0, 0.2, 0.5, 0.8]))
 
     def expect(self, f):
-        """Fills in what the model says becomes of frame `f`."""
+        """Fills in what the model says becomes of frame `f`. With the CPU port on, a host
+        frame of EtherType 0x88B5 is a packet-out (ip/corundum/README.md, "The CPU port on
+        a card"), read here with the scapy layer of sim/README.md's header; and a punted
+        frame reaches the host as matcha-sim's CPU port sends it, behind a packet-in
+        header."""
+        data, port = f.data, (self.host_port_base if f.from_tx else 0)
+        f.packet_out, f.refused = False, None
+        if f.from_tx and self.cpu_port and len(data) >= 14 and Ether(data[:14]).type == cpu_header.ETHERTYPE:
+            hdr = cpu_header.MatchaCpu(data[14:18]) if len(data) >= 18 else None
+            if hdr is None or len(data) == 18 or hdr.type not in (cpu_header.PACKET_OUT, cpu_header.TO_EGRESS):
+                f.refused = "malformed"
+            elif hdr.type == cpu_header.TO_EGRESS and hdr.egress_port != 0:
+                f.refused = "wrong_port"     # the TX tap of port 0 reaches MAC 0 only
+            elif hdr.type == cpu_header.PACKET_OUT and hdr.ingress_port >= 1 << self.lay.port_width:
+                f.refused = "wrong_port"
+            if f.refused:
+                f.out, f.punt, f.reason = None, False, 0
+                return
+            f.packet_out, f.via_pipeline = True, hdr.type == cpu_header.PACKET_OUT
+            data, port = data[18:], hdr.ingress_port
         if f.from_tx and not f.via_pipeline:
-            f.out, f.punt, f.reason = f.data, False, 0
+            f.out, f.punt, f.reason = data, False, 0
             return
-        data = f.data
         if f.from_tx and len(data) < MIN_TX_BYTES:
             data = data + bytes(MIN_TX_BYTES - len(data))
-        port = self.host_port_base if f.from_tx else 0
         phv = parse(data, ingress_port=port, bad_frame=f.bad,
                     header_bytes=self.lay.header_bytes, runt_bytes=self.lay.runt_bytes,
                     max_frame=self.lay.max_frame)
@@ -205,6 +239,8 @@ class CorundumTb(AxiLiteRegisters):
         f.out = out
         f.punt = bool(out is not None and tuser["punt"])
         f.reason = reason if out is None else tuser["reason"]
+        if f.punt and self.cpu_port:
+            f.out = bytes(cpu_header.packet_in(out, port, tuser["egressPort"], tuser["reason"]))
 
     def _beats_tuser(self, length, per_beat_last, per_beat):
         nbeats = max(1, (length + self.lanes - 1) // self.lanes)
@@ -305,7 +341,7 @@ class CorundumTb(AxiLiteRegisters):
         if len(self.wire_frames) != len(to_wire):
             errors.append(f"{len(self.wire_frames)} frames to the MAC, expected {len(to_wire)}")
         errors += self._host_errors(to_host)
-        errors += self._compare("MAC", to_wire, self.wire_frames, lambda f: f.tag << 1)
+        errors += self._wire_errors(to_wire)
         errors += self._check_completions(from_host, to_wire)
         self.fail_on(errors)
         self.retire()
@@ -321,6 +357,22 @@ class CorundumTb(AxiLiteRegisters):
         return (self._compare("host (from the MAC)", want_rx, got_rx, lambda f: f.ts << 1)
                 + self._compare("host (punted host frame)", want_punted, got_punted,
                                 lambda f: 0))
+
+    def _wire_errors(self, to_wire):
+        """The MAC's frames in order per path, told apart by their tags: frames through the
+        pipeline and past it (bypass, packet-outs of type 3) may leave in a different order
+        (ip/corundum/README.md)."""
+        path_of = {f.tag: f.via_pipeline for f in to_wire}
+        errors = []
+        for path in (True, False):
+            want = [f for f in to_wire if f.via_pipeline == path]
+            got = [g for g in self.wire_frames if path_of.get((g[1] or 0) >> 1) == path]
+            errors += self._compare(f"MAC ({'pipeline' if path else 'bypass'})", want, got,
+                                    lambda f: f.tag << 1)
+        stray = [(g[1] or 0) >> 1 for g in self.wire_frames if (g[1] or 0) >> 1 not in path_of]
+        if stray:
+            errors.append(f"frames to the MAC with tags of no frame that goes there: {stray[:10]}")
+        return errors
 
     def fail_on(self, errors):
         for e in errors[:20]:
@@ -383,7 +435,7 @@ class CorundumTb(AxiLiteRegisters):
                 # Passed through untouched: bad_frame stays on its last beat, which is the
                 # first one too for a frame of one beat.
                 problems = [p for p in problems if not p.startswith("tuser changes")]
-                want_tuser |= int(len(f.data) <= self.lanes)
+                want_tuser |= int(len(f.out) <= self.lanes)
             errors += [f"{where} #{k} ({f.name}): {p}" for p in problems]
             if data != f.out:
                 errors.append(f"{where} #{k}: got {len(data)} bytes, expected {f.name} "
@@ -482,7 +534,7 @@ def fates(tb):
 async def test_app_registers(dut):
     """The app BAR: Matcha's APP_ID, version, port count and data width at 0x800000; the
     pipeline's self-describing block at 0 (MAGIC, BUILD_ID checked at start); CONTROL
-    reads back what was written; addresses nothing answers give SLVERR, reads and writes,
+    reads back its two bits as written, and nothing of the others; addresses nothing answers give SLVERR, reads and writes,
     in the pipeline's window, in the app registers and above the tables, and the bus
     keeps working after them."""
     tb = await setup(dut, "app_registers")
@@ -493,8 +545,10 @@ async def test_app_registers(dut):
     assert ports >= 1
     assert await tb.read32(APP_REGS + DATA_WIDTH) == tb.lay.data_width
     assert await tb.read32(APP_REGS + CONTROL) == 0, "host frames bypass the pipeline by default"
-    await tb.write32(APP_REGS + CONTROL, 1)
-    assert await tb.read32(APP_REGS + CONTROL) == 1
+    both = contract.APP_CONTROL_TX_PIPELINE | contract.APP_CONTROL_CPU_PORT
+    for value in (contract.APP_CONTROL_TX_PIPELINE, contract.APP_CONTROL_CPU_PORT, 0xFFFFFFFF):
+        await tb.write32(APP_REGS + CONTROL, value)
+        assert await tb.read32(APP_REGS + CONTROL) == value & both, f"CONTROL after writing {value:#x}"
     await tb.write32(APP_REGS + CONTROL, 0)
     n = len(tb.model.tables)
     for k in range(ports):

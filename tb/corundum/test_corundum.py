@@ -4,6 +4,7 @@ once per generated Corundum build: `corundum-w64` (64-bit taps, the small model)
 `corundum` (512-bit taps, Corundum's 100G width).
 
 - tb/corundum/corundum_tb.py: one interface (Corundum's default IF_COUNT=1);
+- tb/corundum/cpu_port_tb.py: the CPU port (CONTROL bit 1), one interface;
 - tb/corundum/ports_tb.py: four interfaces (IF_COUNT=4) receiving at once behind a model of
   Corundum's RX FIFOs.
 
@@ -16,6 +17,8 @@ TOPLEVEL = "mqnic_app_block"
 CONFIGS = ("corundum-w64", "corundum")
 test_corundum = sim.cocotb_entry("tb.corundum.corundum_tb",
                                  [sim.Model(c, TOPLEVEL, random_init=True) for c in CONFIGS])
+test_corundum_cpu_port = sim.cocotb_entry("tb.corundum.cpu_port_tb",
+                                          [sim.Model(c, TOPLEVEL, random_init=True) for c in CONFIGS])
 test_corundum_ports = sim.cocotb_entry(
     "tb.corundum.ports_tb",
     [sim.Model(c, TOPLEVEL, parameters=(("IF_COUNT", 4),), random_init=True) for c in CONFIGS])
