@@ -320,7 +320,9 @@ class AxiLite4Split(config: AxiLite4Config, bit: Int) extends Area {
   *  - a frame from the wire that is not dropped goes to the host on its own port;
   *  - a frame from the host goes out of its own port's MAC, or to the host (RX tap of its
   *    port) when punted; dropped or punted, it gets its TX completion here (timestamp 0);
-  *  - the egress port and the punt reason are not carried (the sync taps have no tdest).
+  *  - the egress port and the punt reason are not carried beside the frame (the sync taps
+  *    have no tdest); while CONTROL_CPU_PORT is set, punted frames carry them in a CPU
+  *    header, and host frames behind one are packet-outs (CpuHeader).
   *
   * The pipeline keeps frame order but carries nothing per frame except tuser, so each frame's
   * `Sideband` waits in `pending` from its first beat until the pipeline decides its fate

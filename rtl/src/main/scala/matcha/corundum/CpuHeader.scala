@@ -32,7 +32,7 @@ object CpuHeader {
     def bytesOf(v: BigInt, n: Int): Seq[Bits] = (0 until n).map(i => B((v >> (8 * (n - 1 - i))) & 0xff, 8 bits))
     val bytes = bytesOf(InDst, 6) ++ bytesOf(InSrc, 6) ++ bytesOf(EtherType, 2) ++
       Seq(B(PacketIn, 8 bits), ingress.asBits.resize(8), egress.resize(8), reason.resize(8))
-    Cat(bytes.reverse)
+    Cat(bytes)
   }
 }
 
@@ -110,7 +110,7 @@ class HeaderInsert[T <: Data](lanes: Int, headerBytes: Int, sideType: HardType[T
     when(output.fire) { headerBeat := headerBeat + 1 }
   } elsewhen (insertNow) {
     output.fragment.data := in.data((lanes - carried) * 8 - 1 downto 0) ## carryNow
-    output.fragment.keep := (input.last && !spill) ? Axis.keepMask(count + carried, lanes) | B((1 << lanes) - 1, lanes bits)
+    output.fragment.keep := (input.last && !spill) ? Axis.keepMask(count + carried, lanes) | B(lanes bits, default -> True)
     output.last := input.last && !spill
     when(input.fire) {
       carry := in.data(lanes * 8 - 1 downto (lanes - carried) * 8)
@@ -158,11 +158,11 @@ class FrameHead(beat: TapBeat, headerBytes: Int) extends Area {
 
   val index = Reg(UInt(log2Up(headBeats + 1) bits)) init 0
   val captured = Seq.fill(headBeats - 1)(Reg(Bits(lanes * 8 bits)))
-  val masked = Cat((0 until lanes).map(i => input.fragment.keep(i) ? input.fragment.data(i * 8, 8 bits) | B(0, 8 bits)).reverse)
+  val masked = Cat((0 until lanes).map(i => input.fragment.keep(i) ? input.fragment.data(i * 8, 8 bits) | B(0, 8 bits)))
   val headNow = Cat((0 until headBeats).map { i =>
     val fromInput = (index === i) ? masked | B(0, lanes * 8 bits)
     if (i < headBeats - 1) (index > i) ? captured(i) | fromInput else fromInput
-  }.reverse).resize(headerBytes * 8)
+  }).resize(headerBytes * 8)
   /** This beat completes the frame's header (or ends a frame shorter than one). */
   val completes = index < headBeats && (index === headBeats - 1 || input.last)
 
@@ -254,7 +254,7 @@ class HeaderStrip[T <: Data](beat: TapBeat, headerBytes: Int, sideType: HardType
     output.fragment.beat.keep := Axis.keepMask(count - inLastHeadBeat, lanes)
   } elsewhen (stripNow) {
     output.fragment.beat.data := in.data(inLastHeadBeat * 8 - 1 downto 0) ## kept
-    output.fragment.beat.keep := (input.last && !spill) ? Axis.keepMask(count + keptLanes, lanes) | B((1 << lanes) - 1, lanes bits)
+    output.fragment.beat.keep := (input.last && !spill) ? Axis.keepMask(count + keptLanes, lanes) | B(lanes bits, default -> True)
     output.last := input.last && !spill
     when(input.fire && spill) {
       flush := True
