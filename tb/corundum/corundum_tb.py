@@ -840,7 +840,9 @@ async def test_tx_switch_with_beat_offered(dut):
         sink.set_pause_generator(None)
 
     tb.wire.pause = True
-    await tb.send_tx("waits at the MAC", ipv4(tb, "10.1.1.1"))
+    # Longer than the beats the block takes in to read a frame's CPU header before it
+    # offers the frame to a path (ip/corundum/README.md), so the host still holds the rest.
+    await tb.send_tx("waits at the MAC", ipv4(tb, "10.1.1.1", length=1000))
     assert await taken_or_held(tb, tb.tx_src, dut.m_axis_sync_tx_tvalid,
                                dut.m_axis_sync_tx_tready), "the MAC took a frame while stopped"
     await tb.tx_through_pipeline(True)

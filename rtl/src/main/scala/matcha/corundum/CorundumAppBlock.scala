@@ -178,6 +178,12 @@ case class InBeat(c: CorundumConfig) extends Bundle {
   val side = Sideband(c)
 }
 
+/** CONTROL as a host frame's first beat found it on the tap. */
+case class TxControl() extends Bundle {
+  val viaPipeline = Bool()
+  val cpuPort = Bool()
+}
+
 /** What becomes of a host frame: chosen from CONTROL and, for a packet-out, its CPU header. */
 case class TxRoute(c: CorundumConfig) extends Bundle {
   val viaPipeline = Bool()
@@ -437,47 +443,54 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
 
   /** Host frames: through the pipeline or straight to the MAC, chosen per frame from CONTROL
     * and, while CONTROL_CPU_PORT is set, the frame's CPU header (packet-outs,
-    * ip/corundum/README.md), in the first clock its first beat is presented, and kept until
-    * its last beat is taken. Choosing only when the first beat is taken would let a write
-    * to CONTROL withdraw a beat already offered to one path; the arbiter there, locked on
-    * it, would then wait for that frame for ever. The header is looked at before the first
-    * beat is presented (FrameHead), so at 64 bits a frame waits for its third beat. */
+    * ip/corundum/README.md). CONTROL is read in the first clock a frame's first beat is
+    * presented on the tap, and kept until that beat is taken: reading it only when the
+    * beat is taken would let a write to CONTROL change the choice for a beat already
+    * offered. The header is read before the frame's first beat is offered to a path
+    * (FrameHead), so the choice is made there, once, and an arbiter locked on a frame never
+    * waits for a beat that went elsewhere. */
   val txSplit = for (k <- 0 until n) yield new Area {
-    val head = new FrameHead(io.s_axis_tx.beat, CpuHeader.Bytes)
-    head.input << io.s_axis_tx.slaveStream(k)
+    val tap = io.s_axis_tx.slaveStream(k)
+    val control = TxControl()
+    control.viaPipeline := regs.txViaPipeline
+    control.cpuPort := regs.cpuPort
+    val chosen = Reg(Bool()) init False
+    val latched = Reg(TxControl())
+    when(tap.valid && !chosen) {
+      chosen := True
+      latched := control
+    }
+    when(tap.fire && tap.last) { chosen := False }
+
+    val head = new FrameHead(io.s_axis_tx.beat, CpuHeader.Bytes, TxControl())
+    head.input << tap
+    head.inputSide := chosen ? latched | control
     val tx = head.output
     def headByte(offset: Int): UInt = head.head(8 * offset, 8 bits).asUInt
     val kind = headByte(CpuHeader.TypeOffset)
     val headerIngress = headByte(CpuHeader.IngressOffset)
-    val packetOut = regs.cpuPort &&
+    val packetOut = head.side.cpuPort &&
       (headByte(CpuHeader.EtherTypeOffset) @@ headByte(CpuHeader.EtherTypeOffset + 1)) === CpuHeader.EtherType
+    /** Stable while the frame is at the head: it depends on the frame alone. */
     val route = TxRoute(c)
     route.malformed := packetOut && (!head.longer || kind =/= CpuHeader.PacketOut && kind =/= CpuHeader.ToEgress)
     // The TX tap reaches its own MAC only, and meta.ingressPort has P bits.
     route.wrongPort := packetOut && !route.malformed &&
       ((kind === CpuHeader.ToEgress) ? (headByte(CpuHeader.EgressOffset) =/= k) | (headerIngress >= (1 << P)))
     route.strip := packetOut && !route.malformed && !route.wrongPort
-    route.viaPipeline := packetOut ? (kind === CpuHeader.PacketOut) | regs.txViaPipeline
+    route.viaPipeline := packetOut ? (kind === CpuHeader.PacketOut) | head.side.viaPipeline
     route.ingress := packetOut ? headerIngress.resize(P) | U(c.hostPortBase + k, P bits)
-    val chosen = Reg(Bool()) init False
-    val latched = Reg(TxRoute(c))
-    val routeNow = chosen ? latched | route
-    when(tx.valid && !chosen) {
-      chosen := True
-      latched := route
-    }
-    when(tx.fire && tx.last) { chosen := False }
     val frameTaken = tx.fire && tx.last
-    regs.count(Regs.PacketOuts, frameTaken && routeNow.strip)
-    regs.count(Regs.PacketOutWrongPort, frameTaken && routeNow.wrongPort)
-    regs.count(Regs.PacketOutMalformed, frameTaken && routeNow.malformed)
+    regs.count(Regs.PacketOuts, frameTaken && route.strip)
+    regs.count(Regs.PacketOutWrongPort, frameTaken && route.wrongPort)
+    regs.count(Regs.PacketOutMalformed, frameTaken && route.malformed)
 
     val strip = new HeaderStrip(io.s_axis_tx.beat, CpuHeader.Bytes, TxRoute(c))
     strip.input.arbitrationFrom(tx)
     strip.input.last := tx.last
     strip.input.fragment.beat := tx.fragment
-    strip.input.fragment.strip := routeNow.strip
-    strip.input.fragment.side := routeNow
+    strip.input.fragment.strip := route.strip
+    strip.input.fragment.side := route
     val frames = strip.output
     val r = frames.fragment.side
     val refuse = r.malformed || r.wrongPort

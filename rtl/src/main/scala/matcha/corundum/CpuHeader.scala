@@ -133,10 +133,11 @@ class HeaderInsert[T <: Data](lanes: Int, headerBytes: Int, sideType: HardType[T
 /** Holds each frame's first beats until its first `headerBytes` bytes are in, and gives them
   * (`head`, lanes beyond the frame's end zero) with every beat of the frame, so that what
   * becomes of a frame can be decided from its header before its first beat leaves.
-  * `longer`: the frame has bytes beyond `headerBytes`. Frames keep their beats and order;
-  * once a frame's header is in, its beats leave one per clock, and the next frame's header
-  * beats come in meanwhile. Every beat but a frame's last must be full. */
-class FrameHead(beat: TapBeat, headerBytes: Int) extends Area {
+  * `longer`: the frame has bytes beyond `headerBytes`. `inputSide`, read with a frame's
+  * first beat, comes out as `side` with all of it. Frames keep their beats and order; once a
+  * frame's header is in, its beats leave one per clock, and the next frame's header beats
+  * come in meanwhile. Every beat but a frame's last must be full. */
+class FrameHead[T <: Data](beat: TapBeat, headerBytes: Int, sideType: HardType[T]) extends Area {
   val lanes = beat.dataBytes
   /** Beats that hold the header, and the header's bytes in the last of them. */
   val headBeats = (headerBytes + lanes - 1) / lanes
@@ -144,12 +145,15 @@ class FrameHead(beat: TapBeat, headerBytes: Int) extends Area {
 
   val input = Stream(Fragment(beat))
   val output = Stream(Fragment(beat))
+  val inputSide = sideType()
   val head = Bits(headerBytes * 8 bits)
   val longer = Bool()
+  val side = sideType()
 
   case class Head() extends Bundle {
     val bytes = Bits(headerBytes * 8 bits)
     val longer = Bool()
+    val side = sideType()
   }
   /** Room for a frame's header beats and one more, so the next frame's header comes in
     * while the last beat of the one before leaves. */
@@ -158,6 +162,7 @@ class FrameHead(beat: TapBeat, headerBytes: Int) extends Area {
 
   val index = Reg(UInt(log2Up(headBeats + 1) bits)) init 0
   val captured = Seq.fill(headBeats - 1)(Reg(Bits(lanes * 8 bits)))
+  val firstSide = Reg(sideType())
   val masked = Cat((0 until lanes).map(i => input.fragment.keep(i) ? input.fragment.data(i * 8, 8 bits) | B(0, 8 bits)))
   val headNow = Cat((0 until headBeats).map { i =>
     val fromInput = (index === i) ? masked | B(0, lanes * 8 bits)
@@ -169,11 +174,13 @@ class FrameHead(beat: TapBeat, headerBytes: Int) extends Area {
   heads.io.push.valid := input.fire && completes
   heads.io.push.bytes := headNow
   heads.io.push.longer := !input.last || (index === headBeats - 1 && Axis.keepCount(input.fragment.keep) > inLastHeadBeat)
+  heads.io.push.side := (index === 0) ? inputSide | firstSide
   beats.io.push.valid := input.valid && (!completes || heads.io.push.ready)
   beats.io.push.payload := input.payload
   input.ready := beats.io.push.ready && (!completes || heads.io.push.ready)
   when(input.fire) {
     for (i <- 0 until headBeats - 1) when(index === i) { captured(i) := masked }
+    when(index === 0) { firstSide := inputSide }
     when(index < headBeats) { index := index + 1 }
     when(input.last) { index := 0 }
   }
@@ -181,6 +188,7 @@ class FrameHead(beat: TapBeat, headerBytes: Int) extends Area {
   output << beats.io.pop.continueWhen(heads.io.pop.valid)
   head := heads.io.pop.bytes
   longer := heads.io.pop.longer
+  side := heads.io.pop.side
   heads.io.pop.ready := output.fire && output.last
 }
 
