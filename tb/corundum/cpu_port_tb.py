@@ -175,10 +175,11 @@ async def test_packet_out_refused(dut):
 
 @cocotb.test()
 async def test_cpu_port_rate(dut):
-    """Back to back with nothing held: with CONTROL bit 1 set, plain host frames leave for
-    the MAC at the rate they do with it clear (the header look-ahead adds no gap between
-    frames), and the host's tap takes packet-outs of type 3 at one beat per clock but the
-    one beat a frame's tail may take after the shift."""
+    """Back to back with nothing held: plain host frames leave for the MAC at one beat per
+    clock with at most one clock between frames (the header look-ahead takes the next
+    frame's header in while a frame leaves), as fast with CONTROL bit 1 set as clear; and
+    the host's tap takes packet-outs of type 3 at one beat per clock but the one clock a
+    frame's tail may take after the shift."""
     tb = await setup(dut, "cpu_port_rate")
     tb.gaps()
     clock = {"now": 0}
@@ -212,7 +213,8 @@ async def test_cpu_port_rate(dut):
     on = await burst(frames)
     dut._log.info("plain host frames: %d beats in %d clocks with bit 1 clear, %d in %d set",
                   clear[1], clear[0], on[1], on[0])
-    assert on[1] == clear[1] and on[0] <= clear[0] + 2, f"bit 1 slows plain frames: {on} vs {clear}"
+    assert clear[0] <= clear[1] + len(frames), f"{clear[1]} beats in {clear[0]} clocks"
+    assert on[1] == clear[1] and on[0] <= clear[0], f"bit 1 slows plain frames: {on} vs {clear}"
 
     outs = [to_egress(bytes(tb.rng.getrandbits(8) for _ in range(60 + k % 9))) for k in range(40)]
     beats = sum((len(f) + tb.lanes - 1) // tb.lanes for f in outs)
