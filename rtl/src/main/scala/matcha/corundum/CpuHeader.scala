@@ -57,12 +57,12 @@ case class InsertBeat[T <: Data](lanes: Int, headerBytes: Int, sideType: HardTyp
   * input beat shifted up by `headerBytes % lanes` lanes, the lanes pushed out carried to
   * the next output beat. A frame whose last beat does not fit after the shift takes one
   * beat more; otherwise one beat in gives one beat out, frames back to back. `header` and
-  * `insert` are read on a frame's first beat, while it waits, so nothing is latched. */
+  * `insert` are read from a frame's first beat while it waits, so the header is not stored. */
 class HeaderInsert[T <: Data](lanes: Int, headerBytes: Int, sideType: HardType[T]) extends Area {
   /** Header lanes that do not fill a beat: what each beat carries over. Corundum's widths
     * (8 and 64 lanes) and the 18-byte header always leave some. */
   val carried = headerBytes % lanes
-  require(carried != 0, "a header of whole beats needs no shifter")
+  require(carried != 0, "built for a header that ends inside a beat")
   val wholeBeats = headerBytes / lanes
 
   val input = Stream(Fragment(InsertBeat(lanes, headerBytes, sideType)))
