@@ -108,7 +108,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
 
-  val rows = c.matchedChunks.map(k => k -> Mem(Bits(c.size bits), 16))
+  val rows = c.matchedChunks.map(k => k -> RowRam(c.size, 16, 4, syncRead = false))
   /** The entry store: written and read by the control window only. */
   val store = Mem(TernaryEntry(c), c.size)
   /** The lookup side's copy of each entry's action id and data. */
@@ -123,7 +123,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
     val slotLo = Vec.fill(c.rangeSlots)(Reg(UInt(f.width bits)) init 0)
     val slotId = Vec.fill(c.rangeSlots)(Reg(UInt(c.idWidth bits)) init 0)
     val slotValid = Vec((0 until c.rangeSlots).map(s => Reg(Bool()) init (s == 0)))
-    val rows = Mem(Bits(c.size bits), c.rangeIds)
+    val rows = RowRam(c.size, c.rangeIds, 4, syncRead = true)
     val spanStart = Mem(UInt(f.width bits), c.rangeIds)
     val spanEnd = Mem(UInt(f.width bits), c.rangeIds)
   })
@@ -151,10 +151,10 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
   val rowKey = if (c.ranges.isEmpty) keyed.key else classify.pickedKey
   val rowKeyValid = if (c.ranges.isEmpty) keyed.valid else classify.pickedValid
   val rowRead = new Area {
-    val row = rows.map { case (k, m) => m.readAsync(chunk(rowKey, k).asUInt, readUnderWrite = writeFirst) }
+    val row = rows.map { case (k, m) => m.read(chunk(rowKey, k).asUInt) }
     val partial = row.grouped(4).map(g => RegNext(g.reduce(_ & _))).toSeq
     // Read in the same clock as the chunk rows and the valid vector.
-    val intervals = ranges.zip(classify.id).map { case (r, id) => r.rows.readSync(id, readUnderWrite = readFirst) }
+    val intervals = ranges.zip(classify.id).map { case (r, id) => r.rows.read(id) }
     // Sampled in the clock the rows are read: a lookup sees an entry's rows and its valid
     // bit as they were in the same clock.
     val valid = RegNext(live)
