@@ -65,8 +65,8 @@ enum matcha_error {
 	MATCHA_ENOMEM = -11,    /* host memory allocation failed */
 	MATCHA_ETIMEDOUT = -12, /* a table command stayed busy */
 	MATCHA_EHW = -13,       /* a table command reported an error in STATUS */
-	MATCHA_ENOTSUP = -14,   /* the table was built without what the call needs (per-entry
-				   counters, a default action) */
+	MATCHA_ENOTSUP = -14,   /* the table (or app block) was built without what the call
+				   needs (per-entry counters, a default action, a CONTROL bit) */
 	MATCHA_ELAYOUT = -15,   /* the layout file is malformed or belongs to another bitstream,
 				   or a by-name call was made without one */
 };
@@ -784,6 +784,38 @@ int matcha_meter_set(matcha_dev *dev, unsigned table, uint32_t index,
 int matcha_meter_get(matcha_dev *dev, unsigned table, uint32_t index,
 		     struct matcha_meter_config *cfg, uint64_t *committed_tokens,
 		     uint64_t *peak_tokens);
+
+/* ------------------------------------------------------ the Corundum application block */
+
+/*
+ * Matcha's Corundum application block (ip/corundum/README.md, "Control: the app BAR") has
+ * registers of its own at MATCHA_HW_APP_BASE of the app BAR, after the pipeline's window.
+ * The calls below first check that APP_ID there reads MATCHA_HW_APP_ID_VALUE; a device
+ * without the block (the simulator, a board, a window that ends before it) is
+ * MATCHA_ENODEV, with the device and what its APP_ID read (or why it could not be read).
+ */
+
+/* The bits CONTROL defines: host frames through the pipeline; the CPU port ("The CPU port
+ * on a card": punted frames to the host and packet-outs from it behind the CPU header). */
+#define MATCHA_APP_CONTROL_BITS (MATCHA_HW_APP_CONTROL_TX_PIPELINE | MATCHA_HW_APP_CONTROL_CPU_PORT)
+
+/*
+ * Reads CONTROL, clears the bits of `clear` and sets those of `set` (one write, made only
+ * when that changes something; every other bit is written back as it was read), and gives
+ * CONTROL as read back afterwards in *now unless now is NULL: set = clear = 0 only reads.
+ * A bit outside MATCHA_APP_CONTROL_BITS, or in both set and clear, is MATCHA_EINVAL before
+ * any register access; a bit of `set` that does not read back set (a block older than the
+ * bit) is MATCHA_ENOTSUP.
+ */
+int matcha_app_control(matcha_dev *dev, uint32_t set, uint32_t clear, uint32_t *now);
+
+/* The block's packet-out counters (32 bits, wrapping; ip/corundum/README.md). */
+struct matcha_app_packet_outs {
+	uint32_t taken;      /* PACKET_OUTS: into the pipeline (type 2) or to the MAC (type 3) */
+	uint32_t wrong_port; /* PACKET_OUT_WRONG_PORT: refused for their port */
+	uint32_t malformed;  /* PACKET_OUT_MALFORMED: no frame behind the header, unknown type */
+};
+int matcha_app_packet_outs(matcha_dev *dev, struct matcha_app_packet_outs *counts);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ const char *matcha_strerror(int err)
 	case MATCHA_ENOMEM: return "out of memory";
 	case MATCHA_ETIMEDOUT: return "table command timed out";
 	case MATCHA_EHW: return "table command failed";
-	case MATCHA_ENOTSUP: return "the table lacks that feature";
+	case MATCHA_ENOTSUP: return "the hardware lacks that feature";
 	case MATCHA_ELAYOUT: return "layout file unusable or missing";
 	default: return "unknown error";
 	}
@@ -232,6 +232,7 @@ void matcha_close(matcha_dev *dev)
 	free_tables(dev);
 	if (dev->backend.release)
 		dev->backend.release(dev->ctx);
+	free(dev->uri);
 	free(dev);
 }
 

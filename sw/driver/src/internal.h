@@ -64,6 +64,7 @@ struct matcha_layout;
 struct matcha_dev {
 	struct matcha_regs_ops ops;
 	void *ctx;
+	char *uri; /* matcha_open()'s URI (malloc'd) for messages, NULL with matcha_open_ops() */
 	struct matcha_backend backend;
 	struct matcha_layout *layout; /* matcha_layout_load(), or NULL */
 	uint32_t version;

@@ -261,6 +261,8 @@ int matcha_open(const char *uri, matcha_dev **devp)
 		return MATCHA_ENOMEM;
 	if (!uri)
 		return matcha_fail(dev, MATCHA_EINVAL, "no device URI");
+	if (!(dev->uri = strdup(uri)))
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the device URI");
 	const char *colon = strchr(uri, ':');
 	size_t scheme = colon ? (size_t)(colon - uri) : 0;
 	const char *arg = colon ? colon + 1 : "";

@@ -80,12 +80,19 @@
 	X(adopt_ternary_priorities_and_ties)                                               \
 	X(adopt_refuses_inconsistent_tables)                                               \
 	X(adopt_refuses_corrupt_trees_and_rules)                                            \
+	X(app_control_set_and_clear_each_bit)                                              \
+	X(app_control_keeps_other_bits)                                                    \
+	X(app_control_refuses_undefined_bits)                                              \
+	X(app_control_not_a_corundum_block)                                                \
+	X(app_control_bit_the_block_lacks)                                                 \
+	X(app_packet_outs)                                                                 \
 	X(open_uri_errors)                                                                 \
 	X(open_pci_resource_file)                                                          \
 	X(open_app_block_errors)                                                           \
 	X(open_short_mapping)                                                              \
 	X(open_sim_socket)                                                                 \
 	X(open_sim_bus_errors)                                                             \
+	X(open_sim_app_control_refused)                                                    \
 	X(open_sim_closes_mid_transaction)                                                 \
 	X(open_serial_pty)                                                                 \
 	X(layout_good)                                                                     \

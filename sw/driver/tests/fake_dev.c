@@ -529,12 +529,44 @@ static struct fake_table *table_at(struct fake_dev *fd, uint32_t addr)
 	return i >= 1 && i <= fd->cfg.ntables ? &fd->table[i - 1] : NULL;
 }
 
+void fake_add_app_block(struct fake_dev *fd)
+{
+	fd->app = (struct fake_app){
+		.present = true,
+		.id = MATCHA_HW_APP_ID_VALUE,
+		.version = MATCHA_HW_APP_VERSION_VALUE,
+		.control_bits = MATCHA_HW_APP_CONTROL_TX_PIPELINE | MATCHA_HW_APP_CONTROL_CPU_PORT,
+	};
+}
+
+/* The app block's register at `addr`, or NULL (no block, or no register there). */
+static uint32_t *app_reg(struct fake_dev *fd, uint32_t addr)
+{
+	struct fake_app *a = &fd->app;
+	if (!a->present || addr < MATCHA_HW_APP_BASE)
+		return NULL;
+	switch (addr - MATCHA_HW_APP_BASE) {
+	case MATCHA_HW_APP_ID: return &a->id;
+	case MATCHA_HW_APP_VERSION: return &a->version;
+	case MATCHA_HW_APP_CONTROL: return &a->control;
+	case MATCHA_HW_APP_PACKET_OUTS: return &a->packet_outs;
+	case MATCHA_HW_APP_PACKET_OUT_WRONG_PORT: return &a->wrong_port;
+	case MATCHA_HW_APP_PACKET_OUT_MALFORMED: return &a->malformed;
+	default: return NULL;
+	}
+}
+
 static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 {
 	struct fake_dev *fd = ctx;
+	uint32_t *app;
 	fd->reads++;
 	if (addr % 4 || (long)addr == fd->fail_read_addr)
 		return 1;
+	if ((app = app_reg(fd, addr))) {
+		*val = *app;
+		return 0;
+	}
 	if (addr < WINDOW) {
 		const struct fake_cfg *c = &fd->cfg;
 		const uint32_t first = MATCHA_HW_INFO_DESCRIPTORS, bytes = MATCHA_HW_INFO_DESCRIPTOR_BYTES;
@@ -595,6 +627,11 @@ static int fake_write32(void *ctx, uint32_t addr, uint32_t val)
 	struct fake_dev *fd = ctx;
 	struct fake_table *t = table_at(fd, addr);
 	uint32_t off = addr % WINDOW, *reg;
+	if (addr == MATCHA_HW_APP_BASE + MATCHA_HW_APP_CONTROL && fd->app.present) {
+		fd->app.control = val & fd->app.control_bits;
+		fd->app.control_writes++;
+		return 0;
+	}
 	if (addr % 4 || !t)
 		return 1;
 	if (off == MATCHA_HW_WIN_CMD) {

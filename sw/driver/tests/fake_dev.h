@@ -106,6 +106,15 @@ struct fake_dev {
 	struct fake_table table[FAKE_MAX_TABLES];
 	unsigned long reads, writes, commands;
 	long fail_read_addr; /* -1, or an address whose reads fail */
+	/* Matcha's Corundum application block at MATCHA_HW_APP_BASE when `present` (the
+	 * simulator has none: its addresses fail as the others beyond the tables do). CONTROL
+	 * keeps the bits of control_bits, those the block's register map defines. */
+	struct fake_app {
+		bool present;
+		uint32_t id, version, control, control_bits;
+		uint32_t packet_outs, wrong_port, malformed;
+		unsigned long control_writes;
+	} app;
 	void (*after_write)(struct fake_dev *fd, void *arg);
 	void *after_write_arg;
 };
@@ -147,6 +156,9 @@ struct fake_cfg fake_policer_cfg(void);
 struct fake_cfg fake_conntrack_cfg(void);
 
 struct fake_dev *fake_new(const struct fake_cfg *cfg);
+/* Adds the Corundum application block of the contract's register map to a fake device: its
+ * APP_ID and VERSION, CONTROL clear and keeping the bits the map defines. */
+void fake_add_app_block(struct fake_dev *fd);
 void fake_free(struct fake_dev *fd);
 extern const struct matcha_regs_ops fake_ops;
 

@@ -139,7 +139,7 @@ void test_counters_unsupported(void)
 	key[0] = 1;
 	CHECK_RC(dev, matcha_lpm_counters(dev, LPM32, key, 7, &p, &b, 0), MATCHA_EINVAL);
 	CHECK(strstr(matcha_last_error(dev), "bits set beyond its length 7"));
-	CHECK(strcmp(matcha_strerror(MATCHA_ENOTSUP), "the table lacks that feature") == 0);
+	CHECK(strcmp(matcha_strerror(MATCHA_ENOTSUP), "the hardware lacks that feature") == 0);
 	matcha_close(dev);
 	fake_free(fd);
 }

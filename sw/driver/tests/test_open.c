@@ -257,6 +257,28 @@ void test_open_sim_socket(void)
 	fake_free(fd);
 }
 
+/* matcha-sim answers DECERR beyond its window: it has no Corundum app block, and the
+ * refusal names the device and the simulator's answer. */
+void test_open_sim_app_control_refused(void)
+{
+	struct fake_dev *fd;
+	matcha_dev *dev;
+	struct sim_server s;
+	if (!open_over_socket(&s, &fd, &dev))
+		return;
+	s.decerr_from = MATCHA_HW_APP_BASE;
+	char want[400];
+	snprintf(want, sizeof want, "app_control: sim:%s is no Corundum Matcha application block: "
+		 "its APP_ID could not be read (read of register 0x800000 failed: the simulator "
+		 "answered DECERR", s.path);
+	uint32_t now;
+	CHECK_RC(dev, matcha_app_control(dev, MATCHA_HW_APP_CONTROL_CPU_PORT, 0, &now), MATCHA_ENODEV);
+	CHECK_MSG(strstr(matcha_last_error(dev), want), "%s", matcha_last_error(dev));
+	matcha_close(dev);
+	sim_server_stop(&s);
+	fake_free(fd);
+}
+
 void test_open_sim_bus_errors(void)
 {
 	struct fake_dev *fd;
