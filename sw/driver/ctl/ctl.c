@@ -76,6 +76,8 @@ static int cmd_session_set_policy(struct ctl *c, const struct ctl_command *comma
 			 const struct words *a);
 static int cmd_session_get_policy(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
+static int cmd_app_control(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
 static int cmd_help(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
 static int cmd_quit(struct ctl *c, const struct ctl_command *command,
@@ -128,6 +130,9 @@ static const struct ctl_command commands[] = {
 	{ "session_set_policy", "<table> punt|drop",
 	  "what happens to a packet that may learn but finds no free way", cmd_session_set_policy },
 	{ "session_get_policy", "<table>", "the full-table policy", cmd_session_get_policy },
+	{ "app_control", "[tx_pipeline|cpu_port on|off]",
+	  "a Corundum card's CONTROL bits: host frames through the pipeline, the CPU port",
+	  cmd_app_control },
 	{ "help", "[<command>]", "the commands, or one command in detail", cmd_help },
 	{ "quit", "", "leave (end of input does the same)", cmd_quit },
 };
@@ -1381,6 +1386,52 @@ static int cmd_session_get_policy(struct ctl *c, const struct ctl_command *comma
 	fprintf(c->out, "table %u: %s (a packet that may learn but finds no free way %s)\n",
 		table, p == MATCHA_SESSION_DROP ? "drop" : "punt",
 		p == MATCHA_SESSION_DROP ? "is dropped" : "goes to the host");
+	return 0;
+}
+
+/* ------------------------------------------------------------ the Corundum app block */
+
+/* The CONTROL bits by the names app_control takes. */
+static const struct {
+	const char *name;
+	uint32_t bit;
+	const char *meaning;
+} control_bits[] = {
+	{ "tx_pipeline", MATCHA_HW_APP_CONTROL_TX_PIPELINE, "host frames through the pipeline" },
+	{ "cpu_port", MATCHA_HW_APP_CONTROL_CPU_PORT,
+	  "punted frames to the host and packet-outs from it behind the CPU header" },
+};
+#define NCONTROL_BITS (sizeof control_bits / sizeof control_bits[0])
+
+static int cmd_app_control(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	uint32_t set = 0, clear = 0, now;
+	int rc;
+	if (a->n != 1 && a->n != 3)
+		return usage(c, command);
+	if (a->n == 3) {
+		size_t i = 0;
+		while (i < NCONTROL_BITS && strcmp(a->w[1], control_bits[i].name))
+			i++;
+		if (i == NCONTROL_BITS)
+			return fail(c, MATCHA_EINVAL, "%s: \"%s\" is no CONTROL bit (tx_pipeline, "
+				    "cpu_port)", cmd, a->w[1]);
+		if (!strcmp(a->w[2], "on"))
+			set = control_bits[i].bit;
+		else if (!strcmp(a->w[2], "off"))
+			clear = control_bits[i].bit;
+		else
+			return fail(c, MATCHA_EINVAL, "%s: \"%s\" is neither on nor off", cmd,
+				    a->w[2]);
+	}
+	if ((rc = matcha_app_control(c->dev, set, clear, &now)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "CONTROL 0x%08x\n", (unsigned)now);
+	for (size_t i = 0; i < NCONTROL_BITS; i++)
+		fprintf(c->out, "  %-12s %-3s %s\n", control_bits[i].name,
+			now & control_bits[i].bit ? "on" : "off", control_bits[i].meaning);
 	return 0;
 }
 

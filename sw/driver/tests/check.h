@@ -128,6 +128,7 @@
 	X(ctl_meter_command_errors)                                                        \
 	X(ctl_session_commands)                                                            \
 	X(ctl_session_command_errors)                                                      \
+	X(ctl_app_control)                                                                 \
 	X(ctl_batch_checked_by_readback)                                                   \
 	X(ctl_batch_stops_at_first_error)                                                  \
 	X(ctl_fuzz_lines_and_batches)                                                      \

@@ -143,7 +143,7 @@ void test_ctl_completion(void)
 		      "counter_read counter_reset table_info meter_set_rates meter_get_rates "
 		      "meter_reset set_clock_hz session_dump session_delete session_flush "
 		      "session_stats session_set_timeout session_get_timeout session_set_tick "
-		      "session_set_policy session_get_policy help quit" },
+		      "session_set_policy session_get_policy app_control help quit" },
 		{ "table_", "table_add table_delete table_modify table_dump table_clear "
 			    "table_set_default table_info" },
 		{ "table_s", "table_set_default" },
@@ -1206,6 +1206,7 @@ static const char *const vocabulary[] = {
 	"session_get_timeout", "session_set_tick", "session_set_policy", "session_get_policy",
 	"4", "tcp", "udp", "SYN_SENT", "established", "UDP", "punt", "drop", "10.0.0.2",
 	"192.168.0.1", "443", "40000", "65536", "16777215", "16777216", "0x123456",
+	"app_control", "tx_pipeline", "cpu_port", "on", "off",
 };
 #define NVOCAB (sizeof vocabulary / sizeof vocabulary[0])
 
@@ -1845,4 +1846,34 @@ void test_ctl_second_program(void)
 	CHECK(e.valid && e.action_id == 1 && e.data[5] == 4);
 	matcha_close(dev);
 	fake_free(fd);
+}
+
+/* app_control shows and sets the Corundum app block's CONTROL bits, as the fake holds them. */
+void test_ctl_app_control(void)
+{
+	struct session s;
+	struct fake_cfg cfg = fake_standard_cfg();
+	CHECK(session_open_on(&s, &cfg, NULL));
+	RUN_FAILS(&s, "app_control", MATCHA_ENODEV, "app_control: the device is no Corundum "
+		  "Matcha application block: its APP_ID could not be read");
+	fake_add_app_block(s.fd);
+	RUN_OK(&s, "app_control", "CONTROL 0x00000000\n  tx_pipeline  off");
+	RUN_OK(&s, "app_control cpu_port on", "CONTROL 0x00000002\n  tx_pipeline  off host frames "
+	       "through the pipeline\n  cpu_port     on  punted frames");
+	CHECK(s.fd->app.control == MATCHA_HW_APP_CONTROL_CPU_PORT);
+	RUN_OK(&s, "app_control tx_pipeline on", "CONTROL 0x00000003");
+	CHECK(s.fd->app.control == (MATCHA_HW_APP_CONTROL_CPU_PORT | MATCHA_HW_APP_CONTROL_TX_PIPELINE));
+	RUN_OK(&s, "app_control cpu_port off", "CONTROL 0x00000001\n  tx_pipeline  on ");
+	CHECK(s.fd->app.control == MATCHA_HW_APP_CONTROL_TX_PIPELINE);
+	RUN_OK(&s, "app_control tx_pipeline off", "CONTROL 0x00000000");
+	CHECK(s.fd->app.control == 0);
+
+	unsigned long writes = s.fd->app.control_writes;
+	RUN_FAILS(&s, "app_control cpu_port yes", MATCHA_EINVAL,
+		  "app_control: \"yes\" is neither on nor off");
+	RUN_FAILS(&s, "app_control tx on", MATCHA_EINVAL,
+		  "app_control: \"tx\" is no CONTROL bit (tx_pipeline, cpu_port)");
+	RUN_FAILS(&s, "app_control cpu_port", MATCHA_EINVAL, "usage: app_control");
+	CHECK(s.fd->app.control_writes == writes);
+	session_close(&s);
 }
