@@ -53,12 +53,12 @@ def start_sim(work, *args, program="l2l3"):
 
 
 class Server:
-    """matcha-p4rt on `sim:<sock>`, or inside namespace `ns` listening on `listen`;
-    `address` once it serves."""
+    """matcha-p4rt on `sim:<sock>` (or the device URI `device`), or inside namespace `ns`
+    listening on `listen`; `address` once it serves."""
 
-    def __init__(self, sock, program="l2l3", *args, ns=None, listen="127.0.0.1:0", timeout=60):
+    def __init__(self, sock, program="l2l3", *args, ns=None, listen="127.0.0.1:0", timeout=60, device=None):
         drv.build_library()
-        cmd = [sys.executable, str(SERVER), "--device", f"sim:{sock}", "--layout", str(layout(program)),
+        cmd = [sys.executable, str(SERVER), "--device", device or f"sim:{sock}", "--layout", str(layout(program)),
                "--listen", listen, "--library", str(drv.LIBRARY), *map(str, args)]
         pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.proc = subprocess.Popen(cmd, **pipes) if ns is None else ns.popen(*cmd, **pipes)

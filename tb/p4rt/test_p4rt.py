@@ -6,7 +6,8 @@ pipeline config (the device's P4Info accepted, another refused), meters, a packe
 refused where there is no CPU port. On the simulator's live ports (a network namespace of
 the test's own, sim/netns.sh): frames sent on veths forwarded and counted, the punted ones
 reaching the primary as packet-ins as they are punted, packet-outs leaving by their egress
-port or entering the pipeline, the wrong ones refused.
+port or entering the pipeline, the wrong ones refused. On a Corundum card, modelled by a
+resource file the driver maps: the app block's CPU port turned on while the server runs.
 
 The oracles: what the test wrote (entries read back must mean the same match, action and
 parameters, whatever bytes the server chose for them), P4Runtime's rules for the status of
@@ -35,7 +36,7 @@ from p4runtime_sh.p4runtime import P4RuntimeClient, P4RuntimeWriteException
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import ARP, Ether
 
-from tb.common import cpu_header, live_sim
+from tb.common import contract, cpu_header, live_sim
 from tb.common import driver as drv
 from tb.common.netns import Namespace
 from tb.common.phv import Layout
@@ -684,3 +685,55 @@ def test_server_refuses_a_cpu_port_it_cannot_open(work):
         assert r.stderr.startswith("matcha-p4rt: --cpu-port matcha-none: No such device"), r.stderr
     finally:
         sim.stop()
+
+
+def write_card(path, layout, app_id, control):
+    """A Corundum card's app BAR as a file, which the driver's pci: backend maps as it maps
+    BAR 2: the self-describing block of `layout`'s build as docs/tables.md lays it out (its
+    tables' windows read idle and empty) and the app block's APP_ID, VERSION and CONTROL."""
+    words = {contract.INFO_MAGIC: contract.INFO_MAGIC_VALUE, contract.INFO_VERSION: contract.INFO_VERSION_VALUE,
+             contract.INFO_BUILD_ID: layout["buildId"], contract.INFO_OBJECTS: len(layout["objects"])}
+    for i, o in enumerate(layout["objects"]):
+        desc = {contract.DESC_KIND_WORD: o["kind"], contract.DESC_KEY_BITS_WORD: o["keyWidth"],
+                contract.DESC_SIZE_WORD: o["size"], contract.DESC_DATA_BITS_WORD: o["dataWidth"],
+                contract.DESC_BASE_WORD: o["base"], contract.DESC_GEOMETRY_WORD: o["geometry"],
+                contract.DESC_LATENCY_WORD: o["latency"], contract.DESC_EXTRA_WORD: o["extra"]}
+        words.update({contract.INFO_DESCRIPTORS + contract.INFO_DESCRIPTOR_BYTES * i + 4 * w: v
+                      for w, v in desc.items()})
+    words.update({contract.APP_BASE + contract.APP_ID: app_id,
+                  contract.APP_BASE + contract.APP_VERSION: contract.APP_VERSION_VALUE,
+                  contract.APP_BASE + contract.APP_CONTROL: control})
+    with open(path, "wb") as f:
+        f.truncate(contract.APP_BASE + contract.APP_PACKET_OUT_MALFORMED + 4)
+        for addr, value in words.items():
+            f.seek(addr)
+            f.write(value.to_bytes(4, "little"))
+
+
+def card_control(path):
+    with open(path, "rb") as f:
+        f.seek(contract.APP_BASE + contract.APP_CONTROL)
+        return int.from_bytes(f.read(4), "little")
+
+
+def test_server_turns_a_corundum_cards_cpu_port_on(work):
+    """With --cpu-port on a Corundum card, matcha-p4rt turns the app block's CONTROL_CPU_PORT
+    on before it serves and off again at exit if it was off, CONTROL_TX_PIPELINE left as it
+    was; a block of another APP_ID (not Matcha's) is left alone, as the simulator is. The
+    policer build is used: its tables adopt from a file that holds no entries."""
+    tx, cpu = contract.APP_CONTROL_TX_PIPELINE, contract.APP_CONTROL_CPU_PORT
+    path = work / "resource2"
+    layout = json.loads(ph.layout("policer").read_text())
+    # (APP_ID, CONTROL before, while serving, after)
+    for app_id, before, serving, after in ((contract.APP_ID_VALUE, tx, tx | cpu, tx),
+                                           (contract.APP_ID_VALUE, 0, cpu, 0),
+                                           (contract.APP_ID_VALUE, cpu, cpu, cpu),
+                                           (0x12340001, tx, tx, tx)):
+        write_card(path, layout, app_id, before)
+        server = ph.Server(None, "policer", "--cpu-port", "lo", device=f"pci:{path}")
+        try:
+            assert card_control(path) == serving, (hex(app_id), before)
+        finally:
+            out, err = server.stop()
+        assert card_control(path) == after, (hex(app_id), before, out, err)
+        assert "stopped" in out and not err, (out, err)

@@ -6,8 +6,9 @@
 Opens the device with the C driver, loads its layout (refused unless its buildId is the
 device's BUILD_ID), takes the P4Info generated beside it (refused unless it is that build's
 and names what the layout names), adopts the tables the hardware holds, opens matcha-sim's
-CPU port if given, and serves until SIGINT or SIGTERM. Prints `matcha-p4rt: serving ... on
-ADDRESS` once it listens.
+CPU port if given (or a Corundum card's netdev: then it turns the card's CPU port on, and off
+again at exit if it was off), and serves until SIGINT or SIGTERM. Prints `matcha-p4rt:
+serving ... on ADDRESS` once it listens.
 """
 
 import argparse
@@ -29,6 +30,7 @@ from .schema import Schema, SchemaError
 from .server import P4RuntimeServicer, Target
 
 REPO = Path(__file__).resolve().parents[3]
+CONTRACT = REPO / "build" / "rtl" / "contract" / "matcha_contract.py"
 
 
 def p4info_beside(layout):
@@ -50,7 +52,8 @@ def arguments(argv):
     p.add_argument("--clock-hz", type=int, default=250_000_000,
                    help="the pipeline's clock, for meter rates (default %(default)s, matcha-sim's)")
     p.add_argument("--cpu-port", metavar="IF",
-                   help="the peer of matcha-sim's --cpu-port interface: packet-in and packet-out through it")
+                   help="the peer of matcha-sim's --cpu-port interface, or a Corundum card's netdev: "
+                        "packet-in and packet-out through it")
     p.add_argument("--library", default=str(REPO / "build" / "sw" / "libmatcha.so"),
                    help="libmatcha.so (make -C sw/driver shared; default %(default)s)")
     p.add_argument("-v", "--verbose", action="store_true", help="log every refused update")
@@ -60,6 +63,22 @@ def arguments(argv):
 def fail(message):
     print(f"matcha-p4rt: {message}", file=sys.stderr)
     sys.exit(2)
+
+
+def cpu_port_on(device, bit):
+    """Sets CONTROL_CPU_PORT (`bit`) of a Corundum card's app block, so that its netdevs carry
+    packet-ins and packet-outs; True if it was clear, to be cleared again at exit. A device
+    without the block (the simulator: its CPU port is an interface of its own) is left as it
+    is."""
+    try:
+        was = device.app_control()
+    except lm.MatchaError as e:
+        if e.code != lm.ENODEV:
+            raise
+        logging.info("%s; the CPU port is the simulator's", e.message)
+        return False
+    device.app_control(set_bits=bit)
+    return not was & bit
 
 
 def main(argv=None):
@@ -98,6 +117,10 @@ def main(argv=None):
     servicer = P4RuntimeServicer(target, args.device_id, p4info)
     if args.cpu_port:
         try:
+            cpu_port_bit = lm.load_contract(CONTRACT).APP_CONTROL_CPU_PORT
+        except OSError as e:
+            fail(f"{CONTRACT}: {e.strerror or e} (make rtl writes it)")
+        try:
             servicer.cpu_port = CpuPort(args.cpu_port, servicer.packet_in,
                                         1 << schema.packet_in["ingress_port"][1])
         except OSError as e:
@@ -110,6 +133,17 @@ def main(argv=None):
         port = 0
     if not port:
         fail(f"cannot listen on {args.listen}")
+    # From here on a SIGINT or SIGTERM stops the server through the cleanup below, which
+    # turns a card's CPU port off again.
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    clear_cpu_port = False
+    if args.cpu_port:
+        try:
+            clear_cpu_port = cpu_port_on(device, cpu_port_bit)
+        except lm.MatchaError as e:
+            fail(f"{args.device}: {e}")
     server.start()
     if servicer.cpu_port:
         servicer.cpu_port.start()
@@ -117,9 +151,6 @@ def main(argv=None):
     print(f"matcha-p4rt: serving {device.program()} build {build} of {args.device} as device "
           f"{args.device_id} on {address}", flush=True)
 
-    done = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
     done.wait()
     server.stop(grace=1).wait()
     cpu = ""
@@ -129,6 +160,11 @@ def main(argv=None):
         cpu = f"; frames on the CPU port that are no packet-in {sum(ignored.values())}" + \
             "".join(f", {why} {n}" for why, n in sorted(ignored.items()))
     with target.lock:
+        if clear_cpu_port:
+            try:
+                device.app_control(clear_bits=cpu_port_bit)
+            except lm.MatchaError as e:
+                print(f"matcha-p4rt: {args.device}: the CPU port stays on: {e}", file=sys.stderr)
         device.close()
     stats = servicer.stats
     print(f"matcha-p4rt: stopped; packet-ins sent {stats['packet_in']}, dropped for want of a primary "

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The C driver (sw/driver/include/matcha.h, libmatcha.so) as the server calls it, through
-ctypes: a device opened by URI, its layout, and the calls by name for entries, default
-actions, per-entry counters and meters. Table placement, hashing, LPM and ternary logic stay
-in C; this module only converts arguments.
+ctypes: a device opened by URI, its layout, the calls by name for entries, default
+actions, per-entry counters and meters, and a Corundum card's CONTROL. Table placement,
+hashing, LPM and ternary logic stay in C; this module only converts arguments.
 
 A call that returns a negative MATCHA_E* code raises `MatchaError` with the code and
 matcha_last_error(). One `Device` must not be used by two threads at once (matcha.h); the
@@ -10,6 +10,7 @@ server holds a lock around it.
 """
 
 import ctypes
+import importlib.util
 
 # enum matcha_error
 OK, EIO, ENODEV, EVERSION, EINVAL, ENOTABLE, EKIND = 0, -1, -2, -3, -4, -5, -6
@@ -127,11 +128,21 @@ def load(path):
                                    ctypes.POINTER(Value)]),
         "matcha_meter_set": (I, [P, U, U32, ctypes.POINTER(MeterConfig)]),
         "matcha_meter_get": (I, [P, U, U32, ctypes.POINTER(MeterConfig), U64P, U64P]),
+        "matcha_app_control": (I, [P, U32, U32, U32P]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
     return lib
+
+
+def load_contract(path):
+    """The generated contract's constants (build/rtl/contract/matcha_contract.py, written
+    with the matcha_contract.h that libmatcha.so was built against) as a module."""
+    spec = importlib.util.spec_from_file_location("matcha_contract", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _values(ints):
@@ -245,6 +256,14 @@ class Device:
         self._call("matcha_default_get", table.encode(), ctypes.byref(action), params)
         a = action.contents
         return a.name.decode(), [params[i].int() for i in range(a.nparams)]
+
+    def app_control(self, set_bits=0, clear_bits=0):
+        """CONTROL of a Corundum card's Matcha application block, after setting `set_bits`
+        and clearing `clear_bits` (matcha_app_control; MatchaError ENODEV on a device
+        without the block, such as the simulator)."""
+        now = ctypes.c_uint32()
+        self._call("matcha_app_control", set_bits, clear_bits, ctypes.byref(now))
+        return now.value
 
     def meter_set(self, table, index, config):
         """config: MeterConfig, or None to unconfigure the meter."""
