@@ -6,8 +6,6 @@
 
 #include "internal.h"
 
-#define APP_REG(off) (MATCHA_HW_APP_BASE + (off))
-
 /* 0 if the device is a Corundum Matcha block (APP_ID reads "MTCA"), else MATCHA_ENODEV
  * naming the device and what APP_ID read, or why it could not be read: the simulator and
  * the boards answer an address beyond the pipeline's window with a bus error. */

@@ -17,6 +17,8 @@
 #define METER_SHIFT_MAX ((1u << MATCHA_HW_METER_MODE_SHIFT_BITS) - 1)
 #define METER_MODE_SHIFT(m) (((m) >> MATCHA_HW_METER_MODE_SHIFT_LSB) & METER_SHIFT_MAX)
 #define METER_GEOMETRY(g, field) (((g) >> MATCHA_HW_METER_GEOMETRY_##field##_LSB) & MATCHA_HW_METER_GEOMETRY_FIELD_MASK)
+/* A register of Matcha's Corundum application block (ip/corundum/README.md). */
+#define APP_REG(off) (MATCHA_HW_APP_BASE + (off))
 #define VERSION_MAJOR(v) ((v) >> MATCHA_HW_INFO_VERSION_MAJOR_SHIFT)
 #define VERSION_MINOR(v) ((v) & MATCHA_HW_INFO_VERSION_MINOR_MASK)
 /* A 64-bit value in two DATA words from `at`, low word first. */

@@ -147,7 +147,6 @@ static uint32_t peek(const char *path, long offset)
 /* Behind Corundum the app block's SLVERR never reaches the host: the mapped backends read
  * the block's record of refused accesses (ERROR, ERROR_ADDRESS) after every access and fail
  * the one that set it, with the refused address and kind. */
-#define APP_REG(off) (MATCHA_HW_APP_BASE + (off))
 #define APP_VERSION(major, minor) ((uint32_t)(major) << MATCHA_HW_APP_VERSION_MAJOR_SHIFT | (minor))
 /* An ERROR word: `count` refused accesses, the last a write or not. */
 #define APP_ERROR_RECORD(count, write)                                                         \
