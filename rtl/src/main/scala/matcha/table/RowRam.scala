@@ -15,7 +15,7 @@ import spinal.core._
   * array with a write loop over the mask: Yosys maps it as it mapped the symbols (a
   * TRELLIS_DPR16X4 per symbol and 16 rows on ECP5, its write enable a LUT), and Verilator
   * keeps it one wide array. */
-class RowRam(width: Int, depth: Int, symbolWidth: Int, syncRead: Boolean) extends BlackBox {
+class RowRam(val width: Int, val depth: Int, symbolWidth: Int, syncRead: Boolean) extends BlackBox {
   require(width % symbolWidth == 0 && isPow2(depth), s"row memory of $depth x $width bits in $symbolWidth-bit symbols")
   val addressWidth = log2Up(depth)
   addGenerics("WIDTH" -> width, "DEPTH" -> depth, "ADDR" -> addressWidth, "SYMBOL" -> symbolWidth,

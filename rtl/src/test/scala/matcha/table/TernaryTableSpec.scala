@@ -30,7 +30,7 @@ class TernaryTableSpec extends AnyFunSuite {
       val unit = report.toplevel
       assert(unit.definitionName == "matcha_ternary_table")
       assert(unit.table.rows.size == (c.keyWidth + 3) / 4)
-      unit.table.rows.foreach { case (_, m) => assert(m.wordCount == 16 && m.width == c.size) }
+      unit.table.rows.foreach { case (_, m) => assert(m.depth == 16 && m.width == c.size) }
       assert(unit.table.store.wordCount == c.size && unit.table.actions.wordCount == c.size)
       val names = unit.getAllIo.map(_.getName()).toSet
       Seq("s_axil_awaddr", "lookup_valid", "lookup_payload", "result_payload_hit", "result_payload_entryIndex")
