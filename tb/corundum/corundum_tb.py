@@ -916,13 +916,18 @@ async def test_random_traffic_soak(dut):
     await random_traffic(dut, "random_traffic_soak", rounds=40)
 
 
-async def random_traffic(dut, name, rounds):
-    tb = await setup(dut, name)
-    rng = tb.rng
+async def load_random_tables(tb):
+    """Random tables (tb/pipeline's draw) loaded through the driver."""
     l2, routes, acl = random_tables(tb)
     for table, items in (("l2_fwd", l2), ("ipv4_lpm", routes), ("acl", acl)):
         for entry, action, data in items:
             await tb.add(table, *entry_args(entry), action=action, data=data)
+
+
+async def random_traffic(dut, name, rounds):
+    tb = await setup(dut, name)
+    rng = tb.rng
+    await load_random_tables(tb)
     maker = traffic.FrameMaker(rng, tb.model)
     for rnd in range(rounds):
         await tb.tx_through_pipeline(rnd % 4 != 2)

@@ -18,11 +18,9 @@ from scapy.layers.l2 import Ether
 from tb.common import cpu_header
 from tb.common.axis import wait_for
 from tb.common.sim import soak
-from tb.corundum.corundum_tb import MAC_A, NO_ROUTE, fates, fixed_tables, ipv4, setup
+from tb.corundum.corundum_tb import MAC_A, NO_ROUTE, fates, fixed_tables, ipv4, load_random_tables, setup
 from tb.pipeline import traffic
-from tb.pipeline.control import entry_args
 from tb.pipeline.l2l3 import ACL_TO_HOST
-from tb.pipeline.pipeline_tb import random_tables
 from tb.pipeline.traffic import mac_str
 
 HEADER = 18
@@ -245,10 +243,7 @@ async def test_cpu_port_random_soak(dut):
 async def cpu_port_random(dut, name, rounds):
     tb = await setup(dut, name)
     rng = tb.rng
-    l2, routes, acl = random_tables(tb)
-    for table, items in (("l2_fwd", l2), ("ipv4_lpm", routes), ("acl", acl)):
-        for entry, action, data in items:
-            await tb.add(table, *entry_args(entry), action=action, data=data)
+    await load_random_tables(tb)
     await tb.cpu_port_on(True)
     maker = traffic.FrameMaker(rng, tb.model)
     for rnd in range(rounds):
