@@ -286,7 +286,6 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
     // Rows of the group: 0..15 in every chunk memory, 0..rangeIds-1 of every range field.
     val rowPhase = updating && step >= 5
     val row = (step - 5).resize(log2Up(c.rowsPerWrite))
-    val groupSelect = UIntToOh(group, c.groups)
     /** `row` is below `n` (always, when n is every row). */
     def rowBelow(n: Int): Bool = if (n >= c.rowsPerWrite) True else row < n
     val ternaryBits = B(c.ternaryBits, c.paddedWidth bits)
@@ -294,7 +293,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
     for ((k, m) <- rows) {
       val accepts = Vec((0 until 4).map(j =>
         (row.resize(4).asBits & chunk(groupMask(j) & ternaryBits, k)) === chunk(groupValue(j) & ternaryBits, k))).asBits
-      m.write(row.resize(4), (accepts #* c.groups), enable = rowPhase && rowBelow(16), mask = groupSelect)
+      m.write(row.resize(4), group, accepts, enable = rowPhase && rowBelow(16))
     }
     /** Whether a range lo..hi holds the whole interval start..end. */
     def holds(value: Bits, mask: Bits, f: RangeField, start: UInt, end: UInt): Bool =
@@ -313,9 +312,9 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
       val rebuildWrite = rebuildCapture && mine && rebuildEntry(1 downto 0) === 3
       r.rows.write(
         address = rebuildCapture ? rebuildId | row.resize(c.idWidth),
-        data = rebuildCapture ? ((entryAccepts ## rebuildBits) #* c.groups) | (accepts #* c.groups),
-        enable = rebuildWrite || rowPhase && rowBelow(c.rangeIds),
-        mask = rebuildCapture ? UIntToOh(rebuildEntry >> 2, c.groups) | groupSelect)
+        symbol = rebuildCapture ? (rebuildEntry >> 2) | group,
+        data = rebuildCapture ? (entryAccepts ## rebuildBits) | accepts,
+        enable = rebuildWrite || rowPhase && rowBelow(c.rangeIds))
       when(rebuildCapture && mine) {
         switch(rebuildEntry(1 downto 0)) {
           for (j <- 0 until 3) is(j) { rebuildBits(j) := entryAccepts }
