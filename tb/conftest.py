@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""pytest configuration for the Matcha testbenches: seeds, the soak and scale split, the time budget
-of one test, and building every simulator model before the tests run."""
+"""pytest configuration for the Matcha testbenches: seeds, the soak split, the time budget of one
+test, and building every simulator model before the tests run."""
 
 import shutil
 import time
@@ -17,8 +17,6 @@ def pytest_addoption(parser):
                      help="seed for randomized tests (default: env MATCHA_SEED or random)")
     parser.addoption("--soak", action="store_true",
                      help="run only the long scenarios (marked soak), without the time budget")
-    parser.addoption("--scale", action="store_true",
-                     help="run only the Corundum-scale loads (marked scale), without the time budget")
     parser.addoption("--with-soak", action="store_true",
                      help="run the long scenarios too (for one test named on the command line)")
     parser.addoption("--build-models", action="store", type=int, default=None, metavar="N",
@@ -28,8 +26,6 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     seeds.set_option_seed(config.getoption("--matcha-seed"))
     config.addinivalue_line("markers", "soak: a long scenario, run by `make soak` only")
-    config.addinivalue_line("markers", "scale: a load at the Corundum build's table sizes, "
-                                       "run by `make scale` only")
     config.addinivalue_line("markers", "builds(*targets): what the test needs built "
                                        "(objects with build()), besides its model parameter")
 
@@ -37,12 +33,11 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--with-soak"):
         return
-    # Three disjoint sets: make test's items, make soak's, make scale's.
-    want = "scale" if config.getoption("--scale") else "soak" if config.getoption("--soak") else None
+    # Two disjoint sets: make test's items, make soak's.
+    soak = config.getoption("--soak")
     keep, drop = [], []
     for item in items:
-        kind = next((k for k in ("scale", "soak") if item.get_closest_marker(k) is not None), None)
-        (keep if kind == want else drop).append(item)
+        (keep if (item.get_closest_marker("soak") is not None) == soak else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -89,7 +84,7 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if (report.when == "call" and report.passed and TEST_BUDGET_S > 0
-            and not any(item.get_closest_marker(k) for k in ("soak", "scale"))
+            and item.get_closest_marker("soak") is None
             and report.duration > TEST_BUDGET_S):
         report.outcome = "failed"
         report.longrepr = (f"{item.nodeid} passed but took {report.duration:.0f} s, over the "

@@ -162,7 +162,7 @@ def table_add(program, words, where):
             table.add(key, action, data)
 
 
-def meter_set_rates(program, words, where):
+def meter_set_rates(program, words, where, refill_as_zero=False):
     name, index, *rest = words
     if name not in program.meters:
         raise TablesFileError(f"{where}: no meter array {name}")
@@ -173,7 +173,7 @@ def meter_set_rates(program, words, where):
         raise TablesFileError(f"{where}: meter_set_rates {' '.join(words)}")
     (cir, cbs), *peak = [tuple(int(x) for x in p.split(":")) for p in pairs]
     pir, pbs = peak[0] if peak else (0, 0)
-    if cir or pir:
+    if (cir or pir) and not refill_as_zero:
         raise TablesFileError(f"{where}: only meters with rates 0 are modelled here (the "
                               f"model cannot know the tick each frame meters at)")
     two_rate = "trtcm" in flags or (len(pairs) == 2 and "srtcm" not in flags)
@@ -182,9 +182,15 @@ def meter_set_rates(program, words, where):
         cbs=cbs, pbs=pbs), 0)
 
 
-def load(program, path):
+def load(program, path, refill_as_zero=False):
     """Every command of the file at `path` applied to `program`; returns the number of
-    table entries added (as matcha-ctl counts them: one per table_add)."""
+    table entries added (as matcha-ctl counts them: one per table_add).
+
+    A meter with a rate is refused unless `refill_as_zero`: then the model's bucket starts
+    full and never refills. The hardware's bucket holds at least as many tokens at every
+    frame, so a frame the model colours green is green there too, and a model colouring a
+    frame yellow or red where the hardware refilled shows as a mismatch, never as a pass:
+    right for traffic that stays within the bursts."""
     entries = 0
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
         words = line.split()
@@ -201,7 +207,7 @@ def load(program, path):
                 params = [w for w in args[2:] if w != "=>"]
                 table.set_default(args[1], action_data(table, args[1], params, where))
             elif cmd == "meter_set_rates":
-                meter_set_rates(program, args, where)
+                meter_set_rates(program, args, where, refill_as_zero)
             elif cmd == "set_clock_hz":
                 int(args[0])
             else:
