@@ -24,7 +24,8 @@ Four tests, each writing a JSON file into the directory MATCHA_BENCH_OUT names:
 - bench_learning: every frame a TCP SYN of a new flow, the session table's statistics read
   through the driver before and after;
 - bench_latency: latency with the tables nearly empty, filled to hundreds of entries, and
-  with 100 and 3000 established sessions, frames offered at the rate the pipeline sustains;
+  with 1/64 and 7/8 of the session table's flows established, frames offered at the rate
+  the pipeline sustains;
 - bench_rewrite: frames per clock of frames the deparser leaves in place and of frames only
   decapsulated, beside the overlay path's.
 """
@@ -307,8 +308,9 @@ async def bench_learning(dut):
 
 @cocotb.test()
 async def bench_latency(dut):
-    """Latency with the tables nearly empty, filled to hundreds of entries, and with 100
-    and 3000 established sessions. The frames are offered one every `period` clocks, the
+    """Latency with the tables nearly empty, filled to hundreds of entries, and with few
+    and many established sessions: 1/64 and 7/8 of the session table (1,024 and 57,344 at
+    the Corundum scale's 65,536). The frames are offered one every `period` clocks, the
     rate the pipeline sustains (bench_features), so that none waits in the input buffer
     behind another."""
     tb, b = await bench_setup(dut, "bench_latency")
@@ -380,17 +382,19 @@ async def bench_latency(dut):
             established.extend(i for i, ok in zip(ids, b.last_passed) if ok)
             offered += want
 
-    await learn(100, 100)
+    size = b.model_sessions().size
+    few, many = size // 64, size * 7 // 8
+    await learn(few, 1000)
     stats = await b.check_stats()
-    runs.append(dict(case="100 established flows", tables=filled, sessions=stats["occupancy"],
+    runs.append(dict(case=f"{few} established flows", tables=filled, sessions=stats["occupancy"],
                      offered=offered,
-                     **await b.run("100 flows", acks(established[:100], n), period=period)))
-    await learn(3000, 1000)
+                     **await b.run(f"{few} flows", acks(established[:few], n), period=period)))
+    await learn(many, 4000)
     stats = await b.check_stats()
-    runs.append(dict(case="3000 established flows", tables=filled,
+    runs.append(dict(case=f"{many} established flows", tables=filled,
                      sessions=stats["occupancy"], offered=offered,
                      insert_failed=stats["insert_failed"],
-                     **await b.run("3000 flows", acks(established[:3000], 3000),
+                     **await b.run(f"{many} flows", acks(established[:many], many),
                                    period=period)))
     write("latency", dict(runs=runs, learn=learn_runs, load_s=round(load_s, 1),
                           session_stats=stats,

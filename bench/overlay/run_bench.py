@@ -4,7 +4,7 @@
 (docs/overlay.md) in Verilator and writes a Markdown results file (and the raw JSON):
 frames per clock with features added cumulatively and per frame size, sessions learned per
 clock under 100 % new flows, latency in clocks with the tables nearly empty and filled and
-with 100 and 3000 established sessions, and those figures at an assumed 250 MHz against
+with 1/64 and 7/8 of the session table's flows established, and those figures at an assumed 250 MHz against
 the VPP pipeline's and a P4 DPU's.
 
 usage: python bench/overlay/run_bench.py [--config w512] [--out bench/results/overlay.md]
@@ -220,7 +220,7 @@ def latency_md(la):
         "(ACL rules in front of the matching one; routes 10.k.0.0/16 in the flows' routing "
         "group; random mappings, ENI MACs and PAs; the counts are what the driver placed). "
         f"The sessions were learned by {offered} SYNs of new flows (64-byte inner frames, back "
-        f"to back, in batches of up to 1000, every output checked): {learned} learned, "
+        f"to back, in batches of up to 4000, every output checked): {learned} learned, "
         f"{failed} insert failures (punted, their flows not established); the "
         f"{la['runs'][-1]['frames']} frames of the last row are one per established flow.",
     ]

@@ -28,10 +28,11 @@ test_overlay = sim.cocotb_entry("tb.overlay.overlay_tb",
                                 [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in CONFIGS])
 
 
-# The scales of docs/overlay.md: the board's at 64 bits, the Corundum card's at 512.
-SCALE = {"w64": {"enis": 256, "eni_out": 256, "mapping": 256, "route": 256, "acl": 64, "sessions": 1024},
-         "w512": {"enis": 1024, "eni_out": 1024, "mapping": 8192, "route": 4096, "acl": 6144,
-                  "sessions": 65536}}
+# The scales of docs/overlay.md: the board's at 64 bits, the Corundum card's at 512. The
+# exact tables keyed by user data have `headroom` times their entries in slots.
+SCALE = {"w64": {"enis": 256, "mappings": 256, "route": 256, "acl": 64, "sessions": 1024, "headroom": 1},
+         "w512": {"enis": 1024, "mappings": 8192, "route": 4096, "acl": 6144, "sessions": 65536,
+                  "headroom": 2}}
 
 
 @pytest.mark.parametrize("config", sim.CONFIGS)
@@ -55,8 +56,11 @@ def test_layout_overlay_program(config):
     (meters,) = prog["meters"]
     assert (meters["name"], meters["size"]) == ("policers", SCALE[config]["enis"])
     sizes = {t["name"]: t["size"] for t in prog["tables"]}
-    assert {k: sizes[k] for k in ("eni_out", "mapping", "route", "acl")} == \
-        {k: SCALE[config][k] for k in ("eni_out", "mapping", "route", "acl")}
+    scale = SCALE[config]
+    slots = {"eni_out": scale["enis"], "eni_in": scale["enis"], "pa_validation": scale["enis"],
+             "mapping": scale["mappings"]}
+    assert {k: sizes[k] for k in slots} == {k: n * scale["headroom"] for k, n in slots.items()}
+    assert (sizes["route"], sizes["acl"]) == (scale["route"], scale["acl"])
     assert {m["name"]: m["width"] for m in prog["metadata"]}["meta.eni"] == 10
     # Every stage but the ones that share: a table keyed on what an earlier one of its
     # stage writes, or conditioned on its drop, starts the next.
