@@ -738,7 +738,10 @@ def _match(candidates, got, entered, ports, heads):
 class Plan:
     """What a soak runs: `frames` in chunks of `chunk`, with `backpressure` on the output,
     table churn and bad bus accesses during the traffic, a reset in every `reset_every`-th
-    chunk and a SYN flood in every `syn_flood_every`-th (0: never)."""
+    chunk and a SYN flood in every `syn_flood_every`-th (0: never; a SYN-flood chunk is
+    longer than `chunk` where the program's session table needs more SYNs to fill, as the
+    overlay's does: ConntrackSpec.flood_frames). `program`: conntrack or overlay
+    (program_spec)."""
     frames: int
     chunk: int = 20_000
     backpressure: float = 0.2
