@@ -121,6 +121,8 @@ class Counts:
     bad_answers_wrong: int = 0
     resets: int = 0
     session_full: int = 0
+    sessions_learned: int = 0  # by the model, frame by frame (counted with count=True)
+    session_hits: int = 0
     summary_errors: int = 0
     sizes: bytearray = field(default_factory=lambda: bytearray(MAX_FRAME + 1))
     kinds: Counter = field(default_factory=Counter)
@@ -622,11 +624,17 @@ def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts, spec=None
     epoch_i = 0
     program = spec.base_program(layout)
     churned = program[spec.churn_table]
+
+    def count_sessions(program):
+        for stage in program.sessions.values():
+            counts.sessions_learned += stage.table.learned
+            counts.session_hits += stage.table.hits
     committed = 0
     last_in = 0  # the latest first-beat-in clock seen: a bound below for later frames
     for i, (port, packet, frame) in enumerate(frames):
         if epoch_i + 1 < len(epochs) and i >= epochs[epoch_i + 1].first_frame:
             epoch_i += 1
+            count_sessions(program)
             program = spec.base_program(layout)
             churned = program[spec.churn_table]
             committed = 0
@@ -697,6 +705,7 @@ def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts, spec=None
             counts.punted[matched[1]] += 1
         else:
             counts.dropped[matched[1]] += 1
+    count_sessions(program)
     leftover = sum(len(q) - heads[p] for p, q in ports.items())
     if leftover:
         counts.mismatches += leftover
@@ -954,6 +963,8 @@ def report(plan, seed, shards, counts, wall, command, commit):
         "the pipeline by them (lost.csv), the tables reloaded after each.",
         f"- SYN flood: {counts.kinds['syn_flood']:,} SYNs; {counts.session_full:,} frames "
         "punted `sessions.full` (the full-table policy, punt).",
+        f"- Sessions (the model's, which every frame matched): {counts.sessions_learned:,} "
+        f"learned, {counts.session_hits:,} frames of a learned session.",
         f"- Wall time {wall / 60:.1f} min; summed over the shards: simulator runs "
         f"{counts.sim_seconds / 60:.1f} min ({counts.clocks:,} clocks), model checks "
         f"{counts.model_seconds / 60:.1f} min; {counts.frames_in / wall:,.0f} frames/s.",

@@ -131,6 +131,7 @@ def test_soak_overlay_traffic(work, matcha_seed):
     of sizes from 1 to 9216 bytes, each out, punted or dropped as the model says."""
     c = run_short(work, matcha_seed, program="overlay")
     assert c.out and c.punted and c.dropped
+    assert c.sessions_learned > 20 and c.session_hits > 100, (c.sessions_learned, c.session_hits)
     assert set(c.kinds) >= OVERLAY_KINDS, c.kinds
     assert any(c.sizes[1:60]) and any(c.sizes[1519:])
     # Reasons of most stages: vip, eni_out/eni_in, admin down, inbound routing, PA
