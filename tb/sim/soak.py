@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The counting soak: randomized traffic through matcha-sim running the conntrack program,
+"""The counting soak: randomized traffic through matcha-sim running the conntrack program
+(or the overlay program: `Plan.program`, `--program overlay`, tb/sim/soak_overlay.py),
 checked frame by frame against the reference model while its tables change under it.
 
 The traffic is cut into chunks; each chunk is one matcha-sim run (its captures are written,
@@ -33,6 +34,11 @@ full-table policy punts the flows it cannot learn (`sessions.full`).
 
 Every frame in is accounted for: out, punted or dropped as the model says, or lost in the
 pipeline at a reset (lost.csv). Counters: tb/sim/soak.py Counts.
+
+What is program-specific (the base tables, the frames, the churned table and which frames
+an update can reach) is a spec: ConntrackSpec here, OverlaySpec in tb/sim/soak_overlay.py
+(VXLAN flows of six ENIs both ways, `mapping` entries of a VNET churned, its base tables
+loaded from the model through the driver by load_program). The rest is the same for both.
 """
 
 import csv
@@ -115,6 +121,8 @@ class Counts:
     bad_answers_wrong: int = 0
     resets: int = 0
     session_full: int = 0
+    sessions_learned: int = 0  # by the model, frame by frame (counted with count=True)
+    session_hits: int = 0
     summary_errors: int = 0
     sizes: bytearray = field(default_factory=lambda: bytearray(MAX_FRAME + 1))
     kinds: Counter = field(default_factory=Counter)
@@ -301,12 +309,105 @@ def load_base(dev, program):
     return handles
 
 
+def split_key(table, key):
+    """A model key as the driver's entry calls take it: one value per key field."""
+    fields = []
+    for _, width in reversed(table.key_parts):
+        fields.insert(0, key & ((1 << width) - 1))
+        key >>= width
+    return tuple(fields)
+
+
+def join_key(table, fields):
+    """split_key's inverse."""
+    key = 0
+    for value, (_, width) in zip(fields, table.key_parts):
+        key = key << width | value
+    return key
+
+
+def load_program(dev, program, handles_of=None):
+    """Every entry and default of the model `program` through the driver: exact and direct
+    entries by name (the driver's entry API), LPM and ternary ones by index, the defaults
+    that differ from the reset ones. Returns the handles of table `handles_of`'s entries,
+    by their key fields (what the churn modifies and deletes)."""
+    handles = {}
+    for t in program.tables:
+        if t.kind in ("exact", "direct"):
+            for key, (aid, data) in t.table.items():
+                act = t.action(aid)
+                fields = split_key(t, key)
+                h = dev.entry_add(t.name, fields, act.name, [p.value(data) for p in act.params])
+                if t.name == handles_of:
+                    handles[fields] = h
+        elif t.kind == "lpm":
+            for (prefix, length), (aid, data) in t.prefixes.items():
+                dev.lpm_add(t.index, prefix, length, aid, data)
+        else:
+            # Rules in match order: equal priorities keep the order the model gave them.
+            for r in t.rules:
+                dev.ternary_add(t.index, r.value, r.mask, r.priority, r.action, r.data)
+        if t.default != t.reset_default:
+            dev.set_default(t.index, *t.default)
+    return handles
+
+
+class ConntrackSpec:
+    """What the soak needs to know of the conntrack program: its base tables, the frames
+    it sends, the table it churns and which frames an update can reach."""
+    name = "conntrack"
+    churn_table = "by_session"
+    # In a SYN-flood chunk, frames from this fraction of the chunk on are SYNs with this
+    # probability.
+    flood_start, flood_share = 0.5, 0.5
+
+    def base_program(self, layout):
+        return base_program(layout)
+
+    def load_base(self, dev, program):
+        return load_base(dev, program)
+
+    def maker(self, rng):
+        return FrameMaker(rng)
+
+    def choose_update(self, rng):
+        """(key fields, action, parameters) of the next update."""
+        return rng.choice(CHURN_KEYS), rng.choice(BY_SESSION_ACTIONS), ()
+
+    def churned(self, port, phv):
+        """Whether any update could change what this frame does."""
+        return port in CHURN_PORTS
+
+    def reaches(self, port, phv, key):
+        """Whether the update of `key` could change what this frame does."""
+        return key[0] == port
+
+    def egress(self, program, phv, port):
+        # by_session's actions never set the egress port: the frame's is the model's
+        # whatever the table holds.
+        return program.apply(phv, count=False).get("meta.egressPort", 0)
+
+    def flood_frames(self, sessions):
+        """Frames a SYN-flood chunk needs to fill a table of `sessions` (at least)."""
+        return 0
+
+
+def program_spec(name):
+    if name == "conntrack":
+        return ConntrackSpec()
+    if name == "overlay":
+        from tb.sim.soak_overlay import OverlaySpec
+        return OverlaySpec()
+    raise ValueError(f"the soak knows no program {name!r} (conntrack, overlay)")
+
+
 @dataclass
 class Update:
     start: int          # clock (OP_CLOCK) before its first bus access
     end: int            # clock after its last
-    key: tuple          # (port, hit, learned)
+    key: tuple          # the churned table's key fields (conntrack: port, hit, learned)
     action: str         # None: deleted
+    params: tuple = ()  # the action's parameters
 
 
 @dataclass
@@ -321,8 +422,10 @@ class Controller:
     """The client of one chunk: base tables, then churn and bad accesses while frames
     flow, and a reset in the middle when asked."""
 
-    def __init__(self, sock, layout_text, program, rng, churn, bad_bus, reset_at_clock):
+    def __init__(self, sock, layout_text, program, rng, churn, bad_bus, reset_at_clock,
+                 spec=None):
         self.sock, self.rng = sock, rng
+        self.spec = spec or ConntrackSpec()
         self.layout_text, self.program = layout_text, program
         self.churn, self.bad_bus, self.reset_at_clock = churn, bad_bus, reset_at_clock
         self.epochs = [Epoch(0)]
@@ -335,7 +438,7 @@ class Controller:
         self.swap = SwappableBus(SocketBus(self.sock))
         self.dev = drv.Device(self.swap)
         self.dev.layout_load_text(self.layout_text)
-        self.handles = load_base(self.dev, self.program)
+        self.handles = self.spec.load_base(self.dev, self.program)
         self.swap.bus.close()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -375,23 +478,23 @@ class Controller:
 
     def _update(self, bus):
         rng, dev = self.rng, self.dev
-        key = rng.choice(CHURN_KEYS)
-        action = rng.choice(BY_SESSION_ACTIONS)
+        table = self.spec.churn_table
+        key, action, params = self.spec.choose_update(rng)
         handle = self.handles.get(key)
         delete = handle is not None and rng.random() < 0.4
         t0 = time.monotonic()
         # Recorded before it starts: if the simulator ends in the middle of it (its last
         # frame out), frames may still have seen it, and it never ends.
-        update = Update(bus.clock(), NEVER, key, None if delete else action)
+        update = Update(bus.clock(), NEVER, key, None if delete else action, params)
         self.epochs[-1].updates.append(update)
         try:
             if handle is None:
-                self.handles[key] = dev.entry_add("by_session", key, action)
+                self.handles[key] = dev.entry_add(table, key, action, params)
             elif delete:
-                dev.entry_delete("by_session", handle)
+                dev.entry_delete(table, handle)
                 del self.handles[key]
             else:
-                dev.entry_modify("by_session", handle, action)
+                dev.entry_modify(table, handle, action, params)
         except drv.MatchaError as e:
             if e.code != drv.ENOSPC:
                 raise
@@ -435,10 +538,11 @@ class Controller:
         first = bus.reset()
         self.counts.resets += 1
         dev = self.dev
-        for t in range(dev.table_count()):
-            dev.table_clear(t)
-        dev.session_flush(2)
-        self.handles = load_base(dev, self.program)
+        for t in self.program.tables:
+            dev.table_clear(t.index)
+        for stage in self.program.sessions.values():
+            dev.session_flush(stage.index)
+        self.handles = self.spec.load_base(dev, self.program)
         self.epochs.append(Epoch(first))
         bus.close()
         bus = SocketBus(self.sock, timeout=5)
@@ -491,39 +595,48 @@ def _fate(frame, phv):
     return ("out", tuser["egressPort"], out)
 
 
-def _set_by_session(table, key, action):
-    """Sets a by_session key's entry (None: absent); returns what it was."""
-    k = _bs_key(table, key)
+def _set_entry(table, key, action, params=()):
+    """Sets the entry of a key (its fields) of an exact or direct table to `action` with
+    `params` (None: absent); returns what it was."""
+    k = join_key(table, key)
     before = table.table.get(k)
     if action is None:
         table.table.pop(k, None)
     else:
-        table.table[k] = (table.action_id(action), 0)
+        act = table.action(action)
+        table.table[k] = (act.id, act.data(**{p.name: v for p, v in zip(act.params, params)}))
     return before
 
 
 def _restore(table, key, before):
-    k = _bs_key(table, key)
+    k = join_key(table, key)
     if before is None:
         table.table.pop(k, None)
     else:
         table.table[k] = before
 
 
-def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts):
+def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts, spec=None):
     """Compares one chunk's outputs with the model, frame by frame, adding to `counts`."""
+    spec = spec or ConntrackSpec()
     fates, lost, ports = read_dut(out_dir)
     heads = {p: 0 for p in ports}
     epoch_i = 0
-    program = base_program(layout)
-    by_session = program["by_session"]
+    program = spec.base_program(layout)
+    churned = program[spec.churn_table]
+
+    def count_sessions(program):
+        for stage in program.sessions.values():
+            counts.sessions_learned += stage.table.learned
+            counts.session_hits += stage.table.hits
     committed = 0
     last_in = 0  # the latest first-beat-in clock seen: a bound below for later frames
     for i, (port, packet, frame) in enumerate(frames):
         if epoch_i + 1 < len(epochs) and i >= epochs[epoch_i + 1].first_frame:
             epoch_i += 1
-            program = base_program(layout)
-            by_session = program["by_session"]
+            count_sessions(program)
+            program = spec.base_program(layout)
+            churned = program[spec.churn_table]
             committed = 0
             last_in = 0
         updates = epochs[epoch_i].updates
@@ -554,32 +667,30 @@ def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts):
         last_in = max(last_in, lo)
         while committed < len(updates) and updates[committed].end < lo:
             u = updates[committed]
-            _set_by_session(by_session, u.key, u.action)
+            _set_entry(churned, u.key, u.action, u.params)
             committed += 1
         phv = parse(entered, ingress_port=port, header_bytes=header_bytes)
         alternatives = []
-        if port in CHURN_PORTS and committed < len(updates):
+        if committed < len(updates) and spec.churned(port, phv):
             if got is None:
-                # by_session's actions never set the egress port: the frame's is the
-                # model's whatever the table holds.
-                egress = program.apply(phv, count=False).get("meta.egressPort", 0)
+                egress = spec.egress(program, phv, port)
                 q = ports.get(egress, [])
                 if heads.get(egress, 0) < len(q):
                     hi = q[heads[egress]][1]
             # The states the frame may see: after each update in its window that touches
-            # a key of its port (the others cannot change what it does).
+            # a key it can meet (the others cannot change what it does).
             undo = []
             for u in updates[committed:]:
                 if u.start > hi:
                     break
-                if u.key[0] != port:
+                if not spec.reaches(port, phv, u.key):
                     continue
-                before = _set_by_session(by_session, u.key, u.action)
+                before = _set_entry(churned, u.key, u.action, u.params)
                 undo.append((u.key, before))
-                if before != by_session.table.get(_bs_key(by_session, u.key)):
+                if before != churned.table.get(join_key(churned, u.key)):
                     alternatives.append(_fate(entered, program.apply(phv, count=False)))
             for k, before in reversed(undo):
-                _restore(by_session, k, before)
+                _restore(churned, k, before)
         want = _fate(entered, program.apply(phv))
         candidates = [want] + [a for a in alternatives if a != want]
         matched = _match(candidates, got, entered, ports, heads)
@@ -594,6 +705,7 @@ def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts):
             counts.punted[matched[1]] += 1
         else:
             counts.dropped[matched[1]] += 1
+    count_sessions(program)
     leftover = sum(len(q) - heads[p] for p, q in ports.items())
     if leftover:
         counts.mismatches += leftover
@@ -635,7 +747,10 @@ def _match(candidates, got, entered, ports, heads):
 class Plan:
     """What a soak runs: `frames` in chunks of `chunk`, with `backpressure` on the output,
     table churn and bad bus accesses during the traffic, a reset in every `reset_every`-th
-    chunk and a SYN flood in every `syn_flood_every`-th (0: never)."""
+    chunk and a SYN flood in every `syn_flood_every`-th (0: never; a SYN-flood chunk is
+    longer than `chunk` where the program's session table needs more SYNs to fill, as the
+    overlay's does: ConntrackSpec.flood_frames). `program`: conntrack or overlay
+    (program_spec)."""
     frames: int
     chunk: int = 20_000
     backpressure: float = 0.2
@@ -650,15 +765,22 @@ class Plan:
 def run_chunk(plan, seed, index, maker, work, counts):
     """One matcha-sim run of `plan.chunk` frames (chunk `index` of the shard of `seed`),
     compared with the model; adds to `counts`."""
+    spec = program_spec(plan.program)
     rng = random.Random(f"{seed}:chunk:{index}")
     maker.rng = rng
-    n = min(plan.chunk, plan.frames - counts.frames_in)
+    layout_path = sim_build.layout_path(plan.config, plan.program)
     flood = plan.syn_flood_every and index % plan.syn_flood_every == plan.syn_flood_every - 1
+    n = plan.chunk
+    if flood:
+        # Long enough to fill the session table, whatever the chunk.
+        n = max(n, spec.flood_frames(Program(layout_path).sessions["sessions"].table.size))
+    n = min(n, plan.frames - counts.frames_in)
     per_port = defaultdict(list)
     frames = []
     beats = 0
+    flood_from = int(n * spec.flood_start)
     for i in range(n):
-        if flood and i >= n // 2 and rng.random() < 0.5:
+        if flood and i >= flood_from and rng.random() < spec.flood_share:
             port, frame, kind = maker.syn_flood()
         else:
             port, frame, kind = maker.frame()
@@ -674,7 +796,6 @@ def run_chunk(plan, seed, index, maker, work, counts):
         path = work / f"in{port}.pcap"
         write_capture(path, items)
         in_args += ["--in", f"{port}={path}"]
-    layout_path = sim_build.layout_path(plan.config, plan.program)
     layout_text = layout_path.read_text()
     layout = Layout(layout_path)
     reset_at = None
@@ -687,8 +808,8 @@ def run_chunk(plan, seed, index, maker, work, counts):
     with Simulator(plan.config, *in_args, "--out", out, "--socket", sock, "--wait-client",
                    "--clock-mhz", CLOCK_MHZ, "--backpressure", plan.backpressure,
                    "--seed", rng.getrandbits(31), program=plan.program) as sim:
-        ctl = Controller(sock, layout_text, base_program(layout_path), rng, plan.churn,
-                         plan.bad_bus, reset_at)
+        ctl = Controller(sock, layout_text, spec.base_program(layout_path), rng, plan.churn,
+                         plan.bad_bus, reset_at, spec)
         ctl.start()
         rc, stdout, stderr = sim.finish(timeout=3600)
     epochs, ctl_counts = ctl.finish()
@@ -698,7 +819,7 @@ def run_chunk(plan, seed, index, maker, work, counts):
         raise AssertionError(f"matcha-sim exit {rc}\n{stdout}\n{stderr}")
     t0 = time.monotonic()
     chunk = Counts()
-    check_chunk(frames, out, epochs, layout_path, layout.header_bytes, chunk)
+    check_chunk(frames, out, epochs, layout_path, layout.header_bytes, chunk, spec)
     counts.model_seconds += time.monotonic() - t0
     summary = json.loads((out / "summary.json").read_text())
     counts.clocks += summary["clocks"]
@@ -710,7 +831,7 @@ def run_chunk(plan, seed, index, maker, work, counts):
     counts.unaccounted += summary["frames_in"] - (
         sum(c["frames"] for c in summary["out"].values()) + summary["punted"]["frames"]
         + summary["dropped"]["frames"] + summary["lost"]["frames"])
-    counts.session_full += chunk.punted[base_program(layout_path).sessions["sessions"].reason]
+    counts.session_full += chunk.punted[Program(layout_path).sessions["sessions"].reason]
     chunk.sizes = bytearray(MAX_FRAME + 1)
     counts.add(chunk)
     counts.chunks += 1
@@ -745,7 +866,7 @@ def run_shard(plan, seed, work, progress=None, stop_at=None):
     """Chunks until `plan.frames` have gone through, or no new chunk once time.time() has
     passed `stop_at`; returns the Counts."""
     counts = Counts()
-    maker = FrameMaker(random.Random(f"{seed}:maker"))
+    maker = program_spec(plan.program).maker(random.Random(f"{seed}:maker"))
     index = 0
     while counts.frames_in < plan.frames and (stop_at is None or time.time() < stop_at):
         run_chunk(plan, seed, index, maker, work, counts)
@@ -796,7 +917,8 @@ def report(plan, seed, shards, counts, wall, command, commit):
         "tb/README.md, \"The counting soak\").",
         "",
         f"matcha-sim of the **{plan.program}** program at **{plan.config}**, chunks of "
-        f"{plan.chunk} frames, back-pressure {plan.backpressure}, by_session churn "
+        f"{plan.chunk} frames, back-pressure {plan.backpressure}, "
+        f"{program_spec(plan.program).churn_table} churn "
         f"{'on' if plan.churn else 'off'}, bad bus accesses {'on' if plan.bad_bus else 'off'}, "
         f"a reset in one chunk of {plan.reset_every}, a SYN flood in one chunk of "
         f"{plan.syn_flood_every}.",
@@ -827,7 +949,8 @@ def report(plan, seed, shards, counts, wall, command, commit):
         *[f"| {k} | {n:,} |" for k, n in sorted(counts.kinds.items())],
         "",
         f"- Sizes: {sizes} of the 9216 sizes from 1 to 9216 bytes were sent.",
-        f"- Table churn: {counts.updates:,} by_session updates ({counts.update_ops['add']:,} "
+        f"- Table churn: {counts.updates:,} {program_spec(plan.program).churn_table} updates "
+        f"({counts.update_ops['add']:,} "
         f"adds, {counts.update_ops['modify']:,} modifies, {counts.update_ops['delete']:,} "
         "deletes) "
         f"through the driver, {counts.updates_refused:,} adds refused for want of a slot; "
@@ -840,6 +963,8 @@ def report(plan, seed, shards, counts, wall, command, commit):
         "the pipeline by them (lost.csv), the tables reloaded after each.",
         f"- SYN flood: {counts.kinds['syn_flood']:,} SYNs; {counts.session_full:,} frames "
         "punted `sessions.full` (the full-table policy, punt).",
+        f"- Sessions (the model's, which every frame matched): {counts.sessions_learned:,} "
+        f"learned, {counts.session_hits:,} frames of a learned session.",
         f"- Wall time {wall / 60:.1f} min; summed over the shards: simulator runs "
         f"{counts.sim_seconds / 60:.1f} min ({counts.clocks:,} clocks), model checks "
         f"{counts.model_seconds / 60:.1f} min; {counts.frames_in / wall:,.0f} frames/s.",
@@ -858,6 +983,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=lambda v: int(v, 0), default=None)
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--config", default="w512")
+    ap.add_argument("--program", default=Plan.program, choices=("conntrack", "overlay"))
     ap.add_argument("--chunk", type=int, default=Plan.chunk)
     ap.add_argument("--work", default=str(harness.REPO / "build" / "soak"))
     ap.add_argument("--report", help="write the result (Markdown) here")
@@ -868,7 +994,7 @@ def main(argv=None):
     sim.setup_environment()
     seed = seeds.choose_seed() if args.seed is None else args.seed
     seeds.announce(seed, "tb/sim/soak.py --seed repeats it")
-    plan = Plan(args.frames, chunk=args.chunk, config=args.config)
+    plan = Plan(args.frames, chunk=args.chunk, config=args.config, program=args.program)
     harness.binary(plan.config, plan.program)
     commit = subprocess.run(["git", "-C", str(harness.REPO), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip()

@@ -191,12 +191,17 @@ def load(program, path, refill_as_zero=False):
     frame, so a frame the model colours green is green there too, and a model colouring a
     frame yellow or red where the hardware refilled shows as a mismatch, never as a pass:
     right for traffic that stays within the bursts."""
+    return load_text(program, Path(path).read_text(), str(path), refill_as_zero)
+
+
+def load_text(program, text, name="<tables>", refill_as_zero=False):
+    """load() of the commands in `text`, errors naming `name` and the line."""
     entries = 0
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
-        where = f"{path}:{n}"
+        where = f"{name}:{n}"
         cmd, args = words[0], words[1:]
         try:
             if cmd == "table_add":

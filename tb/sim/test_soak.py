@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """The counting soak (tb/sim/soak.py): randomized traffic through matcha-sim running the
-conntrack program, every frame compared with the reference model and accounted for, with
-table churn, bad control-bus accesses, a reset and a SYN flood during the traffic.
+conntrack program or the overlay program (tb/sim/soak_overlay.py), every frame compared
+with the reference model and accounted for, with table churn, bad control-bus accesses, a
+reset and a SYN flood during the traffic.
 
-`make test` runs a short version of each scenario on the 64-bit simulator that
-tb/sim/test_programs.py builds (one chunk of a few thousand frames, seconds each);
-`make soak` runs test_soak_counts_everything: 10^7 frames on the 512-bit simulator in two
-shards, every scenario in turn, written to bench/results/soak.md
+`make test` runs a short version of each scenario of each program on the 64-bit simulators
+that tb/sim/test_programs.py and tb/sim/test_overlay_example.py build (one chunk of a few
+thousand frames, seconds each); `make soak` runs test_soak_counts_everything: 10^7 frames
+on the 512-bit conntrack simulator in two shards, every scenario in turn, written to
+bench/results/soak.md, and test_soak_overlay_counts_everything, the same through the
+512-bit overlay simulator, written to bench/results/soak_overlay.md
 (MATCHA_SOAK_FRAMES=<n> for fewer; MATCHA_SOAK_MAX_MINUTES=<m> starts no chunk after m
 minutes, and the result says how many frames ran).
 
@@ -22,13 +25,17 @@ from tb.sim import harness, soak
 
 CONNTRACK = harness.SimBinary("w64", "conntrack")
 CONNTRACK_W512 = harness.SimBinary("w512", "conntrack")
+OVERLAY = harness.SimBinary("w64", "overlay")
+OVERLAY_W512 = harness.SimBinary("w512", "overlay")
 RESULT = harness.REPO / "bench" / "results" / "soak.md"
+OVERLAY_RESULT = harness.REPO / "bench" / "results" / "soak_overlay.md"
 SHORT = dict(frames=3000, chunk=3000, config="w64", churn=False, bad_bus=False,
              reset_every=0, syn_flood_every=0)
 
 
 def run_short(work, seed, **scenario):
-    missing = CONNTRACK.missing()
+    binary = OVERLAY if scenario.get("program") == "overlay" else CONNTRACK
+    missing = binary.missing()
     if missing:
         pytest.skip(missing)
     plan = soak.Plan(**{**SHORT, **scenario})
@@ -104,6 +111,91 @@ def test_soak_counts_everything(matcha_seed):
         pytest.skip(missing)
     frames = int(os.environ.get("MATCHA_SOAK_FRAMES", 10**7))
     argv = ["--frames", str(frames), "--seed", str(matcha_seed), "--report", str(RESULT)]
+    if os.environ.get("MATCHA_SOAK_MAX_MINUTES"):
+        argv += ["--max-minutes", os.environ["MATCHA_SOAK_MAX_MINUTES"]]
+    print("python -m tb.sim.soak " + shlex.join(argv))
+    assert soak.main(argv) == 0
+
+
+# ------------------------------------------------------------------ the overlay program
+
+OVERLAY_KINDS = {"flow", "churn_flow", "overlay_miss", "non_overlay", "truncated",
+                 "malformed", "random"}
+
+
+@pytest.mark.builds(OVERLAY)
+def test_soak_overlay_traffic(work, matcha_seed):
+    """3,000 random frames through the overlay program with back-pressure: VXLAN flows of
+    six ENIs both ways (sessions learned by the opener's frames and hit by the replies),
+    frames each table's drop or miss stops, plain, truncated, malformed and random frames
+    of sizes from 1 to 9216 bytes, each out, punted or dropped as the model says."""
+    c = run_short(work, matcha_seed, program="overlay")
+    assert c.out and c.punted and c.dropped
+    assert c.sessions_learned > 20 and c.session_hits > 100, (c.sessions_learned, c.session_hits)
+    assert set(c.kinds) >= OVERLAY_KINDS, c.kinds
+    assert any(c.sizes[1:60]) and any(c.sizes[1519:])
+    # Reasons of most stages: vip, eni_out/eni_in, admin down, inbound routing, PA
+    # validation, ACL deny and to_host, route miss and drop, mapping, vnet, frame_class.
+    seen = set(c.dropped) | set(c.punted)
+    assert seen >= {0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x3C, 0x3D, 0x3E,
+                    0x3F}, sorted(map(hex, seen))
+
+
+@pytest.mark.builds(OVERLAY)
+def test_soak_overlay_table_churn(work, matcha_seed):
+    """`mapping` entries of the churned VNET added, modified (re-mapped or made to drop) and
+    deleted through the driver's entry API while frames to its CAs flow: frames in an
+    update's clock window match the table before or after it, every other frame the table
+    as it was."""
+    c = run_short(work, matcha_seed, program="overlay", churn=True)
+    assert c.updates >= 200 and set(c.update_ops) == {"add", "modify", "delete"}, c.update_ops
+    assert c.kinds["churn_flow"] > 100
+    assert c.ambiguous > 0
+
+
+@pytest.mark.builds(OVERLAY)
+def test_soak_overlay_reset_in_traffic(work, matcha_seed):
+    """A reset in the middle of the overlay's traffic, the tables (and the defaults) reloaded
+    through the driver: the frames in the pipeline are lost and listed, every other frame
+    is the model's, the sessions learned before the reset gone."""
+    c = run_short(work, matcha_seed, program="overlay", churn=True, reset_every=1)
+    assert c.resets == 1
+    assert c.lost > 0
+
+
+@pytest.mark.builds(OVERLAY)
+def test_soak_overlay_bad_bus_accesses(work, matcha_seed):
+    """Bad control-bus accesses while overlay frames flow: each answered as
+    docs/sim-socket.md says, no frame disturbed."""
+    c = run_short(work, matcha_seed, program="overlay", bad_bus=True)
+    assert c.bad_accesses >= 100
+    assert c.bad_answers_wrong == 0
+
+
+@pytest.mark.builds(OVERLAY)
+def test_soak_overlay_syn_flood(work, matcha_seed):
+    """From a quarter of the frames on, three in four are TCP SYNs of new flows the ACL
+    permits, from every ENI: the 1,024-session table fills and the flows it cannot learn
+    are punted (`sessions.full`, 0x39), as the model's session table says frame by
+    frame."""
+    c = run_short(work, matcha_seed, program="overlay", syn_flood_every=1)
+    assert c.kinds["syn_flood"] > 1024
+    assert c.session_full > 0
+
+
+@pytest.mark.soak
+@pytest.mark.builds(OVERLAY_W512)
+def test_soak_overlay_counts_everything(matcha_seed):
+    """test_soak_counts_everything through the overlay program: 10^7 frames
+    (MATCHA_SOAK_FRAMES) through the 512-bit overlay simulator in two shards, every
+    scenario of the overlay tests above in turn (a SYN-flood chunk long enough to fill its
+    65,536 sessions); bench/results/soak_overlay.md."""
+    missing = OVERLAY_W512.missing()
+    if missing:
+        pytest.skip(missing)
+    frames = int(os.environ.get("MATCHA_SOAK_FRAMES", 10**7))
+    argv = ["--program", "overlay", "--frames", str(frames), "--seed", str(matcha_seed),
+            "--report", str(OVERLAY_RESULT)]
     if os.environ.get("MATCHA_SOAK_MAX_MINUTES"):
         argv += ["--max-minutes", os.environ["MATCHA_SOAK_MAX_MINUTES"]]
     print("python -m tb.sim.soak " + shlex.join(argv))
