@@ -66,9 +66,11 @@ SESSIONS = "sessions"
 
 
 def flow_frame(flow, inner_bytes, flags):
-    """Flow `flow`'s TCP frame of `inner_bytes` (flags "S" or "A") in its host's VXLAN."""
+    """Flow `flow`'s TCP frame of `inner_bytes` (flags "S" or "A") in its host's VXLAN: its
+    destination DSTS[flow % 16], its source port FIRST_SPORT + flow // 16, so that the
+    session table's 65,536 flows fit the port numbers."""
     inner = vm_frame(TX_MAC, FAKE_MAC, TX_CA, DSTS[flow % len(DSTS)], proto="tcp",
-                     sport=FIRST_SPORT + flow, dport=80, flags=flags,
+                     sport=FIRST_SPORT + flow // len(DSTS), dport=80, flags=flags,
                      payload=inner_bytes - INNER_HEADERS)
     frame = vxlan(inner, TX_HOST_VNI, TX_PA)
     assert len(frame) == inner_bytes + OUTER_BYTES, len(frame)
@@ -196,15 +198,17 @@ async def load_batch(tb, updates):
 
 def acl_filler(tb, n, first_priority):
     """`n` ACL rules no bench flow matches, at priorities from `first_priority` down: the TX
-    ENI's outbound rules to destination ports 1000 + k (the flows go to port 80), half of
-    them permits and half denies."""
+    ENI's outbound rules to destinations 10.200.0.0 + k (the flows go to 192.168.1.0/24),
+    any port, half of them permits and half denies. The ports are range fields (value: lo,
+    mask: hi); a whole-field range adds no boundary, so the rules take none of the fields'
+    64 boundary slots, which rules of distinct ports would exhaust."""
     acl = tb.model["acl"]
-    mask = acl.key(outbound=1, eni=0x3FF, src=0xFFFFFF00, dst=0xFFFFFF00, protocol=0xFF,
-                   dstPort=0xFFFF)
+    mask = acl.key(outbound=1, eni=0x3FF, src=0xFFFFFF00, dst=0xFFFFFFFF, protocol=0xFF,
+                   srcPort=0xFFFF, dstPort=0xFFFF)
     out = []
     for k in range(n):
         value = acl.key(outbound=1, eni=ENI_TX, src=ip_int("192.168.0.0"),
-                        dst=ip_int("192.168.1.0"), protocol=6, dstPort=1000 + k)
+                        dst=ip_int("10.200.0.0") + k, protocol=6, srcPort=0, dstPort=0)
         out.append(tb.ctl.add("acl", value, mask, first_priority - k,
                               action="permit" if k % 2 else "deny"))
     return out
@@ -382,8 +386,8 @@ async def bench_latency(dut):
             established.extend(i for i, ok in zip(ids, b.last_passed) if ok)
             offered += want
 
-    size = b.model_sessions().size
-    few, many = size // 64, size * 7 // 8
+    table_size = b.model_sessions().size
+    few, many = table_size // 64, table_size * 7 // 8
     await learn(few, 1000)
     stats = await b.check_stats()
     runs.append(dict(case=f"{few} established flows", tables=filled, sessions=stats["occupancy"],
