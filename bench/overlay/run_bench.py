@@ -4,7 +4,7 @@
 (docs/overlay.md) in Verilator and writes a Markdown results file (and the raw JSON):
 frames per clock with features added cumulatively and per frame size, sessions learned per
 clock under 100 % new flows, latency in clocks with the tables nearly empty and filled and
-with 1/64 and 7/8 of the session table's flows established, and those figures at an assumed 250 MHz against
+with 1/64 and 1/2 of the session table's flows established, and those figures at an assumed 250 MHz against
 the VPP pipeline's and a P4 DPU's.
 
 usage: python bench/overlay/run_bench.py [--config w512] [--out bench/results/overlay.md]
