@@ -159,6 +159,23 @@ def _ip_checksum(header):
     return checksum(header[:10] + b"\0\0" + header[12:])
 
 
+def set_ipv4_lengths(frame, ip):
+    """Sets, in `frame` (a bytearray), the lengths and checksums of the option-less IPv4
+    packet at offset `ip` that runs to the frame's end: its total length and header
+    checksum, then a UDP length (and no UDP checksum, as IPv4 allows) or a TCP checksum."""
+    size = len(frame)
+    frame[ip + 2:ip + 4] = (size - ip).to_bytes(2, "big")
+    frame[ip + 10:ip + 12] = _ip_checksum(bytes(frame[ip:ip + 20])).to_bytes(2, "big")
+    l4, proto, l4_len = ip + 20, frame[ip + 9], size - ip - 20
+    if proto == UDP_PROTO:
+        frame[l4 + 4:l4 + 6] = l4_len.to_bytes(2, "big")
+        frame[l4 + 6:l4 + 8] = b"\0\0"
+    else:
+        frame[l4 + 16:l4 + 18] = b"\0\0"
+        pseudo = bytes(frame[ip + 12:ip + 20]) + bytes([0, proto]) + l4_len.to_bytes(2, "big")
+        frame[l4 + 16:l4 + 18] = checksum(pseudo + bytes(frame[l4:])).to_bytes(2, "big")
+
+
 class FrameMaker:
     """Random frames of one shard. Each (flow, direction, TCP flags) header is built by
     scapy once; a frame of size S is that header with S minus its length random payload
@@ -196,20 +213,9 @@ class FrameMaker:
     def sized(self, header, size):
         if size <= len(header):
             return header[:size]
-        payload = self.rng.randbytes(size - len(header))
-        ip = bytearray(header[14:34])
-        ip[2:4] = (size - 14).to_bytes(2, "big")
-        ip[10:12] = _ip_checksum(bytes(ip)).to_bytes(2, "big")
-        l4 = bytearray(header[34:])
-        proto, l4_len = ip[9], size - 34
-        if proto == UDP_PROTO:
-            l4[4:6] = l4_len.to_bytes(2, "big")
-            l4[6:8] = b"\0\0"  # no UDP checksum (IPv4 allows it)
-        else:
-            l4[16:18] = b"\0\0"
-            pseudo = bytes(ip[12:20]) + bytes([0, proto]) + l4_len.to_bytes(2, "big")
-            l4[16:18] = checksum(pseudo + bytes(l4) + payload).to_bytes(2, "big")
-        return header[:14] + bytes(ip) + bytes(l4) + payload
+        frame = bytearray(header + self.rng.randbytes(size - len(header)))
+        set_ipv4_lengths(frame, 14)
+        return bytes(frame)
 
     def flow_frame(self, port=None):
         rng = self.rng
@@ -352,14 +358,55 @@ def load_program(dev, program, handles_of=None):
     return handles
 
 
-class ConntrackSpec:
-    """What the soak needs to know of the conntrack program: its base tables, the frames
-    it sends, the table it churns and which frames an update can reach."""
-    name = "conntrack"
-    churn_table = "by_session"
+class ProgramSpec:
+    """What the soak needs to know of a program: its base tables (the model's and how the
+    driver loads them), the frames it sends, the table it churns and which frames an
+    update can reach. A subclass gives every method but flood_frames."""
+    name = None
+    churn_table = None
     # In a SYN-flood chunk, frames from this fraction of the chunk on are SYNs with this
     # probability.
     flood_start, flood_share = 0.5, 0.5
+
+    def base_program(self, layout):
+        """The program model of `layout` holding the base tables."""
+        raise NotImplementedError
+
+    def load_base(self, dev, program):
+        """Writes `program`'s tables through the driver; returns the churned table's
+        handles by key."""
+        raise NotImplementedError
+
+    def maker(self, rng):
+        """The frame maker (FrameMaker's interface) of a shard."""
+        raise NotImplementedError
+
+    def choose_update(self, rng):
+        """(key fields, action, parameters) of the next update."""
+        raise NotImplementedError
+
+    def churned(self, port, phv):
+        """Whether any update could change what this frame does."""
+        raise NotImplementedError
+
+    def reaches(self, port, phv, key):
+        """Whether the update of `key` could change what this frame does."""
+        raise NotImplementedError
+
+    def egress(self, program, phv, port):
+        """The port a frame leaves by whatever the churned table holds."""
+        raise NotImplementedError
+
+    def flood_frames(self, sessions):
+        """Frames a SYN-flood chunk needs to fill a table of `sessions` (at least; 0: the
+        chunk's own length is enough)."""
+        return 0
+
+
+class ConntrackSpec(ProgramSpec):
+    """The conntrack program: by_session churned on the churn ports."""
+    name = "conntrack"
+    churn_table = "by_session"
 
     def base_program(self, layout):
         return base_program(layout)
@@ -371,25 +418,18 @@ class ConntrackSpec:
         return FrameMaker(rng)
 
     def choose_update(self, rng):
-        """(key fields, action, parameters) of the next update."""
         return rng.choice(CHURN_KEYS), rng.choice(BY_SESSION_ACTIONS), ()
 
     def churned(self, port, phv):
-        """Whether any update could change what this frame does."""
         return port in CHURN_PORTS
 
     def reaches(self, port, phv, key):
-        """Whether the update of `key` could change what this frame does."""
         return key[0] == port
 
     def egress(self, program, phv, port):
         # by_session's actions never set the egress port: the frame's is the model's
         # whatever the table holds.
         return program.apply(phv, count=False).get("meta.egressPort", 0)
-
-    def flood_frames(self, sessions):
-        """Frames a SYN-flood chunk needs to fill a table of `sessions` (at least)."""
-        return 0
 
 
 def program_spec(name):
@@ -423,9 +463,9 @@ class Controller:
     flow, and a reset in the middle when asked."""
 
     def __init__(self, sock, layout_text, program, rng, churn, bad_bus, reset_at_clock,
-                 spec=None):
+                 spec):
         self.sock, self.rng = sock, rng
-        self.spec = spec or ConntrackSpec()
+        self.spec = spec
         self.layout_text, self.program = layout_text, program
         self.churn, self.bad_bus, self.reset_at_clock = churn, bad_bus, reset_at_clock
         self.epochs = [Epoch(0)]
@@ -616,9 +656,8 @@ def _restore(table, key, before):
         table.table[k] = before
 
 
-def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts, spec=None):
+def check_chunk(frames, out_dir, epochs, layout, header_bytes, counts, spec):
     """Compares one chunk's outputs with the model, frame by frame, adding to `counts`."""
-    spec = spec or ConntrackSpec()
     fates, lost, ports = read_dut(out_dir)
     heads = {p: 0 for p in ports}
     epoch_i = 0

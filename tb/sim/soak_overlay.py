@@ -38,17 +38,18 @@ soak.frame_size draws them (a size below the headers' takes the headers' size).
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.layers.vxlan import VXLAN
-from scapy.utils import checksum
 
+from tb.common.scapy_view import mac_int
 from tb.model.program import Program
 from tb.model.session import ACK, FIN, RST, SYN
+from tb.pipeline.traffic import ip_int
 from tb.sim import soak, tables_file
 
 VIP = "10.1.1.1"
 FAKE_MAC = "aa:12:44:69:05:aa"  # the inner destination a VM sends to (DASH: fake_mac)
 ROUTER_MAC, DUT_MAC = "02:bb:00:00:00:02", "02:aa:00:00:00:01"
 PORTS = (0, 1, 2, 3)
-TCP_PROTO, UDP_PROTO = 6, 17
+TCP_PROTO = soak.TCP_PROTO
 FLAG_MIXES = [SYN, SYN, SYN | ACK, ACK, ACK, FIN | ACK, RST, 0]
 # (protocol, destination port) of the flows: most of them the outbound ACL permits.
 SERVICES = [(6, 80), (6, 80), (6, 443), (6, 443), (17, 53), (17, 53), (6, 22), (17, 5001),
@@ -77,15 +78,7 @@ CHURN_MACS = [f"00:20:00:00:00:{i:02x}" for i in range(1, 5)]
 NO_VNI_VNET, NO_VNI_CA = 7, "192.168.100.1"  # routed and mapped, the VNET has no VNI
 
 
-def _int(dotted):
-    return int.from_bytes(bytes(int(x) for x in dotted.split(".")), "big")
-
-
-def _mac_int(mac):
-    return int(mac.replace(":", ""), 16)
-
-
-CHURN_CA_INTS = {_int(ca): ca for ca in CHURN_CAS}
+CHURN_CA_INTS = {ip_int(ca): ca for ca in CHURN_CAS}
 
 
 def tables_text():
@@ -150,7 +143,8 @@ def base_program(layout):
     return p
 
 
-class OverlaySpec(soak.ConntrackSpec):
+class OverlaySpec(soak.ProgramSpec):
+    """The overlay program: `mapping` entries of the churned VNET."""
     name = "overlay"
     churn_table = "mapping"
     # A SYN-flood chunk: from a quarter of the frames on, three in four are SYNs.
@@ -166,10 +160,10 @@ class OverlaySpec(soak.ConntrackSpec):
         return OverlayFrameMaker(rng)
 
     def choose_update(self, rng):
-        key = (CHURN_VNET, _int(rng.choice(CHURN_CAS)))
+        key = (CHURN_VNET, ip_int(rng.choice(CHURN_CAS)))
         if rng.random() < 0.25:
             return key, "drop", ()
-        return key, "set_mapping", (_int(rng.choice(CHURN_PAS)), _mac_int(rng.choice(CHURN_MACS)))
+        return key, "set_mapping", (ip_int(rng.choice(CHURN_PAS)), mac_int(rng.choice(CHURN_MACS)))
 
     def churned(self, port, phv):
         return bool(phv.get("hdr.inner_ipv4.valid")) and \
@@ -184,10 +178,6 @@ class OverlaySpec(soak.ConntrackSpec):
     def flood_frames(self, sessions):
         # Half again as many SYNs as the table has entries.
         return int(1.5 * sessions / ((1 - self.flood_start) * self.flood_share)) + 1
-
-
-def _ip_checksum(header):
-    return checksum(header[:10] + b"\0\0" + header[12:])
 
 
 class OverlayFrameMaker(soak.FrameMaker):
@@ -230,27 +220,10 @@ class OverlayFrameMaker(soak.FrameMaker):
 
     def vx_sized(self, header, size):
         """The VXLAN frame of `header` with random payload to `size` bytes (at least the
-        header's), every length and checksum set for it."""
-        size = max(size, len(header))
-        payload = self.rng.randbytes(size - len(header))
-        f = bytearray(header + payload)
-        f[16:18] = (size - 14).to_bytes(2, "big")
-        f[24:26] = b"\0\0"
-        f[24:26] = _ip_checksum(bytes(f[14:34])).to_bytes(2, "big")
-        f[38:40] = (size - 34).to_bytes(2, "big")
-        f[40:42] = b"\0\0"  # no outer UDP checksum
-        ip = OUTER + 14
-        f[ip + 2:ip + 4] = (size - ip).to_bytes(2, "big")
-        f[ip + 10:ip + 12] = b"\0\0"
-        f[ip + 10:ip + 12] = _ip_checksum(bytes(f[ip:ip + 20])).to_bytes(2, "big")
-        l4, proto, l4_len = ip + 20, f[ip + 9], size - ip - 20
-        if proto == UDP_PROTO:
-            f[l4 + 4:l4 + 6] = l4_len.to_bytes(2, "big")
-            f[l4 + 6:l4 + 8] = b"\0\0"
-        else:
-            f[l4 + 16:l4 + 18] = b"\0\0"
-            pseudo = bytes(f[ip + 12:ip + 20]) + bytes([0, proto]) + l4_len.to_bytes(2, "big")
-            f[l4 + 16:l4 + 18] = checksum(pseudo + bytes(f[l4:])).to_bytes(2, "big")
+        header's), every length and checksum set for it (the outer UDP's checksum 0)."""
+        f = bytearray(header + self.rng.randbytes(max(size, len(header)) - len(header)))
+        soak.set_ipv4_lengths(f, 14)
+        soak.set_ipv4_lengths(f, OUTER + 14)
         return bytes(f)
 
     def _peer(self, peer):
