@@ -149,7 +149,6 @@ soak: setup rtl tb-models fuzz-soak
 	$(TEST_ENV) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q -p no:cacheprovider --soak \
 	  --durations=0 $(PYTEST_ARGS)
 
-
 FUZZ_SECONDS ?= 120
 fuzz-soak: setup rtl
 	$(MAKE) -C sw/driver fuzz-run FUZZ_SECONDS=$(FUZZ_SECONDS)
