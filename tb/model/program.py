@@ -724,15 +724,16 @@ class SessionStage:
                 return read_field(phv, f, width)
         return 0
 
-    def apply(self, phv, tick=0):
-        """The stage on `phv` (changed in place); returns a Lookup."""
+    def apply(self, phv, tick=0, commit=True):
+        """The stage on `phv` (changed in place); returns a Lookup. Without `commit`, the
+        table is left as it was (SessionModel.packet)."""
         if not condition_holds(phv, self.apply_if):
             return Lookup(self.name, False)
         p = Packet(self.read(phv, "zone"), self.read(phv, "protocol"), self.read(phv, "srcAddr"),
                    self.read(phv, "dstAddr"), self.read(phv, "srcPort"),
                    self.read(phv, "dstPort"), self.read(phv, "tcpFlags"),
                    bool(phv.get(self.learn, 0)), phv.get("meta.frameLen", 0))
-        r = self.table.packet(p, tick)
+        r = self.table.packet(p, tick, commit)
         for n, value in zip(SESSION_RESULTS, (r.hit, r.reply, r.state, r.learned,
                                               r.insert_failed)):
             phv[self.results[n]] = int(value)
@@ -750,7 +751,7 @@ class SessionStage:
 
     def __deepcopy__(self, memo):
         # Only the table is state; the description and what was read from it are never
-        # changed, and copying them made Program.apply(count=False) ten times slower.
+        # changed (Program.copy).
         new = copy.copy(self)
         new.table = copy.deepcopy(self.table, memo)
         return new
@@ -911,7 +912,7 @@ class Program:
 
     def apply(self, phv, count=True, trace=None, tick=0):
         """The PHV after the tables (a new dict; `phv` is not changed). With `count`,
-        the counters and the meters are updated; `trace`, a list, receives a Lookup per
+        the counters, the meters and the session tables are updated; `trace`, a list, receives a Lookup per
         table; meters meter at `tick`."""
         out = dict(phv)
         if out.get("meta.parseError", 0) != 0:
@@ -919,14 +920,13 @@ class Program:
                 trace.extend(Lookup(t.name, False) for t in self.tables)
             return out
         meters = self.meters if count else copy.deepcopy(self.meters)
-        sessions = self.sessions if count else copy.deepcopy(self.sessions)
         for t in self.tables:
             r = t.apply(out, count, meters, tick)
             if trace is not None:
                 trace.append(r)
-            for s in sessions.values():
+            for s in self.sessions.values():
                 if s.after == t.name:
-                    r = s.apply(out, tick)
+                    r = s.apply(out, tick, commit=count)
                     if trace is not None:
                         trace.append(r)
         return out

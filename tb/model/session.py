@@ -132,29 +132,35 @@ class SessionModel:
                 return i
         return None
 
-    def packet(self, p, now):
+    def packet(self, p, now, commit=True):
+        """The table's answer to `p` at tick `now`; without `commit`, the answer alone,
+        the table and its counts left as they were (what a packet would see, asked
+        without copying a table of 10^5 sessions)."""
         key, reversed_ = canonical_key(p, self.addr_bits)
         i = self.find(key)
         if i is not None:
             s = self.entries[i]
             reply = reversed_ != s.initiator
-            s.state = next_state(s.state, p, reply)
-            s.seen = now
-            s.packets += 1
-            s.bytes += p.length
-            self.hits += 1
-            return Result(True, False, False, False, False, reply, s.state, i)
-        self.misses += 1
+            state = next_state(s.state, p, reply)
+            if commit:
+                s.state = state
+                s.seen = now
+                s.packets += 1
+                s.bytes += p.length
+                self.hits += 1
+            return Result(True, False, False, False, False, reply, state, i)
+        self.misses += commit
         if not learnable(p):
             return Result(False, False, False, False, False, False, 0, None)
         free = next((c for c in self.candidates(key) if c not in self.entries), None)
         if free is None:
-            self.insert_failed += 1
+            self.insert_failed += commit
             return Result(False, False, True, self.drop_on_full, not self.drop_on_full,
                           False, 0, None)
         state = UDP_STATE if p.protocol == UDP else SYN_SENT
-        self.entries[free] = Session(key, state, reversed_, now, 1, p.length)
-        self.learned += 1
+        if commit:
+            self.entries[free] = Session(key, state, reversed_, now, 1, p.length)
+            self.learned += 1
         return Result(False, True, False, False, False, False, state, free)
 
     def age(self, index, now):

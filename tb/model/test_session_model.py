@@ -91,3 +91,24 @@ def test_aging_after_the_timeout_and_not_before():
     # Ages are modulo 2^16.
     r = t.packet(flow(2, UDP), 0xFFFE)
     assert not t.expired(r.index, 8) and t.expired(r.index, 9)
+
+
+def test_answer_without_commit_is_the_answer_and_changes_nothing(matcha_seed):
+    """A packet asked without commit gets what the same packet then gets with it, and
+    leaves the sessions and the counts as they were: random packets of a few flows in
+    either direction, with every flag mix, over a 16-session table that fills."""
+    import random
+
+    rng = random.Random(matcha_seed)
+    t = m.SessionModel(16, ways=4)
+    flows = [flow(n, rng.choice((TCP, UDP))) for n in range(40)]
+    for _ in range(2000):
+        f = rng.choice(flows)
+        flags = rng.choice((SYN, SYN | ACK, ACK, FIN | ACK, RST, 0))
+        p = f.with_flags(flags) if rng.random() < 0.5 else f.reverse(flags)
+        state = ({i: vars(s).copy() for i, s in t.entries.items()},
+                 (t.learned, t.insert_failed, t.hits, t.misses))
+        asked = t.packet(p, 7, commit=False)
+        assert state == ({i: vars(s).copy() for i, s in t.entries.items()},
+                         (t.learned, t.insert_failed, t.hits, t.misses))
+        assert t.packet(p, 7) == asked

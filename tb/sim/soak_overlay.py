@@ -204,19 +204,20 @@ class OverlayFrameMaker(soak.FrameMaker):
 
     def vx_header(self, outer_src, vni, in_smac, in_dmac, src, dst, proto, sport, dport,
                   flags, vip=VIP, ttl=64):
-        key = (outer_src, vni, in_smac, in_dmac, src, dst, proto, sport, dport, flags, vip, ttl)
+        """The headers of a VXLAN frame, lengths and checksums not yet set (vx_sized sets
+        them). scapy builds one per flow without its ports, which are written in: a scapy
+        build per frame would take longer than simulating the frame."""
+        key = (outer_src, vni, in_smac, in_dmac, src, dst, proto, flags, vip, ttl)
         h = self.headers.get(key)
         if h is None:
-            l4 = (TCP(sport=sport, dport=dport, flags=flags) if proto == TCP_PROTO
-                  else UDP(sport=sport, dport=dport))
-            h = bytes(Ether(dst=DUT_MAC, src=ROUTER_MAC)
-                      / IP(src=outer_src, dst=vip, ttl=63) / UDP(sport=49152, dport=4789)
-                      / VXLAN(vni=vni) / Ether(src=in_smac, dst=in_dmac)
-                      / IP(src=src, dst=dst, ttl=ttl) / l4)
-            if len(self.headers) > 100_000:
-                self.headers.clear()  # a SYN flood's headers are used once
-            self.headers[key] = h
-        return h
+            l4 = TCP(flags=flags) if proto == TCP_PROTO else UDP()
+            h = self.headers[key] = bytes(
+                Ether(dst=DUT_MAC, src=ROUTER_MAC)
+                / IP(src=outer_src, dst=vip, ttl=63) / UDP(sport=49152, dport=4789)
+                / VXLAN(vni=vni) / Ether(src=in_smac, dst=in_dmac)
+                / IP(src=src, dst=dst, ttl=ttl) / l4)
+        l4 = OUTER + 14 + 20
+        return h[:l4] + sport.to_bytes(2, "big") + dport.to_bytes(2, "big") + h[l4 + 4:]
 
     def vx_sized(self, header, size):
         """The VXLAN frame of `header` with random payload to `size` bytes (at least the
@@ -333,7 +334,9 @@ class OverlayFrameMaker(soak.FrameMaker):
         rng = self.rng
         a = rng.choice(VMS)
         b = rng.choice([v for v in VMS if v is not a])
-        src = f"192.168.{a.k}.{rng.randrange(1, 255)}"
-        h = self.vx_header(a.pa, a.host_vni, a.mac, FAKE_MAC, src, b.ca, TCP_PROTO,
-                           rng.randrange(1024, 65536), 80, SYN)
-        return rng.choice(PORTS), self.vx_sized(h, rng.randint(104, 170)), "syn_flood"
+        host, sport = rng.randrange(1, 255), rng.randrange(1024, 65536)
+        # The inner source host written in: one scapy header per pair of VMs.
+        h = bytearray(self.vx_header(a.pa, a.host_vni, a.mac, FAKE_MAC, f"192.168.{a.k}.1",
+                                     b.ca, TCP_PROTO, sport, 80, SYN))
+        h[OUTER + 14 + 15] = host
+        return rng.choice(PORTS), self.vx_sized(bytes(h), rng.randint(104, 170)), "syn_flood"
