@@ -1024,7 +1024,8 @@ def main(argv=None):
     ap.add_argument("--config", default="w512")
     ap.add_argument("--program", default=Plan.program, choices=("conntrack", "overlay"))
     ap.add_argument("--chunk", type=int, default=Plan.chunk)
-    ap.add_argument("--work", default=str(harness.REPO / "build" / "soak"))
+    ap.add_argument("--work", help="the shards' captures (default build/soak/<program>: two "
+                    "programs' soaks run side by side)")
     ap.add_argument("--report", help="write the result (Markdown) here")
     ap.add_argument("--max-minutes", type=float,
                     help="start no new chunk after this long; the report says what ran")
@@ -1038,7 +1039,8 @@ def main(argv=None):
     commit = subprocess.run(["git", "-C", str(harness.REPO), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip()
     stop_at = time.time() + 60 * args.max_minutes if args.max_minutes else None
-    counts, wall = run(plan, seed, args.shards, args.work, stop_at)
+    work = args.work or harness.REPO / "build" / "soak" / plan.program
+    counts, wall = run(plan, seed, args.shards, work, stop_at)
     command = " ".join(["python -m tb.sim.soak", *(argv if argv is not None else sys.argv[1:])])
     text = report(plan, seed, args.shards, counts, wall, command, commit)
     print(text)
