@@ -3,9 +3,11 @@
  * LPM tables against a brute-force longest-prefix match over the same prefix set, on the
  * B+tree in the fake device's memory as the hardware would walk it.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "fake_dev.h"
@@ -811,3 +813,222 @@ void test_lpm_full_at_size_distinct_boundaries(void) { fill_exactly(200, 4, spac
 void test_lpm_full_at_size_distinct_boundaries_fanout_3(void) { fill_exactly(150, 3, spaced_hosts); }
 void test_lpm_full_at_size_long_under_short(void) { fill_exactly(240, 4, long_under_short); }
 void test_lpm_full_at_size_nested_chain(void) { fill_exactly(33, 3, nested_chain); }
+
+/* ------------------------------------------------------ a real Internet routing table */
+
+/*
+ * The first 32,768 IPv4 prefixes, in address order, of a full Internet table
+ * (tests/data/README.md): real nesting and a real prefix-length distribution, not uniform
+ * random prefixes. The oracle is independent of the tree: for each length from 32 down,
+ * a binary search of that length's prefixes for the key's own.
+ */
+#define BGP_PREFIXES 32768
+
+struct bgp_route {
+	uint32_t addr;
+	unsigned len;
+	uint32_t id;
+	bool present;
+};
+
+struct bgp_oracle {
+	const struct bgp_route *routes;
+	unsigned *by_len[33], count[33]; /* route indices of each length, by address */
+};
+
+static const struct bgp_route *bgp_sorted_base;
+
+static int bgp_by_addr(const void *a, const void *b)
+{
+	uint32_t x = bgp_sorted_base[*(const unsigned *)a].addr;
+	uint32_t y = bgp_sorted_base[*(const unsigned *)b].addr;
+	return x < y ? -1 : x > y;
+}
+
+static void bgp_oracle_init(struct bgp_oracle *o, const struct bgp_route *routes, unsigned n)
+{
+	memset(o, 0, sizeof *o);
+	o->routes = routes;
+	for (unsigned len = 0; len <= 32; len++)
+		o->by_len[len] = calloc(n, sizeof(unsigned));
+	for (unsigned i = 0; i < n; i++)
+		o->by_len[routes[i].len][o->count[routes[i].len]++] = i;
+	bgp_sorted_base = routes;
+	for (unsigned len = 0; len <= 32; len++)
+		qsort(o->by_len[len], o->count[len], sizeof(unsigned), bgp_by_addr);
+}
+
+static void bgp_oracle_free(struct bgp_oracle *o)
+{
+	for (unsigned len = 0; len <= 32; len++)
+		free(o->by_len[len]);
+}
+
+static uint32_t bgp_mask(unsigned len)
+{
+	return len ? ~0u << (32 - len) : 0;
+}
+
+/* The id of the longest present route covering `key`, or MISS. */
+static long bgp_oracle_lookup(const struct bgp_oracle *o, uint32_t key)
+{
+	for (unsigned len = 33; len-- > 0;) {
+		uint32_t want = key & bgp_mask(len);
+		unsigned lo = 0, hi = o->count[len];
+		while (lo < hi) {
+			unsigned mid = (lo + hi) / 2;
+			if (o->routes[o->by_len[len][mid]].addr < want)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < o->count[len]) {
+			const struct bgp_route *rt = &o->routes[o->by_len[len][lo]];
+			if (rt->addr == want && rt->present)
+				return rt->id;
+		}
+	}
+	return MISS;
+}
+
+static unsigned bgp_read(const char *path, struct bgp_route *routes, unsigned max)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		check_fail(__FILE__, __LINE__, "%s: cannot open", path);
+		return 0;
+	}
+	unsigned n = 0, a, b, c, d, len;
+	while (n < max && fscanf(f, "%u.%u.%u.%u/%u", &a, &b, &c, &d, &len) == 5) {
+		routes[n].addr = a << 24 | b << 16 | c << 8 | d;
+		routes[n].len = len;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static int bgp_add(matcha_dev *dev, unsigned table, const struct bgp_route *rt)
+{
+	uint8_t k[4], data[4];
+	ipv4(k, rt->addr >> 24, rt->addr >> 16 & 0xFF, rt->addr >> 8 & 0xFF, rt->addr & 0xFF);
+	ipv4(data, rt->id >> 24, rt->id >> 16 & 0xFF, rt->id >> 8 & 0xFF, rt->id & 0xFF);
+	return matcha_lpm_add(dev, table, k, rt->len, (uint8_t)rt->id, data, 32);
+}
+
+static int bgp_delete(matcha_dev *dev, unsigned table, const struct bgp_route *rt)
+{
+	uint8_t k[4];
+	ipv4(k, rt->addr >> 24, rt->addr >> 16 & 0xFF, rt->addr >> 8 & 0xFF, rt->addr & 0xFF);
+	return matcha_lpm_delete(dev, table, k, rt->len);
+}
+
+static long bgp_hw_lookup(struct fake_dev *fd, unsigned table, uint32_t key)
+{
+	uint8_t k[4];
+	return hw_lookup(fd, table, ipv4(k, key >> 24, key >> 16 & 0xFF, key >> 8 & 0xFF,
+					 key & 0xFF));
+}
+
+/* Every route's first and last address and the addresses next to them, and as many
+ * random addresses as there are routes: the tree's answer is the oracle's. Returns the
+ * probes made. */
+static unsigned long bgp_probe_all(struct fake_dev *fd, unsigned table,
+				   const struct bgp_oracle *o, unsigned n, struct rng *r,
+				   const char *when)
+{
+	unsigned long probes = 0;
+	for (unsigned i = 0; i < n && check_failures() == 0; i++) {
+		const struct bgp_route *rt = &o->routes[i];
+		uint32_t last = rt->addr | ~bgp_mask(rt->len);
+		uint32_t keys[5] = { rt->addr, rt->addr - 1, last, last + 1, (uint32_t)rng_next(r) };
+		for (unsigned p = 0; p < 5; p++, probes++) {
+			long want = bgp_oracle_lookup(o, keys[p]), got = bgp_hw_lookup(fd, table, keys[p]);
+			if (got != want)
+				check_fail(__FILE__, __LINE__, "%s: %u.%u.%u.%u answers %ld, the oracle %ld",
+					   when, keys[p] >> 24, keys[p] >> 16 & 0xFF, keys[p] >> 8 & 0xFF,
+					   keys[p] & 0xFF, got, want);
+		}
+	}
+	return probes;
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * The real table fills a table of its size exactly: all 32,768 prefixes added in a random
+ * order, the next one refused as "table full"; every answer the oracle's; then a random
+ * half deleted and added again with new results, every answer the oracle's after each
+ * step; then everything deleted, and the tree one slot a level again.
+ */
+void test_lpm_bgp_table_fills_its_size(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.ntables = 2;
+	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32,
+						.size = BGP_PREFIXES, .data_bits = 32, .extra = 10,
+						.prefix_store = true };
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	struct bgp_route *routes = calloc(BGP_PREFIXES + 1, sizeof *routes);
+	unsigned n = bgp_read(MATCHA_BGP_TABLE, routes, BGP_PREFIXES + 1);
+	CHECK_MSG(n == BGP_PREFIXES + 1, "%s: %u prefixes, not %u", MATCHA_BGP_TABLE, n,
+		  BGP_PREFIXES + 1);
+	struct bgp_route extra = routes[BGP_PREFIXES];
+	n = BGP_PREFIXES;
+	struct bgp_oracle o;
+	bgp_oracle_init(&o, routes, n);
+	unsigned *order = calloc(n, sizeof *order);
+	for (unsigned i = 0; i < n; i++)
+		order[i] = i;
+	for (unsigned i = n; i > 1; i--) {
+		unsigned j = rng_below(&r, i), t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	uint32_t next_id = 1;
+	double t0 = seconds_now();
+	for (unsigned k = 0; k < n && check_failures() == 0; k++) {
+		struct bgp_route *rt = &routes[order[k]];
+		rt->id = next_id++;
+		rt->present = true;
+		CHECK_MSG(bgp_add(dev, LPM32, rt) == 0, "prefix %u of %u: %s", k, n,
+			  matcha_last_error(dev));
+	}
+	double load = seconds_now() - t0;
+	CHECK(shape_ok(dev, fd, LPM32));
+	extra.id = next_id++;
+	CHECK_RC(dev, bgp_add(dev, LPM32, &extra), MATCHA_ENOSPC);
+	unsigned long probes = bgp_probe_all(fd, LPM32, &o, n, &r, "full");
+	/* A random half out, then in again with new results. */
+	for (unsigned k = 0; k < n / 2 && check_failures() == 0; k++) {
+		routes[order[k]].present = false;
+		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[order[k]]));
+	}
+	CHECK(shape_ok(dev, fd, LPM32));
+	probes += bgp_probe_all(fd, LPM32, &o, n, &r, "half deleted");
+	for (unsigned k = 0; k < n / 2 && check_failures() == 0; k++) {
+		struct bgp_route *rt = &routes[order[k]];
+		rt->id = next_id++;
+		rt->present = true;
+		CHECK_OK(dev, bgp_add(dev, LPM32, rt));
+	}
+	probes += bgp_probe_all(fd, LPM32, &o, n, &r, "added again");
+	for (unsigned k = 0; k < n && check_failures() == 0; k++)
+		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[k]));
+	CHECK(tree_empty(dev, fd, LPM32));
+	printf("  %u prefixes loaded in %.2f s (sanitized build, fake device), %lu probes\n", n,
+	       load, probes);
+	bgp_oracle_free(&o);
+	free(order);
+	free(routes);
+	matcha_close(dev);
+	fake_free(fd);
+}
