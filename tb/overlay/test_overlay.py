@@ -57,9 +57,13 @@ def test_layout_overlay_program(config):
     assert (meters["name"], meters["size"]) == ("policers", SCALE[config]["enis"])
     sizes = {t["name"]: t["size"] for t in prog["tables"]}
     scale = SCALE[config]
-    slots = {"eni_out": scale["enis"], "eni_in": scale["enis"], "pa_validation": scale["enis"],
-             "mapping": scale["mappings"]}
-    assert {k: sizes[k] for k in slots} == {k: n * scale["headroom"] for k, n in slots.items()}
+    promised = {"eni_out": scale["enis"], "eni_in": scale["enis"], "pa_validation": scale["enis"],
+                "mapping": scale["mappings"]}
+    assert {k: sizes[k] for k in promised} == {k: n * scale["headroom"] for k, n in promised.items()}
+    # What the table promises whatever the keys (P4Info's size): its entries, not its slots.
+    entries = {t["name"]: t["entries"] for t in prog["tables"]}
+    assert {k: entries[k] for k in promised} == promised
+    assert all(entries[k] == sizes[k] for k in sizes if k not in promised)
     assert (sizes["route"], sizes["acl"]) == (scale["route"], scale["acl"])
     assert {m["name"]: m["width"] for m in prog["metadata"]}["meta.eni"] == 10
     # Every stage but the ones that share: a table keyed on what an earlier one of its

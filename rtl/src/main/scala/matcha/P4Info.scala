@@ -127,7 +127,7 @@ object P4Info {
         "matchFields" -> fields,
         "actionRefs" -> t.actions.map(a => ujson.Obj("id" -> id((Prefix.Action, action(t.name, a.name))).toDouble)),
         "initialDefaultAction" -> initial,
-        "size" -> t.size)
+        "size" -> t.entries)
       if (t.counters) json("directResourceIds") = Seq(ujson.Num(id((Prefix.DirectCounter, counter(t.name))).toDouble))
       json
     }

@@ -288,7 +288,10 @@ case class TableSpec(
     ways: Int = 4,
     /** LPM: slots of a B+tree node; (fanout * (key bits + 17)) must fit the 512-bit DATA. */
     lpmFanout: Int = 7,
-    rangeSlots: Int = 64
+    rangeSlots: Int = 64,
+    /** Entries the table holds whatever their keys, where that is fewer than its `size`
+      * slots: an exact table with headroom (OverlayScale.exactHeadroom). P4Info's size. */
+    promised: Option[Int] = None
 ) {
   require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
   require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
@@ -304,7 +307,9 @@ case class TableSpec(
       require(a.ops.count(_.isInstanceOf[Op.Meter]) == 1, s"table $name, action ${a.name}: one meter op per action")
     case _ =>
   }
+  require(promised.forall(n => n >= 1 && n <= size), s"table $name: it cannot promise more entries than its slots")
   def dataWidth: Int = actions.map(_.dataWidth).max max 1
+  def entries: Int = promised.getOrElse(size)
   def actionId(action: String): Int = actions.indexWhere(_.name == action)
   def writes: Set[String] = actions.flatMap(_.ops.flatMap(_.writes)).toSet
   /** The meter arrays the actions execute. */
@@ -438,10 +443,10 @@ object Programs {
           Action("outbound", ops = Seq(Op.SetConst("meta.outbound", 1))),
           Action("inbound", ops = Seq(Op.SetConst("meta.inbound", 1)))),
         default = "inbound", counters = false),
-      TableSpec("eni_out", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.src")), size = scale.exactSlots(scale.enis), applyIf = Seq("meta.outbound", live),
+      TableSpec("eni_out", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.src")), size = scale.exactSlots(scale.enis), promised = Some(scale.enis), applyIf = Seq("meta.outbound", live),
         actions = Seq(Action("set_eni", Seq(Param("eni", EniWidth)), Seq(Op.SetField("meta.eni", "eni"))),
           Action("drop", ops = Seq(Op.Drop(EniMiss)))), default = "drop"),
-      TableSpec("eni_in", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.dst")), size = scale.exactSlots(scale.enis), applyIf = Seq("meta.inbound", live),
+      TableSpec("eni_in", MatchKind.Exact, Seq(KeyField("hdr.inner_eth.dst")), size = scale.exactSlots(scale.enis), promised = Some(scale.enis), applyIf = Seq("meta.inbound", live),
         actions = Seq(Action("set_eni", Seq(Param("eni", EniWidth)), Seq(Op.SetField("meta.eni", "eni"))),
           Action("drop", ops = Seq(Op.Drop(EniMiss)))), default = "drop"),
       // The ENI's attributes; an ENI with no entry is down.
@@ -461,7 +466,7 @@ object Programs {
             Op.SetField("meta.srcVnet", "src_vnet"), Op.SetConst("meta.paValidate", 1))),
           Action("drop", ops = Seq(Op.Drop(InboundRouteMiss)))),
         default = "drop"),
-      TableSpec("pa_validation", MatchKind.Exact, Seq(KeyField("meta.srcVnet"), KeyField("hdr.ipv4.src")), size = scale.exactSlots(scale.enis),
+      TableSpec("pa_validation", MatchKind.Exact, Seq(KeyField("meta.srcVnet"), KeyField("hdr.ipv4.src")), size = scale.exactSlots(scale.enis), promised = Some(scale.enis),
         applyIf = Seq("meta.paValidate", live),
         actions = Seq(Action("permit"), Action("drop", ops = Seq(Op.Drop(PaValidationMiss)))), default = "drop"),
       // The ENI's ACL of each direction decides new flows: a permit may learn the session.
@@ -502,7 +507,7 @@ object Programs {
           Action("drop_red", ops = Seq(Op.Drop(PolicedRed))),
           Action("drop_yellow", ops = Seq(Op.Drop(PolicedYellow)))),
         default = "pass", counters = false),
-      TableSpec("mapping", MatchKind.Exact, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = scale.exactSlots(scale.mappings),
+      TableSpec("mapping", MatchKind.Exact, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = scale.exactSlots(scale.mappings), promised = Some(scale.mappings),
         applyIf = Seq("meta.routed", live),
         actions = Seq(
           Action("set_mapping", Seq(Param("underlay_ip", 32), Param("overlay_dmac", 48)), Seq(
@@ -619,7 +624,7 @@ object ProgramJson {
 
   private def table(t: TableSpec, d: ObjectDescriptor, layout: PhvLayout): ujson.Obj = {
     val json = ujson.Obj(
-      "name" -> t.name, "index" -> d.index, "kind" -> t.kind.label, "size" -> t.size,
+      "name" -> t.name, "index" -> d.index, "kind" -> t.kind.label, "size" -> t.size, "entries" -> t.entries,
       "keyWidth" -> d.keyWidth, "dataWidth" -> d.dataWidth, "latency" -> d.latency, "counters" -> t.counters,
       "applyIf" -> t.applyIf)
     for ((k, v) <- t.kind.json(t)) json(k) = v
