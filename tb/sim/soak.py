@@ -1041,7 +1041,10 @@ def main(argv=None):
     stop_at = time.time() + 60 * args.max_minutes if args.max_minutes else None
     work = args.work or harness.REPO / "build" / "soak" / plan.program
     counts, wall = run(plan, seed, args.shards, work, stop_at)
-    command = " ".join(["python -m tb.sim.soak", *(argv if argv is not None else sys.argv[1:])])
+    # Paths in the repository as the report's reader would type them, from its root.
+    root = f"{harness.REPO}/"
+    command = " ".join(["python -m tb.sim.soak", *(a.removeprefix(root) for a in
+                                                   (argv if argv is not None else sys.argv[1:]))])
     text = report(plan, seed, args.shards, counts, wall, command, commit)
     print(text)
     if args.report:
