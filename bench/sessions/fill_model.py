@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """How full the session table gets when every frame is a new flow, from the reference
 model's table (tb/model/session.py: the hardware's hash, ways and first-free placement),
-for two sets of keys:
+for two sets of keys, and for the first also with the exact tables' CRC index in place of
+the session hash (what the session table used before it, docs/sessions.md "Slots"):
 
 - `sequential`: the overlay benchmark's flows (bench/overlay/overlay_bench_tb.py): flow n
   from the VM 192.168.0.1 of ENI 5 to 192.168.1.(n mod 16 + 1) port 80, source port
@@ -29,10 +30,19 @@ sys.path.insert(0, str(REPO))
 
 from bench.provenance import git_commit  # noqa: E402
 from tb.model.program import Program  # noqa: E402
+from tb.model.hashing import exact_index  # noqa: E402
 from tb.model.session import SYN, TCP, Packet, SessionModel, canonical_key  # noqa: E402
 from tb.pipeline.traffic import ip_int  # noqa: E402
 
 LAYOUT = REPO / "build" / "rtl" / "w512" / "layout-overlay.json"
+
+
+class CrcIndexedSessions(SessionModel):
+    """The model's table with the exact tables' index: the CRC's bits themselves."""
+
+    def candidates(self, key):
+        return [w * self.slots + exact_index(key, self.key_bits, w, self.slots)
+                for w in range(self.ways)]
 
 
 def sequential_flows(n):
@@ -101,9 +111,12 @@ def main(argv=None):
         "equals frame by frame in every test.",
         "",
     ]
-    for name, flows in (("sequential", sequential_flows(args.flows)),
-                        ("random", random_flows(args.flows, random.Random(args.seed)))):
-        table = SessionModel(desc.size, desc.ways, desc.addr_bits, stage.inputs["zone"][1])
+    for name, model, flows in (
+            ("sequential, the session hash", SessionModel, sequential_flows(args.flows)),
+            ("sequential, the CRC index", CrcIndexedSessions, sequential_flows(args.flows)),
+            ("random, the session hash", SessionModel,
+             random_flows(args.flows, random.Random(args.seed)))):
+        table = model(desc.size, desc.ways, desc.addr_bits, stage.inputs["zone"][1])
         rows, reached = fill(table, flows, args.first, args.batch)
         lines += section(name, table, rows, reached)
     lines += ["    python " + shlex.join(["bench/sessions/fill_model.py", *(argv or sys.argv[1:])])

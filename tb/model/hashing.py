@@ -26,3 +26,27 @@ def exact_index(key: int, key_bits: int, way: int, slots: int) -> int:
 
 
 assert crc64_xz(b"123456789") == CHECK
+
+
+# The session table's slots (docs/sessions.md, "Slots"): the CRC through one round of
+# PRESENT's substitution and bit permutation (Bogdanov et al., CHES 2007), so that a way's
+# index bits are not linear in the key: keys that differ only in a counted-up field (a
+# traffic generator's ports) reach every slot of every way.
+PRESENT_SBOX = (0xC, 0x5, 0x6, 0xB, 0x9, 0x0, 0xA, 0xD, 0x3, 0xE, 0xF, 0x8, 0x4, 0x7, 0x1, 0x2)
+
+
+def present_bit(i: int) -> int:
+    """Where PRESENT's permutation takes bit i of 64."""
+    return 63 if i == 63 else 16 * i % 63
+
+
+def session_mix(h: int) -> int:
+    substituted = 0
+    for nibble in range(16):
+        substituted |= PRESENT_SBOX[h >> 4 * nibble & 0xF] << 4 * nibble
+    return sum(1 << present_bit(i) for i in range(64) if substituted >> i & 1)
+
+
+def session_index(key: int, key_bits: int, way: int, slots: int) -> int:
+    """Slot of `key` in way `way` of a session table with `slots` slots per way."""
+    return (session_mix(crc64_xz(key_bytes(key, key_bits))) >> (16 * way)) & (slots - 1)

@@ -3,13 +3,13 @@
 
 A one-packet-at-a-time machine: what the table does with each packet, each bus operation
 and each visit of the aging scanner, in the order they happen. The candidate slots of a
-key come from the exact-match hash of docs/tables.md (tb/model/hashing.py).
+key come from the session hash of docs/sessions.md (tb/model/hashing.py).
 """
 
 import copy
 from dataclasses import dataclass
 
-from tb.model.hashing import exact_index
+from tb.model.hashing import session_index
 
 TCP, UDP = 6, 17
 FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
@@ -122,7 +122,7 @@ class SessionModel:
         return new
 
     def candidates(self, key):
-        return [w * self.slots + exact_index(key, self.key_bits, w, self.slots)
+        return [w * self.slots + session_index(key, self.key_bits, w, self.slots)
                 for w in range(self.ways)]
 
     def find(self, key):

@@ -256,7 +256,7 @@ struct matcha_entry {
 	uint8_t data[MATCHA_MAX_DATA_BYTES]; /* big-endian, ceil(data_bits/8) bytes */
 };
 
-/* ------------------------------------------------------------------ exact match hash */
+/* ------------------------------------------------------- exact match and session hash */
 
 /* CRC-64/XZ (ECMA-182 polynomial, reflected, init and final XOR all ones). */
 uint64_t matcha_crc64_xz(const uint8_t *p, size_t n);
@@ -268,6 +268,18 @@ uint64_t matcha_crc64_xz(const uint8_t *p, size_t n);
  */
 uint32_t matcha_exact_index(const uint8_t *key_be, unsigned key_bits, unsigned way,
 			    unsigned slots);
+
+/*
+ * The session table's hash (docs/sessions.md, "Slots"): h through one round of PRESENT's
+ * S-box on each nibble and its bit permutation (bit i to 16*i mod 63, bit 63 stays).
+ */
+uint64_t matcha_session_mix(uint64_t h);
+
+/* Slot of a session key in way `way` of a session table with `slots` slots per way:
+ * (matcha_session_mix(crc64_xz(key)) >> 16*way) & (slots - 1); the key as for
+ * matcha_exact_index. */
+uint32_t matcha_session_index(const uint8_t *key_be, unsigned key_bits, unsigned way,
+			      unsigned slots);
 
 /* --------------------------------------------------------------------- exact tables */
 

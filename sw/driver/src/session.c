@@ -111,7 +111,7 @@ int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
 		return rc;
 	unsigned slots = t->info.size / t->info.ways;
 	for (unsigned w = 0; w < t->info.ways; w++) {
-		uint32_t i = w * slots + matcha_exact_index(canon, t->info.key_bits, w, slots);
+		uint32_t i = w * slots + matcha_session_index(canon, t->info.key_bits, w, slots);
 		if ((rc = matcha_window_read(dev, t, i, &e)))
 			return rc;
 		if (e.valid && !memcmp(e.key, canon, t->key_bytes)) {

@@ -787,7 +787,7 @@ static bool sessions_open(struct session *s)
 static uint32_t session_slot(const uint8_t key[16], unsigned way)
 {
 	unsigned slots = FAKE_SESSION_SIZE / FAKE_SESSION_WAYS;
-	return way * slots + matcha_exact_index(key, 128, way, slots);
+	return way * slots + matcha_session_index(key, 128, way, slots);
 }
 
 /* Canonical keys written out from docs/sessions.md ("Key"): zone (24), protocol, the lower

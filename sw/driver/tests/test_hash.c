@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The exact-match hash against tb/model/vectors/hash_vectors.json, the vectors the RTL
- * generator and the Python model check too: a list of objects
- *   {"keyBits": n, "key": "<hex>", "crc64": "<hex>", "index": {"slots": s, "ways": [..]}}
+ * The exact-match and session hashes against tb/model/vectors/hash_vectors.json, the
+ * vectors the RTL generator checks too (written by the Python model): a list of objects
+ *   {"keyBits": n, "key": "<hex>", "crc64": "<hex>", "index": {"slots": s, "ways": [..]},
+ *    "session": {"slots": s, "ways": [..]}}
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -28,13 +29,15 @@ void test_hash_vectors(void)
 	unsigned widths_not_byte_multiple = 0;
 	size_t i;
 	json_array_foreach(vectors, i, jv) {
-		int key_bits, slots, ways[MAX_WAYS];
+		int key_bits, slots, ways[MAX_WAYS], session_slots, session[MAX_WAYS];
 		const char *key_hex, *crc_hex;
 		/* JSON_STRICT: a member or way this test does not read is an error, not ignored. */
 		if (json_unpack_ex(jv, &error, JSON_STRICT,
-				   "{s:i, s:s, s:s, s:{s:i, s:[iiii]}}", "keyBits", &key_bits,
-				   "key", &key_hex, "crc64", &crc_hex, "index", "slots", &slots,
-				   "ways", &ways[0], &ways[1], &ways[2], &ways[3])) {
+				   "{s:i, s:s, s:s, s:{s:i, s:[iiii]}, s:{s:i, s:[iiii]}}", "keyBits",
+				   &key_bits, "key", &key_hex, "crc64", &crc_hex, "index", "slots", &slots,
+				   "ways", &ways[0], &ways[1], &ways[2], &ways[3], "session", "slots",
+				   &session_slots, "ways", &session[0], &session[1], &session[2],
+				   &session[3])) {
 			check_fail(__FILE__, __LINE__, "vector %zu: %s", i, error.text);
 			continue;
 		}
@@ -58,6 +61,10 @@ void test_hash_vectors(void)
 			if (index != (uint32_t)ways[w])
 				check_fail(__FILE__, __LINE__, "vector %zu way %u: index %u, file says %d",
 					   i, w, (unsigned)index, ways[w]);
+			index = matcha_session_index(key, (unsigned)key_bits, w, (uint32_t)session_slots);
+			if (index != (uint32_t)session[w])
+				check_fail(__FILE__, __LINE__, "vector %zu way %u: session index %u, file "
+					   "says %d", i, w, (unsigned)index, session[w]);
 		}
 	}
 	CHECK_MSG(json_array_size(vectors) >= 70, "only %zu vectors", json_array_size(vectors));

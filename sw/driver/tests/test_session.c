@@ -67,7 +67,7 @@ void test_session_discovery(void)
 static uint32_t slot_of(const uint8_t key[16], unsigned way)
 {
 	unsigned slots = SESSION_SIZE / SESSION_WAYS;
-	return way * slots + matcha_exact_index(key, 128, way, slots);
+	return way * slots + matcha_session_index(key, 128, way, slots);
 }
 
 void test_session_read_find_delete(void)

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes hash_vectors.json: test vectors for the exact-match hash of docs/tables.md.
+"""Writes hash_vectors.json: test vectors for the exact-match hash of docs/tables.md and
+the session hash of docs/sessions.md.
 
 Each vector holds a key width, the key (hex of its big-endian bytes, zero-extended at the
-most significant end to ceil(keyBits/8) bytes), CRC-64/XZ of those bytes, and the slot
-index in each of 4 ways for a way of 1024 slots. The Scala generator, the Python model
+most significant end to ceil(keyBits/8) bytes), CRC-64/XZ of those bytes, the exact
+table's slot index in each of 4 ways for a way of 1024 slots (`index`), and the session
+table's (`session`). The Scala generator, the Python model
 and the C driver all check against this one file, so it is generated once and kept under
 version control; rerunning this script reproduces it byte for byte (fixed seed).
 
@@ -17,7 +19,7 @@ import random
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3]))
-from tb.model.hashing import CHECK, crc64_xz, key_bytes  # noqa: E402
+from tb.model.hashing import CHECK, crc64_xz, key_bytes, session_mix  # noqa: E402
 
 
 KEY_WIDTHS = (1, 8, 12, 16, 32, 44, 48, 104, 128, 136)
@@ -34,6 +36,8 @@ def vector(key: int, key_bits: int) -> dict:
         "key": key_bytes(key, key_bits).hex(),
         "crc64": f"{h:016x}",
         "index": {"slots": SLOTS, "ways": [(h >> (16 * w)) & (SLOTS - 1) for w in range(WAYS)]},
+        "session": {"slots": SLOTS,
+                    "ways": [(session_mix(h) >> (16 * w)) & (SLOTS - 1) for w in range(WAYS)]},
     }
 
 

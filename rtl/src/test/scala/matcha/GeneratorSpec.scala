@@ -92,11 +92,11 @@ class Crc64Spec extends AnyFunSuite {
     assert(Crc64.software("123456789".map(_.toInt)) == BigInt("995DC9BBDF1939FA", 16))
   }
 
-  test("the hash agrees with the shared test vectors") {
+  test("the hashes agree with the shared test vectors") {
     val file = new java.io.File("../tb/model/vectors/hash_vectors.json")
     assert(file.exists(), s"$file is missing")
     val text = scala.io.Source.fromFile(file).mkString
-    val vector = """\{\s*"keyBits":\s*(\d+),\s*"key":\s*"([0-9a-fA-F]*)",\s*"crc64":\s*"([0-9a-fA-Fx]+)",\s*"index":\s*\{\s*"slots":\s*(\d+),\s*"ways":\s*\[([0-9,\s]+)\]""".r
+    val vector = """\{\s*"keyBits":\s*(\d+),\s*"key":\s*"([0-9a-fA-F]*)",\s*"crc64":\s*"([0-9a-fA-Fx]+)",\s*"index":\s*\{\s*"slots":\s*(\d+),\s*"ways":\s*\[([0-9,\s]+)\]\},\s*"session":\s*\{\s*"slots":\s*(\d+),\s*"ways":\s*\[([0-9,\s]+)\]""".r
     val found = vector.findAllMatchIn(text).toSeq
     assert(found.size >= 10, "too few vectors recognised")
     for (m <- found) {
@@ -107,6 +107,10 @@ class Crc64Spec extends AnyFunSuite {
       val ways = m.group(5).split(",").map(_.trim.toInt)
       assert(Crc64.ofKey(key, bits) == crc, s"key ${m.group(2)}")
       ways.zipWithIndex.foreach { case (idx, w) => assert(Crc64.index(key, bits, w, slots) == idx) }
+      val sessionSlots = m.group(6).toInt
+      m.group(7).split(",").map(_.trim.toInt).zipWithIndex.foreach { case (idx, w) =>
+        assert(Crc64.sessionIndex(key, bits, w, sessionSlots) == idx, s"key ${m.group(2)} session way $w")
+      }
     }
   }
 }

@@ -122,7 +122,7 @@ case class SessionOp(c: SessionTableConfig) extends Bundle {
 }
 
 /** The session table. Clock 0 puts the 5-tuple in canonical order, clock 1 hashes the key
-  * (the exact table's CRC-64, docs/tables.md), clock 2 reads every way, clock 3 decides and
+  * (the exact table's CRC-64 through a substitution-permutation round, docs/sessions.md), clock 2 reads every way, clock 3 decides and
   * writes: a hit updates the session's state and timestamp, a miss allowed to learn takes
   * the first free way (d-left, no moves), a maintenance operation reads or invalidates.
   * Every change is made in clock 3 on the entries as read with the previous clock's
@@ -215,11 +215,11 @@ class SessionTable(c: SessionTableConfig) extends Area {
   }
 
   val hashed = new Area {
-    val crc = Crc64.hardware(canonical.key, 0 until 16 * c.ways)
+    val mixed = Crc64.sessionMixHardware(Crc64.hardware(canonical.key, 0 until 64))
     val packetOp = SessionOp(c)
     packetOp.kind := SessionOpKind.packet
     packetOp.key := canonical.key
-    for (w <- 0 until c.ways) packetOp.slots(w) := crc(16 * w, c.slotBits bits).asUInt
+    for (w <- 0 until c.ways) packetOp.slots(w) := mixed(16 * w, c.slotBits bits).asUInt
     packetOp.way := 0
     packetOp.direction := canonical.direction
     packetOp.tcpFlags := canonical.fields.tcpFlags
