@@ -15,8 +15,12 @@ case class CountEvent(indexWidth: Int, bytesWidth: Int) extends Bundle {
   * the values still on their way into the RAM forwarded, clock 2 writes back. Bus commands
   * travel the same pipeline in a clock without a hit, so they see every count before them:
   * READ passes the value on, ZERO and CLEAR write 0. A command waits `drain` clocks first,
-  * so every lookup that started before it has been counted. */
-class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
+  * so every lookup that started before it has been counted.
+  * `learnedEntries`: the entries are learned in the data path, each count restarted by its
+  * learning event (the session table). CLEAR then writes nothing and answers at once: a
+  * walk, which only takes clocks without a count, would zero sessions learned after the
+  * CLEAR, or after reset, before it reached their index. */
+class EntryCounters(size: Int, bytesWidth: Int, drain: Int, learnedEntries: Boolean = false) extends Area {
   val indexWidth = log2Up(size)
   val events = Flow(CountEvent(indexWidth, bytesWidth))
   /** With an event: a new entry starts at its index, so its count starts from this hit
@@ -45,7 +49,8 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
     val ready = waiting && delay === 0
     when(waiting && delay =/= 0) { delay := delay - 1 }
     val issue = ready && !events.valid
-    val finished = issue && (op =/= CounterOp.clear || index === size - 1)
+    val walks = op === CounterOp.clear && Bool(!learnedEntries)
+    val finished = issue && (!walks || index === size - 1)
     when(issue) {
       index := index + 1
       when(finished) { waiting := False }
@@ -58,6 +63,7 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
     val count = Bool() // a hit: add one packet and `bytes`
     val restart = Bool() // ... to zero rather than to the stored count
     val zero = Bool() // ZERO or CLEAR: write 0
+    val cleared = Bool() // ZERO or CLEAR: answer zeros once finished
     val report = Bool() // READ: hand the value to the window
   }
 
@@ -67,7 +73,8 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
   issued.bytes := events.bytes
   issued.count := events.valid
   issued.restart := events.valid && restart
-  issued.zero := !events.valid && bus.op =/= CounterOp.read
+  issued.cleared := !events.valid && bus.op =/= CounterOp.read
+  issued.zero := issued.cleared && (bus.op === CounterOp.zero || bus.walks)
   issued.report := !events.valid && bus.op === CounterOp.read && bus.finished
 
   val fetched = RegNext(issued)
@@ -104,7 +111,7 @@ class EntryCounters(size: Int, bytesWidth: Int, drain: Int) extends Area {
   val reported = RegNext(fetched.valid && fetched.report) init False
   val reportedValue = RegNext(current)
   // ZERO and CLEAR answer once their last write is in the RAM.
-  val zeroed = RegNext(fetched.valid && fetched.zero && RegNext(bus.finished)) init False
+  val zeroed = RegNext(fetched.valid && fetched.cleared && RegNext(bus.finished)) init False
   answer.valid := reported || zeroed
   answer.payload := zeroed ? CounterValues().getZero | reportedValue
 

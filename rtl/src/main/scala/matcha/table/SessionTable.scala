@@ -351,7 +351,7 @@ class SessionTable(c: SessionTableConfig) extends Area {
   }
   result << decide.out.stage()
 
-  val counters = new EntryCounters(c.size, 16, drain = c.latency + 1)
+  val counters = new EntryCounters(c.size, 16, drain = c.latency + 1, learnedEntries = true)
   counters.events << decide.counted
   counters.restart := decide.learn
 
