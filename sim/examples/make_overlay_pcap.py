@@ -32,10 +32,10 @@ The frames, in order (scenario() lists each with what the tables make of it):
 - misses: a frame to another VIP, an inner source MAC no ENI has, a destination no route
   covers, a routed destination with no mapping, an inbound frame from an address of the
   VNET's underlay range that is no known PA of it;
-- a full session table: C probes UDP ports of B from source ports chosen so that the keys
-  of its flows fill the four candidate slots of the last one's key (the hash is CRC-64,
-  linear, so the ports come from solving its equations over GF(2)); five flows are learned
-  and pass, the sixth finds no free way and is punted to the host;
+- a full session table: C probes UDP ports of B from ports chosen so that the keys of its
+  flows, with the sessions learned before them, fill the four candidate slots of the last
+  one's key (found by trying ports, full_table_flows()); every probe but the last is
+  learned and passes, the last finds no free way and is punted to the host;
 - frames that are not the overlay's: an ARP request for the VIP (punted to the host) and a
   VXLAN frame carrying ARP (dropped).
 
@@ -53,6 +53,11 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 from scapy.utils import wrpcap
+
+# The session table's slot hash, the reference model's (tb/model/hashing.py), which the
+# hardware's equals on shared vectors.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tb.model.hashing import session_index  # noqa: E402
 
 SEED = 2024
 VIP = "10.1.1.1"
@@ -72,12 +77,12 @@ A = Vm("A", "192.168.0.1", "00:01:00:00:03:14", 5, "10.10.1.10", 101, 1)
 B = Vm("B", "192.168.1.1", "00:02:00:00:04:15", 7, "10.10.2.10", 102, 2)
 C = Vm("C", "192.168.2.1", "00:03:00:00:05:16", 9, "10.10.3.10", 103, 3)
 D = Vm("D", "192.168.3.1", "00:04:00:00:06:17", 11, "10.10.4.10", 104, 4)
+VMS = (A, B, C, D)
 MARK_DSCP = 10
 
 # The session table of the 64-bit build (layout-overlay.json "sessions"): 1024 entries in
-# 4 ways, a slot index of SLOT_BITS bits per way.
-WAYS, SLOTS = 4, 256
-SLOT_BITS = SLOTS.bit_length() - 1
+# 4 ways of 256 slots, 128-bit keys.
+WAYS, SLOTS, KEY_BITS = 4, 256, 128
 UDP_PROTO = 17
 VXLAN_PORT = 4789
 
@@ -119,16 +124,6 @@ def punt(name):
 # ----------------------------------------------------------------- a full session table
 
 
-def crc64_xz(data):
-    """CRC-64/XZ, the exact-match hash of docs/tables.md."""
-    crc = (1 << 64) - 1
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0xC96C5795D7870F42 if crc & 1 else crc >> 1
-    return crc ^ ((1 << 64) - 1)
-
-
 def session_key(zone, proto, src, sport, dst, dport):
     """The canonical key of docs/sessions.md: zone, protocol, the lower (address, port)
     pair, the higher one."""
@@ -137,91 +132,99 @@ def session_key(zone, proto, src, sport, dst, dport):
 
 
 def slots(key):
-    """The key's candidate slot in each way: CRC bits 16w .. 16w + SLOT_BITS - 1."""
-    crc = crc64_xz(key.to_bytes(16, "big"))
-    return [(crc >> (16 * w)) & (SLOTS - 1) for w in range(WAYS)]
+    """The key's candidate slot in each way (docs/sessions.md, "Slots")."""
+    return [session_index(key, KEY_BITS, w, SLOTS) for w in range(WAYS)]
 
 
 def ip_int(a):
     return int.from_bytes(bytes(int(x) for x in a.split(".")), "big")
 
 
-def kernel(columns, ways):
-    """A basis of the port changes (32-bit vectors: source port high, destination port low)
-    that leave the slots of `ways` as they are. The CRC is linear in the key, so flipping a
-    set of port bits flips the XOR of what each bit flips; `columns[i]` is what bit i
-    flips, per way."""
-    pivots = {}  # highest set bit -> (hash change, port change)
-    basis = []
-    for bit, change in enumerate(columns):
-        v = 0
-        for w in ways:
-            v = v << SLOT_BITS | change[w]
-        d = 1 << bit
-        while v:
-            top = v.bit_length() - 1
-            if top not in pivots:
-                pivots[top] = (v, d)
-                break
-            v ^= pivots[top][0]
-            d ^= pivots[top][1]
-        if not v:
-            basis.append(d)
-    return basis
+class SessionSlots:
+    """Which slots of the session table hold a session: each new key takes the first free
+    way among its slots, none is moved (d-left, docs/sessions.md)."""
+
+    def __init__(self):
+        self.taken = {}  # (way, slot) -> key
+
+    def learn(self, key):
+        """The (way, slot) the key is learned in, or None when every one is taken."""
+        mine = list(enumerate(slots(key)))
+        if any(self.taken.get(at) == key for at in mine):
+            return None
+        for at in mine:
+            if at not in self.taken:
+                self.taken[at] = key
+                return at
+        return None
 
 
-def full_table_flows(rng):
+# Reasons raised after the session table (docs/overlay.md): their frames were learned first.
+AFTER_SESSIONS = {"colour.drop_red", "route.miss", "mapping.drop"}
+
+
+def learned_key(frame, expected):
+    """The session key a scenario frame learns: one that passes the session table and the
+    ACL and may start a flow (UDP, or a TCP SYN without ACK); its zone is the ENI, the
+    inner source MAC's outbound, the inner destination MAC's inbound. None for every other
+    frame."""
+    if expected[0] != "pass" and expected[1] not in AFTER_SESSIONS or VXLAN not in frame:
+        return None
+    vxlan = frame[VXLAN]
+    eni = {vm.mac: vm.eni for vm in VMS}
+    outbound = vxlan.vni in {vm.host_vni for vm in VMS}
+    zone = eni[vxlan[Ether].src if outbound else vxlan[Ether].dst]
+    ip = vxlan[IP]
+    l4 = ip.payload
+    if isinstance(l4, TCP) and (l4.flags & 0x12) != 0x02:
+        return None
+    if not isinstance(l4, (TCP, UDP)):
+        return None
+    return session_key(zone, ip.proto, ip_int(ip.src), l4.sport, ip_int(ip.dst), l4.dport)
+
+
+def full_table_flows(rng, earlier):
     """Source and destination ports of C's UDP flows to B, in the order sent, such that the
-    last one finds all four of its candidate slots taken by the ones before it. With E the
-    last flow's key and e0..e3 its slots, each flow goes into the first free way among its
-    own slots (d-left, no moves):
-
-      Y0: shares e0                         -> way 0, e0
-      Y1: shares e0, e1                     -> way 1, e1
-      Y2: shares e0, e1, e2                 -> way 2, e2
-      W:  shares e0, e1, e3, not e2         (its way-2 slot is a2)
-      Y3: shares e0, e1 and W's a2          -> way 2, a2
-      W                                     -> way 3, e3
-      E:  e0, e1, e2, e3 all taken          -> no free way
-
-    Every flow here shares at most three ways' slot bits with another, fewer than the 32
-    port bits can fix."""
+    last one finds all four of its candidate slots taken, given the sessions the `earlier`
+    frames ([(frame, expected)]) learned. The slot hash is not linear, so each flow is
+    found by trying random ports: to fill slot s of way w, a flow whose way-w slot is s,
+    sent after flows that fill its slots in ways 0 .. w-1 (found the same way), takes way
+    w. Checked as the table would take the flows."""
     src, dst = ip_int(C.ca), ip_int(B.ca)
+    table = SessionSlots()
+    for frame, expected in earlier:
+        key = learned_key(frame, expected)
+        if key is not None:
+            table.learn(key)
 
     def key(ports):
         return session_key(C.eni, UDP_PROTO, src, ports >> 16, dst, ports & 0xFFFF)
 
-    zero = slots(key(0))
-    columns = [[a ^ b for a, b in zip(slots(key(1 << i)), zero)] for i in range(32)]
-
-    def pick(basis):
+    def random_ports():
         while True:
-            d = 0
-            for b in basis:
-                if rng.getrandbits(1):
-                    d ^= b
-            if d:
-                return d
+            ports = rng.getrandbits(16) << 16 | rng.getrandbits(16)
+            if all(p not in (0, VXLAN_PORT) for p in (ports >> 16, ports & 0xFFFF)):
+                return ports
 
-    def usable(ports):
-        return all(p not in (0, VXLAN_PORT) for p in (ports >> 16, ports & 0xFFFF))
+    flows = []
 
-    while True:
-        e = rng.getrandbits(16) << 16 | rng.randrange(1024, 65536)
-        w = e ^ pick(kernel(columns, (0, 1, 3)))
-        flows = [e ^ pick(kernel(columns, (0,))), e ^ pick(kernel(columns, (0, 1))),
-                 e ^ pick(kernel(columns, (0, 1, 2))), w ^ pick(kernel(columns, (0, 1, 2))),
-                 w, e]
-        if len(set(flows)) == len(flows) and all(map(usable, flows)):
-            break
-    # Check the construction as the table would take the flows.
-    table = set()
-    for i, ports in enumerate(flows):
-        free = [(way, s) for way, s in enumerate(slots(key(ports))) if (way, s) not in table]
-        if i < len(flows) - 1:
-            table.add(free[0])
-        else:
-            assert not free, "the last flow must find every candidate slot taken"
+    def fill(way, slot):
+        if (way, slot) in table.taken:
+            return
+        while True:
+            ports = random_ports()
+            if ports not in flows and slots(key(ports))[way] == slot:
+                break
+        for w, s in enumerate(slots(key(ports))[:way]):
+            fill(w, s)
+        assert table.learn(key(ports)) == (way, slot)
+        flows.append(ports)
+
+    last = random_ports()
+    for way, slot in enumerate(slots(key(last))):
+        fill(way, slot)
+    assert table.learn(key(last)) is None, "the last flow must find every candidate slot taken"
+    flows.append(last)
     return [(ports >> 16, ports & 0xFFFF) for ports in flows]
 
 
@@ -301,7 +304,7 @@ def scenario():
         drop("pa_validation.drop"))
 
     # C's probes fill the session table for the last one's key.
-    flows = full_table_flows(rng)
+    flows = full_table_flows(rng, [(frame, expected) for _, frame, expected in s])
     for i, (sport, dport) in enumerate(flows):
         last = i == len(flows) - 1
         add(f"C>B udp probe {i + 1}", out(C, B.ca, UDP(sport=sport, dport=dport),
