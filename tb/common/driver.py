@@ -120,7 +120,7 @@ class TableInfo(ctypes.Structure):
     """struct matcha_table_info"""
     _fields_ = [(n, ctypes.c_uint) for n in ("kind", "key_bits", "size", "data_bits")] + \
         [("base", ctypes.c_uint32)] + \
-        [(n, ctypes.c_uint) for n in ("ways", "levels", "latency")] + \
+        [(n, ctypes.c_uint) for n in ("ways", "levels", "bucket_entries", "latency")] + \
         [(n, ctypes.c_bool) for n in ("counters", "default_action", "prefix_store")]
 
     def __repr__(self):

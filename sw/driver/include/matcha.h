@@ -4,10 +4,11 @@
  *
  * The driver discovers the tables of a bitstream from its self-describing block, keeps a
  * shadow copy of every table, places entries itself (cuckoo moves in exact tables, the
- * B+tree of LPM tables, priority order in ternary tables) and writes them through
- * each table's control window so that a lookup running at the same time never sees a
- * wrong answer. It keeps per-entry counts with their entry when it moves one, and sets
- * each table's miss action. docs/tables.md is the register and format contract.
+ * bucket's first free entry in memory-backed exact tables, the B+tree of LPM tables,
+ * priority order in ternary tables) and writes them through each table's control window
+ * so that a lookup running at the same time never sees a wrong answer. It keeps per-entry
+ * counts with their entry when it moves one, and sets each table's miss action.
+ * docs/tables.md is the register and format contract.
  *
  * Conventions:
  *  - Every function that can fail returns 0 (or a non-negative count) on success and a
@@ -140,16 +141,20 @@ enum matcha_table_kind {
 	MATCHA_KIND_METER = MATCHA_HW_KIND_METER,     /* an array of meters (matcha_meter_set) */
 	MATCHA_KIND_SESSION = MATCHA_HW_KIND_SESSION, /* a session table (matcha_session_*) */
 	MATCHA_KIND_DIRECT = MATCHA_HW_KIND_DIRECT,   /* the key is the entry's index */
+	/* exact match in buckets in memory behind an AXI4 port (matcha_mem_exact_*) */
+	MATCHA_KIND_MEM_EXACT = MATCHA_HW_KIND_MEM_EXACT,
 };
 
 struct matcha_table_info {
 	unsigned kind;      /* enum matcha_table_kind */
 	unsigned key_bits;  /* key width */
-	unsigned size;      /* exact/ternary/direct: entries; LPM: results (prefixes) */
+	unsigned size;      /* exact/ternary/direct/mem_exact: entries; LPM: results (prefixes) */
 	unsigned data_bits; /* action data width */
 	uint32_t base;      /* byte offset of the table's control window */
 	unsigned ways;      /* exact, session: hash ways (2..4), else 0 */
 	unsigned levels;    /* LPM: B+tree levels, else 0 */
+	unsigned bucket_entries; /* mem_exact: entries per bucket (1..MATCHA_HW_MEMX_MAX_SLOTS);
+				    size / bucket_entries buckets; else 0 */
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
 	bool default_action; /* a settable miss action (descriptor kind bit 9) */
@@ -168,6 +173,7 @@ int matcha_table_clear(matcha_dev *dev, unsigned table);
  * Rebuilds the shadow of every table from the hardware with READ commands, so that later
  * adds, modifies, deletes and dumps behave as if this handle had made every change the
  * tables hold: exact tables slot by slot (each key must sit in one of its hash slots, and
+ * only once); memory-backed exact tables entry by entry (each key in its own bucket, and
  * only once); ternary tables entry by entry (valid entries packed from index 0, their
  * priorities read back from PRIORITY and never increasing); LPM tables from the prefix
  * store (each valid result's prefix and length), with the tree read from the root and
@@ -264,7 +270,8 @@ uint64_t matcha_crc64_xz(const uint8_t *p, size_t n);
 /*
  * Slot of a key in way `way` of an exact table with `slots` slots per way (a power of two,
  * at most 65536): (crc64_xz(key) >> 16*way) & (slots - 1). The key is ceil(key_bits/8)
- * big-endian bytes; bits above key_bits are ignored.
+ * big-endian bytes; bits above key_bits are ignored. Way 0 with slots = buckets (a power
+ * of two) is also a key's bucket in a memory-backed exact table.
  */
 uint32_t matcha_exact_index(const uint8_t *key_be, unsigned key_bits, unsigned way,
 			    unsigned slots);
@@ -306,6 +313,46 @@ int matcha_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
 /* Reads entry `index` back from the hardware (READ command). */
 int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
 		      struct matcha_entry *entry);
+
+/* ------------------------------------------------------ memory-backed exact tables */
+
+/*
+ * Memory-backed exact tables (MATCHA_KIND_MEM_EXACT, docs/tables.md "Memory-backed exact
+ * tables") keep their entries in DRAM or HBM, in size / bucket_entries buckets of
+ * bucket_entries entries. A key's bucket is matcha_exact_index(key, key_bits, 0, buckets):
+ * the CRC-64/XZ of the key masked with buckets - 1; it can only be there (one choice,
+ * nothing moves). An entry is named by its window INDEX, which is also the entryIndex of
+ * a lookup's result: bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot.
+ *
+ * Keys and data are as for exact tables. The driver places entries from its shadow of
+ * every entry's key, so an add or a lookup in software reads no memory; every add, modify
+ * and delete is one WRITE of one entry, which the unit writes into its bucket touching that
+ * entry's bytes alone, so a lookup sees the entry as before or as after. A WRITE that ends
+ * with an error in STATUS (the memory refused the write) is MATCHA_EHW naming the entry
+ * and the error; the driver's shadow is then as before the call, and a retry writes the
+ * same entry again (the memory may hold the old entry or the new one meanwhile).
+ *
+ * add: the key goes into the first free entry of its bucket; MATCHA_EEXIST if it is
+ * present, MATCHA_ENOSPC naming the bucket if every entry of it holds another key.
+ */
+int matcha_mem_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key,
+			 unsigned key_bits, uint8_t action_id, const uint8_t *data,
+			 unsigned data_bits);
+/* Gives a present key a new action and data: one WRITE of the entry where it sits. */
+int matcha_mem_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
+			    unsigned key_bits, uint8_t action_id, const uint8_t *data,
+			    unsigned data_bits);
+/* Removes a present key: one WRITE of its entry, invalid; the entry is free again. */
+int matcha_mem_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
+			    unsigned key_bits);
+/* Where the key sits, from the shadow: *index = bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS |
+ * slot. MATCHA_ENOENT if it is not in the table. */
+int matcha_mem_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
+			       unsigned key_bits, uint32_t *index);
+/* Reads entry `index` (bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot) back from the
+ * memory (READ command); MATCHA_EINVAL for a bucket or slot the table does not have. */
+int matcha_mem_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
+			  struct matcha_entry *entry);
 
 /* ----------------------------------------------------------------------- LPM tables */
 
@@ -626,6 +673,7 @@ const struct matcha_action_info *matcha_action_by_name(const struct matcha_table
  *    the key: the fields after a partial prefix must be /0;
  *  - direct tables: EXACT on every field; the key they form is the entry's index, so a key
  *    from the table's size up is refused (MATCHA_EINVAL);
+ *  - memory-backed exact tables: EXACT on every field, placed as matcha_mem_exact_add();
  *  - ternary tables: EXACT, LPM, TERNARY (value, mask; value bits outside the mask must be
  *    0) and RANGE (value..high inclusive, fields of at most 32 bits), and a priority
  *    (higher wins). A RANGE is expanded to prefixes by matcha_range_to_prefixes(), several
@@ -681,7 +729,7 @@ struct matcha_entry_view {
 	uint32_t priority;
 	unsigned hw_entries; /* hardware entries it takes (ternary ranges: more than 1) */
 	uint32_t index;      /* exact: slot; LPM: result; ternary: the first entry's index;
-				direct: the key */
+				direct: the key; mem_exact: bucket * bucket_entries + slot */
 };
 
 /*

@@ -488,6 +488,19 @@ void matcha_words_to_be(const uint32_t *words, unsigned nwords, uint8_t *be, uns
 	}
 }
 
+int matcha_key_canonical(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
+			 unsigned key_bits, uint8_t *canon)
+{
+	uint32_t words[MATCHA_HW_WIN_STAGING_WORDS];
+	if (key_bits == 0)
+		return matcha_fail(dev, MATCHA_EINVAL, "key of table %u is 0 bits", t->index);
+	int rc = matcha_value_to_words(dev, t, "key", key, key_bits, t->info.key_bits, words);
+	if (rc)
+		return rc;
+	matcha_words_to_be(words, t->key_words, canon, t->key_bytes);
+	return 0;
+}
+
 int matcha_value_to_words(matcha_dev *dev, struct matcha_table *t, const char *what,
 			  const uint8_t *be, unsigned bits, unsigned field_bits,
 			  uint32_t *words)

@@ -101,20 +101,6 @@ static uint32_t *data_at(const struct matcha_table *t, uint32_t slot)
 	return shadow(t)->data + (size_t)slot * t->data_words;
 }
 
-/* The caller's key in canonical form, checked against the table's width. */
-static int canonical_key(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
-			 unsigned key_bits, uint8_t *canon)
-{
-	uint32_t words[MATCHA_HW_WIN_STAGING_WORDS];
-	if (key_bits == 0)
-		return matcha_fail(dev, MATCHA_EINVAL, "key of table %u is 0 bits", t->index);
-	int rc = matcha_value_to_words(dev, t, "key", key, key_bits, t->info.key_bits, words);
-	if (rc)
-		return rc;
-	matcha_words_to_be(words, t->key_words, canon, t->key_bytes);
-	return 0;
-}
-
 /* The slot holding the key, or -1. The hardware lets the lowest way win; so does this. */
 static int64_t find(const struct matcha_table *t, const uint8_t *canon, uint64_t hash)
 {
@@ -132,7 +118,7 @@ static int present_slot(matcha_dev *dev, struct matcha_table *t, const char *op,
 			const uint8_t *key, unsigned key_bits, uint32_t *slot)
 {
 	uint8_t canon[MATCHA_MAX_KEY_BYTES];
-	int rc = canonical_key(dev, t, key, key_bits, canon);
+	int rc = matcha_key_canonical(dev, t, key, key_bits, canon);
 	if (rc)
 		return rc;
 	int64_t at = find(t, canon, matcha_crc64_xz(canon, t->key_bytes));
@@ -263,7 +249,7 @@ static int add(matcha_dev *dev, struct matcha_table *t, const uint8_t *key, unsi
 	unsigned table = t->index;
 	int rc;
 
-	if ((rc = canonical_key(dev, t, key, key_bits, canon)) ||
+	if ((rc = matcha_key_canonical(dev, t, key, key_bits, canon)) ||
 	    (rc = matcha_value_to_words(dev, t, "action data", data, data_bits,
 					t->info.data_bits, data_words)))
 		return rc;

@@ -136,6 +136,11 @@ int matcha_value_to_words(matcha_dev *dev, struct matcha_table *t, const char *w
 			  const uint8_t *be, unsigned bits, unsigned field_bits,
 			  uint32_t *words);
 
+/* A caller's key of key_bits (1 .. the table's width) in canonical form: the table's key
+ * width, big-endian, zero-extended (t->key_bytes bytes), as the hashed tables keep keys. */
+int matcha_key_canonical(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
+			 unsigned key_bits, uint8_t *canon);
+
 /* Big-endian bytes (nbytes) <-> little-endian word order (nwords words), zero-extended. */
 void matcha_be_to_words(const uint8_t *be, unsigned nbytes, uint32_t *words, unsigned nwords);
 void matcha_words_to_be(const uint32_t *words, unsigned nwords, uint8_t *be, unsigned nbytes);

@@ -59,9 +59,9 @@ struct matcha_kind_ops {
 	 * Entries by match; NULL for a kind without entries (meter arrays, session tables).
 	 * add: MATCHA_EEXIST if present, MATCHA_ENOSPC if there is no room. modify: a new
 	 * action and data where the entry sits. find: its counter index (exact slot, LPM
-	 * result, ternary index, direct key) from the shadow, MATCHA_ENOENT with `op` in the
-	 * message if it is absent. shadow_key: whether counter index i holds an entry, and its
-	 * match.
+	 * result, ternary index, direct key, mem_exact bucket * entries per bucket + slot)
+	 * from the shadow, MATCHA_ENOENT with `op` in the message if it is absent.
+	 * shadow_key: whether counter index i holds an entry, and its match.
 	 */
 	int (*add)(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
 		   uint8_t action_id, const uint8_t *data, unsigned data_bits);
@@ -86,6 +86,7 @@ extern const struct matcha_kind_ops matcha_ternary_ops;
 extern const struct matcha_kind_ops matcha_meter_ops;
 extern const struct matcha_kind_ops matcha_session_ops;
 extern const struct matcha_kind_ops matcha_direct_ops;
+extern const struct matcha_kind_ops matcha_mem_exact_ops;
 
 /* Kind codes are below this: the generated names, indexed by code. */
 #define MATCHA_KIND_CODES (sizeof (const char *[])MATCHA_HW_KIND_NAMES / sizeof(const char *))

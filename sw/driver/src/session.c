@@ -87,18 +87,6 @@ int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
 	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_BYTES, &session->bytes);
 }
 
-/* The key as the table's own width, checked. */
-static int canonical(matcha_dev *dev, struct matcha_table *t, const uint8_t *key,
-		     unsigned key_bits, uint8_t *canon)
-{
-	uint32_t words[MATCHA_HW_WIN_STAGING_WORDS];
-	int rc = matcha_value_to_words(dev, t, "key", key, key_bits, t->info.key_bits, words);
-	if (rc)
-		return rc;
-	matcha_words_to_be(words, t->key_words, canon, t->key_bytes);
-	return 0;
-}
-
 int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
 			unsigned key_bits, uint32_t *index)
 {
@@ -107,7 +95,7 @@ int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
 	struct matcha_entry e;
 	int rc;
 	if ((rc = session_table(dev, table, "session_find", &t)) ||
-	    (rc = canonical(dev, t, key, key_bits, canon)))
+	    (rc = matcha_key_canonical(dev, t, key, key_bits, canon)))
 		return rc;
 	unsigned slots = t->info.size / t->info.ways;
 	for (unsigned w = 0; w < t->info.ways; w++) {

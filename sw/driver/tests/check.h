@@ -119,6 +119,18 @@
 	X(direct_adopt)                                                                    \
 	X(direct_ctl)                                                                      \
 	X(direct_discovery)                                                                \
+	X(mem_exact_discovery)                                                             \
+	X(mem_exact_first_free_entry_of_bucket)                                            \
+	X(mem_exact_full_bucket_refuses_key)                                               \
+	X(mem_exact_delete_then_add_reuses_entry)                                          \
+	X(mem_exact_modify_keeps_entry)                                                    \
+	X(mem_exact_write_touches_entry_bytes_only)                                        \
+	X(mem_exact_argument_errors)                                                       \
+	X(mem_exact_memory_write_error)                                                    \
+	X(mem_exact_random_against_model)                                                  \
+	X(mem_exact_fake_window)                                                           \
+	X(mem_exact_adopt)                                                                 \
+	X(mem_exact_by_name_and_ctl)                                                       \
 	X(ctl_completion)                                                                  \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \

@@ -9,6 +9,8 @@
 
 #define WINDOW MATCHA_HW_INFO_WINDOW_BYTES
 #define STATUS_ERROR_IS(e) ((uint32_t)(e) << MATCHA_HW_STATUS_ERROR_SHIFT)
+/* The widest bucket the fake keeps: a beat of a 512-bit memory port. */
+#define FAKE_MAX_BEAT 64
 
 struct fake_cfg fake_standard_cfg(void)
 {
@@ -210,6 +212,104 @@ long fake_ternary_lookup(struct fake_dev *fd, unsigned table, const uint32_t *ke
 	return -1;
 }
 
+/* ------------------------------------------------------- memory-backed exact tables */
+
+static unsigned memx_buckets(const struct fake_table *t)
+{
+	return t->cfg.size / t->cfg.ways_or_levels;
+}
+
+/* The bucket an INDEX names, and its slot there; NULL when it names no entry. */
+static uint8_t *memx_bucket(const struct fake_table *t, uint32_t index, unsigned *slot)
+{
+	uint32_t b = index >> MATCHA_HW_MEMX_INDEX_SLOT_BITS;
+	*slot = index & ((1u << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1);
+	if (!t->memory || b >= memx_buckets(t) || *slot >= t->cfg.ways_or_levels)
+		return NULL;
+	return t->memory + (size_t)b * t->cfg.beat_bytes;
+}
+
+/* The low `bits` of a value in word order as little-endian bytes, the last one
+ * zero-padded: a field of an entry in memory. */
+static void memx_put(uint8_t *p, const uint32_t *words, unsigned bits)
+{
+	for (unsigned i = 0; 8 * i < bits; i++) {
+		unsigned keep = bits - 8 * i < 8 ? bits - 8 * i : 8;
+		p[i] = (uint8_t)(words[i / 4] >> 8 * (i % 4) & ((1u << keep) - 1));
+	}
+}
+
+/* The field back: `bits` bits from little-endian bytes into words (the 16 of a staging
+ * register), the padding above them ignored as the unit's decoder does. */
+static void memx_get(const uint8_t *p, uint32_t *words, unsigned bits)
+{
+	memset(words, 0, MATCHA_HW_WIN_STAGING_WORDS * sizeof *words);
+	for (unsigned i = 0; 8 * i < bits; i++) {
+		unsigned keep = bits - 8 * i < 8 ? bits - 8 * i : 8;
+		words[i / 4] |= (uint32_t)(p[i] & ((1u << keep) - 1)) << 8 * (i % 4);
+	}
+}
+
+static void memx_command(struct fake_table *t, uint32_t cmd)
+{
+	unsigned slot, eb = t->cfg.extra, key_bytes = (t->cfg.key_bits + 7) / 8;
+	uint8_t *bucket = memx_bucket(t, t->index, &slot);
+	bool indexed = cmd == MATCHA_HW_CMD_WRITE || cmd == MATCHA_HW_CMD_READ;
+	if (indexed && !bucket) {
+		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
+		return;
+	}
+	if (cmd == MATCHA_HW_CMD_WRITE) {
+		/* The beat the unit sends: the entry at its place, the strobe on its bytes. */
+		uint8_t beat[FAKE_MAX_BEAT] = { 0 }, *e = beat + slot * eb;
+		bool strobe[FAKE_MAX_BEAT] = { false };
+		e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] =
+			t->staging.flags & MATCHA_HW_FLAGS_VALID ? MATCHA_HW_MEMX_ENTRY_VALID : 0;
+		e[MATCHA_HW_MEMX_ENTRY_ACTION_BYTE] = (uint8_t)FAKE_FLAGS_ACTION_OF(t->staging.flags);
+		memx_put(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE, t->staging.key, t->cfg.key_bits);
+		memx_put(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE + key_bytes, t->staging.data,
+			 t->cfg.data_bits);
+		for (unsigned b = slot * eb; b < (slot + 1) * eb; b++)
+			strobe[b] = true;
+		for (unsigned b = 0; b < t->cfg.beat_bytes; b++)
+			if (strobe[b])
+				bucket[b] = beat[b];
+		t->status = STATUS_ERROR_IS(t->write_error);
+		t->write_error = 0;
+	} else if (cmd == MATCHA_HW_CMD_READ) {
+		const uint8_t *e = bucket + slot * eb;
+		t->staging.flags = FAKE_FLAGS_ACTION(e[MATCHA_HW_MEMX_ENTRY_ACTION_BYTE]) |
+				   (e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] & MATCHA_HW_MEMX_ENTRY_VALID ?
+				    MATCHA_HW_FLAGS_VALID : 0);
+		memx_get(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE, t->staging.key, t->cfg.key_bits);
+		memx_get(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE + key_bytes, t->staging.data,
+			 t->cfg.data_bits);
+		memset(t->staging.mask, 0, sizeof t->staging.mask);
+		t->staging.priority = 0;
+	} else if (cmd == MATCHA_HW_CMD_CLEAR) {
+		memset(t->memory, 0, (size_t)memx_buckets(t) * t->cfg.beat_bytes);
+		t->busy_reads = 3;
+	} else
+		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
+}
+
+long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *key)
+{
+	const struct fake_table *t = &fd->table[table];
+	unsigned key_bytes = (t->cfg.key_bits + 7) / 8, key_words = (t->cfg.key_bits + 31) / 32;
+	uint32_t b = (uint32_t)matcha_crc64_xz(key, key_bytes) & (memx_buckets(t) - 1);
+	uint32_t want[MATCHA_HW_WIN_STAGING_WORDS], got[MATCHA_HW_WIN_STAGING_WORDS];
+	test_be_to_words(key, key_bytes, want, key_words);
+	for (unsigned slot = 0; slot < t->cfg.ways_or_levels; slot++) {
+		const uint8_t *e = t->memory + (size_t)b * t->cfg.beat_bytes + slot * t->cfg.extra;
+		memx_get(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE, got, t->cfg.key_bits);
+		if ((e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] & MATCHA_HW_MEMX_ENTRY_VALID) &&
+		    !memcmp(got, want, key_words * sizeof *want))
+			return (long)(b << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot);
+	}
+	return -1;
+}
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);
@@ -231,6 +331,17 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 				t->range[f].row = calloc((size_t)t->cfg.extra * t->nentries, 1);
 				range_clear(t, f);
 			}
+		/* A descriptor without entries per bucket is one for the driver to refuse: it
+		 * gets no memory, and every INDEX is out of range. */
+		if (t->cfg.kind == MATCHA_KIND_MEM_EXACT && t->cfg.ways_or_levels) {
+			if (t->cfg.beat_bytes <= FAKE_MAX_BEAT &&
+			    t->cfg.ways_or_levels * t->cfg.extra <= t->cfg.beat_bytes)
+				t->memory = calloc((size_t)memx_buckets(t) * t->cfg.beat_bytes, 1);
+			else
+				check_fail(__FILE__, __LINE__, "fake: table %u: %u entries of %u bytes "
+					   "in a %u-byte bucket", i, t->cfg.ways_or_levels,
+					   (unsigned)t->cfg.extra, t->cfg.beat_bytes);
+		}
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;
 		t->node_bits = t->cfg.extra * (MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits);
@@ -264,6 +375,7 @@ void fake_free(struct fake_dev *fd)
 		free(fd->table[i].entries);
 		free(fd->table[i].packets);
 		free(fd->table[i].bytes);
+		free(fd->table[i].memory);
 		for (unsigned l = 0; l < FAKE_MAX_LEVELS; l++)
 			free(fd->table[i].level[l]);
 		for (unsigned f = 0; f < FAKE_MAX_RANGES; f++)
@@ -278,6 +390,17 @@ matcha_dev *fake_open(struct fake_dev *fd)
 	int rc = matcha_open_ops(&fake_ops, fd, &dev);
 	if (rc) {
 		check_fail(__FILE__, __LINE__, "matcha_open_ops: %s", matcha_last_error(dev));
+		matcha_close(dev);
+		return NULL;
+	}
+	return dev;
+}
+
+matcha_dev *fake_open_layout(struct fake_dev *fd, const char *text, const char *name)
+{
+	matcha_dev *dev = fake_open(fd);
+	if (dev && matcha_layout_load_text(dev, text, strlen(text), name)) {
+		check_fail(__FILE__, __LINE__, "layout %s: %s", name, matcha_last_error(dev));
 		matcha_close(dev);
 		return NULL;
 	}
@@ -329,6 +452,10 @@ static void command(struct fake_table *t, uint32_t cmd)
 	struct fake_entry *e;
 	long c = counter_at(t, t->index);
 	t->status = 0;
+	if (t->cfg.kind == MATCHA_KIND_MEM_EXACT) {
+		memx_command(t, cmd);
+		return;
+	}
 	switch (cmd) {
 	case MATCHA_HW_CMD_WRITE:
 		if (!(e = entry_at(t, t->index, &word)))

@@ -11,7 +11,8 @@
  * A meter (kind 4) WRITE fills the levels (DATA words 7..10) from the bursts, as the
  * hardware fills both buckets; a test may change them in `entries` before a READ. A direct
  * table's (kind 6) WRITE keeps FLAGS and DATA only, so its READ gives KEY, MASK and
- * PRIORITY back as 0.
+ * PRIORITY back as 0. A memory-backed exact table (kind 7) keeps its entries as bytes in a
+ * memory of buckets, as docs/tables.md lays them out ("Memory-backed exact tables").
  */
 #include <stdbool.h>
 #ifndef FAKE_DEV_H
@@ -50,6 +51,9 @@ struct fake_table_cfg {
 	/* Ternary range fields (ways_or_levels of them, extra slots each): where each is in
 	 * the key, field 0 the least significant. */
 	unsigned range_offset[FAKE_MAX_RANGES], range_width[FAKE_MAX_RANGES];
+	/* Memory-backed exact tables (ways_or_levels entries per bucket, extra bytes per
+	 * entry): the bytes of a bucket, one beat of the memory port (32 for 256 bits). */
+	unsigned beat_bytes;
 };
 
 struct fake_cfg {
@@ -99,6 +103,15 @@ struct fake_table {
 		uint8_t *row;
 	} range[FAKE_MAX_RANGES];
 	unsigned long range_commands; /* RANGE_SLOT, RANGE_SPAN and RANGE_REBUILD */
+	/* Memory-backed exact tables: the memory, bucket b at b * beat_bytes. WRITE is one
+	 * beat to INDEX's bucket with a strobe on the entry's bytes alone (the rest of the
+	 * bucket is not written), READ decodes the entry into the staging registers, CLEAR
+	 * writes every bucket zero; an INDEX past the buckets or a bucket's entries is error 1,
+	 * ZERO, DEFAULT and READ_DEFAULT error 2 (the unit has neither counters nor a default
+	 * action). `write_error`, when not 0, is the STATUS error the next WRITE ends with
+	 * after its beat is written, as the unit would report a BRESP other than OKAY. */
+	uint8_t *memory;
+	uint32_t write_error;
 };
 
 struct fake_dev {
@@ -164,6 +177,8 @@ extern const struct matcha_regs_ops fake_ops;
 
 /* Opens the driver on a fake device; fails the calling test on error. */
 matcha_dev *fake_open(struct fake_dev *fd);
+/* The same, then loads the layout `text` (`name` stands for its file in messages). */
+matcha_dev *fake_open_layout(struct fake_dev *fd, const char *text, const char *name);
 
 /* A lookup that hit counter `index` (entry or LPM result) with a frame of `bytes` bytes. */
 void fake_hit(struct fake_dev *fd, unsigned table, uint32_t index, unsigned bytes);
@@ -187,6 +202,14 @@ long fake_exact_find(struct fake_dev *fd, unsigned table, const uint8_t *key, un
  * matching index wins; -1 for none.
  */
 long fake_ternary_lookup(struct fake_dev *fd, unsigned table, const uint32_t *key);
+
+/*
+ * Looks a key (ceil(key bits / 8) big-endian bytes) up in a memory-backed exact table as
+ * the unit does: the CRC-64/XZ of those bytes masked to the buckets, then the lowest valid
+ * entry of that bucket holding the key. Returns its INDEX (bucket << MEMX_INDEX_SLOT_BITS
+ * | slot) or -1.
+ */
+long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *key);
 
 /* The LPM trie of a table as a walkable image (pointing into the fake's memory). */
 struct fake_lpm_view {

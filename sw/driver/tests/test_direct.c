@@ -49,13 +49,7 @@ static const char layout[] =
 
 static matcha_dev *open_direct(struct fake_dev *fd)
 {
-	matcha_dev *dev = fake_open(fd);
-	if (dev && matcha_layout_load_text(dev, layout, sizeof layout - 1, "eni.json")) {
-		check_fail(__FILE__, __LINE__, "layout: %s", matcha_last_error(dev));
-		matcha_close(dev);
-		return NULL;
-	}
-	return dev;
+	return fake_open_layout(fd, layout, "eni.json");
 }
 
 static struct matcha_match key(uint64_t k)

@@ -261,7 +261,8 @@ void test_layout_schema_errors(void)
 		const char *from, *to, *message;
 	} cases[] = {
 		{ "\"kind\": \"exact\"", "\"kind\": \"hash\"",
-		  "table 0 (l2_fwd) has kind \"hash\" (a table's kind is one of exact, lpm, ternary, direct)" },
+		  "table 0 (l2_fwd) has kind \"hash\" (a table's kind is one of exact, lpm, ternary, "
+		  "direct, mem_exact)" },
 		{ "\"index\": 1", "\"index\": 0", "two tables have index 0" },
 		{ "\"index\": 2", "\"index\": 7", "table #2 has index 7, the hardware has 3 tables" },
 		{ "\"name\": \"acl\"", "\"name\": \"l2_fwd\"", "tables 0 and 2 are both called l2_fwd" },
