@@ -159,13 +159,14 @@ class SessionSlots:
         return None
 
 
-# Reasons raised after the session table (docs/overlay.md): their frames were learned first.
+# The reasons of this scenario raised after the session table (docs/overlay.md): their
+# frames were learned first.
 AFTER_SESSIONS = {"colour.drop_red", "route.miss", "mapping.drop"}
 
 
 def learned_key(frame, expected):
     """The session key a scenario frame learns: one that passes the session table and the
-    ACL and may start a flow (UDP, or a TCP SYN without ACK); its zone is the ENI, the
+    ACL and may start a flow (UDP, or a TCP SYN without ACK, FIN or RST); its zone is the ENI, the
     inner source MAC's outbound, the inner destination MAC's inbound. None for every other
     frame."""
     if expected[0] != "pass" and expected[1] not in AFTER_SESSIONS or VXLAN not in frame:
@@ -176,7 +177,7 @@ def learned_key(frame, expected):
     zone = eni[vxlan[Ether].src if outbound else vxlan[Ether].dst]
     ip = vxlan[IP]
     l4 = ip.payload
-    if isinstance(l4, TCP) and (l4.flags & 0x12) != 0x02:
+    if isinstance(l4, TCP) and (l4.flags & 0x17) != 0x02:  # of FIN, SYN, RST, ACK: SYN
         return None
     if not isinstance(l4, (TCP, UDP)):
         return None
@@ -213,7 +214,7 @@ def full_table_flows(rng, earlier):
             return
         while True:
             ports = random_ports()
-            if ports not in flows and slots(key(ports))[way] == slot:
+            if ports not in flows and ports != last and slots(key(ports))[way] == slot:
                 break
         for w, s in enumerate(slots(key(ports))[:way]):
             fill(w, s)

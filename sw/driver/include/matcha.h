@@ -165,8 +165,9 @@ struct matcha_table_info {
 unsigned matcha_table_count(const matcha_dev *dev);
 int matcha_table_info(matcha_dev *dev, unsigned table, struct matcha_table_info *info);
 
-/* Removes every entry and zeroes every per-entry count (hardware CLEAR, then the shadow);
- * the default action stays. Lookups miss while it runs. */
+/* Removes every entry and zeroes every per-entry count (hardware CLEAR, then the shadow;
+ * a session table's counts start at each session's learning packet instead:
+ * matcha_session_flush); the default action stays. Lookups miss while it runs. */
 int matcha_table_clear(matcha_dev *dev, unsigned table);
 
 /*
@@ -505,7 +506,7 @@ struct matcha_session {
 	uint32_t age;     /* ticks since the session's last packet */
 	unsigned key_bits;
 	uint8_t key[MATCHA_MAX_KEY_BYTES]; /* canonical key, big-endian */
-	uint64_t packets, bytes; /* since the session was learned */
+	uint64_t packets, bytes; /* since the session was learned; 0 without a session */
 };
 
 /* Table-wide statistics; every count is 64-bit, read through the snapshot latch. */
@@ -545,8 +546,8 @@ int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
  * if the key is in no candidate slot. */
 int matcha_session_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			  unsigned key_bits);
-/* Removes every session and zeroes every count (CLEAR). Sessions learned while the flush
- * runs may stay. */
+/* Removes every session (CLEAR). Sessions learned while the flush runs may stay, their
+ * counts from their learning packet; the entries emptied read no counts. */
 int matcha_session_flush(matcha_dev *dev, unsigned table);
 int matcha_session_stats(matcha_dev *dev, unsigned table, struct matcha_session_stats *stats);
 

@@ -82,6 +82,10 @@ int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
 	session->age = data & ((1u << MATCHA_HW_SESSION_AGE_BITS) - 1);
 	session->key_bits = e.key_bits;
 	memcpy(session->key, e.key, t->key_bytes);
+	/* The counter memory keeps what an index's last session left there (CLEAR does not
+	 * zero it: docs/sessions.md, "Counters"); an entry without a session has no counts. */
+	if (!e.valid)
+		return 0;
 	if ((rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_PACKETS, &session->packets)))
 		return rc;
 	return matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_BYTES, &session->bytes);

@@ -516,8 +516,11 @@ static void command(struct fake_table *t, uint32_t cmd)
 		for (unsigned l = 0; l < t->cfg.ways_or_levels && t->level[l]; l++)
 			memset(t->level[l], 0, (size_t)t->cfg.level_nodes[l] * FAKE_NODE_WORDS *
 						       sizeof *t->level[l]);
-		memset(t->packets, 0, t->nentries * sizeof *t->packets);
-		memset(t->bytes, 0, t->nentries * sizeof *t->bytes);
+		/* A session table's counts restart at each learn; its CLEAR leaves them. */
+		if (t->cfg.kind != MATCHA_KIND_SESSION) {
+			memset(t->packets, 0, t->nentries * sizeof *t->packets);
+			memset(t->bytes, 0, t->nentries * sizeof *t->bytes);
+		}
 		for (unsigned f = 0; t->cfg.kind == MATCHA_KIND_TERNARY && f < t->cfg.ways_or_levels; f++)
 			range_clear(t, f);
 		t->busy_reads = 3;
