@@ -92,6 +92,9 @@ def main():
         if not units:
             problems.append(f"{family} {scale}: no synthesized units in {base}")
             continue
+        # Units the generator made for this scale that this run did not synthesize.
+        unsynthesized = sorted({p.stem for p in (root / "rtl" / scale).glob("matcha_overlay_*.v")} -
+                               set(units))
         names = [n for n, _ in CLASSES[family] if n != "RAMB18"]
         device, capacity = DEVICES[family]
         md += [f"## {scale} scale, {family}", "",
@@ -110,10 +113,14 @@ def main():
             mark = f" ({options.read_text().strip()})" if options.exists() else ""
             md.append(f"| `{unit}`{mark} | " + " | ".join(fmt(c.get(n, 0)) for n in names) +
                       f" | {secs.read_text().strip() if secs.exists() else '?'} |")
-        md.append("| **all tables** | " + " | ".join(f"**{fmt(total.get(n, 0))}**" for n in names) + " | |")
+        label = "the tables above" if unsynthesized else "all tables"
+        md.append(f"| **{label}** | " + " | ".join(f"**{fmt(total.get(n, 0))}**" for n in names) + " | |")
         md.append("| % of " + device + " | " +
                   " | ".join(f"{100 * total.get(n, 0) / capacity[n]:.1f} %" if n in capacity else ""
                              for n in names) + " | |")
+        if unsynthesized:
+            md += ["", "Not synthesized in this run: " +
+                   ", ".join(f"`{u}`" for u in unsynthesized) + "."]
         md.append("")
     write_report("\n".join(md) + "\n", args.out, args.command, problems)
 
