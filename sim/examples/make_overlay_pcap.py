@@ -54,10 +54,10 @@ from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 from scapy.utils import wrpcap
 
-# The session table's slot hash, the reference model's (tb/model/hashing.py), which the
-# hardware's equals on shared vectors.
+# The reference model's session table (tb/model/session.py), which the hardware's equals
+# frame by frame in every test, places the probes.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tb.model.hashing import session_index  # noqa: E402
+from tb.model.session import Packet, SessionModel, canonical_key  # noqa: E402
 
 SEED = 2024
 VIP = "10.1.1.1"
@@ -81,8 +81,8 @@ VMS = (A, B, C, D)
 MARK_DSCP = 10
 
 # The session table of the 64-bit build (layout-overlay.json "sessions"): 1024 entries in
-# 4 ways of 256 slots, 128-bit keys.
-WAYS, SLOTS, KEY_BITS = 4, 256, 128
+# 4 ways of 256 slots.
+WAYS, SLOTS = 4, 256
 UDP_PROTO = 17
 VXLAN_PORT = 4789
 
@@ -124,51 +124,19 @@ def punt(name):
 # ----------------------------------------------------------------- a full session table
 
 
-def session_key(zone, proto, src, sport, dst, dport):
-    """The canonical key of docs/sessions.md: zone, protocol, the lower (address, port)
-    pair, the higher one."""
-    low, high = sorted((src << 16 | sport, dst << 16 | dport))
-    return ((zone << 8 | proto) << 48 | low) << 48 | high
-
-
-def slots(key):
-    """The key's candidate slot in each way (docs/sessions.md, "Slots")."""
-    return [session_index(key, KEY_BITS, w, SLOTS) for w in range(WAYS)]
-
-
 def ip_int(a):
     return int.from_bytes(bytes(int(x) for x in a.split(".")), "big")
 
 
-class SessionSlots:
-    """Which slots of the session table hold a session: each new key takes the first free
-    way among its slots, none is moved (d-left, docs/sessions.md)."""
-
-    def __init__(self):
-        self.taken = {}  # (way, slot) -> key
-
-    def learn(self, key):
-        """The (way, slot) the key is learned in, or None when every one is taken."""
-        mine = list(enumerate(slots(key)))
-        if any(self.taken.get(at) == key for at in mine):
-            return None
-        for at in mine:
-            if at not in self.taken:
-                self.taken[at] = key
-                return at
-        return None
-
-
 # The reasons of this scenario raised after the session table (docs/overlay.md): their
-# frames were learned first.
+# frames met it first.
 AFTER_SESSIONS = {"colour.drop_red", "route.miss", "mapping.drop"}
 
 
-def learned_key(frame, expected):
-    """The session key a scenario frame learns: one that passes the session table and the
-    ACL and may start a flow (UDP, or a TCP SYN without ACK, FIN or RST); its zone is the ENI, the
-    inner source MAC's outbound, the inner destination MAC's inbound. None for every other
-    frame."""
+def session_packet(frame, expected):
+    """What the session table sees of a scenario frame that reaches it (one that passes, or
+    is dropped by a stage after it): its zone is the ENI, the inner source MAC's outbound,
+    the inner destination MAC's inbound. None for every other frame."""
     if expected[0] != "pass" and expected[1] not in AFTER_SESSIONS or VXLAN not in frame:
         return None
     vxlan = frame[VXLAN]
@@ -177,29 +145,30 @@ def learned_key(frame, expected):
     zone = eni[vxlan[Ether].src if outbound else vxlan[Ether].dst]
     ip = vxlan[IP]
     l4 = ip.payload
-    if isinstance(l4, TCP) and (l4.flags & 0x17) != 0x02:  # of FIN, SYN, RST, ACK: SYN
-        return None
-    if not isinstance(l4, (TCP, UDP)):
-        return None
-    return session_key(zone, ip.proto, ip_int(ip.src), l4.sport, ip_int(ip.dst), l4.dport)
+    ports = (l4.sport, l4.dport) if isinstance(l4, (TCP, UDP)) else (0, 0)
+    flags = int(l4.flags) if isinstance(l4, TCP) else 0
+    return Packet(zone, ip.proto, ip_int(ip.src), ip_int(ip.dst), *ports, flags)
 
 
 def full_table_flows(rng, earlier):
     """Source and destination ports of C's UDP flows to B, in the order sent, such that the
-    last one finds all four of its candidate slots taken, given the sessions the `earlier`
-    frames ([(frame, expected)]) learned. The slot hash is not linear, so each flow is
-    found by trying random ports: to fill slot s of way w, a flow whose way-w slot is s,
-    sent after flows that fill its slots in ways 0 .. w-1 (found the same way), takes way
-    w. Checked as the table would take the flows."""
+    last one finds all four of its candidate slots taken, in the model's session table
+    after the `earlier` frames ([(frame, expected)]). The slot hash is not linear, so each
+    flow is found by trying random ports: to fill slot s of way w, a flow whose way-w slot
+    is s, sent after flows that fill its slots in ways 0 .. w-1 (found the same way), takes
+    way w."""
     src, dst = ip_int(C.ca), ip_int(B.ca)
-    table = SessionSlots()
+    table = SessionModel(WAYS * SLOTS, WAYS)
     for frame, expected in earlier:
-        key = learned_key(frame, expected)
-        if key is not None:
-            table.learn(key)
+        p = session_packet(frame, expected)
+        if p is not None:
+            table.packet(p, 0)
 
-    def key(ports):
-        return session_key(C.eni, UDP_PROTO, src, ports >> 16, dst, ports & 0xFFFF)
+    def probe(ports):
+        return Packet(C.eni, UDP_PROTO, src, dst, ports >> 16, ports & 0xFFFF)
+
+    def candidates(ports):
+        return table.candidates(canonical_key(probe(ports))[0])
 
     def random_ports():
         while True:
@@ -209,22 +178,23 @@ def full_table_flows(rng, earlier):
 
     flows = []
 
-    def fill(way, slot):
-        if (way, slot) in table.taken:
+    def fill(way, index):
+        if index in table.entries:
             return
         while True:
             ports = random_ports()
-            if ports not in flows and ports != last and slots(key(ports))[way] == slot:
+            if ports not in flows and ports != last and candidates(ports)[way] == index:
                 break
-        for w, s in enumerate(slots(key(ports))[:way]):
-            fill(w, s)
-        assert table.learn(key(ports)) == (way, slot)
+        for w, i in enumerate(candidates(ports)[:way]):
+            fill(w, i)
+        r = table.packet(probe(ports), 0)
+        assert r.learned and r.index == index
         flows.append(ports)
 
     last = random_ports()
-    for way, slot in enumerate(slots(key(last))):
-        fill(way, slot)
-    assert table.learn(key(last)) is None, "the last flow must find every candidate slot taken"
+    for way, index in enumerate(candidates(last)):
+        fill(way, index)
+    assert table.packet(probe(last), 0).insert_failed, "the last flow must find every slot taken"
     flows.append(last)
     return [(ports >> 16, ports & 0xFFFF) for ports in flows]
 
