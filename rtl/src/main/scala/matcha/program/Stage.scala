@@ -109,12 +109,14 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   }
 }
 
-/** The PHV of the key clock's register: the fields `phv.carried` holds. */
+/** The PHV that waits for a step's lookups: the fields `phv.carried` holds, as the step
+  * receives them. It goes into the delay line in the clock the keys are taken, so the key
+  * clock needs no register of its own for it (the delay line is one clock longer). */
 object StageKeys {
-  def register(input: Flow[Bits], phv: StepPhv): Flow[Bits] = {
+  def carried(input: Flow[Bits], phv: StepPhv): Flow[Bits] = {
     val out = Flow(Bits(phv.carried.width bits))
-    out.valid := RegNext(input.valid) init False
-    out.payload := RegNext(PhvLayout.convert(input.payload, phv.in, phv.carried))
+    out.valid := input.valid
+    out.payload := PhvLayout.convert(input.payload, phv.in, phv.carried)
     out
   }
 }
@@ -141,11 +143,12 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
       t.lookup.payload := RegNext(Hw.msbFirst(t.spec.key.map(Stage.keyField(fields, _))))
       if (t.spec.counters) t.frameLen := RegNext(fields.u("meta.frameLen")) else t.frameLen.assignDontCare()
     }
-    val out = StageKeys.register(input, phv)
+    val out = StageKeys.carried(input, phv)
   }
 
-  /** Clocks 1 .. lookupLatency: the lookups; the PHV and each table's result meet at the end. */
-  val delayLine = new DelayLine(phv.carried.width, lookupLatency)
+  /** Clocks 1 .. lookupLatency: the lookups; the PHV (from clock 0) and each table's result
+    * meet at the end. */
+  val delayLine = new DelayLine(phv.carried.width, lookupLatency + 1)
   delayLine.input << keys.out
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
@@ -280,11 +283,11 @@ class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStag
     p.tcpFlags := RegNext(parts(6))
     p.learn := RegNext(fields.bool(spec.learn))
     p.frameLen := RegNext(fields.u("meta.frameLen").resize(16 bits))
-    val out = StageKeys.register(input, phv)
+    val out = StageKeys.carried(input, phv)
   }
 
-  /** The PHV meets the result `config.latency` clocks later. */
-  val delayLine = new DelayLine(phv.carried.width, config.latency)
+  /** The PHV (from clock 0) meets the result `config.latency` clocks after the packet. */
+  val delayLine = new DelayLine(phv.carried.width, config.latency + 1)
   delayLine.input << packet.out
 
   /** The last clock: the result into the PHV. */
