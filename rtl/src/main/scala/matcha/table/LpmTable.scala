@@ -95,7 +95,7 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
   val tree = c.nodes.map(n => Mem(Bits(c.nodeWidth bits), n))
   val results = Mem(LpmResult(c), c.results)
   /** Bus-only: written and read with the results, never on the lookup path. */
-  val prefixes = Mem(LpmPrefix(c), c.results)
+  val prefixes = matcha.Hw.blockRamWhenDeep(Mem(LpmPrefix(c), c.results))
 
   case class Walk() extends Bundle {
     val valid = Bool()

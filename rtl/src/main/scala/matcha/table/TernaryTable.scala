@@ -110,7 +110,7 @@ class TernaryTable(c: TernaryTableConfig) extends Area with MatchUnit {
 
   val rows = c.matchedChunks.map(k => k -> RowRam(c.size, 16, 4, syncRead = false))
   /** The entry store: written and read by the control window only. */
-  val store = Mem(TernaryEntry(c), c.size)
+  val store = matcha.Hw.blockRamWhenDeep(Mem(TernaryEntry(c), c.size))
   /** The lookup side's copy of each entry's action id and data. */
   val actions = Mem(TernaryAction(c), c.size)
   /** Entry valid bits, ANDed into every lookup in the clock its rows are read. */
