@@ -576,6 +576,11 @@ object Overlay {
   val Board = OverlayScale("board", enis = 256, vnets = 256, mappings = 256, routes = 256, aclRules = 64, sessions = 1024,
     exactHeadroom = 1)
   val scales = Seq(Corundum, Board)
+  /** The smallest tables the resource study builds the pipeline with (ProgramUnits): 4
+    * slots a way in the exact and session tables, 16 ENIs, VNETs, mappings and routes, 8
+    * ACL rules; what the program's logic takes whatever its tables hold. */
+  val Least = OverlayScale("least", enis = 16, vnets = 16, mappings = 16, routes = 16, aclRules = 8, sessions = 16,
+    exactHeadroom = 1)
   /** A configuration's scale: a 512-bit build is the Corundum card's. */
   def scaleOf(cfg: matcha.MatchaConfig): OverlayScale = if (cfg.dataWidth >= 512) Corundum else Board
   /** meta.aclVerdict: what the ACL said (0: the ACL did not apply). */

@@ -32,7 +32,8 @@ class ProgramTableUnit(program: Program, spec: TableSpec, layout: PhvLayout) ext
 
 /** Every table, session table and meter array of the overlay program at each of its scales
   * as a unit of its own, `matcha_overlay_<name>` in `--out DIR/<scale>/`: the tops of the
-  * resource study (bench/synth/units.sh). */
+  * resource study (bench/synth/units.sh); and the whole 64-bit pipeline at the least scale
+  * (`Overlay.Least`), `--out DIR/least/matcha_overlay.v`. */
 object ProgramUnits {
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/units/rtl")
@@ -47,5 +48,10 @@ object ProgramUnits {
       for (s <- program.session) emit(new SessionTableUnit(s.config, s"matcha_${program.name}_${s.name}"))
       for (m <- program.meters) emit(new MeterTableUnit(m.config, s"matcha_${program.name}_${m.name}"))
     }
+    val least = Programs.overlay(Overlay.Least)
+    val dir = s"$out/${Overlay.Least.name}"
+    new java.io.File(dir).mkdirs()
+    matcha.Generate.spinal(dir).generateVerilog(matcha.Generate.top(
+      new matcha.PacketPath(cfg, Some(least), new matcha.Generate.Layout(cfg, least).identify))())
   }
 }
