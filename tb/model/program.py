@@ -563,17 +563,16 @@ class LpmTable(Table):
         del self.prefixes[p]
         return self._forget(p)
 
-    def covers(self, prefix, length, key):
-        shift = self.key_width - length
-        return key >> shift == prefix >> shift
-
     def match(self, key):
-        """The longest prefix covering `key`, or None."""
-        best = None
-        for p in self.prefixes:
-            if self.covers(*p, key) and (best is None or p[1] > best[1]):
-                best = p
-        return best
+        """The longest prefix covering `key`, or None: `key` cut to each length, longest
+        first, looked up among the prefixes (a lookup per length, so that a table of tens
+        of thousands of prefixes answers as fast as a small one)."""
+        for length in range(self.key_width, -1, -1):
+            shift = self.key_width - length
+            p = (key >> shift << shift, length)
+            if p in self.prefixes:
+                return p
+        return None
 
     def lookup(self, key):
         p = self.match(key)

@@ -298,6 +298,26 @@ def test_lpm_nesting_longest_prefix_wins():
         lpm.delete(ip_int("10.1.2.0"), 25)
 
 
+def test_lpm_match_is_brute_force_longest(matcha_seed):
+    """The model's longest-prefix match against a search of every prefix, on nested random
+    prefixes and keys at, inside and next to their ends (seeded)."""
+    rng = random.Random(matcha_seed)
+    lpm = prog()["ipv4_lpm"]
+    while len(lpm.entries()) < lpm.size:
+        length = rng.choice([0, 1, 7, 8, 15, 16, 20, 23, 24, 25, 31, 32])
+        value = rng.getrandbits(32) & ~((1 << (32 - length)) - 1) & 0xFFFFFFFF
+        if (value, length) not in lpm.entries():
+            lpm.add(value, length, "drop")
+    prefixes = lpm.entries()
+    keys = [rng.getrandbits(32) for _ in range(500)]
+    for value, length in prefixes:
+        end = value + (1 << (32 - length)) - 1
+        keys += [k & 0xFFFFFFFF for k in (value - 1, value, end, end + 1)]
+    for key in keys:
+        covering = [(v, n) for v, n in prefixes if key >> (32 - n) == v >> (32 - n)]
+        assert lpm.match(key) == max(covering, key=lambda p: p[1], default=None), hex(key)
+
+
 def test_lpm_drop_action():
     p = prog()
     p["ipv4_lpm"].add(ip_int("10.9.0.0"), 16, "drop")
