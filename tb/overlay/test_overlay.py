@@ -31,7 +31,7 @@ test_overlay = sim.cocotb_entry("tb.overlay.overlay_tb",
 # The scales of docs/overlay.md: the board's at 64 bits, the Corundum card's at 512. The
 # exact tables keyed by user data have `headroom` times their entries in slots.
 SCALE = {"w64": {"enis": 256, "mappings": 256, "route": 256, "acl": 64, "sessions": 1024, "headroom": 1},
-         "w512": {"enis": 1024, "mappings": 8192, "route": 4096, "acl": 6144, "sessions": 65536,
+         "w512": {"enis": 1024, "mappings": 8192, "route": 32768, "acl": 6144, "sessions": 65536,
                   "headroom": 2}}
 
 

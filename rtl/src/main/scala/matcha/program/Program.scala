@@ -569,7 +569,7 @@ object Overlay {
   val VnetWidth = 10
   val GroupWidth = 16
   /** The Corundum 512-bit build: the scale of the VPP study, on chip. */
-  val Corundum = OverlayScale("corundum", enis = 1024, vnets = 1024, mappings = 8192, routes = 4096, aclRules = 6144,
+  val Corundum = OverlayScale("corundum", enis = 1024, vnets = 1024, mappings = 8192, routes = 32768, aclRules = 6144,
     sessions = 65536, exactHeadroom = 2)
   /** 64-bit targets, sized for the Versa board's LFE5UM5G-45F (bench/results/overlay_resources.md);
     * block RAM is what it lacks, so its exact tables have no headroom. */
