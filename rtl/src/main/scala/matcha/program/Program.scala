@@ -571,8 +571,9 @@ object Overlay {
   /** The Corundum 512-bit build: the scale of the VPP study, on chip. */
   val Corundum = OverlayScale("corundum", enis = 1024, vnets = 1024, mappings = 8192, routes = 32768, aclRules = 6144,
     sessions = 65536, exactHeadroom = 2)
-  /** 64-bit targets, sized for the Versa board's LFE5UM5G-45F (bench/results/overlay_resources.md);
-    * block RAM is what it lacks, so its exact tables have no headroom. */
+  /** 64-bit builds (the test models, matcha-sim's w64): a board's sizes, exact tables
+    * without headroom. The Versa board's LFE5UM5G-45F holds the program at no size
+    * (docs/overlay.md, "Scale"). */
   val Board = OverlayScale("board", enis = 256, vnets = 256, mappings = 256, routes = 256, aclRules = 64, sessions = 1024,
     exactHeadroom = 1)
   val scales = Seq(Corundum, Board)
