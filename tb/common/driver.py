@@ -28,7 +28,8 @@ What the recorder models of docs/tables.md, and nothing more:
   action: descriptor kind bits 8 and 9), 1 for a WRITE, READ or ZERO whose INDEX is out of
   range for the table as its descriptor describes it (exact and ternary: below `size`;
   LPM: `level << 20 | node` with level i's nodes as `lpm_nodes` gives them, and level
-  `levels` the `size` results), 0 otherwise;
+  `levels` the `size` results; memory-backed exact: `bucket << MEMX_INDEX_SLOT_BITS | slot`
+  with `size / geometry` buckets of `geometry` entries), 0 otherwise;
   RANGE_SLOT, RANGE_SPAN and RANGE_REBUILD are a ternary table's with range fields
   (descriptor geometry: how many; extra: slots each), their INDEX `field << 16 | slot`
   out of range answering 1; STATUS is never busy;
@@ -421,6 +422,14 @@ class Device:
         kb = key_bits if key_bits is not None else self._widths(table)[0]
         self._call("matcha_exact_delete", table, to_be(key, kb), kb)
 
+    def mem_exact_add(self, table, key, action_id, data):
+        kb, db = self._widths(table)
+        self._call("matcha_mem_exact_add", table, to_be(key, kb), kb, action_id, to_be(data, db), db)
+
+    def mem_exact_delete(self, table, key):
+        kb = self._widths(table)[0]
+        self._call("matcha_mem_exact_delete", table, to_be(key, kb), kb)
+
     def lpm_add(self, table, prefix, length, action_id, data, data_bits=None):
         """prefix: an int of the table's key width (or raw bytes); data: an int."""
         kb, db = self._widths(table)
@@ -760,6 +769,10 @@ class Descriptor:
 
     def index_in_range(self, index):
         """Whether a WRITE, READ or ZERO of `index` addresses an entry of this table."""
+        if self.code == contract.KIND_MEM_EXACT:
+            # bucket << MEMX_INDEX_SLOT_BITS | slot; geometry: entries per bucket
+            bucket, slot = index >> contract.MEMX_INDEX_SLOT_BITS, index & ((1 << contract.MEMX_INDEX_SLOT_BITS) - 1)
+            return bucket < self.size // self.geometry and slot < self.geometry
         if self.code != contract.KIND_LPM:
             return 0 <= index < self.size
         level, address = index >> contract.LPM_LEVEL_SHIFT, index & contract.LPM_ADDRESS_MASK

@@ -20,7 +20,7 @@ from tb.common import cocotb_util
 from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters
-from tb.mem_exact_table.memory import LateMemory
+from tb.common.late_memory import LateMemory
 from tb.model.hashing import exact_index
 
 KEY_BITS, DATA_BITS, BUCKETS, LATENCY = 32, 16, 1024, 512

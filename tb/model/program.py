@@ -530,6 +530,28 @@ class DirectTable(ExactTable):
         super().add(key, action, data)
 
 
+class MemExactTable(ExactTable):
+    """docs/tables.md "Memory-backed exact tables": an exact table whose entries live in
+    memory. Where they go in memory is the driver's business, and whether a key's bucket
+    has room; a lookup answers as an exact table's, unless its bucket does not come back
+    from memory within the table's latency: then no action applies, the frame is punted
+    with the table's late reason, and neither HITS nor MISSES counts it. The model has no
+    clock: `late` says that every lookup is late (a memory slower than the table allows)."""
+    kind = "mem_exact"
+
+    def __init__(self, desc, metadata=None):
+        super().__init__(desc, metadata)
+        self.late_reason = int(desc["memory"]["lateReason"])
+        self.late = False
+
+    def apply(self, phv, count=True, meters=None, tick=0):
+        if not self.late or not condition_holds(phv, self.apply_if):
+            return super().apply(phv, count, meters, tick)
+        phv["meta.punt"] = 1
+        phv["meta.reason"] = self.late_reason
+        return Lookup(self.name, True, self.key_of(phv), False, None, "late", 0)
+
+
 class LpmTable(Table):
     kind = "lpm"
 
@@ -681,7 +703,7 @@ class TernaryTable(Table):
 
 
 TABLE_CLASSES = {"exact": ExactTable, "lpm": LpmTable, "ternary": TernaryTable,
-                 "direct": DirectTable}
+                 "direct": DirectTable, "mem_exact": MemExactTable}
 
 
 # ----------------------------------------------------------------------- session stage

@@ -27,8 +27,8 @@ from scapy.layers.l2 import Ether
 from scapy.layers.vxlan import VXLAN
 from scapy.packet import Raw
 
-from tb.common import driver as drv
-from tb.common.sim import soak
+from tb.common import contract, driver as drv
+from tb.common.sim import only_on, soak
 from tb.model import CHECK_REASONS
 from tb.model.meter import GREEN, RED, YELLOW
 from tb.pipeline.control import Update
@@ -39,6 +39,7 @@ from tb.pipeline.traffic import ip_int, mac_str
 NOT_OVERLAY, VIP_MISS, ENI_MISS, ENI_DOWN = 0x30, 0x32, 0x33, 0x34
 INBOUND_ROUTE_MISS, PA_VALIDATION_MISS, ACL_DENIED, ACL_TO_HOST = 0x35, 0x36, 0x37, 0x38
 POLICED_RED, POLICED_YELLOW, ROUTE_MISS, MAPPING_MISS = 0x3A, 0x3B, 0x3C, 0x3E
+MAPPING_LATE = 0x40
 SESSION_FULL = 0x39
 # meta.aclVerdict
 PERMIT, DENY, TO_HOST = 1, 2, 3
@@ -444,6 +445,36 @@ async def test_policer_per_eni(dut):
     assert colours["rx"] == [GREEN] * 8, colours
     assert colours["tx"][0] == GREEN and set(colours["tx"]) == {GREEN, YELLOW, RED}, colours
 
+
+
+@only_on("matcha_overlay_mem")
+@cocotb.test()
+async def test_mapping_late_punts(dut):
+    """The mapping table in memory, its memory slower than the table's latency (docs/tables.md,
+    "Lookup path and the fixed latency"): every outbound frame the route table sends to the
+    mapping is punted with MAPPING_LATE as it came, while frames that never reach the
+    mapping (to a wrong VIP) are dropped as before; MEMX_WIN_LATE counts the late lookups
+    and HITS and MISSES none of them. With the memory fast again, the same frames are
+    encapsulated: a late lookup leaves nothing behind."""
+    tb = await overlay_setup(dut, "mapping_late")
+    memory, mapping = tb.memories["mapping"], tb.model["mapping"]
+    base = (mapping.index + 1) * contract.INFO_WINDOW_BYTES
+    late_before = await tb.read64(base + contract.MEMX_WIN_LATE)
+    memory.latency = mapping.latency + 40
+    mapping.late = True
+    for i in range(6):
+        await tb.send(f"late {i}", outbound(sport=41000 + i))
+    await tb.send("wrong VIP", outbound(vip="10.9.9.9"))
+    got = [outcome(g) for g in await tb.check(timeout=4000)]
+    assert got == [("punt", MAPPING_LATE)] * 6 + [("drop", VIP_MISS)], got
+    assert await tb.read64(base + contract.MEMX_WIN_LATE) - late_before == 6
+    memory.latency = 100
+    mapping.late = False
+    for i in range(6):
+        await tb.send(f"in time {i}", outbound(sport=41000 + i))
+    got = [outcome(g) for g in await tb.check()]
+    assert [k for k, _ in got] == ["pass"] * 6, got
+    await tb.check_counters()
 
 
 async def random_flows(dut, name, frames):

@@ -17,15 +17,23 @@ from tb.model.program import Program
 
 TOPLEVEL = "matcha_overlay"
 LAYOUT = "layout-overlay.json"
+# The overlay with its CA->PA mappings in memory (docs/overlay.md, "Mappings in memory"),
+# generated at 64 bits: its model runs every scenario in `make test`, the mapping table's
+# reads answered by a memory model 100 clocks late. The on-chip mapping's model runs them
+# in `make soak`; matcha-sim's tests (tb/sim) run that program in `make test`.
+MEM_TOPLEVEL = "matcha_overlay_mem"
+MEM_LAYOUT = "layout-overlay_mem.json"
 CONFIGS = ("w64",)
 
 
-def layout_file(config):
-    return sim.RTL_DIR / config / LAYOUT
+def layout_file(config, layout=LAYOUT):
+    return sim.RTL_DIR / config / layout
 
 
-test_overlay = sim.cocotb_entry("tb.overlay.overlay_tb",
-                                [sim.Model(c, TOPLEVEL, layout=LAYOUT) for c in CONFIGS])
+test_overlay = sim.cocotb_entry(
+    "tb.overlay.overlay_tb",
+    [sim.Model(c, MEM_TOPLEVEL, layout=MEM_LAYOUT) for c in CONFIGS] +
+    [sim.Model(c, TOPLEVEL, layout=LAYOUT, soak=True) for c in CONFIGS])
 
 
 # The scales of docs/overlay.md: the board's at 64 bits, the Corundum card's at 512. The
@@ -70,3 +78,28 @@ def test_layout_overlay_program(config):
     # stage writes, or conditioned on its drop, starts the next.
     names = [[prog["tables"][i]["name"] for i in s] for s in prog["stages"]]
     assert ["vip", "direction"] in names and ["policer"] in names
+
+
+def test_layout_overlay_mem_program():
+    """overlay_mem is the overlay program but for its mapping table: a mem_exact table on a
+    512-bit port of its own (m_axi_mapping) whose 64-byte buckets hold three 18-byte
+    mappings (docs/tables.md: 2 + 6 bytes of VNET and address + 10 of underlay address and
+    MAC), twice as many buckets as the on-chip table's mappings, results 512 clocks after
+    the key, a late one punted with MAPPING_LATE (0x40)."""
+    config = "w64"
+    if not layout_file(config, MEM_LAYOUT).exists():
+        pytest.skip(f"{layout_file(config, MEM_LAYOUT)} not found")
+    mem = json.loads(layout_file(config, MEM_LAYOUT).read_text())["program"]
+    chip = json.loads(layout_file(config).read_text())["program"]
+    assert Program({"program": mem}, strict=False).problems == []
+    on_chip = {t["name"]: t for t in chip["tables"]}
+    for t in mem["tables"]:
+        if t["name"] != "mapping":
+            assert t == on_chip[t["name"]], t["name"]
+    mapping = next(t for t in mem["tables"] if t["name"] == "mapping")
+    assert (mapping["kind"], mapping["counters"], mapping["latency"]) == ("mem_exact", False, 512)
+    assert mapping["memory"] == {"port": "m_axi_mapping", "dataWidth": 512, "addressWidth": 34, "idWidth": 8,
+                                 "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x40}
+    assert mapping["size"] == 3 * 2 * SCALE[config]["mappings"]
+    assert [a["name"] for a in mapping["actions"]] == [a["name"] for a in on_chip["mapping"]["actions"]]
+    assert mem["latency"] - chip["latency"] == 512 - on_chip["mapping"]["latency"]

@@ -64,6 +64,11 @@ def descriptor_of(table):
     elif table["kind"] == "ternary":
         geometry = sum(1 for k in table["key"] if k.get("range"))
         extra = table["rangeSlots"] if geometry else 0
+    elif table["kind"] == "mem_exact":
+        # docs/tables.md "Memory-backed exact tables": whole bytes an entry, as many
+        # entries a bucket (one beat of the port) as fit, at most MEMX_MAX_SLOTS.
+        extra = contract.MEMX_ENTRY_KEY_BYTE + (table["keyWidth"] + 7) // 8 + (table["dataWidth"] + 7) // 8
+        geometry = min(table["memory"]["dataWidth"] // 8 // extra, contract.MEMX_MAX_SLOTS)
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
                           (table["index"] + 1) * contract.INFO_WINDOW_BYTES, geometry, table.get("latency", 0),
                           extra)
@@ -168,7 +173,7 @@ class Control:
         t = self.model[name]
         n = self.number[name]
         aid = t.action_id(action)
-        adders = {"exact": self.dev.exact_add, "lpm": self.dev.lpm_add,
+        adders = {"exact": self.dev.exact_add, "mem_exact": self.dev.mem_exact_add, "lpm": self.dev.lpm_add,
                   "ternary": self.dev.ternary_add,
                   "direct": lambda _, *args: self._direct_add(t, *args)}
         call = lambda: adders[t.kind](n, *entry, aid, data)  # noqa: E731
@@ -190,7 +195,8 @@ class Control:
     def delete(self, name, *entry):
         t = self.model[name]
         n = self.number[name]
-        deleters = {"exact": self.dev.exact_delete, "lpm": self.dev.lpm_delete,
+        deleters = {"exact": self.dev.exact_delete, "mem_exact": self.dev.mem_exact_delete,
+                    "lpm": self.dev.lpm_delete,
                     "ternary": self.dev.ternary_delete}
         call = lambda: deleters[t.kind](n, *entry)  # noqa: E731
         return Update(f"{name} delete {_entry_str(entry)}", call, lambda: t.delete(*entry))

@@ -34,6 +34,7 @@ from tb.common import cocotb_util, packets
 from tb.common import contract
 from tb.common import driver as drv
 from tb.common.axil import AxiLiteRegisters, LiveBus
+from tb.common.late_memory import LateMemory
 from tb.common.scapy_view import assert_model_matches_scapy
 from tb.common.sim import soak, soak_on
 from tb.common.axis import check_beats, decode_out_tuser, in_tuser_bytes, wait_for
@@ -41,7 +42,7 @@ from tb.model import CHECK_REASONS, NO_ERROR, deparse, internet_checksum, parse
 from tb.model.program import Program
 from tb.pipeline import traffic
 from tb.pipeline.control import (
-    Control, descriptors_for, entry_args, range_pairs,
+    Control, descriptor_of, descriptors_for, entry_args, range_pairs,
 )
 from tb.pipeline.l2l3 import (
     ACL_DENY, ACL_TO_HOST, L2_DROP, L3_DROP, NO_ROUTE, acl_rule,
@@ -67,6 +68,15 @@ class PipelineTb(AxiLiteRegisters):
         self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         self.cycles = cocotb_util.CycleCounter(dut)
+        # A memory-backed table's memory: its port answers reads 100 clocks late
+        # (LateMemory.latency; the table is built for up to its memoryLatency).
+        self.memories = {}
+        for t in self.lay.raw["program"]["tables"]:
+            if "memory" in t:
+                port = t["memory"]["port"]
+                cocotb_util.quiet_cocotbext(dut, (port,))
+                size = t["memory"]["baseAddress"] + t["size"] // descriptor_of(t).geometry * t["memory"]["dataWidth"] // 8
+                self.memories[t["name"]] = LateMemory(dut, port, size, rng, self.cycles)
         self.sent, self.outs, self.drops = [], [], []
         self.op_starts = []   # clock each table change began (change i -> state i + 1)
         self.states = []      # model copies: states[i] = the tables after change i

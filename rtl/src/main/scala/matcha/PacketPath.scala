@@ -5,6 +5,7 @@ import matcha.program.{MatchStage, PhvPlan, PipelineStage, Program, SessionStage
 import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
+import spinal.lib.bus.amba4.axi.{Axi4, Axi4SpecRenamer}
 import spinal.lib.bus.amba4.axilite.{AxiLite4, AxiLite4SpecRenamer}
 
 /** AXI4-Stream in → input stage (packet buffer + header window) → parser → the program's
@@ -61,6 +62,17 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
     case _ =>
   }
   control.foreach(_.build())
+  /** A memory-backed table's memory port, `m_axi_<table>_*`. */
+  val memoryPorts = for (stage <- stages; (name, mem) <- stage.memories) yield {
+    val port = master(Axi4(mem.config)).setName(s"m_axi_$name")
+    Axi4SpecRenamer(port)
+    port.ar << mem.ar
+    port.aw << mem.aw
+    port.w << mem.w
+    mem.r << port.r
+    mem.b << port.b
+    port
+  }
   // Frames wait while the tables clear themselves after reset: a lookup before then could
   // match whatever the memories powered up holding.
   inputStage.io.frames << control.map(bus => io.frames.haltWhen(bus.clearing)).getOrElse(io.frames)

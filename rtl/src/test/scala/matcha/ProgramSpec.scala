@@ -124,8 +124,11 @@ class ProgramSpec extends AnyFunSuite {
 
   test("every match kind builds in a program: its descriptor, latency and layout.json name are the kind's") {
     val tables = MatchKind.all.map { k =>
-      TableSpec(s"t_${k.label}", k, Seq(KeyField("meta.ingressPort")), size = 16,
-        actions = Seq(Action("a", Seq(Param("v", 48)), Seq(Op.SetField("hdr.eth.src", "v")))), default = "a")
+      // A memory-backed table's 32-byte buckets hold three 9-byte entries (2 + 1 + 6).
+      val memory = (k == MatchKind.MemExact).option(TableMemory(lateReason = 0x20, latency = 64, memoryLatency = 32))
+      TableSpec(s"t_${k.label}", k, Seq(KeyField("meta.ingressPort")), size = if (memory.isDefined) 24 else 16,
+        actions = Seq(Action("a", Seq(Param("v", 48)), Seq(Op.SetField("hdr.eth.src", "v")))), default = "a",
+        memory = memory, counters = memory.isEmpty)
     }
     // No key reads what another table writes: one stage, a window each.
     val cfg = MatchaConfig("t", 64)
@@ -140,5 +143,6 @@ class ProgramSpec extends AnyFunSuite {
     }
     assert(json("program")("tables").arr.map(_("kind").str) == MatchKind.all.map(_.label))
     assert(path.stages.size == 1)
+    assert(path.memoryPorts.map(_.getName()) == Seq("m_axi_t_mem_exact"))
   }
 }

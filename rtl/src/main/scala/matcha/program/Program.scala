@@ -166,24 +166,38 @@ abstract class MatchKind(val code: Int) {
     val window = u.addWindow(bus, t.name, features)
     u.attach(window)
     u.lookup << lookup
-    BuiltTable(u.result, window, u.entries)
+    BuiltTable(u.result, window, u.entries, u.late, u.memory)
   }
   /** Members layout.json gives a table of the kind beyond the common ones. */
   def json(t: TableSpec): Seq[(String, ujson.Value)] = Nil
 }
 
-/** What a stage needs of a built table: its results, its window, and how many entries its
-  * per-entry counters count. */
-case class BuiltTable(result: Flow[LookupResult], window: TableWindow, entries: Int)
+/** What a stage needs of a built table: its results, its window, how many entries its
+  * per-entry counters count; for a memory-backed table, whether a result came too late
+  * (MatchUnit.late) and its memory port. */
+case class BuiltTable(result: Flow[LookupResult], window: TableWindow, entries: Int, late: Option[spinal.core.Bool],
+    memory: Option[spinal.lib.bus.amba4.axi.Axi4])
 
 object MatchKind {
   val Exact: MatchKind = matcha.table.ExactKind
   val Lpm: MatchKind = matcha.table.LpmKind
   val Ternary: MatchKind = matcha.table.TernaryKind
   val Direct: MatchKind = matcha.table.DirectKind
+  val MemExact: MatchKind = matcha.table.MemExactKind
   /** Every match kind: a kind's code names it in the self-describing block. */
-  val all: Seq[MatchKind] = Seq(Exact, Lpm, Ternary, Direct)
+  val all: Seq[MatchKind] = Seq(Exact, Lpm, Ternary, Direct, MemExact)
   require(all.map(_.code).distinct.size == all.size, "two match kinds share a code")
+}
+
+/** Where a memory-backed table keeps its entries (docs/tables.md, "Memory-backed exact
+  * tables"): buckets of one beat of the AXI4 master `axi` (the pipeline's `m_axi_<table>`
+  * port), from `baseAddress` on; results `latency` clocks after the key, for a memory that
+  * answers in `memoryLatency` clocks with up to `outstanding` reads out. A lookup whose
+  * bucket does not come back in time punts the frame with `lateReason`. */
+case class TableMemory(lateReason: Int, latency: Int = 512, memoryLatency: Int = 320,
+    axi: spinal.lib.bus.amba4.axi.Axi4Config = matcha.table.MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0,
+    outstanding: Int = 512) {
+  require(lateReason >= 0x10 && lateReason < 256, "late reasons are 0x10..0xff (parse errors own 1..15)")
 }
 
 /** One key field: a PHV field, or the first of several same-width fields whose header is
@@ -291,7 +305,9 @@ case class TableSpec(
     rangeSlots: Int = 64,
     /** Entries the table holds whatever their keys, where that is fewer than its `size`
       * slots: an exact table with headroom (OverlayScale.exactHeadroom). P4Info's size. */
-    promised: Option[Int] = None
+    promised: Option[Int] = None,
+    /** A memory-backed table's port and timing (kind MemExact, and only that kind). */
+    memory: Option[TableMemory] = None
 ) {
   require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
   require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
@@ -308,10 +324,14 @@ case class TableSpec(
     case _ =>
   }
   require(promised.forall(n => n >= 1 && n <= size), s"table $name: it cannot promise more entries than its slots")
+  require(memory.isDefined == (kind == MatchKind.MemExact), s"table $name: a memory port is for a mem_exact table, which needs one")
+  require(memory.isEmpty || !counters, s"table $name: a memory-backed table has no per-entry counters")
   def dataWidth: Int = actions.map(_.dataWidth).max max 1
   def entries: Int = promised.getOrElse(size)
   def actionId(action: String): Int = actions.indexWhere(_.name == action)
-  def writes: Set[String] = actions.flatMap(_.ops.flatMap(_.writes)).toSet
+  /** What the actions write, and the punt and reason of a lookup that came back late. */
+  def writes: Set[String] = actions.flatMap(_.ops.flatMap(_.writes)).toSet ++
+    memory.toSeq.flatMap(_ => Seq("meta.punt", "meta.reason"))
   /** The meter arrays the actions execute. */
   def meters: Set[String] = actions.flatMap(_.ops.collect { case Op.Meter(m, _) => m }).toSet
   /** Every PHV field the key, the condition and the ops read, valid bits included; a
@@ -410,8 +430,9 @@ object Programs {
   /** The cloud overlay (VNET-to-VNET) pipeline with stateful security (docs/overlay.md),
     * after SONiC DASH: VXLAN frames from hosts (outbound) and from the underlay (inbound),
     * each decapsulated and, once its ENI's policy admits it, encapsulated again; its table
-    * sizes are those of `scale`. */
-  def overlay(scale: OverlayScale): Program = {
+    * sizes are those of `scale`. With `mappingMemory`, `overlay_mem`: the CA→PA mappings in
+    * the card's memory (Overlay.MappingMemory), in buckets at most a sixth full. */
+  def overlay(scale: OverlayScale, mappingMemory: Option[TableMemory] = None): Program = {
     import Overlay._
     val decap = Seq("eth", "vlan", "vlan2", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
     val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
@@ -425,7 +446,11 @@ object Programs {
     val checks = IpCheck.ops("hdr.inner_ipv4", ipv6 = false, routerChecks)
     val hop = Op.Decrement("hdr.inner_ipv4.ttl")
     val notPunted = "!meta.punt"
-    Program("overlay", Seq(
+    val mapping = mappingMemory match {
+      case None => (MatchKind.Exact, scale.exactSlots(scale.mappings), Some(scale.mappings))
+      case Some(_) => (MatchKind.MemExact, Overlay.MappingSlots * 2 * (1 << log2Up(scale.mappings)), None)
+    }
+    Program(if (mappingMemory.isDefined) "overlay_mem" else "overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
       // default) or dropped, as the entry at its index says.
       TableSpec("frame_class", MatchKind.Direct, Seq(KeyField("hdr.vxlan.valid"), KeyField("hdr.inner_ipv4.valid")), size = 4,
@@ -507,7 +532,8 @@ object Programs {
           Action("drop_red", ops = Seq(Op.Drop(PolicedRed))),
           Action("drop_yellow", ops = Seq(Op.Drop(PolicedYellow)))),
         default = "pass", counters = false),
-      TableSpec("mapping", MatchKind.Exact, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = scale.exactSlots(scale.mappings), promised = Some(scale.mappings),
+      TableSpec("mapping", mapping._1, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = mapping._2,
+        promised = mapping._3, memory = mappingMemory, counters = mappingMemory.isEmpty,
         applyIf = Seq("meta.routed", live),
         actions = Seq(
           Action("set_mapping", Seq(Param("underlay_ip", 32), Param("overlay_dmac", 48)), Seq(
@@ -544,7 +570,7 @@ object Programs {
         "meta.aclVerdict" -> 2, "meta.admit" -> 1, "meta.dstVnet" -> VnetWidth, "meta.routed" -> 1, "meta.direct" -> 1))
   }
 
-  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay)
+  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlay(Overlay.Board, Some(Overlay.MappingMemory))
 }
 
 /** The sizes of the overlay program's tables on one kind of target (docs/overlay.md,
@@ -604,6 +630,14 @@ object Overlay {
   val RouteDrop = 0x3D
   val MappingMiss = 0x3E
   val VnetMiss = 0x3F
+  val MappingLate = 0x40
+  /** The mapping table in memory (Programs.overlay): a DDR4 channel's port as Corundum's
+    * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ADDR_WIDTH
+    * 31 to 34 by board, AXI_DDR_ID_WIDTH 8), whose 64-byte beat holds `MappingSlots`
+    * mappings of 18 bytes; a result 512 clocks after its key, for reads answered in 320. */
+  val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 34,
+    dataWidth = 512, idWidth = 8, useRegion = false))
+  val MappingSlots = 3
 }
 
 /** The "program" section of layout.json (docs/pipeline.md). Every table's descriptor index

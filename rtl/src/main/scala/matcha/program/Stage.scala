@@ -5,6 +5,7 @@ import matcha.{Hw, PhvAccess, PhvLayout}
 import matcha.table._
 import spinal.core._
 import spinal.lib._
+import spinal.lib.bus.amba4.axi.Axi4
 
 object Stage {
   /** The valid bit of the header a field belongs to (`hdr.ipv4.dst` → `hdr.ipv4.valid`);
@@ -66,6 +67,8 @@ trait PipelineStage extends Area {
   def input: Flow[Bits]
   def output: Flow[Bits]
   def latency: Int
+  /** The memory ports of its memory-backed tables, by table name. */
+  def memories: Seq[(String, Axi4)] = Nil
 }
 
 /** `input` `latency` clocks later, the PHV in a small RAM (distributed RAM on an FPGA)
@@ -93,7 +96,7 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  val BuiltTable(result, window, entries) = spec.kind.build(spec, Stage.fieldWidths(spec, layout), bus, features, lookup)
+  val BuiltTable(result, window, entries, late, memory) = spec.kind.build(spec, Stage.fieldWidths(spec, layout), bus, features, lookup)
 
   /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
   def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =
@@ -132,6 +135,7 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
   val lookupLatency = tables.map(_.latency).max
   val meterLatency = Stage.meterLatency(specs)
   def latency: Int = lookupLatency + meterLatency + 2
+  override def memories: Seq[(String, Axi4)] = tables.flatMap(t => t.memory.map(t.spec.name -> _))
 
   /** Clock 0: the keys. */
   val keys = new Area {
@@ -152,6 +156,7 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
   delayLine.input << keys.out
   val waited = delayLine.output
   val results = tables.map(t => (t.latency until lookupLatency).foldLeft(t.result)((r, _) => r.stage()))
+  val lates = tables.map(t => t.late.map(l => Delay(l, lookupLatency - t.latency)))
 
   /** The stage's meter array, if a table's actions execute one (at most one per stage: such
     * a table reads the colour an earlier one writes, so it starts a stage of its own): a
@@ -184,6 +189,7 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
       line.output
     }
     val results = MatchStage.this.results.map(r => (0 until meterLatency).foldLeft(r)((x, _) => x.stage()))
+    val lates = MatchStage.this.lates.map(_.map(l => Delay(l, meterLatency)))
   }
 
   /** The last clock: the actions, on the PHV as the stage hands it on. */
@@ -191,21 +197,28 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
     /** The PHV as it entered the stage: what copies read. */
     val entered = new PhvAccess(metered.phv.payload, phv.carried)
     val handed = PhvLayout.convert(metered.phv.payload, phv.carried, phv.out)
-    val fields = tables.zip(metered.results).foldLeft(handed)((before, tr) => apply(tr._1, tr._2, before, entered))
+    val fields = tables.indices.foldLeft(handed)((before, i) => apply(tables(i), metered.results(i), metered.lates(i), before, entered))
     val out = Flow(Bits(phv.out.width bits))
     out.valid := RegNext(metered.phv.valid) init False
     out.payload := RegNext(fields)
   }
   val output: Flow[Bits] = applied.out
 
-  private def apply(t: StageTable, result: Flow[LookupResult], before: Bits, entered: PhvAccess): Bits = {
+  private def apply(t: StageTable, result: Flow[LookupResult], late: Option[Bool], before: Bits, entered: PhvAccess): Bits = {
     val spec = t.spec
     val outLayout = phv.out
     val in = new PhvAccess(before, outLayout)
     val after = Bits(outLayout.width bits)
     after := before
     val (actionId, data) = t.chosenAction(result)
-    when(result.valid) {
+    // A lookup with no answer in time punts the frame; no action applies.
+    val lateReason = spec.memory.map(_.lateReason)
+    def setLate(f: String, v: Bits): Unit = if (outLayout.carries(f)) after(outLayout(f).offset, outLayout(f).width bits) := v
+    for (l <- late; r <- lateReason) when(result.valid && l) {
+      setLate("meta.punt", B(1, 1 bits))
+      setLate("meta.reason", B(r, 8 bits))
+    }
+    when(result.valid && !late.getOrElse(False)) {
       for ((action, id) <- spec.actions.zipWithIndex) when(actionId === id) {
         // Ops apply in order: each sees the fields as the ops before it left them.
         // A field the stage does not hand on is read by nothing after it: not written.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 package matcha.table
 
+import matcha.program.{MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba4.axi._
@@ -90,12 +91,19 @@ object MemExactTable {
   * answers them in order), `answered` their results, and `schedule` the time stamp of every
   * lookup, whose result leaves exactly `latency` clocks after the key. A read that cannot
   * be issued in time is not issued; an answer that comes back too late is dropped; either
-  * way the lookup leaves with `late`. Nothing stalls the next lookup. */
-class MemExactTable(val c: MemExactTableConfig) extends Area {
+  * way the lookup leaves with `late`. Nothing stalls the next lookup.
+  *
+  * As a match unit, `result` is the lookup's answer and `late` (valid with it) says that it
+  * has none: then `result` is a miss that means nothing. */
+class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   import MemExactTable._
   val lookup = Flow(Bits(c.keyWidth bits))
-  val result = Flow(MemLookupResult(c.dataWidth, c.indexWidth))
+  val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
+  val isLate = Bool()
   val mem = Axi4(c.axi)
+  def entries: Int = c.entries
+  override def late: Option[Bool] = Some(isLate)
+  override def memory: Option[Axi4] = Some(mem)
   /** Lookups that left late. */
   val lateEvent = Bool()
 
@@ -223,8 +231,14 @@ class MemExactTable(val c: MemExactTableConfig) extends Area {
     out.actionData := answer.actionData
     out.entryIndex := answer.entryIndex
   }
-  result << emit.out.stage()
-  lateEvent := result.valid && result.late
+  val emitted = emit.out.stage()
+  result.valid := emitted.valid
+  result.hit := emitted.hit
+  result.actionId := emitted.actionId
+  result.actionData := emitted.actionData
+  result.entryIndex := emitted.entryIndex
+  isLate := emitted.late
+  lateEvent := result.valid && isLate
 
   /** The window's accesses: a WRITE is one masked beat (WSTRB covers the entry's bytes
     * only, so the bucket's other entries are not read or touched), a READ one beat under
@@ -289,9 +303,11 @@ class MemExactTable(val c: MemExactTableConfig) extends Area {
   mem.w.last := True
   mem.r.ready := True
 
-  def addWindow(bus: ControlBus, name: String): TableWindow = {
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow = {
+    require(!features.counters, s"table $name: a memory-backed table has no per-entry counters")
     val w = bus.addTable(name, TableKind.MemExact, c.keyWidth, c.entries, c.dataWidth, c.slots, c.latency, c.entryBytes,
-      indexValid = Some((i: UInt) => i < (BigInt(c.buckets) << MemExactEncoding.SlotBits) && i(0, MemExactEncoding.SlotBits bits) < c.slots))
+      indexValid = Some((i: UInt) => i < (BigInt(c.buckets) << MemExactEncoding.SlotBits) && i(0, MemExactEncoding.SlotBits bits) < c.slots),
+      features = features)
     w.addRegisters(MemExactEncoding.Late, MemExactEncoding.WindowEnd)
     w.counter64(lateEvent, MemExactEncoding.Late)
     w
@@ -361,8 +377,8 @@ class MemExactTable(val c: MemExactTableConfig) extends Area {
     window.readBack.mask := 0
     window.readBack.priority := 0
     window.readBack.data := read.data
-    window.hit := result.valid && !result.late && result.hit
-    window.miss := result.valid && !result.late && !result.hit
+    window.hit := result.valid && !isLate && result.hit
+    window.miss := result.valid && !isLate && !result.hit
   }
 }
 
@@ -387,10 +403,37 @@ class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha
   bus.build()
   table.attach(window)
   table.lookup << io.lookup
-  io.result << table.result
+  io.result.valid := table.result.valid
+  io.result.late := table.isLate
+  io.result.hit := table.result.hit
+  io.result.actionId := table.result.actionId
+  io.result.actionData := table.result.actionData
+  io.result.entryIndex := table.result.entryIndex
   io.mem.ar << table.mem.ar
   io.mem.aw << table.mem.aw
   io.mem.w << table.mem.w
   table.mem.r << io.mem.r
   table.mem.b << io.mem.b
+}
+
+/** Memory-backed exact tables in a program: `size` entries in buckets of one beat of the
+  * table's memory port (TableSpec.memory), as many entries a bucket as fit its beat. */
+object MemExactKind extends MatchKind(TableKind.MemExact) {
+  def config(t: TableSpec, keyWidth: Int): MemExactTableConfig = {
+    val m = t.memory.get
+    def sized(buckets: Int) = MemExactTableConfig(keyWidth, t.dataWidth, buckets, m.latency, m.memoryLatency, m.axi,
+      m.baseAddress, m.outstanding)
+    val slots = sized(1).slots
+    require(t.size % slots == 0 && isPow2(t.size / slots),
+      s"table ${t.name}: $slots entries a bucket, so its size is a power of two times $slots")
+    sized(t.size / slots)
+  }
+  def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
+  def unit(t: TableSpec, keyWidth: Int): MatchUnit = new MemExactTable(config(t, keyWidth))
+  override def json(t: TableSpec): Seq[(String, ujson.Value)] = {
+    val m = t.memory.get
+    Seq("memory" -> ujson.Obj("port" -> s"m_axi_${t.name}", "dataWidth" -> m.axi.dataWidth, "addressWidth" -> m.axi.addressWidth,
+      "idWidth" -> m.axi.idWidth, "baseAddress" -> matcha.program.ProgramJson.number(m.baseAddress, s"table ${t.name}'s base address"),
+      "memoryLatency" -> m.memoryLatency, "lateReason" -> m.lateReason))
+  }
 }

@@ -314,6 +314,11 @@ trait MatchUnit {
   def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow
   /** Connects the unit to its window's commands. */
   def attach(window: TableWindow): Unit
+  /** Valid with `result`: the unit has no answer for the lookup, and the result means
+    * nothing (a memory-backed table whose bucket did not come back in time). */
+  def late: Option[Bool] = None
+  /** The AXI4 master of a unit whose entries live in memory. */
+  def memory: Option[spinal.lib.bus.amba4.axi.Axi4] = None
 }
 
 /** One match unit behind a control bus of its own: the top a unit's testbench drives. */
