@@ -31,8 +31,8 @@ if str(REPO) not in sys.path:
 
 from tb.common import sim  # noqa: E402
 
-SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp", "live_interface.cpp"]
-HEADERS = ["pcap_io.h", "control_socket.h", "live_interface.h"]
+SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp", "live_interface.cpp", "axi_memory.cpp"]
+HEADERS = ["pcap_io.h", "control_socket.h", "live_interface.h", "axi_memory.h"]
 # Marks the deparser's PHV handshake readable: it tells which frame a drop belongs to.
 CONFIG_FILE = "matcha_sim.vlt"
 # The C++ compiler's optimization. -O1 builds in a fraction of -O2's time (the tests and
@@ -119,6 +119,9 @@ def config_header(config, program):
         raise RuntimeError(f"{where}: data width {data_bits}; the harness takes 64..512 "
                            f"bits in steps of 64")
     top = toplevel(program)
+    # The memory-backed tables' AXI4 master ports (m_axi_<table>), each with its data bytes.
+    memories = " ".join(f"X({t['memory']['port']}, {t['memory']['dataWidth'] // 8})"
+                        for t in layout["program"]["tables"] if "memory" in t)
     # The packet path's own reasons: parse errors and forwarding checks.
     own = {**layout["parseErrors"], **layout["checkReasons"]}
     errors = ", ".join(f'{{{code}, "{name}"}}'
@@ -138,6 +141,8 @@ def config_header(config, program):
         "// A signal of the deparser (made readable by matcha_sim.vlt) in the model's root,",
         "// where Verilator names it after the top level.",
         f"#define MATCHA_DEPARSER(root, signal) (root).{top}__DOT__deparser__DOT__##signal",
+        "// X(port, data bytes) for each memory-backed table's AXI4 master port.",
+        f"#define MATCHA_MEMORY_PORTS(X) {memories}",
         "struct MatchaParseError { unsigned code; const char* name; };",
         f"static const MatchaParseError MATCHA_PARSE_ERRORS[] = {{{errors}}};",
         "",

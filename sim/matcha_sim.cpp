@@ -35,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "axi_memory.h"
 #include "control_socket.h"
 #include "live_interface.h"
 #include "matcha_contract.h"  // generated with the hardware (build/rtl/contract)
@@ -150,6 +151,8 @@ struct Options {
     std::string layout;
     double clock_mhz = 250;
     std::string trace;
+    unsigned memory_latency = 100;  // AxiMemory: clocks from a read's address to its data
+    unsigned memory_interval = 1;   // ... and clocks from one read beat to the next at least
 
     // Frames from Linux interfaces rather than captures.
     bool live() const { return !interfaces.empty() || !cpu_port.empty(); }
@@ -174,6 +177,10 @@ const char kUsage[] =
     "  --max-clocks N      stop after N clocks (default: when the last frame has left)\n"
     "  --layout FILE       layout.json naming tables and reasons (default: the build's)\n"
     "  --clock-mhz F       clock frequency for output timestamps (default 250)\n"
+    "  --memory-latency N  clocks a memory-backed table's memory takes to answer a read\n"
+    "                      (default 100)\n"
+    "  --memory-interval N clocks from one read beat of that memory to the next at least\n"
+    "                      (its bandwidth; default 1)\n"
 #if VM_TRACE
     "  --trace FILE.fst    record a waveform\n"
 #endif
@@ -277,6 +284,11 @@ Options parse_options(int argc, char** argv) {
             o.max_clocks = parse_uint(a, arg(), UINT64_MAX);
         } else if (a == "--layout") {
             o.layout = arg();
+        } else if (a == "--memory-latency") {
+            o.memory_latency = unsigned(parse_uint(a, arg(), 1u << 20));
+        } else if (a == "--memory-interval") {
+            o.memory_interval = unsigned(parse_uint(a, arg(), 1u << 10));
+            if (o.memory_interval == 0) throw UsageError("--memory-interval: at least 1");
         } else if (a == "--clock-mhz") {
             o.clock_mhz = parse_double(a, arg());
             if (!(o.clock_mhz > 0)) throw UsageError("--clock-mhz: must be positive");
@@ -414,6 +426,10 @@ Layout load_layout(const std::string& path) {
     for (size_t i = 0; i < tables.size(); i++) {
         const std::string at = LayoutReader::item("program", "tables", i);
         std::string name = object(tables[i], at, r.text(tables[i], at, "kind"));
+        // A memory-backed table punts a frame whose lookup did not come back in time.
+        if (const Json* memory = r.find(tables[i], at, "memory"))
+            reason(unsigned(r.uint(*memory, LayoutReader::member(at, "memory"), "lateReason", 0xFF)),
+                   name + ".late");
         const Json& actions = r.array(tables[i], at, "actions");
         for (size_t j = 0; j < actions.size(); j++) {
             const std::string aat = LayoutReader::item(at, "actions", j);
@@ -565,6 +581,10 @@ class Sim {
 #endif
         top_ = std::make_unique<Vmatcha>(ctx_.get(), MATCHA_TOPLEVEL);
         for (const auto& e : MATCHA_PARSE_ERRORS) parse_errors_[e.code] = e.name;
+#define MATCHA_MEMORY_NEW(port, bytes) \
+    memories_.push_back(std::make_unique<AxiMemory>(#port, bytes, opt_.memory_latency, opt_.memory_interval));
+        MATCHA_MEMORY_PORTS(MATCHA_MEMORY_NEW)
+#undef MATCHA_MEMORY_NEW
         ns_per_clock_ = 1000.0 / opt_.clock_mhz;
         if (!frames_.empty()) time0_ns_ = frames_.front().time_ns;
         for (const Frame& f : frames_) padded_ += f.padded;
@@ -575,6 +595,8 @@ class Sim {
   private:
     // Simulation
     void clock();
+    void drive_memories();
+    void sample_memories(uint64_t t);
     void reset();
     void reset_in_traffic();
     void drive_inputs();
@@ -633,6 +655,8 @@ class Sim {
 #endif
     uint64_t clock_ = 0;  // rising edges since the start
     BusMaster bus_;
+    // The memories of the memory-backed tables, in MATCHA_MEMORY_PORTS order.
+    std::vector<std::unique_ptr<AxiMemory>> memories_;
     std::unique_ptr<ControlSocket> socket_;
     bool socket_busy_ = false;  // bus_ runs a client's request
     Request request_{};
@@ -702,6 +726,7 @@ void Sim::clock() {
     Vmatcha& top = *top_;
     drive_inputs();
     bus_.drive(top);
+    drive_memories();
     // The back-pressure pattern counts from the start of the traffic.
     top.m_axis_tready = traffic_ ? !stall_(rng_) : 1;
     top.clk = 0;
@@ -721,6 +746,7 @@ void Sim::clock() {
     if (top.s_axis_tvalid && !top.s_axis_tready) input_stall_clocks_++;
     if (out_fire && !resetting_) on_output_beat(t);  // reads this clock's m_axis_* before the edge
     bus_.sample(top);
+    sample_memories(t);
 
     top.clk = 1;
     top.eval();
@@ -894,7 +920,66 @@ void Sim::on_output_beat(uint64_t t) {
     out_bytes_.clear();
 }
 
+// The bytes of a data signal, lane 0 first: Verilator keeps a signal wider than 64 bits as
+// 32-bit words, least significant first, and a narrower one in an integer (little-endian).
+template <std::size_t N>
+uint8_t* lanes(VlWide<N>& w) { return reinterpret_cast<uint8_t*>(&w.at(0)); }
+template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+uint8_t* lanes(T& v) { return reinterpret_cast<uint8_t*>(&v); }
+
+void Sim::drive_memories() {
+    Vmatcha& top = *top_;
+    size_t k = 0;
+#define MATCHA_MEMORY_DRIVE(port, bytes) { \
+        AxiMemory& m = *memories_[k++]; \
+        m.prepare(clock_); \
+        top.port##_arready = m.arready(); \
+        top.port##_awready = m.awready(); \
+        top.port##_wready = m.wready(); \
+        top.port##_rvalid = m.rvalid(clock_); \
+        std::memcpy(lanes(top.port##_rdata), m.rdata(), bytes); \
+        top.port##_rid = m.rid(); \
+        top.port##_rlast = m.rlast(); \
+        top.port##_rresp = 0; \
+        top.port##_bvalid = m.bvalid(); \
+        top.port##_bid = m.bid(); \
+        top.port##_bresp = 0; \
+    }
+    MATCHA_MEMORY_PORTS(MATCHA_MEMORY_DRIVE)
+#undef MATCHA_MEMORY_DRIVE
+    (void)top;
+    (void)k;
+}
+
+void Sim::sample_memories(uint64_t t) {
+    Vmatcha& top = *top_;
+    size_t k = 0;
+#define MATCHA_MEMORY_SAMPLE(port, bytes) { \
+        AxiMemory::Master s; \
+        s.arvalid = top.port##_arvalid && top.port##_arready; \
+        s.araddr = top.port##_araddr; \
+        s.arid = top.port##_arid; \
+        s.arlen = top.port##_arlen; \
+        s.awvalid = top.port##_awvalid && top.port##_awready; \
+        s.awaddr = top.port##_awaddr; \
+        s.awid = top.port##_awid; \
+        s.awlen = top.port##_awlen; \
+        s.wvalid = top.port##_wvalid && top.port##_wready; \
+        s.wdata = lanes(top.port##_wdata); \
+        s.wstrb = top.port##_wstrb; \
+        s.rready = top.port##_rready; \
+        s.bready = top.port##_bready; \
+        memories_[k++]->sample(s, t); \
+    }
+    MATCHA_MEMORY_PORTS(MATCHA_MEMORY_SAMPLE)
+#undef MATCHA_MEMORY_SAMPLE
+    (void)top;
+    (void)t;
+    (void)k;
+}
+
 void Sim::reset() {
+    for (auto& m : memories_) m->reset();
     Vmatcha& top = *top_;
     top.rst = 1;
     top.s_axis_tvalid = 0;
@@ -1407,6 +1492,11 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
                      "%" PRIu64 " reset(s), %s\n", lost_count_.frames, lost_count_.bytes, resets_,
                      out_path("lost.csv").c_str());
     if (opt_.live()) live_summary(out);
+    for (const auto& m : memories_)
+        std::fprintf(out, "memory   %s: %" PRIu64 " read beats, %" PRIu64 " write beats, at most %" PRIu64
+                     " reads out (a read answered %u clocks late, a beat every %u clocks at most)\n",
+                     m->name().c_str(), m->counts().read_beats, m->counts().write_beats,
+                     m->counts().reads_out_max, opt_.memory_latency, opt_.memory_interval);
     label = "tables";
     for (const TableCount& t : tables_) {
         std::fprintf(out, "%-8s %-*s %-8s hits %10" PRIu64 "  misses %10" PRIu64 "\n", label,
@@ -1499,6 +1589,13 @@ void Sim::write_json(double seconds, bool complete) {
         return o;
     };
     const uint64_t span = started_ ? last_event_ + 1 - traffic_start_ : 0;
+    Out memories = Out::array();
+    for (const auto& m : memories_)
+        memories.push_back({{"port", m->name()}, {"latency", opt_.memory_latency},
+                            {"interval", opt_.memory_interval}, {"read_beats", m->counts().read_beats},
+                            {"write_beats", m->counts().write_beats},
+                            {"reads_out_max", m->counts().reads_out_max},
+                            {"r_stall_clocks", m->counts().r_stall_clocks}});
     Out tables = Out::array();
     for (const TableCount& t : tables_)
         tables.push_back({{"index", t.index}, {"name", t.name}, {"kind", t.kind_name},
@@ -1526,6 +1623,7 @@ void Sim::write_json(double seconds, bool complete) {
         {"resets", resets_},
         {"lost", {{"frames", lost_count_.frames}, {"bytes", lost_count_.bytes}}},
         {"tables", tables},
+        {"memories", memories},
         {"latency", {{"frames", lat_n_}, {"min", lat_n_ ? lat_min_ : 0}, {"max", lat_max_},
                      {"mean", lat_n_ ? lat_sum_ / double(lat_n_) : 0.0}}},
         {"input_stall_clocks", input_stall_clocks_},

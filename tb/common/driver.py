@@ -495,6 +495,10 @@ class Device:
         """Entry `index` (way * slots + slot) read back from the hardware."""
         return self._read_entry("matcha_exact_read", table, index, masked=False)
 
+    def mem_exact_read(self, table, index):
+        """Entry `index` (bucket << MEMX_INDEX_SLOT_BITS | slot) read back from the memory."""
+        return self._read_entry("matcha_mem_exact_read", table, index, masked=False)
+
     def ternary_read(self, table, index):
         """Entry `index` read back from the hardware."""
         return self._read_entry("matcha_ternary_read", table, index, masked=True)

@@ -293,12 +293,14 @@ class Lookup:
     key: int = None
     hit: bool = False
     entry: object = None   # the entry's identity (key, (prefix, len), rule); None on a miss
-    action: str = None
+    action: str = None     # None: no action applied (a memory-backed table's late lookup)
     data: int = None
 
     def __str__(self):
         if not self.applied:
             return f"{self.table}: skipped"
+        if self.action is None:
+            return f"{self.table}: key {self.key:#x} late, no action"
         what = f"hit {_entry_str(self.entry)}" if self.hit else "miss"
         return f"{self.table}: key {self.key:#x} {what} -> {self.action}({self.data:#x})"
 
@@ -549,7 +551,7 @@ class MemExactTable(ExactTable):
             return super().apply(phv, count, meters, tick)
         phv["meta.punt"] = 1
         phv["meta.reason"] = self.late_reason
-        return Lookup(self.name, True, self.key_of(phv), False, None, "late", 0)
+        return Lookup(self.name, True, self.key_of(phv))
 
 
 class LpmTable(Table):

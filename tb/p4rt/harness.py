@@ -14,7 +14,6 @@ import select
 import signal
 import subprocess
 import sys
-import time
 
 import grpc
 import p4runtime_sh.shell as sh
@@ -43,12 +42,7 @@ def start_sim(work, *args, program="l2l3"):
     returns (Simulator, socket path) once the socket is there."""
     sock = work / "sim.sock"
     s = harness.Simulator("w64", "--socket", sock, "--out", work / "out", *args, program=program)
-    deadline = time.monotonic() + 30
-    while not sock.exists():
-        if not s.alive() or time.monotonic() > deadline:
-            rc, out, err = s.stop()
-            raise AssertionError(f"matcha-sim did not open its socket (exit {rc}):\n{out}\n{err}")
-        time.sleep(0.02)
+    s.wait_socket(sock)
     return s, sock
 
 

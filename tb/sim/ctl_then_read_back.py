@@ -10,15 +10,16 @@ socket of its own, runs the real matcha-ctl against it with the arguments it was
 (`sim:PATH` replaced by the relay's socket), passes each request on to the simulator, and
 once matcha-ctl has ended reads the tables back over the same connection:
 
-- exact and ternary entries by index with the C driver's matcha_exact_read and
-  matcha_ternary_read (tb/common/driver.py over tb/common/sim_socket.py);
+- exact, memory-backed exact and ternary entries by index with the C driver's
+  matcha_exact_read, matcha_mem_exact_read and matcha_ternary_read (tb/common/driver.py
+  over tb/common/sim_socket.py);
 - LPM tables with READ commands as docs/tables.md specifies them: each valid result with
   its prefix from the prefix store, and the B+tree walked from the root, each leaf
   interval checked to lie inside the prefix of the result it answers (below): the driver
   itself can read a prefix back only through the shadow of a handle.
 
 Environment: MATCHA_READBACK_CTL the real matcha-ctl, MATCHA_READBACK_OUT the JSON file
-written: {table index: [entry, ...]} with exact [key, action id, data], LPM [prefix,
+written: {table index: [entry, ...]} with exact and memory-backed exact [key, action id, data], LPM [prefix,
 length, action id, data], ternary [value, mask, priority, action id, data]. Exits with
 matcha-ctl's status; nothing is read back if it failed.
 """
@@ -133,6 +134,11 @@ def read_back(bus):
             if kind == contract.KIND_EXACT:
                 tables[t] = [[e.key, e.action_id, e.data] for e in
                              (dev.exact_read(t, i) for i in range(info.size)) if e.valid]
+            elif kind == contract.KIND_MEM_EXACT:
+                tables[t] = [[e.key, e.action_id, e.data] for e in
+                             (dev.mem_exact_read(t, b << contract.MEMX_INDEX_SLOT_BITS | s)
+                              for b in range(info.size // info.bucket_entries)
+                              for s in range(info.bucket_entries)) if e.valid]
             elif kind == contract.KIND_TERNARY:
                 tables[t] = [[e.key, e.mask, e.priority, e.action_id, e.data] for e in
                              (dev.ternary_read(t, i) for i in range(info.size)) if e.valid]

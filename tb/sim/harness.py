@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +112,15 @@ class Simulator:
 
     def alive(self):
         return self.proc.poll() is None
+
+    def wait_socket(self, sock, timeout=30):
+        """Returns once the simulator serves its control socket `sock`."""
+        deadline = time.monotonic() + timeout
+        while not Path(sock).exists():
+            if not self.alive() or time.monotonic() > deadline:
+                rc, out, err = self.stop()
+                raise AssertionError(f"matcha-sim did not open its socket (exit {rc}):\n{out}\n{err}")
+            time.sleep(0.02)
 
     def __enter__(self):
         return self
@@ -274,8 +284,8 @@ def count_meter_requests(program, trace, counts):
     """Adds the meter requests of one frame's lookups (`Program.apply`'s trace) to
     `counts`: {array: [requests on configured meters, on unconfigured ones]}."""
     for look in trace:
-        if not look.applied or look.table not in program.by_name:
-            continue  # a table that did not apply, or the session stage
+        if not look.applied or look.action is None or look.table not in program.by_name:
+            continue  # a table that did not apply or applied no action, or the session stage
         action = program[look.table].action(look.action)
         for op in action.ops:
             if op.op == "meter":
@@ -332,10 +342,13 @@ def _first_row_difference(got, want):
 
 def reason_names(program):
     """{reason code: name} as sim/README.md names reasons: parse errors and forwarding
-    checks by their names, table reasons as table.action, a session stage's as <session table>.full; a reason
-    that several actions raise is their names joined by "/", in description order."""
+    checks by their names, table reasons as table.action, a memory-backed table's late
+    lookups as <table>.late, a session stage's as <session table>.full; a reason that
+    several actions raise is their names joined by "/", in description order."""
     table_names = {}
     for t in program.tables:
+        if t.kind == "mem_exact":
+            table_names.setdefault(t.late_reason, []).append(f"{t.name}.late")
         for a in t.actions.values():
             for op in a.ops:
                 if op.reason is not None and op.op != "check":

@@ -117,6 +117,7 @@ def test_bgp_table_routes_as_the_model(work, matcha_seed):
     out.mkdir()
     with harness.Simulator(OVERLAY.config, "--socket", sock, "--wait-client", *inputs, "--out", out,
                            "--layout", layout, program=OVERLAY.program) as s:
+        s.wait_socket(sock)
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
                               "-f", str(tables_path)], capture_output=True, text=True, timeout=1800)
         assert ctl.returncode == 0, f"{ctl.stdout}\n{ctl.stderr}"

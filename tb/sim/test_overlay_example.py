@@ -38,6 +38,9 @@ from tb.model.program import Program
 from tb.sim import harness, tables_file
 
 OVERLAY = harness.SimBinary("w64", "overlay")
+# The same program with its mapping table in memory, matcha-sim's memory model answering it
+# (sim/axi_memory.h).
+OVERLAY_MEM = harness.SimBinary("w64", "overlay_mem")
 EXAMPLES = harness.REPO / "sim" / "examples"
 CAPTURE = EXAMPLES / "overlay.pcap"
 TABLES = EXAMPLES / "overlay_tables.txt"
@@ -91,19 +94,21 @@ def outcome(frame, program, header_bytes):
     return "pass", eth[IP].dst, eth[VXLAN].vni, eth[IP].tos >> 2
 
 
-@pytest.mark.builds(OVERLAY)
-def test_make_run_overlay_example(work):
-    """`make run`: sim/run_example.sh with the overlay simulator. matcha-ctl loads every
-    entry of the file, and the entries read back are what the file means; every frame does
-    what the scenario says it is there to show; every output, punt.csv, drop.csv and the
-    summary (counts per reason with their names, every table's hits and misses) agree with
-    the model; the script ends with the summary and the list of captures."""
-    missing = OVERLAY.missing()
+@pytest.mark.builds(OVERLAY, OVERLAY_MEM)
+@pytest.mark.parametrize("binary", [OVERLAY, OVERLAY_MEM], ids=lambda b: b.program)
+def test_make_run_overlay_example(work, binary):
+    """`make run`: sim/run_example.sh with the overlay simulator, and with the simulator of
+    the overlay whose mappings are in memory. matcha-ctl loads every entry of the file, and
+    the entries read back are what the file means; every frame does what the scenario says
+    it is there to show; every output, punt.csv, drop.csv and the summary (counts per
+    reason with their names, every table's hits and misses) agree with the model; the
+    script ends with the summary and the list of captures."""
+    missing = binary.missing()
     if missing:
         pytest.skip(missing)
-    layout = sim_build.layout_path(OVERLAY.config, OVERLAY.program)
+    layout = sim_build.layout_path(binary.config, binary.program)
     env = {"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "EXAMPLE": "overlay", "MATCHA_SIM": harness.binary(OVERLAY.config, OVERLAY.program),
+           "EXAMPLE": "overlay", "MATCHA_SIM": harness.binary(binary.config, binary.program),
            "MATCHA_LAYOUT": layout, "MATCHA_SOCKET": work / "ctl.sock",
            "MATCHA_CTL": READ_BACK, "MATCHA_READBACK_CTL": harness.matcha_ctl(),
            "MATCHA_READBACK_OUT": work / "tables.json"}
@@ -116,7 +121,7 @@ def test_make_run_overlay_example(work):
     window = Layout(layout).header_bytes
     entries = tables_file.load(program, TABLES)
     assert f"sim/examples/overlay_tables.txt: {entries} entries loaded" in r.stdout
-    assert "matcha-sim overlay w64: " in r.stdout
+    assert f"matcha-sim {binary.program} w64: " in r.stdout
 
     # What matcha-ctl put into the hardware is what the file means (the direct tables, the
     # default and the meter are not read back: the model's outputs check them below).
@@ -153,7 +158,7 @@ def test_make_run_overlay_example(work):
     got = harness.read_outputs(work / "out")
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
-    assert got.summary["program"] == "overlay"
+    assert got.summary["program"] == binary.program
     # The counts per reason are the scenario's (their names the model's, checked above).
     for what, kind in (("dropped", "drop"), ("punted", "punt")):
         assert {int(r): v["frames"] for r, v in got.summary[what]["reasons"].items()} == \

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "axi_memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+AxiMemory::AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval)
+    : name_(std::move(name)), data_bytes_(data_bytes), latency_(latency),
+      interval_(std::max(interval, 1u)), rdata_(data_bytes, 0) {
+    // Strobes travel as one 64-bit word: a beat of at most 64 lanes (512 bits).
+    if (data_bytes == 0 || data_bytes > 64 || (data_bytes & (data_bytes - 1)))
+        throw std::invalid_argument("memory port " + name_ + ": " + std::to_string(data_bytes) +
+                                    " data bytes, not a power of two up to 64");
+}
+
+bool AxiMemory::rvalid(uint64_t t) const {
+    return !reads_.empty() && reads_.front().due <= t && t >= next_answer_;
+}
+
+void AxiMemory::prepare(uint64_t t) {
+    if (rvalid(t)) {
+        load(reads_.front().addr, rdata_.data());
+    } else {
+        if (!reads_.empty() && reads_.front().due <= t) counts_.r_stall_clocks++;
+        std::fill(rdata_.begin(), rdata_.end(), 0);
+    }
+}
+
+void AxiMemory::sample(const Master& m, uint64_t t) {
+    // Bursts are INCR of whole beats (what the pipeline's tables issue), so beat k of a
+    // burst is at its aligned address plus k beats.
+    const uint64_t align = ~uint64_t(data_bytes_ - 1);
+    if (rvalid(t) && m.rready) {
+        Read& r = reads_.front();
+        counts_.read_beats++;
+        reads_out_--;
+        r.addr += data_bytes_;
+        if (--r.beats == 0) reads_.pop_front();
+        next_answer_ = t + interval_;
+    }
+    if (bvalid() && m.bready) responses_.pop_front();
+    if (m.arvalid) {
+        reads_.push_back(Read{t + latency_, m.araddr & align, m.arid, m.arlen + 1});
+        reads_out_ += m.arlen + 1;
+        counts_.reads_out_max = std::max(counts_.reads_out_max, reads_out_);
+    }
+    if (m.awvalid) writes_.push_back(Write{m.awaddr & align, m.awid, m.awlen + 1});
+    if (m.wvalid) {
+        wbeats_.emplace_back(m.wdata, m.wdata + data_bytes_);
+        wstrbs_.push_back(m.wstrb);
+    }
+    while (!writes_.empty() && wbeats_.size() >= writes_.front().beats) {
+        Write w = writes_.front();
+        writes_.pop_front();
+        for (unsigned k = 0; k < w.beats; k++) {
+            store(w.addr + uint64_t(k) * data_bytes_, wbeats_.front().data(), wstrbs_.front());
+            wbeats_.pop_front();
+            wstrbs_.pop_front();
+            counts_.write_beats++;
+        }
+        responses_.push_back(w.id);
+    }
+}
+
+void AxiMemory::reset() {
+    reads_.clear();
+    writes_.clear();
+    wbeats_.clear();
+    wstrbs_.clear();
+    responses_.clear();
+    reads_out_ = 0;
+    next_answer_ = 0;
+}
+
+void AxiMemory::load(uint64_t addr, uint8_t* out) {
+    std::fill(out, out + data_bytes_, 0);
+    if (addr < bytes_.size())
+        std::memcpy(out, bytes_.data() + addr, std::min<uint64_t>(data_bytes_, bytes_.size() - addr));
+}
+
+void AxiMemory::store(uint64_t addr, const uint8_t* data, uint64_t strb) {
+    if (addr + data_bytes_ > bytes_.size()) bytes_.resize(addr + data_bytes_, 0);
+    for (unsigned i = 0; i < data_bytes_; i++)
+        if (strb >> i & 1) bytes_[addr + i] = data[i];
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// A memory behind one AXI4 master port of the pipeline (a memory-backed table's,
+// m_axi_<table>_*), as matcha-sim answers it: DRAM or HBM reduced to a latency and a
+// bandwidth. Every read beat is answered `latency` clocks after its address was taken, in
+// the order the addresses came (AXI only asks for order within a read id), at most one
+// beat every `interval` clocks; writes land when their address and data have both come,
+// and are answered the next clock. The contents are bytes from address 0, grown as they
+// are touched; an address never written reads as zero. What the pipeline held in flight is
+// forgotten at a reset, the contents are not (the pipeline clears its tables itself).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+class AxiMemory {
+  public:
+    // What the pipeline drives in a clock, sampled before the rising edge: arvalid,
+    // awvalid and wvalid where the handshake completes (the slave is always ready).
+    struct Master {
+        bool arvalid = false;
+        uint64_t araddr = 0;
+        unsigned arid = 0, arlen = 0;
+        bool awvalid = false;
+        uint64_t awaddr = 0;
+        unsigned awid = 0, awlen = 0;
+        bool wvalid = false;
+        const uint8_t* wdata = nullptr;  // data_bytes() lanes, lane 0 first
+        uint64_t wstrb = 0;
+        bool rready = false, bready = false;
+    };
+    struct Counts {
+        uint64_t read_beats = 0, write_beats = 0;
+        uint64_t reads_out_max = 0;  // read beats taken and not yet answered, at most
+        uint64_t r_stall_clocks = 0; // clocks a due beat waited for the bandwidth
+    };
+
+    AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval);
+
+    const std::string& name() const { return name_; }
+    unsigned data_bytes() const { return data_bytes_; }
+    const Counts& counts() const { return counts_; }
+
+    // The slave's outputs for clock `t`.
+    bool arready() const { return true; }
+    bool awready() const { return true; }
+    bool wready() const { return true; }
+    bool rvalid(uint64_t t) const;
+    const uint8_t* rdata() const { return rdata_.data(); }
+    unsigned rid() const { return reads_.empty() ? 0 : reads_.front().id; }
+    bool rlast() const { return !reads_.empty() && reads_.front().beats == 1; }
+    bool bvalid() const { return !responses_.empty(); }
+    unsigned bid() const { return responses_.empty() ? 0 : responses_.front(); }
+
+    // Prepares the outputs of clock `t` (call before driving them).
+    void prepare(uint64_t t);
+    // The handshakes of clock `t`, as the master drove it.
+    void sample(const Master& m, uint64_t t);
+    // Drops every read and write in flight.
+    void reset();
+
+  private:
+    struct Read {
+        uint64_t due;
+        uint64_t addr;
+        unsigned id;
+        unsigned beats;
+    };
+    struct Write {
+        uint64_t addr;
+        unsigned id;
+        unsigned beats;
+    };
+    void load(uint64_t addr, uint8_t* out);
+    void store(uint64_t addr, const uint8_t* data, uint64_t strb);
+
+    std::string name_;
+    unsigned data_bytes_, latency_, interval_;
+    std::vector<uint8_t> bytes_;
+    std::vector<uint8_t> rdata_;
+    std::deque<Read> reads_;
+    std::deque<Write> writes_;                  // addresses whose data has not all come
+    std::deque<std::vector<uint8_t>> wbeats_;   // data beats (with strobes) before their address
+    std::deque<uint64_t> wstrbs_;
+    std::deque<unsigned> responses_;            // B ids, oldest first
+    uint64_t next_answer_ = 0;                  // first clock the next beat may be answered in
+    uint64_t reads_out_ = 0;
+    Counts counts_;
+};

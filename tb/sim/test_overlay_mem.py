@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The overlay with its CA->PA mappings in memory (docs/overlay.md, "Mappings in memory"),
+in matcha-sim with its memory model (sim/axi_memory.h): the 64-bit `overlay_mem` build,
+tables loaded through matcha-ctl, outbound frames to mapped and unmapped destinations.
+
+The mappings are placed where they are hard for the table: full buckets (every entry of a
+bucket taken, each by a WRITE whose strobes must leave its neighbours alone) and one more
+destination in each full bucket without a mapping of its own. A key's bucket is the low
+bits of its CRC-64 (tb/model/hashing.py, written from the CRC's definition). The oracle is
+the program model holding the same tables file: every output, drop and punt and the
+summary's counts must be its.
+
+Run one: make test-one T=tb/sim/test_overlay_mem.py
+"""
+
+import ipaddress
+import random
+import subprocess
+import sys
+
+import pytest
+from scapy.layers.inet import UDP
+from scapy.packet import Raw
+
+from sim import build as sim_build
+from tb.common.phv import Layout
+from tb.model.hashing import exact_index
+from tb.model.program import Program
+from tb.pipeline.control import descriptor_of
+from tb.sim import harness, tables_file
+
+sys.path.insert(0, str(harness.REPO / "sim" / "examples"))
+import make_overlay_scale as scale  # noqa: E402  (the scale example's addressing and frames)
+
+OVERLAY_MEM = harness.SimBinary("w64", "overlay_mem")
+VNET = 3
+NET = ipaddress.ip_network("172.16.0.0/16")
+FULL_BUCKETS = 4
+SCATTERED = 24
+
+
+def placement(mapping, rng):
+    """(mapped, unmapped) destinations of VNET: FULL_BUCKETS buckets with every entry
+    mapped and one more destination each left unmapped, SCATTERED mappings in other
+    buckets (at most one a bucket), and as many unmapped destinations in empty buckets."""
+    slots = descriptor_of(mapping.desc).geometry
+    buckets = mapping.size // slots
+
+    def bucket(d):
+        return exact_index(mapping.key(dstVnet=VNET, dst=d), mapping.key_width, 0, buckets)
+
+    seen = {}
+    while sum(len(ds) > slots for ds in seen.values()) < FULL_BUCKETS:
+        d = int(NET.network_address) + rng.randrange(NET.num_addresses)
+        if d not in seen.setdefault(bucket(d), []):
+            seen[bucket(d)].append(d)
+    full = [ds[:slots + 1] for ds in seen.values() if len(ds) > slots][:FULL_BUCKETS]
+    mapped = [d for ds in full for d in ds[:slots]]
+    unmapped = [ds[slots] for ds in full]
+    taken = {bucket(d) for ds in full for d in ds}
+    for group in (mapped, unmapped):
+        for _ in range(SCATTERED):
+            while True:
+                d = int(NET.network_address) + rng.randrange(NET.num_addresses)
+                if bucket(d) not in taken:
+                    break
+            taken.add(bucket(d))
+            group.append(d)
+    return mapped, unmapped
+
+
+def tables(mapped):
+    """One ENI's outbound path routing NET to VNET, and a mapping of each destination."""
+    t = ["table_add frame_class overlay 1 1 =>", f"table_add vip accept {scale.VIP} =>",
+         f"table_add direction outbound {scale.host_vni(0)} =>",
+         f"table_add eni_out set_eni {scale.eni_mac(0)} => 0",
+         f"table_add eni set_eni_attrs 0 => 0 {scale.pa(0, 1)} {scale.host_vni(0)} 0",
+         "table_add acl permit 1 0 0&&&0 0&&&0 17 0->65535 0->65535 => 10",
+         "table_add verdict admit 0 1 =>", "table_add verdict admit 1 1 =>",
+         f"table_add route route_vnet 0 {NET} => {VNET}",
+         f"table_add vnet set_vni {VNET} => {scale.vnet_vni(VNET)}"]
+    t += [f"table_add mapping set_mapping {VNET} {ipaddress.ip_address(d)} => "
+          f"{scale.pa(7, k + 1)} {scale.ca_mac(VNET, k + 1)}" for k, d in enumerate(mapped)]
+    t.append("table_set_default encap vxlan_encap 02:aa:00:00:00:f1 02:bb:00:00:00:f2")
+    return t
+
+
+def run(work, seed, memory_latency, memory_interval, late=False):
+    """The frames through matcha-sim with its memory answering `memory_latency` clocks
+    late, a beat every `memory_interval` clocks at most; every output against the model
+    (whose mapping lookups are all late with `late`). Returns (summary, expected)."""
+    missing = OVERLAY_MEM.missing()
+    if missing:
+        pytest.skip(missing)
+    layout = sim_build.layout_path(OVERLAY_MEM.config, OVERLAY_MEM.program)
+    program = Program(layout)
+    rng = random.Random(seed)
+    mapped, unmapped = placement(program["mapping"], rng)
+    tables_path = work / "tables.txt"
+    tables_path.write_text("\n".join(tables(mapped)) + "\n")
+    destinations = mapped + unmapped
+    rng.shuffle(destinations)
+    frames = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)), UDP(sport=2000 + k, dport=53),
+                                   Raw(b"m" * 20))) for k, d in enumerate(destinations)]
+    inputs, sent = harness.write_captures(work, [(0, f) for f in frames])
+    sock, out = work / "ctl.sock", work / "out"
+    out.mkdir()
+    with harness.Simulator(OVERLAY_MEM.config, "--socket", sock, "--wait-client", *inputs, "--out", out,
+                           "--layout", layout, "--memory-latency", memory_latency,
+                           "--memory-interval", memory_interval, program=OVERLAY_MEM.program) as s:
+        s.wait_socket(sock)
+        ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
+                              "-f", str(tables_path)], capture_output=True, text=True, timeout=300)
+        assert ctl.returncode == 0, f"{ctl.stdout}\n{ctl.stderr}"
+        rc, stdout, stderr = s.finish(timeout=300)
+    assert rc == 0, f"{stdout}\n{stderr}"
+    tables_file.load(program, tables_path)
+    program["mapping"].late = late
+    exp = harness.expected(program, sent, Layout(layout).header_bytes)
+    got = harness.read_outputs(out)
+    assert harness.compare(got, exp) == []
+    assert harness.summary_errors(got.summary, exp, program) == []
+    (memory,) = got.summary["memories"]
+    assert (memory["port"], memory["latency"], memory["interval"]) == \
+        ("m_axi_mapping", memory_latency, memory_interval)
+    print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memory {memory}")
+    return got.summary, exp, len(mapped), len(unmapped)
+
+
+@pytest.mark.builds(OVERLAY_MEM)
+@pytest.mark.parametrize("memory_latency,memory_interval", [(100, 1), (300, 4)])
+def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval):
+    """Every lookup back in time: each mapped destination leaves encapsulated to its PA,
+    full buckets included, and each unmapped one is dropped as a mapping miss, as the model
+    says; at 300 clocks the lookups overlap (several reads out at once)."""
+    summary, exp, mapped, unmapped = run(work, matcha_seed, memory_latency, memory_interval)
+    names = harness.reason_names(Program(sim_build.layout_path(OVERLAY_MEM.config, OVERLAY_MEM.program)))
+    drops = [names[r] for *_, r in exp.drops]
+    assert sum(len(fs) for fs in exp.ports.values()) == mapped
+    assert drops == ["mapping.drop"] * unmapped
+    if memory_latency >= 300:
+        assert summary["memories"][0]["reads_out_max"] > 1
+
+
+@pytest.mark.builds(OVERLAY_MEM)
+def test_memory_slower_than_the_table(work, matcha_seed):
+    """A memory slower than the table's latency (512 clocks): every frame that reaches the
+    mapping is punted with mapping.late as it came, and the table counts no hit or miss."""
+    summary, exp, mapped, unmapped = run(work, matcha_seed, 600, 1, late=True)
+    assert len(exp.punt) == mapped + unmapped and not exp.drops
+    assert {int(r): v["name"] for r, v in summary["punted"]["reasons"].items()} == {0x40: "mapping.late"}
+    (mapping,) = [t for t in summary["tables"] if t["name"] == "mapping"]
+    assert (mapping["hits"], mapping["misses"]) == (0, 0)
