@@ -68,7 +68,7 @@ help:
 	@echo '    fuzz-soak    the driver'"'"'s libFuzzer targets (matcha-ctl batches, layout.json) for FUZZ_SECONDS=$(FUZZ_SECONDS) s each'
 	@echo '  bitstream    Versa ECP5 board: Yosys, nextpnr-ecp5, ecppack into $(BUILD)/bitstream (slow)'
 	@echo '  test-one     one test: make test-one T=tb/parser/test_parser.py::test_name [WAVES=1]'
-	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack, overlay; WAVES=1: with tracing)'
+	@echo '  sim          build the pcap-driven simulator $(BUILD)/sim/<config>/<program>/matcha-sim (SIM_CONFIG=$(SIM_CONFIG), PROGRAM=$(PROGRAM): l2l3, policer, conntrack, overlay, overlay_mem (w64); WAVES=1: with tracing)'
 	@echo '  run          the example: the overlay matcha-sim on sim/examples/overlay.pcap, tables loaded by matcha-ctl, output in $(BUILD)/run (EXAMPLE=l2l3: the L2/L3 one)'
 	@echo '  bench        packet-path benchmark (bench/run.sh)'
 	@echo '  clean        remove build outputs, keep build/venv'

@@ -66,6 +66,7 @@ def load(layout_path):
 
 def match_kinds(table):
     kinds = {"exact": ["EXACT"] * len(table["key"]), "direct": ["EXACT"] * len(table["key"]),
+             "mem_exact": ["EXACT"] * len(table["key"]),
              "lpm": ["EXACT"] * (len(table["key"]) - 1) + ["LPM"],
              "ternary": ["RANGE" if k.get("range") else "TERNARY" for k in table["key"]]}
     return [p4info_pb2.MatchField.MatchType.Value(k) for k in kinds[table["kind"]]]
