@@ -85,10 +85,13 @@ def tables(mapped):
     return t
 
 
-def run(work, seed, memory_latency, memory_interval, late=False):
+def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
     """The frames through matcha-sim with its memory answering `memory_latency` clocks
-    late, a beat every `memory_interval` clocks at most; every output against the model
-    (whose mapping lookups are all late with `late`). Returns (summary, expected)."""
+    late, a beat every `memory_interval` clocks at most, the tables loaded by matcha-ctl
+    (with `cleared`, `--cleared`: without reading the tables back first); every output
+    against the model (whose mapping lookups are all late with `late`). Returns the
+    summary, the expected outputs, the program model and how many destinations were and
+    were not mapped."""
     missing = OVERLAY_MEM.missing()
     if missing:
         pytest.skip(missing)
@@ -110,7 +113,8 @@ def run(work, seed, memory_latency, memory_interval, late=False):
                            "--memory-interval", memory_interval, program=OVERLAY_MEM.program) as s:
         s.wait_socket(sock)
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
-                              "-f", str(tables_path)], capture_output=True, text=True, timeout=300)
+                              *(["--cleared"] if cleared else []), "-f", str(tables_path)],
+                             capture_output=True, text=True, timeout=300)
         assert ctl.returncode == 0, f"{ctl.stdout}\n{ctl.stderr}"
         rc, stdout, stderr = s.finish(timeout=300)
     assert rc == 0, f"{stdout}\n{stderr}"
@@ -124,7 +128,7 @@ def run(work, seed, memory_latency, memory_interval, late=False):
     assert (memory["port"], memory["latency"], memory["interval"]) == \
         ("m_axi_mapping", memory_latency, memory_interval)
     print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memory {memory}")
-    return got.summary, exp, len(mapped), len(unmapped)
+    return got.summary, exp, program, len(mapped), len(unmapped)
 
 
 @pytest.mark.builds(OVERLAY_MEM)
@@ -133,7 +137,7 @@ def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval
     """Every lookup back in time: each mapped destination leaves encapsulated to its PA,
     full buckets included, and each unmapped one is dropped as a mapping miss, as the model
     says; at 300 clocks the lookups overlap (several reads out at once)."""
-    summary, exp, mapped, unmapped = run(work, matcha_seed, memory_latency, memory_interval)
+    summary, exp, _, mapped, unmapped = run(work, matcha_seed, memory_latency, memory_interval)
     names = harness.reason_names(Program(sim_build.layout_path(OVERLAY_MEM.config, OVERLAY_MEM.program)))
     drops = [names[r] for *_, r in exp.drops]
     assert sum(len(fs) for fs in exp.ports.values()) == mapped
@@ -146,8 +150,18 @@ def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval
 def test_memory_slower_than_the_table(work, matcha_seed):
     """A memory slower than the table's latency (512 clocks): every frame that reaches the
     mapping is punted with mapping.late as it came, and the table counts no hit or miss."""
-    summary, exp, mapped, unmapped = run(work, matcha_seed, 600, 1, late=True)
+    summary, exp, _, mapped, unmapped = run(work, matcha_seed, 600, 1, late=True)
     assert len(exp.punt) == mapped + unmapped and not exp.drops
     assert {int(r): v["name"] for r, v in summary["punted"]["reasons"].items()} == {0x40: "mapping.late"}
     (mapping,) = [t for t in summary["tables"] if t["name"] == "mapping"]
     assert (mapping["hits"], mapping["misses"]) == (0, 0)
+
+
+@pytest.mark.builds(OVERLAY_MEM)
+def test_load_without_reading_back(work, matcha_seed):
+    """matcha-ctl --cleared on a pipeline just out of reset: the mappings load without a
+    READ of the table (every read of its memory is a frame's lookup) and the frames are
+    what the model says."""
+    summary, exp, program, mapped, unmapped = run(work, matcha_seed, 100, 1, cleared=True)
+    mapping = program["mapping"]
+    assert summary["memories"][0]["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped

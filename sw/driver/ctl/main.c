@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * matcha-ctl URI [--layout FILE] [--clock-hz HZ] [-f BATCH]: the table loader.
+ * matcha-ctl URI [--layout FILE] [--clock-hz HZ] [--cleared] [-f BATCH]: the table loader.
  *
  * With -f (a file, or - for standard input) it runs the batch and exits: 0 if every line
  * ran, 1 at the first error (reported with its line number). Without -f it reads commands
@@ -23,12 +23,14 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: matcha-ctl URI [--layout FILE] [--clock-hz HZ] [-f BATCH]\n"
+	fprintf(f, "usage: matcha-ctl URI [--layout FILE] [--clock-hz HZ] [--cleared] [-f BATCH]\n"
 		   "  URI     mqnic:/dev/mqnic0, pci:0000:01:00.0, sim:PATH or serial:/dev/ttyUSB1[@BAUD]\n"
 		   "  --layout FILE  the generator's layout.json (names of tables, meters, actions, "
 		   "fields)\n"
 		   "  --clock-hz HZ  the pipeline's clock in Hz (e.g. 250000000), for the meter "
 		   "commands\n"
+		   "  --cleared      the tables hold nothing (the pipeline clears them after reset):\n"
+		   "                 start from empty tables instead of reading every entry back\n"
 		   "  -f BATCH       run the commands of BATCH (- for standard input) and exit\n"
 		   "  -h, --help     this text\n"
 		   "Without -f, commands come from standard input; 'help' lists them. On a terminal\n"
@@ -105,10 +107,12 @@ static int interactive(struct ctl *c)
 int main(int argc, char **argv)
 {
 	const char *uri = NULL, *layout = NULL, *batch = NULL, *clock_hz = NULL;
-	enum { OPT_LAYOUT = 256, OPT_CLOCK_HZ };
+	bool cleared = false;
+	enum { OPT_LAYOUT = 256, OPT_CLOCK_HZ, OPT_CLEARED };
 	static const struct option options[] = {
 		{ "layout", required_argument, NULL, OPT_LAYOUT },
 		{ "clock-hz", required_argument, NULL, OPT_CLOCK_HZ },
+		{ "cleared", no_argument, NULL, OPT_CLEARED },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -117,6 +121,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case OPT_LAYOUT: layout = optarg; break;
 		case OPT_CLOCK_HZ: clock_hz = optarg; break;
+		case OPT_CLEARED: cleared = true; break;
 		case 'f': batch = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: /* getopt_long said what is wrong */ usage(stderr); return 2;
@@ -144,8 +149,10 @@ int main(int argc, char **argv)
 		matcha_close(dev);
 		return 1;
 	}
-	/* The tables are the hardware's: continue from what earlier runs left there. */
-	int adopted = matcha_tables_adopt(dev);
+	/* The tables are the hardware's: continue from what earlier runs left there, unless
+	 * the user says there is nothing (reading a memory-backed table of millions of
+	 * entries back takes a bus transaction pair per entry). */
+	int adopted = cleared ? 0 : matcha_tables_adopt(dev);
 	if (adopted == MATCHA_EHW || adopted == MATCHA_ELAYOUT)
 		fprintf(stderr, "matcha-ctl: warning: %s; table_clear starts that table over\n",
 			matcha_last_error(dev));
