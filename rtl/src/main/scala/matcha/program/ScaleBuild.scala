@@ -6,8 +6,9 @@ import matcha.{Contract, Generate}
 /** The overlay with its mappings in memory at a DPU's mapping count, for the scale benchmark
   * (bench/scale/run.py): the 64-bit `overlay_mem` pipeline with room for 2^20 CA→PA mappings
   * (2^21 buckets of three, 128 MiB of memory) and the largest on-chip session table
-  * (262,144 sessions, four ways of 65,536), the rest at the board scale. Writes
-  * `--out DIR/w64/matcha_overlay_mem.v` with its layout-overlay_mem.json, and the contract
+  * (262,144 sessions, four ways of 65,536), the rest at the board scale; and beside it, to
+  * compare with, `overlay` with the same tables but its 256 mappings on chip. Writes
+  * `--out DIR/w64/matcha_<program>.v` with their layout-<program>.json, and the contract
   * headers in `DIR/contract`, the tree matcha-sim's build reads (MATCHA_RTL_DIR). */
 object ScaleBuild {
   val Dpu: OverlayScale = Overlay.Board.copy(name = "dpu", mappings = 1 << 20, sessions = 1 << 18)
@@ -15,12 +16,13 @@ object ScaleBuild {
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/scale/rtl")
     val cfg = Generate.configs.find(_.name == "w64").get
-    val program = Programs.overlay(Dpu, Some(Overlay.MappingMemory))
     val dir = s"$out/${cfg.name}"
     new java.io.File(dir).mkdirs()
-    val layout = new Generate.Layout(cfg, program)
-    Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())
-    Generate.write(s"$dir/layout-${program.name}.json", layout.text)
+    for (program <- Seq(Programs.overlay(Dpu, Some(Overlay.MappingMemory)), Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))) {
+      val layout = new Generate.Layout(cfg, program)
+      Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())
+      Generate.write(s"$dir/layout-${program.name}.json", layout.text)
+    }
     new java.io.File(s"$out/contract").mkdirs()
     Generate.write(s"$out/contract/matcha_contract.h", Contract.cHeader)
     Generate.write(s"$out/contract/matcha_contract.py", Contract.python)
