@@ -215,10 +215,10 @@ def main():
     md += [
         "",
         "Frames per clock: frames out over the clocks from the first input beat to the last "
-        "output beat (matcha-sim's `traffic`); the source offers frames faster than the "
-        "64-bit overlay pipeline takes them (bench/results/overlay.md, \"Where the clocks go\"), "
-        "so frames wait in the input buffer and the latency's mean and maximum are mostly that "
-        "wait; the minimum is a frame that did not wait. Memory read beats: the lookups' reads (one per "
+        "output beat (matcha-sim's `traffic`). The source offers frames faster than the "
+        "64-bit overlay pipeline takes them, on chip as in memory (the first row), so frames "
+        "wait in the input buffer and the latency's mean and maximum are mostly that wait; the "
+        "minimum is a frame that did not wait. Memory read beats: the lookups' reads (one per "
         "frame) and nothing else, since `--cleared` reads no entry back. Load: wall-clock "
         "seconds for matcha-ctl's whole batch over the socket, the simulator running the "
         "pipeline meanwhile (each register access is a socket round trip and simulated "
