@@ -79,28 +79,12 @@ def destinations(program, count, rng):
     raise SystemExit(f"bench: only {len(out)} of {count} destinations placed")
 
 
-def tables(mapped):
-    """One ENI's outbound path routing NET to VNET, and a mapping of each destination."""
-    t = ["table_add frame_class overlay 1 1 =>", f"table_add vip accept {scale.VIP} =>",
-         f"table_add direction outbound {scale.host_vni(0)} =>",
-         f"table_add eni_out set_eni {scale.eni_mac(0)} => 0",
-         f"table_add eni set_eni_attrs 0 => 0 {scale.pa(0, 1)} {scale.host_vni(0)} 0",
-         "table_add acl permit 1 0 0&&&0 0&&&0 17 0->65535 0->65535 => 10",
-         "table_add verdict admit 0 1 =>", "table_add verdict admit 1 1 =>",
-         f"table_add route route_vnet 0 {NET} => {VNET}",
-         f"table_add vnet set_vni {VNET} => {scale.vnet_vni(VNET)}"]
-    t += [f"table_add mapping set_mapping {VNET} {ipaddress.ip_address(d)} => "
-          f"{scale.pa(7, 1 + k % 250)} {scale.ca_mac(VNET, 1 + k % 250)}" for k, d in enumerate(mapped)]
-    t.append("table_set_default encap vxlan_encap 02:aa:00:00:00:f1 02:bb:00:00:00:f2")
-    return t
-
-
 def one_run(work, name, mappings, latency, interval, frames, rng):
     program_layout = sim_build.layout_path("w64", name)
     program = Program(program_layout)
     mapped = destinations(program, mappings, rng)
     tables_path = work / "tables.txt"
-    tables_path.write_text("\n".join(tables(mapped)) + "\n")
+    tables_path.write_text("\n".join(scale.one_route_tables(NET, VNET, mapped)) + "\n")
     # Each frame a flow of its own (its own UDP source port) to a mapped destination.
     payload = Raw(b"s" * (INNER_BYTES - 14 - 20 - 8))
     targets = rng.sample(mapped, min(frames, len(mapped))) if frames <= len(mapped) else \

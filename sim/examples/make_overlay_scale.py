@@ -33,6 +33,7 @@ usage: python sim/examples/make_overlay_scale.py OUT_DIR [FLOWS]
        (writes OUT_DIR/overlay_scale_tables.txt and OUT_DIR/overlay_scale.pcap)
 """
 
+import ipaddress
 import random
 import sys
 from pathlib import Path
@@ -148,6 +149,24 @@ def acl(direction):
         e, (action, src, dst, proto, sport, dport, prio) = i % ENIS, templates[i // ENIS]
         rules.append(f"table_add acl {action} {int(out)} {e} {src} {dst} {proto} {sport} {dport} => {prio}")
     return rules
+
+
+def one_route_tables(net, vnet, mapped):
+    """Lines of a tables file for ENI 0's outbound path alone: UDP permitted, `net` routed
+    to VNET `vnet`, and in it a mapping of each destination of `mapped` (addresses as
+    integers) to a PA and MAC of VNET 7's; for the tests and benchmarks of one table."""
+    t = ["table_add frame_class overlay 1 1 =>", f"table_add vip accept {VIP} =>",
+         f"table_add direction outbound {host_vni(0)} =>",
+         f"table_add eni_out set_eni {eni_mac(0)} => 0",
+         f"table_add eni set_eni_attrs 0 => 0 {pa(0, 1)} {host_vni(0)} 0",
+         "table_add acl permit 1 0 0&&&0 0&&&0 17 0->65535 0->65535 => 10",
+         "table_add verdict admit 0 1 =>", "table_add verdict admit 1 1 =>",
+         f"table_add route route_vnet 0 {net} => {vnet}",
+         f"table_add vnet set_vni {vnet} => {vnet_vni(vnet)}"]
+    t += [f"table_add mapping set_mapping {vnet} {ipaddress.ip_address(d)} => "
+          f"{pa(7, 1 + k % 250)} {ca_mac(vnet, 1 + k % 250)}" for k, d in enumerate(mapped)]
+    t.append("table_set_default encap vxlan_encap 02:aa:00:00:00:f1 02:bb:00:00:00:f2")
+    return t
 
 
 def underlay(inner, vni, outer_src, sport=49152):

@@ -69,22 +69,6 @@ def placement(mapping, rng):
     return mapped, unmapped
 
 
-def tables(mapped):
-    """One ENI's outbound path routing NET to VNET, and a mapping of each destination."""
-    t = ["table_add frame_class overlay 1 1 =>", f"table_add vip accept {scale.VIP} =>",
-         f"table_add direction outbound {scale.host_vni(0)} =>",
-         f"table_add eni_out set_eni {scale.eni_mac(0)} => 0",
-         f"table_add eni set_eni_attrs 0 => 0 {scale.pa(0, 1)} {scale.host_vni(0)} 0",
-         "table_add acl permit 1 0 0&&&0 0&&&0 17 0->65535 0->65535 => 10",
-         "table_add verdict admit 0 1 =>", "table_add verdict admit 1 1 =>",
-         f"table_add route route_vnet 0 {NET} => {VNET}",
-         f"table_add vnet set_vni {VNET} => {scale.vnet_vni(VNET)}"]
-    t += [f"table_add mapping set_mapping {VNET} {ipaddress.ip_address(d)} => "
-          f"{scale.pa(7, k + 1)} {scale.ca_mac(VNET, k + 1)}" for k, d in enumerate(mapped)]
-    t.append("table_set_default encap vxlan_encap 02:aa:00:00:00:f1 02:bb:00:00:00:f2")
-    return t
-
-
 def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
     """The frames through matcha-sim with its memory answering `memory_latency` clocks
     late, a beat every `memory_interval` clocks at most, the tables loaded by matcha-ctl
@@ -100,7 +84,7 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
     rng = random.Random(seed)
     mapped, unmapped = placement(program["mapping"], rng)
     tables_path = work / "tables.txt"
-    tables_path.write_text("\n".join(tables(mapped)) + "\n")
+    tables_path.write_text("\n".join(scale.one_route_tables(NET, VNET, mapped)) + "\n")
     destinations = mapped + unmapped
     rng.shuffle(destinations)
     frames = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)), UDP(sport=2000 + k, dport=53),
