@@ -74,9 +74,15 @@ def main():
         "",
         "Results per clock: every lookup leaves exactly 512 clocks after its key, answered or "
         "late, so results come one a clock whatever the memory does. Answered per clock: the "
-        "results that are not late, over the same clocks. A read the memory cannot answer in "
-        "time is not issued (the table passes over it, so that it catches up), so the memory "
-        "reads count the lookups the memory could serve.",
+        "results that are not late, over the same clocks. Memory reads: the reads the table "
+        "issued in the run (those answered after their lookup's result was due are dropped). "
+        "The table issues a read while the reads out before it could, at one answer a clock, "
+        "be back in time; a memory that answers fewer reads a clock than that builds a queue "
+        "of reads that come back too late, so a lookup rate above the memory's read rate "
+        "leaves most lookups late, not the share the memory cannot serve. The table is to be "
+        "fed at no more lookups a clock than its memory serves reads: a DDR4 channel's table "
+        "one lookup every two or three clocks (the 64-bit pipeline sends one every 30, "
+        "bench/results/scale.md), or a copy or a share of the buckets per channel.",
         "",
     ]
     cmd = "python bench/scale/run_table.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
