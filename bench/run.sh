@@ -20,7 +20,11 @@
 # - synthesis: Yosys ECP5 resources of matcha_l2l3 (w64, w512) and of the Corundum block
 #   (corundum-w64) -> bench/results/synth_ecp5.md (bench/synth/run.sh);
 # - overlay: frames per clock, sessions learned per clock and latency of matcha_overlay on
-#   w512 -> bench/results/overlay.md (bench/overlay/run_bench.py).
+#   w512 -> bench/results/overlay.md (bench/overlay/run_bench.py);
+# - scale: the overlay with its mappings in memory holding 1K to 1M of them in matcha-sim
+#   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), and the memory-backed
+#   table alone at one lookup a clock on slower memories -> bench/results/scale_table.md
+#   (bench/scale/run_table.py).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,4 +37,6 @@ python bench/driver/run_table_load.py || status=1
 bash bench/meters/run.sh || status=1
 bash bench/synth/run.sh || status=1
 python bench/overlay/run_bench.py || status=1
+python bench/scale/run_table.py || status=1
+python bench/scale/run.py || status=1
 exit $status
