@@ -27,6 +27,7 @@ from tb.sim import harness
 SERVER = harness.REPO / "sw" / "p4rt" / "matcha-p4rt"
 L2L3 = harness.SimBinary("w64")
 OVERLAY = harness.SimBinary("w64", "overlay")
+OVERLAY_MEM = harness.SimBinary("w64", "overlay_mem")
 
 
 def layout(program="l2l3"):

@@ -46,7 +46,7 @@ from tb.sim import harness
 # The server's package, on the path tb/common/driver.py puts it on.
 from matcha_p4rt.cpu_port import CpuPort  # noqa: E402  isort: skip
 
-pytestmark = pytest.mark.builds(ph.L2L3, ph.OVERLAY)
+pytestmark = pytest.mark.builds(ph.L2L3, ph.OVERLAY, ph.OVERLAY_MEM)
 
 
 @pytest.fixture
@@ -385,6 +385,43 @@ def test_overlay_meter_and_tables(overlay):
         rt.insert()
         assert entries(sh, "acl") == [ints(rule.msg())]
         assert entries(sh, "route") == [ints(rt.msg())]
+
+
+def test_overlay_mem_mappings_over_p4runtime(work):
+    """The overlay with its mappings in memory (docs/overlay.md, "Mappings in memory")
+    behind matcha-p4rt: mappings inserted, modified and deleted as P4Runtime table entries
+    of `mapping` land in the memory-backed table and read back as written, through the
+    server and, once it has closed, by matcha-ctl's table_dump (which reads every entry of
+    the table back from the memory); a second insert of a key is ALREADY_EXISTS."""
+    sim, sock = ph.start_sim(work, program="overlay_mem")
+    try:
+        with ph.Server(sock, "overlay_mem") as server, ph.shell_session(server, "overlay_mem") as sh:
+            written, pas = [], {}
+            for k in range(5):
+                te = sh.TableEntry("mapping")(action="set_mapping")
+                te.match["meta.dstVnet"] = "3"
+                te.match["hdr.inner_ipv4.dst"] = f"172.16.0.{k + 1}"
+                te.action["underlay_ip"] = f"10.20.0.{k + 1}"
+                te.action["overlay_dmac"] = f"02:ca:00:03:00:{k + 1:02x}"
+                te.insert()
+                written.append(te)
+                pas[f"172.16.0.{k + 1}"] = f"10.20.0.{k + 1}"
+            assert entries(sh, "mapping") == sorted((ints(te.msg()) for te in written), key=repr)
+            assert refused(written[0].insert)[0] == code_pb2.ALREADY_EXISTS
+            written[1].action["underlay_ip"] = pas["172.16.0.2"] = "10.20.9.9"
+            written[1].modify()
+            written[2].delete()
+            del written[2], pas["172.16.0.3"]
+            assert entries(sh, "mapping") == sorted((ints(te.msg()) for te in written), key=repr)
+        dump = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(ph.layout("overlay_mem")),
+                               "-f", "-"], input="table_dump mapping\n", capture_output=True, text=True, timeout=60)
+        assert dump.returncode == 0, dump.stderr
+        rows = [line for line in dump.stdout.splitlines() if "set_mapping" in line]
+        assert len(rows) == len(pas), dump.stdout
+        for dst, pa in pas.items():
+            assert any(f" {dst} " in row and f"underlay_ip={pa}," in row for row in rows), (dst, pa, dump.stdout)
+    finally:
+        sim.stop()
 
 
 # ------------------------------------------------- the simulator's live ports
