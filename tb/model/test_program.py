@@ -792,6 +792,7 @@ def test_independent_random_cross_check(matcha_seed):
         stack = rng.choice([["eth", "ipv4", "udp"], ["eth", "ipv4", "tcp"], ["eth", "ipv4"],
                             ["eth", "vlan", "ipv4", "udp"], ["eth"], ["eth", "ipv6", "tcp"]])
         pkt = packets.build_stack(rng, stack, rng.randrange(60), ipv4_options=0)
+        fault = "none"
         if rng.random() < 0.7:
             pkt[Ether].dst = mac_str(rng.choice(mac_list))
         if IP in pkt:
@@ -818,7 +819,9 @@ def test_independent_random_cross_check(matcha_seed):
         want = straight_line(frame, port)
         got = run(p, frame, port)
         assert got == want, f"frame {k}: {frame.hex()}"
-        if got[0] is not None and IP in Ether(got[0]):
+        # A header that came with a wrong checksum leaves with it when the frame is bridged
+        # (only a routed frame is checked); any other leaves with a right one.
+        if got[0] is not None and IP in Ether(got[0]) and fault != "checksum":
             assert ip_checksum_ok(got[0], 18 if Dot1Q in Ether(got[0]) else 14)
         checked += 1
     assert checked > 350
