@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Where a bench result comes from: the commit the report names, and the report's ending."""
 
+import shlex
 import subprocess
 import sys
 import time
@@ -20,6 +21,14 @@ def git_commit():
         return rev + (" (rtl/ modified)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def invocation():
+    """The command line that runs this benchmark, as its report quotes it: `python`, the
+    script's path from the repository root, and its arguments quoted for a shell."""
+    script = Path(sys.argv[0]).resolve()
+    where = script.relative_to(REPO) if script.is_relative_to(REPO) else script
+    return " ".join(["python", str(where)] + [shlex.quote(a) for a in sys.argv[1:]])
 
 
 def yosys_version():

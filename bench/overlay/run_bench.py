@@ -12,7 +12,6 @@ usage: python bench/overlay/run_bench.py [--config w512] [--out bench/results/ov
 
 import argparse
 import json
-import shlex
 import shutil
 import sys
 import time
@@ -22,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.provenance import write_report  # noqa: E402
+from bench.provenance import invocation, write_report  # noqa: E402
 from tb.common import driver, sim  # noqa: E402
 
 TOPLEVEL = "matcha_overlay"
@@ -329,9 +328,7 @@ def main():
     where = raw.relative_to(REPO) if raw.is_relative_to(REPO) else raw
     md += [f"Raw numbers: `{where}/*.json`; simulation wall time {wall:.0f} s.", "", ""]
     (raw / "overlay.json").write_text(json.dumps(res, indent=1))
-    cmd = "python bench/overlay/run_bench.py" + "".join(
-        " " + shlex.quote(a) for a in sys.argv[1:])
-    write_report("\n".join(md), args.out, cmd, problems)
+    write_report("\n".join(md), args.out, invocation(), problems)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import ipaddress
 import json
 import os
 import random
-import shlex
 import subprocess
 import sys
 import time
@@ -38,7 +37,7 @@ import make_overlay_scale as scale  # noqa: E402  (addressing and frames of the 
 from scapy.layers.inet import UDP  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
-from bench.provenance import write_report  # noqa: E402
+from bench.provenance import invocation, write_report  # noqa: E402
 from sim import build as sim_build  # noqa: E402
 from tb.common.phv import Layout  # noqa: E402
 from tb.model.hashing import exact_index  # noqa: E402
@@ -209,8 +208,7 @@ def main():
         "clocks); it measures this set-up, not the driver on a card.",
         "",
     ]
-    cmd = "python bench/scale/run.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    write_report("\n".join(md) + "\n", args.out, cmd.strip(), problems)
+    write_report("\n".join(md) + "\n", args.out, invocation(), problems)
 
 
 if __name__ == "__main__":

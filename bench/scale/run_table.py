@@ -12,7 +12,6 @@ usage: python bench/scale/run_table.py [--memories LATENCY:BUSY,...] [--out benc
 
 import argparse
 import json
-import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.provenance import write_report  # noqa: E402
+from bench.provenance import invocation, write_report  # noqa: E402
 from tb.common import sim  # noqa: E402
 
 MEMORIES = "100:0,300:0,100:0.5,300:0.5,300:0.67"
@@ -85,8 +84,7 @@ def main():
         "bench/results/scale.md), or a copy or a share of the buckets per channel.",
         "",
     ]
-    cmd = "python bench/scale/run_table.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    write_report("\n".join(md) + "\n", args.out, cmd.strip(), problems)
+    write_report("\n".join(md) + "\n", args.out, invocation(), problems)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ import argparse
 import ipaddress
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -35,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.provenance import git_commit  # noqa: E402
+from bench.provenance import git_commit, invocation  # noqa: E402
 from tb.common import driver as drv  # noqa: E402
 from tb.common import sim  # noqa: E402
 from tb.common.sim_socket import SocketBus  # noqa: E402
@@ -150,7 +149,7 @@ def main():
     raw = Path(args.raw_dir) / "sim_speed.json"
     raw.parent.mkdir(parents=True, exist_ok=True)
     raw.write_text(json.dumps(results, indent=1))
-    cmd = "python bench/sim/run_speed.py" + "".join(" " + shlex.quote(a) for a in sys.argv[1:])
+    cmd = invocation()
     load = os.getloadavg()[0]
     md = "\n".join([
         "# Simulator speed",
