@@ -446,7 +446,9 @@ object Programs {
     val checks = IpCheck.ops("hdr.inner_ipv4", ipv6 = false, routerChecks)
     val hop = Op.Decrement("hdr.inner_ipv4.ttl")
     val notPunted = "!meta.punt"
-    val mapping = mappingMemory match {
+    // On chip, a cuckoo table with the scale's headroom that promises its mappings; in
+    // memory, buckets of three, twice as many as the mappings, that promise nothing.
+    val (mappingKind, mappingSize, mappingPromise) = mappingMemory match {
       case None => (MatchKind.Exact, scale.exactSlots(scale.mappings), Some(scale.mappings))
       case Some(_) => (MatchKind.MemExact, Overlay.MappingSlots * 2 * (1 << log2Up(scale.mappings)), None)
     }
@@ -532,8 +534,8 @@ object Programs {
           Action("drop_red", ops = Seq(Op.Drop(PolicedRed))),
           Action("drop_yellow", ops = Seq(Op.Drop(PolicedYellow)))),
         default = "pass", counters = false),
-      TableSpec("mapping", mapping._1, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = mapping._2,
-        promised = mapping._3, memory = mappingMemory, counters = mappingMemory.isEmpty,
+      TableSpec("mapping", mappingKind, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = mappingSize,
+        promised = mappingPromise, memory = mappingMemory, counters = mappingMemory.isEmpty,
         applyIf = Seq("meta.routed", live),
         actions = Seq(
           Action("set_mapping", Seq(Param("underlay_ip", 32), Param("overlay_dmac", 48)), Seq(
