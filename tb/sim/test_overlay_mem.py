@@ -116,18 +116,24 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
 
 
 @pytest.mark.builds(OVERLAY_MEM)
-@pytest.mark.parametrize("memory_latency,memory_interval", [(100, 1), (300, 4)])
-def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval):
+@pytest.mark.parametrize("memory_latency,memory_interval,cleared", [(100, 1, True), (300, 4, False)])
+def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval, cleared):
     """Every lookup back in time: each mapped destination leaves encapsulated to its PA,
     full buckets included, and each unmapped one is dropped as a mapping miss, as the model
-    says; at 300 clocks the lookups overlap (several reads out at once)."""
-    summary, exp, _, mapped, unmapped = run(work, matcha_seed, memory_latency, memory_interval)
-    names = harness.reason_names(Program(sim_build.layout_path(OVERLAY_MEM.config, OVERLAY_MEM.program)))
+    says; at 300 clocks the lookups overlap (several reads out at once). Loaded with
+    matcha-ctl --cleared (the 100-clock run), the mappings go in without a READ of the
+    table: every read of its memory is a frame's lookup."""
+    summary, exp, program, mapped, unmapped = run(work, matcha_seed, memory_latency, memory_interval,
+                                                  cleared=cleared)
+    names = harness.reason_names(program)
     drops = [names[r] for *_, r in exp.drops]
     assert sum(len(fs) for fs in exp.ports.values()) == mapped
     assert drops == ["mapping.drop"] * unmapped
     if memory_latency >= 300:
         assert summary["memories"][0]["reads_out_max"] > 1
+    if cleared:
+        mapping = program["mapping"]
+        assert summary["memories"][0]["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
 
 
 @pytest.mark.builds(OVERLAY_MEM)
@@ -140,12 +146,3 @@ def test_memory_slower_than_the_table(work, matcha_seed):
     (mapping,) = [t for t in summary["tables"] if t["name"] == "mapping"]
     assert (mapping["hits"], mapping["misses"]) == (0, 0)
 
-
-@pytest.mark.builds(OVERLAY_MEM)
-def test_load_without_reading_back(work, matcha_seed):
-    """matcha-ctl --cleared on a pipeline just out of reset: the mappings load without a
-    READ of the table (every read of its memory is a frame's lookup) and the frames are
-    what the model says."""
-    summary, exp, program, mapped, unmapped = run(work, matcha_seed, 100, 1, cleared=True)
-    mapping = program["mapping"]
-    assert summary["memories"][0]["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
