@@ -166,7 +166,8 @@ class Session(ctypes.Structure):
 class SessionStats(ctypes.Structure):
     """struct matcha_session_stats"""
     _fields_ = [("occupancy", ctypes.c_uint32)] + \
-        [(n, ctypes.c_uint64) for n in ("learned", "insert_failed", "aged", "hits", "misses")]
+        [(n, ctypes.c_uint64) for n in ("learned", "insert_failed", "aged", "hits", "misses",
+                                        "late", "busy")]
 
     def as_dict(self):
         return {n: getattr(self, n) for n, _ in self._fields_}

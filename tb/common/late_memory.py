@@ -3,7 +3,9 @@
 
 Writes go to cocotbext-axi's AxiRamWrite. Reads are answered here, from the same memory:
 each single-beat read `latency` clocks (plus up to `jitter`) after the port takes its
-address, read from memory when it is answered. Answers keep the order of their read id
+address, read from memory when it is answered, or, with `snapshot`, when its address is
+taken: then a read misses every write that lands while it is out, as a DRAM read that
+left the controller's queue before the write reached it does. Answers keep the order of their read id
 (as AXI asks) but may overtake answers of another id. `ar_busy` and `r_busy` hold arready
 low and rvalid back at random (cocotb_util.pause_pattern); `stall_ar()` holds arready low
 until `release_ar()`.
@@ -31,9 +33,10 @@ class LateMemory:
         self.byte_lanes = len(bus.read.r.rdata) // 8
         self.latency = 100
         self.jitter = 0
+        self.snapshot = False
         self._stalled = False
         self._ar_busy = 0.0
-        self._due = []  # heap of (clock due, order, id, address)
+        self._due = []  # heap of (clock due, order, id, address, data or None)
         self._last_due = {}  # read id -> clock its latest answer is due
         self._order = 0
         self.reads = 0
@@ -69,7 +72,8 @@ class LateMemory:
             due = self.cycles.cycle + self.latency + self.rng.randint(0, self.jitter)
             due = max(due, self._last_due.get(rid, 0))
             self._last_due[rid] = due
-            heapq.heappush(self._due, (due, self._order, rid, address))
+            data = self._read(address) if self.snapshot else None
+            heapq.heappush(self._due, (due, self._order, rid, address, data))
             self._order += 1
             self.reads += 1
 
@@ -77,13 +81,16 @@ class LateMemory:
         while True:
             await RisingEdge(self.clk)
             while self._due and self._due[0][0] <= self.cycles.cycle:
-                _, _, rid, address = heapq.heappop(self._due)
+                _, _, rid, address, data = heapq.heappop(self._due)
                 r = self.r._transaction_obj()
                 r.rid = rid
                 r.rlast = 1
                 r.rresp = 0
-                r.rdata = int.from_bytes(self.mem.read(address, self.byte_lanes), "little")
+                r.rdata = self._read(address) if data is None else data
                 self.r.send_nowait(r)
+
+    def _read(self, address):
+        return int.from_bytes(self.mem.read(address, self.byte_lanes), "little")
 
     def idle(self):
         return not self._due and self.r.empty()

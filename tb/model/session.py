@@ -193,3 +193,22 @@ class SessionModel:
     @property
     def occupancy(self):
         return len(self.entries)
+
+
+class MemSessionModel(SessionModel):
+    """The session table with its sessions in memory (docs/sessions.md, "Sessions in
+    memory"): a key's candidates are the `slots` slots of one bucket, the session hash's
+    low bits, and an entry's index is bucket << 4 | slot. Everything else is the table's."""
+
+    SLOT_BITS = 4
+
+    def __init__(self, buckets, slots, addr_bits=32, zone_bits=24):
+        super().__init__(buckets * slots, ways=slots, addr_bits=addr_bits, zone_bits=zone_bits)
+        self.buckets = buckets
+
+    def bucket(self, key):
+        return session_index(key, self.key_bits, 0, self.buckets)
+
+    def candidates(self, key):
+        b = self.bucket(key)
+        return [b << self.SLOT_BITS | s for s in range(self.ways)]

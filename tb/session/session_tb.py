@@ -133,7 +133,7 @@ class SessionTb(AxiLiteRegisters):
         m = self.model
         assert stats == dict(occupancy=m.occupancy, learned=m.learned,
                              insert_failed=m.insert_failed, aged=m.aged, hits=m.hits,
-                             misses=m.misses), stats
+                             misses=m.misses, late=0, busy=0), stats
 
 
 def flow(n, protocol=TCP, zone=7):

@@ -1038,6 +1038,11 @@ static bool layout_table_named(const matcha_dev *dev, const char *name, unsigned
 }
 
 /* The session table a command names: an index, or a name the layout gives it. */
+static bool is_session_kind(unsigned kind)
+{
+	return kind == MATCHA_KIND_SESSION || kind == MATCHA_KIND_MEM_SESSION;
+}
+
 static int need_session(struct ctl *c, const char *cmd, const char *text, unsigned *table,
 			struct matcha_table_info *in)
 {
@@ -1058,13 +1063,13 @@ static int need_session(struct ctl *c, const char *cmd, const char *text, unsign
 		return lib_fail(c, cmd, rc);
 	if ((rc = matcha_table_info(c->dev, *table, in)))
 		return lib_fail(c, cmd, rc);
-	if (in->kind == MATCHA_KIND_SESSION)
+	if (is_session_kind(in->kind))
 		return 0;
 	char list[200] = "";
 	for (unsigned t = 0; t < n; t++) {
 		struct matcha_table_info other;
 		size_t at = strlen(list);
-		if (!matcha_table_info(c->dev, t, &other) && other.kind == MATCHA_KIND_SESSION)
+		if (!matcha_table_info(c->dev, t, &other) && is_session_kind(other.kind))
 			snprintf(list + at, sizeof list - at, "%s%u", at ? ", " : "", t);
 	}
 	return fail(c, MATCHA_EKIND, "%s: table %s (%s) is not a session table (session tables: "
@@ -1274,6 +1279,10 @@ static int cmd_session_stats(struct ctl *c, const struct ctl_command *command,
 		table, (unsigned)st.occupancy, in.size, (unsigned long long)st.learned,
 		(unsigned long long)st.aged, (unsigned long long)st.insert_failed,
 		(unsigned long long)st.hits, (unsigned long long)st.misses);
+	if (in.kind == MATCHA_KIND_MEM_SESSION)
+		fprintf(c->out, "  late      %llu (bucket not back from memory in time)\n"
+			"  busy      %llu (change found no room to be written)\n",
+			(unsigned long long)st.late, (unsigned long long)st.busy);
 	return 0;
 }
 

@@ -143,6 +143,8 @@ enum matcha_table_kind {
 	MATCHA_KIND_DIRECT = MATCHA_HW_KIND_DIRECT,   /* the key is the entry's index */
 	/* exact match in buckets in memory behind an AXI4 port (matcha_mem_exact_*) */
 	MATCHA_KIND_MEM_EXACT = MATCHA_HW_KIND_MEM_EXACT,
+	/* sessions in buckets in memory behind an AXI4 port (matcha_session_*) */
+	MATCHA_KIND_MEM_SESSION = MATCHA_HW_KIND_MEM_SESSION,
 };
 
 struct matcha_table_info {
@@ -153,8 +155,9 @@ struct matcha_table_info {
 	uint32_t base;      /* byte offset of the table's control window */
 	unsigned ways;      /* exact, session: hash ways (2..4), else 0 */
 	unsigned levels;    /* LPM: B+tree levels, else 0 */
-	unsigned bucket_entries; /* mem_exact: entries per bucket (1..MATCHA_HW_MEMX_MAX_SLOTS);
-				    size / bucket_entries buckets; else 0 */
+	unsigned bucket_entries; /* mem_exact, mem_session: entries per bucket
+				    (1..MATCHA_HW_MEMX_MAX_SLOTS); size / bucket_entries buckets;
+				    else 0 */
 	unsigned latency;   /* lookup latency in clocks */
 	bool counters;       /* per-entry packet and byte counters (descriptor kind bit 8) */
 	bool default_action; /* a settable miss action (descriptor kind bit 9) */
@@ -475,7 +478,10 @@ int matcha_range_to_prefixes(uint32_t lo, uint32_t hi, unsigned bits,
  * The stateful session table (docs/sessions.md) learns sessions in the data path; the host
  * reads, deletes and flushes them, sets the timeouts, the tick and the full-table policy,
  * and reads the statistics. A session's key is canonical: zone, protocol, then the lower
- * (address, port) pair and the higher one, so both directions of a flow share it.
+ * (address, port) pair and the higher one, so both directions of a flow share it. The
+ * functions serve both kinds: MATCHA_KIND_SESSION (on chip, `ways` ways) and
+ * MATCHA_KIND_MEM_SESSION (in memory, buckets of `bucket_entries`; docs/sessions.md,
+ * "Sessions in memory"), which keeps no per-session counts.
  */
 
 /* TCP and UDP session states (FLAGS bits 15..8 of a READ); 0 is no session. */
@@ -516,6 +522,8 @@ struct matcha_session_stats {
 	uint64_t insert_failed; /* packets allowed to learn whose key had no free way */
 	uint64_t aged;          /* sessions the scanner removed */
 	uint64_t hits, misses;  /* packets that found / did not find a session */
+	uint64_t late;          /* mem_session: packets whose bucket was not back in time */
+	uint64_t busy;          /* mem_session: packets whose change found no room to be written */
 };
 
 /* What happens to a packet that could learn but finds no free way (CONTROL bit 0). */
@@ -534,7 +542,8 @@ int matcha_session_key_ipv4(uint32_t zone, uint8_t protocol, uint32_t src_addr,
 			    uint16_t src_port, uint32_t dst_addr, uint16_t dst_port,
 			    uint8_t key[16], bool *reversed);
 
-/* Entry `index` (way * (size/ways) + slot): key, state, age and counts, one READ. */
+/* Entry `index` (on chip: way * (size/ways) + slot; in memory: bucket <<
+ * MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot): key, state, age and counts, one READ. */
 int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
 			struct matcha_session *session);
 /* Where the session with this canonical key is: reads its candidate slots.

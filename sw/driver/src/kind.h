@@ -87,6 +87,7 @@ extern const struct matcha_kind_ops matcha_meter_ops;
 extern const struct matcha_kind_ops matcha_session_ops;
 extern const struct matcha_kind_ops matcha_direct_ops;
 extern const struct matcha_kind_ops matcha_mem_exact_ops;
+extern const struct matcha_kind_ops matcha_mem_session_ops;
 
 /* Kind codes are below this: the generated names, indexed by code. */
 #define MATCHA_KIND_CODES (sizeof (const char *[])MATCHA_HW_KIND_NAMES / sizeof(const char *))

@@ -18,6 +18,7 @@ static const struct matcha_kind_ops *const kinds[NKINDS] = {
 	[MATCHA_HW_KIND_SESSION] = &matcha_session_ops,
 	[MATCHA_HW_KIND_DIRECT] = &matcha_direct_ops,
 	[MATCHA_HW_KIND_MEM_EXACT] = &matcha_mem_exact_ops,
+	[MATCHA_HW_KIND_MEM_SESSION] = &matcha_mem_session_ops,
 };
 
 const struct matcha_kind_ops *matcha_kind(unsigned kind)

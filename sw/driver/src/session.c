@@ -9,6 +9,15 @@
 
 #define SESSION_ZONE_BITS 24
 
+/* The window INDEX of a session in memory is bucket << MEMX_INDEX_SLOT_BITS | slot. */
+#define SLOT_MASK ((1u << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1)
+#define MAX_BUCKETS (1ull << (32 - MATCHA_HW_MEMX_INDEX_SLOT_BITS))
+
+static bool in_memory(const struct matcha_table *t)
+{
+	return t->info.kind == MATCHA_KIND_MEM_SESSION;
+}
+
 static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 {
 	const struct matcha_table_info *in = &t->info;
@@ -28,10 +37,47 @@ static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 	return 0;
 }
 
+static int mem_init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
+{
+	const struct matcha_table_info *in = &t->info;
+	unsigned slots = w[MATCHA_HW_DESC_GEOMETRY_WORD];
+	unsigned entry_bytes = w[MATCHA_HW_DESC_EXTRA_WORD];
+	t->info.bucket_entries = slots;
+	if (slots < 1 || slots > MATCHA_HW_MEMX_MAX_SLOTS)
+		return matcha_fail(dev, MATCHA_ENODEV, "mem_session table %u: %u sessions per "
+				   "bucket, a bucket holds 1..%u", t->index, slots,
+				   MATCHA_HW_MEMX_MAX_SLOTS);
+	unsigned buckets = in->size / slots;
+	if (in->size % slots || (buckets & (buckets - 1)) || buckets > MAX_BUCKETS)
+		return matcha_fail(dev, MATCHA_ENODEV, "mem_session table %u: %u sessions in "
+				   "buckets of %u is not a power-of-two number of buckets (at most "
+				   "2^%u)", t->index, in->size, slots,
+				   32 - MATCHA_HW_MEMX_INDEX_SLOT_BITS);
+	if (entry_bytes != MATCHA_HW_MEMS_ENTRY_KEY_BYTE + t->key_bytes ||
+	    in->data_bits < MATCHA_HW_SESSION_AGE_BITS + 1)
+		return matcha_fail(dev, MATCHA_ENODEV, "mem_session table %u: %u-byte sessions "
+				   "with %u-bit keys and %u data bits is not the layout of "
+				   "docs/sessions.md", t->index, entry_bytes, in->key_bits,
+				   in->data_bits);
+	return 0;
+}
+
 static int session_table(matcha_dev *dev, unsigned table, const char *op,
 			 struct matcha_table **t)
 {
-	return matcha_table_for(dev, table, MATCHA_KIND_SESSION, op, t);
+	int rc = matcha_table_for(dev, table, 0, op, t);
+	if (rc || (*t)->info.kind == MATCHA_KIND_SESSION || in_memory(*t))
+		return rc;
+	return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is of kind %s, not a session "
+			   "table", op, table, matcha_kind_name((*t)->info.kind));
+}
+
+static bool index_valid(const struct matcha_table *t, uint32_t index)
+{
+	if (!in_memory(t))
+		return index < t->info.size;
+	return (index >> MATCHA_HW_MEMX_INDEX_SLOT_BITS) < t->info.size / t->info.bucket_entries &&
+	       (index & SLOT_MASK) < t->info.bucket_entries;
 }
 
 static void put_be(uint8_t *p, uint64_t v, unsigned bytes)
@@ -66,9 +112,9 @@ int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
 	int rc;
 	if ((rc = session_table(dev, table, "session_read", &t)))
 		return rc;
-	if (index >= t->info.size)
-		return matcha_fail(dev, MATCHA_EINVAL, "session_read: index %u is not below the "
-				   "table's %u entries", (unsigned)index, t->info.size);
+	if (!index_valid(t, index))
+		return matcha_fail(dev, MATCHA_EINVAL, "session_read: index %u is not an entry of "
+				   "the table's %u", (unsigned)index, t->info.size);
 	/* One READ latches the entry and its counts together. */
 	if ((rc = matcha_window_read(dev, t, index, &e)))
 		return rc;
@@ -83,8 +129,9 @@ int matcha_session_read(matcha_dev *dev, unsigned table, uint32_t index,
 	session->key_bits = e.key_bits;
 	memcpy(session->key, e.key, t->key_bytes);
 	/* The counter memory keeps what an index's last session left there (CLEAR does not
-	 * zero it: docs/sessions.md, "Counters"); an entry without a session has no counts. */
-	if (!e.valid)
+	 * zero it: docs/sessions.md, "Counters"); an entry without a session has no counts,
+	 * and a table in memory keeps none. */
+	if (!e.valid || in_memory(t))
 		return 0;
 	if ((rc = matcha_read_u64(dev, t->info.base + MATCHA_HW_WIN_PACKETS, &session->packets)))
 		return rc;
@@ -101,9 +148,14 @@ int matcha_session_find(matcha_dev *dev, unsigned table, const uint8_t *key,
 	if ((rc = session_table(dev, table, "session_find", &t)) ||
 	    (rc = matcha_key_canonical(dev, t, key, key_bits, canon)))
 		return rc;
-	unsigned slots = t->info.size / t->info.ways;
-	for (unsigned w = 0; w < t->info.ways; w++) {
-		uint32_t i = w * slots + matcha_session_index(canon, t->info.key_bits, w, slots);
+	/* On chip: one slot in each way; in memory: every slot of the key's bucket. */
+	bool mem = in_memory(t);
+	unsigned n = mem ? t->info.bucket_entries : t->info.ways;
+	unsigned slots = mem ? t->info.size / n : t->info.size / t->info.ways;
+	uint32_t bucket = mem ? matcha_session_index(canon, t->info.key_bits, 0, slots) : 0;
+	for (unsigned w = 0; w < n; w++) {
+		uint32_t i = mem ? bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS | w
+				 : w * slots + matcha_session_index(canon, t->info.key_bits, w, slots);
 		if ((rc = matcha_window_read(dev, t, i, &e)))
 			return rc;
 		if (e.valid && !memcmp(e.key, canon, t->key_bytes)) {
@@ -149,6 +201,11 @@ int matcha_session_stats(matcha_dev *dev, unsigned table, struct matcha_session_
 	    (rc = matcha_read_u64(dev, base + MATCHA_HW_SESSION_LEARNED, &stats->learned)) ||
 	    (rc = matcha_read_u64(dev, base + MATCHA_HW_SESSION_INSERT_FAILED, &stats->insert_failed)) ||
 	    (rc = matcha_read_u64(dev, base + MATCHA_HW_SESSION_AGED, &stats->aged)))
+		return rc;
+	stats->late = stats->busy = 0;
+	if (in_memory(t) &&
+	    ((rc = matcha_read_u64(dev, base + MATCHA_HW_MEMS_WIN_LATE, &stats->late)) ||
+	     (rc = matcha_read_u64(dev, base + MATCHA_HW_MEMS_WIN_BUSY, &stats->busy))))
 		return rc;
 	return matcha_table_counters(dev, table, &stats->hits, &stats->misses);
 }
@@ -230,4 +287,8 @@ int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_sessi
  * path, which learns, updates and ages them, so adoption leaves them as they are. */
 const struct matcha_kind_ops matcha_session_ops = {
 	.init = init,
+};
+
+const struct matcha_kind_ops matcha_mem_session_ops = {
+	.init = mem_init,
 };

@@ -29,7 +29,7 @@ object Contract {
   def groups: Seq[ContractGroup] = Seq(
     table.ControlBus.Info, table.DescriptorWord, table.TableKind, table.WindowRegister, table.Command, table.Status, table.EntryFlags,
     table.LpmEncoding, table.RangeEncoding, table.MeterEncoding, table.SessionTable.Register, table.SessionState,
-    corundum.CorundumAppBlock.Regs, board.BoardStatus, Reasons, table.MemExactEncoding)
+    corundum.CorundumAppBlock.Regs, board.BoardStatus, Reasons, table.MemExactEncoding, table.MemSessionEncoding)
 
   /** Reason codes a frame is dropped or punted with: the parser's own and the program's. */
   object Reasons extends ContractGroup("REASON_", "Drop and punt reasons (docs/packet-path.md)") {

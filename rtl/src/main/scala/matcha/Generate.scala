@@ -198,5 +198,8 @@ object Generate {
       tickClocks = 3), "matcha_meter_small_table"))())
     spinal(tables).generateVerilog(top(new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
       buckets = 1024, latency = 512)))())
+    // 64 buckets of three sessions, 16 buckets tracked so that a test can run them out.
+    spinal(tables).generateVerilog(top(new table.MemSessionTableUnit(table.MemSessionTableConfig(buckets = 64,
+      writesTracked = 16)))())
   }
 }

@@ -39,18 +39,13 @@ case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, late
   def bucketBits: Int = log2Up(buckets)
   def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
   def entries: Int = buckets * slots
-  /** Depth of the buffers that hold a lookup until its result leaves. */
-  def inFlight: Int = 1 << log2Up(latency)
-  /** Lookups waiting for the read port at most: one more is not waited for, it is late. */
-  def waitingLimit: Int = latency - MemExactTable.MinLatency - memoryLatency
+  val timing = MemoryTiming(latency, memoryLatency, outstanding)
   require(slots >= 1, s"an entry of $entryBytes bytes does not fit a $bucketBytes-byte bucket")
   require(isPow2(buckets), "buckets: a power of two")
   require(bucketBits <= 64, "bucket bits come from the 64-bit hash")
   require(baseAddress % (BigInt(buckets) * bucketBytes) == 0, "the table's memory: aligned to its size")
   require(baseAddress + BigInt(buckets) * bucketBytes <= (BigInt(1) << axi.addressWidth), "the table's memory: inside the address space")
-  require(waitingLimit >= 1, s"latency: at least ${MemExactTable.MinLatency} clocks more than memoryLatency")
   require(axi.idWidth >= 1, "lookups and the window's reads need two read ids")
-  require(outstanding >= 2 && isPow2(outstanding))
 }
 
 object MemExactTableConfig {
@@ -70,33 +65,17 @@ case class MemLookupResult(dataWidth: Int, indexWidth: Int) extends Bundle {
   val entryIndex = UInt(indexWidth bits)
 }
 
-object MemExactTable {
-  /** The clocks the lookup path needs besides the memory's latency: hash, queues, compare. */
-  val MinLatency = 16
-  /** Read ids: lookups read in order under one id; the window's reads under another, so a
-    * port that reorders across ids keeps each stream in order. */
-  val LookupId = 0
-  val WindowId = 1
-  /** A clock's time stamp: a lookup's answer older than 2^StampWidth clocks would be taken
-    * for a fresh one (17 s at 250 MHz). */
-  val StampWidth = 32
-}
-
 /** Exact match in a bucketed hash table in memory behind an AXI4 master (docs/tables.md,
   * "Memory-backed exact tables"). A key's bucket is the low bits of its CRC-64 (the hash of
-  * the on-chip exact table); one read of one beat answers a lookup.
-  *
-  * Every lookup is kept in order from key to result: `pending` holds lookups until their
-  * read is issued, `issued` those whose read is out (all under one read id, so memory
-  * answers them in order), `answered` their results, and `schedule` the time stamp of every
-  * lookup, whose result leaves exactly `latency` clocks after the key. A read that cannot
-  * be issued in time is not issued; an answer that comes back too late is dropped; either
-  * way the lookup leaves with `late`. Nothing stalls the next lookup.
+  * the on-chip exact table); one read of one beat answers a lookup, through the read path
+  * every memory-backed table shares (MemoryReadPath): results leave exactly `latency`
+  * clocks after the key, late when the bucket did not come back in time. Nothing stalls
+  * the next lookup.
   *
   * As a match unit, `result` is the lookup's answer and `late` (valid with it) says that it
   * has none: then `result` is a miss that means nothing. */
 class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
-  import MemExactTable._
+  import MemoryReadPath._
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   val isLate = Bool()
@@ -107,17 +86,7 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   /** Lookups that left late. */
   val lateEvent = Bool()
 
-  val now = Reg(UInt(StampWidth bits)) init 0
-  now := now + 1
-  def age(stamp: UInt): UInt = now - stamp
-
-  case class Queued() extends Bundle {
-    val key = Bits(c.keyWidth bits)
-    val bucket = UInt(c.bucketBits bits)
-    val stamp = UInt(StampWidth bits)
-  }
   case class Answer() extends Bundle {
-    val stamp = UInt(StampWidth bits)
     val hit = Bool()
     val actionId = Bits(8 bits)
     val actionData = Bits(c.dataWidth bits)
@@ -149,95 +118,36 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     b(8 * (MemExactEncoding.KeyByte + c.keyBytes), c.dataWidth bits) := e.data
     b
   }
-  def bucketAddress(bucket: UInt): UInt =
-    (U(c.baseAddress, c.axi.addressWidth bits) | (bucket << log2Up(c.bucketBytes)).resize(c.axi.addressWidth))
+  def bucketAddress(bucket: UInt): UInt = MemoryReadPath.bucketAddress(c.axi, c.baseAddress, c.bucketBytes, bucket)
 
-  /** Clock 0 hashes the key, clock 1 queues it and its time stamp. */
-  val arrival = new Area {
-    val hash = Crc64.hardware(lookup.payload, 0 until c.bucketBits).asUInt
-    val valid = RegNext(lookup.valid) init False
-    val key = RegNext(lookup.payload)
-    val bucket = RegNext(hash)
-    val stamp = RegNext(now)
-  }
-
-  // `schedule` and `answered` hold at most the lookups of the last `latency` clocks (the
-  // ones older have left), so neither ever refuses a push; `pending` takes a lookup only
-  // while fewer than `waitingLimit` wait (else it is late without a read): a read port
-  // held back leaves a backlog that a lookup a clock would never work off.
-  val schedule = StreamFifo(UInt(StampWidth bits), c.inFlight)
-  val pending = StreamFifo(Queued(), 1 << log2Up(c.waitingLimit + 1))
-  val issued = StreamFifo(Queued(), c.outstanding)
-  val answered = StreamFifo(Answer(), c.inFlight)
-  schedule.io.push.valid := arrival.valid
-  schedule.io.push.payload := arrival.stamp
-  pending.io.push.valid := arrival.valid && pending.io.occupancy < c.waitingLimit
-  pending.io.push.key := arrival.key
-  pending.io.push.bucket := arrival.bucket
-  pending.io.push.stamp := arrival.stamp
-
-  /** Issue: a read is worth issuing while its answer can still be back in time; one that
-    * cannot is passed over. Answers come one a clock at most, in order, so a read's answer
-    * is at least as many clocks away as reads are out before it: passing over the reads
-    * that could not be answered in time after a slow spell frees the clocks in which the
-    * table catches up. */
-  val issue = new Area {
-    val expired = age(pending.io.pop.stamp) + issued.io.occupancy >= c.latency - MinLatency / 2
-    val live = pending.io.pop.throwWhen(expired)
-    val (toIssued, toRead) = StreamFork2(live, synchronous = true)
-    issued.io.push << toIssued
-    // A registered AR: once valid, it stays so until the port takes it, as AXI asks.
-    val read = toRead.translateWith(bucketAddress(toRead.bucket)).m2sPipe()
-  }
+  /** Clock 0 hashes the key into its bucket. */
+  val path = new MemoryReadPath(c.timing, c.bucketBits, Bits(c.keyWidth bits), Answer())
+  path.enter.valid := lookup.valid
+  path.enter.payload.payload := lookup.payload
+  path.enter.bucket := Crc64.hardware(lookup.payload, 0 until c.bucketBits).asUInt
+  path.enter.timed := True
 
   /** Answer: the bucket's beat is compared with the key of the oldest read out. */
   val answer = new Area {
-    val beat = mem.r.valid && mem.r.id === LookupId
-    issued.io.pop.ready := beat
-    val valid = RegNext(beat) init False
-    val data = RegNext(mem.r.data)
-    val okay = RegNext(mem.r.resp === Axi4.resp.OKAY)
-    val key = RegNext(issued.io.pop.key)
-    val stamp = RegNext(issued.io.pop.stamp)
-    val bucket = RegNext(issued.io.pop.bucket)
-    val entries = (0 until c.slots).map(decode(data, _))
-    val hits = entries.map(e => e.valid && e.key === key)
+    val beat = path.returned(mem.r)
+    val entries = (0 until c.slots).map(decode(beat.data, _))
+    val hits = entries.map(e => e.valid && e.key === beat.op.payload)
     val first = OHMasking.first(Cat(hits))
     val entry = MuxOH(first, entries)
-    // In time: pushed now, the answer reaches the queue's head 2 clocks later, before the
-    // clock `latency - 1` after its key in which the result is taken (`emit`).
-    val inTime = age(stamp) < c.latency - 4
-    answered.io.push.valid := valid && okay && inTime
-    answered.io.push.stamp := stamp
-    answered.io.push.hit := hits.reduce(_ || _)
-    answered.io.push.actionId := entry.actionId
-    answered.io.push.actionData := entry.data
-    answered.io.push.entryIndex := (bucket @@ OHToUInt(first).resize(MemExactEncoding.SlotBits))
+    val a = Answer()
+    a.hit := hits.reduce(_ || _)
+    a.actionId := entry.actionId
+    a.actionData := entry.data
+    a.entryIndex := (beat.op.bucket @@ OHToUInt(first).resize(MemExactEncoding.SlotBits))
+    path.answer(beat.valid && beat.okay && beat.inTime, beat.op.stamp, a)
   }
 
-  /** Result: the oldest lookup leaves `latency` clocks after its key, with its answer if
-    * that is at the head of `answered` (answers are in order and none is older), else late. */
-  val emit = new Area {
-    val due = schedule.io.pop.valid && age(schedule.io.pop.payload) === c.latency - 1
-    val answer = answered.io.pop
-    val ready = answer.valid && answer.stamp === schedule.io.pop.payload
-    schedule.io.pop.ready := due
-    answer.ready := due && ready
-    val out = Flow(MemLookupResult(c.dataWidth, c.indexWidth))
-    out.valid := due
-    out.late := !ready
-    out.hit := ready && answer.hit
-    out.actionId := answer.actionId
-    out.actionData := answer.actionData
-    out.entryIndex := answer.entryIndex
-  }
-  val emitted = emit.out.stage()
-  result.valid := emitted.valid
-  result.hit := emitted.hit
-  result.actionId := emitted.actionId
-  result.actionData := emitted.actionData
-  result.entryIndex := emitted.entryIndex
-  isLate := emitted.late
+  result.valid := path.due.valid
+  result.hit := !path.due.late && path.due.answer.hit
+  result.actionId := path.due.answer.actionId
+  result.actionData := path.due.answer.actionData
+  result.entryIndex := path.due.answer.entryIndex
+  isLate := path.due.late
   lateEvent := result.valid && isLate
 
   /** The window's accesses: a WRITE is one masked beat (WSTRB covers the entry's bytes
@@ -280,20 +190,12 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
 
   val readArbiter = StreamArbiterFactory().lowerFirst.transactionLock
     .onArgs(control.ar.translateWith(control.ar.payload ## B(WindowId, c.axi.idWidth bits)),
-      issue.read.translateWith(issue.read.payload ## B(LookupId, c.axi.idWidth bits)))
+      path.issue.read.translateWith(bucketAddress(path.issue.read.payload) ## B(LookupId, c.axi.idWidth bits)))
   mem.ar.valid := readArbiter.valid
   readArbiter.ready := mem.ar.ready
   mem.ar.addr := readArbiter.payload(c.axi.idWidth, c.axi.addressWidth bits).asUInt
   mem.ar.id := readArbiter.payload(0, c.axi.idWidth bits).asUInt
-  for (ax <- Seq(mem.ar.payload, mem.aw.payload)) {
-    ax.len := 0
-    ax.setSize(U(log2Up(c.bucketBytes)))
-    ax.setBurstINCR()
-    if (c.axi.useLock) ax.setLock(B"0")
-    if (c.axi.useCache) ax.setCache(B"0011") // normal, non-cacheable, bufferable
-    if (c.axi.useProt) ax.setProt(B"000")
-    if (c.axi.useQos) ax.setQos(B"0000")
-  }
+  for (ax <- Seq(mem.ar.payload, mem.aw.payload)) singleBeat(ax, c.bucketBytes)
   mem.aw.valid := control.awValid
   mem.aw.addr := control.address
   mem.aw.id := 0

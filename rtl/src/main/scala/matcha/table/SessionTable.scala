@@ -7,18 +7,24 @@ import spinal.lib.bus.amba4.axilite._
 
 /** The stateful session table (docs/sessions.md): `size` sessions in `ways` block RAMs,
   * keyed by a zone and the 5-tuple in canonical order, learned by the data path. */
-case class SessionTableConfig(size: Int, ways: Int = 4, addrWidth: Int = 32, zoneWidth: Int = 24) {
+case class SessionTableConfig(size: Int, ways: Int = 4, addrWidth: Int = 32, zoneWidth: Int = 24) extends SessionKeyConfig {
   require(ways >= 2 && ways <= 4, "2 to 4 ways")
   require(isPow2(size / ways) && size % ways == 0 && size / ways <= 65536, "slots per way: a power of two, at most 65536")
   def slots: Int = size / ways
   def slotBits: Int = log2Up(slots)
   def indexWidth: Int = log2Up(size)
+  /** Clocks from a packet to its result: canonical key, hash, RAM read, decision. */
+  def latency: Int = 4
+}
+
+/** The key of either session table: a zone and an address family's 5-tuple. */
+trait SessionKeyConfig {
+  def addrWidth: Int
+  def zoneWidth: Int
   /** zone, protocol, the lower (address, port) pair, the higher one. */
   def keyWidth: Int = zoneWidth + 8 + 2 * (addrWidth + 16)
   /** Readback data (DATA[0]): the age in ticks (bits 15..0) and the initiator bit (16). */
   def dataWidth: Int = SessionTable.stampWidth + 1
-  /** Clocks from a packet to its result: canonical key, hash, RAM read, decision. */
-  def latency: Int = 4
 }
 
 /** A session's state, FLAGS bits 15..8 of a READ; each has its TIMEOUT register. */
@@ -58,8 +64,83 @@ object SessionTable {
   val defaultTick = 1 << 16
 }
 
+/** The rules both session tables follow (docs/sessions.md): the canonical key, which
+  * packets create a session, and the TCP state machine. */
+object SessionRules {
+  import SessionTable.Flag
+  /** The canonical key, and whether the packet runs from the higher pair to the lower. */
+  def canonical(p: SessionPacket): (Bits, Bool) = {
+    val src = p.srcAddr ## p.srcPort
+    val dst = p.dstAddr ## p.dstPort
+    val swapped = src.asUInt > dst.asUInt
+    (p.zone ## p.protocol ## (swapped ? dst | src) ## (swapped ? src | dst), swapped)
+  }
+  /** A packet allowed to learn creates a session if it is UDP or a bare TCP SYN. */
+  def learnable(learn: Bool, tcp: Bool, udp: Bool, flags: Bits): Bool =
+    learn && (udp || tcp && flags(Flag.Syn) && !flags(Flag.Ack) && !flags(Flag.Rst) && !flags(Flag.Fin))
+  def learnedState(tcp: Bool): UInt = tcp ? U(SessionState.SynSent, 3 bits) | U(SessionState.Udp, 3 bits)
+  /** The state after a packet of the session; `reply`: it runs opposite to the first. */
+  def nextState(current: UInt, tcp: Bool, flags: Bits, reply: Bool): UInt = {
+    val syn = flags(Flag.Syn)
+    val ack = flags(Flag.Ack)
+    val next = UInt(3 bits)
+    next := current
+    when(tcp) {
+      when(flags(Flag.Rst)) {
+        next := SessionState.Reset
+      } elsewhen (flags(Flag.Fin)) {
+        when(current =/= SessionState.Reset) { next := SessionState.Closing }
+      } elsewhen (current === SessionState.SynSent && reply && syn && ack) {
+        next := SessionState.SynAck
+      } elsewhen (current === SessionState.SynAck && !reply && ack && !syn) {
+        next := SessionState.Established
+      }
+    }
+    next
+  }
+}
+
+/** A session table's run-time settings (the full policy, the tick, the timeouts) and its
+  * clock-derived time: `now` advances every `clocksPerTick` clocks. */
+class SessionSettings extends Area {
+  import SessionTable._
+  val failDrop = Reg(Bool()) init False
+  val clocksPerTick = Reg(UInt(32 bits)) init defaultTick
+  /** Per state; the codes no session has never time out. */
+  val timeouts = Vec(Seq.tabulate(8)(s => SessionState.defaultTimeouts.get(s) match {
+    case Some(t) => Reg(UInt(stampWidth bits)) init U(t, stampWidth bits)
+    case None => U((1 << stampWidth) - 1, stampWidth bits)
+  }))
+  val time = new Area {
+    val prescaler = Reg(UInt(32 bits)) init 0
+    val now = Reg(UInt(stampWidth bits)) init 0
+    prescaler := prescaler + 1
+    when(prescaler + 1 >= clocksPerTick) {
+      prescaler := 0
+      now := now + 1
+    }
+  }
+
+  /** The session registers of the window (SESSION_*): the settings, the time, the
+    * occupancy, and the counts of the events given. */
+  def attach(window: TableWindow, occupancy: UInt, learned: Bool, insertFailed: Bool, aged: UInt): Unit = {
+    val bus = window.bus
+    bus.read(occupancy, window.base + Register.Occupancy)
+    bus.readAndWrite(failDrop, window.base + Register.Control, 0)
+    bus.readAndWrite(clocksPerTick, window.base + Register.Tick)
+    bus.read(time.now, window.base + Register.Now)
+    for (s <- SessionState.all) bus.readAndWrite(timeouts(s), window.base + Register.timeout(s))
+    window.counter64(learned, Register.Learned)
+    window.counter64(insertFailed, Register.InsertFailed)
+    window.counter64(aged, Register.Aged)
+    window.addRegisters(Register.Occupancy, Register.Now + 4)
+    window.addRegisters(Register.timeout(SessionState.all.min), Register.timeout(SessionState.all.max) + 4)
+    window.addRegisters(Register.Learned, Register.Aged + 8)
+  }
+}
+
 /** A packet as the stage hands it to the session table. */
-case class SessionPacket(c: SessionTableConfig) extends Bundle {
+case class SessionPacket(c: SessionKeyConfig) extends Bundle {
   val zone = Bits(c.zoneWidth bits)
   val protocol = Bits(8 bits)
   val srcAddr = Bits(c.addrWidth bits)
@@ -72,7 +153,7 @@ case class SessionPacket(c: SessionTableConfig) extends Bundle {
   val frameLen = UInt(16 bits)
 }
 
-case class SessionResult(c: SessionTableConfig) extends Bundle {
+case class SessionResult(indexWidth: Int) extends Bundle {
   /** The packet belongs to a session that was there before it. */
   val hit = Bool()
   /** The packet created its session. */
@@ -86,10 +167,10 @@ case class SessionResult(c: SessionTableConfig) extends Bundle {
   val reply = Bool()
   /** The session's state after this packet (0 without a session). */
   val state = UInt(3 bits)
-  val index = UInt(c.indexWidth bits)
+  val index = UInt(indexWidth bits)
 }
 
-case class SessionEntry(c: SessionTableConfig) extends Bundle {
+case class SessionEntry(c: SessionKeyConfig) extends Bundle {
   val valid = Bool()
   val key = Bits(c.keyWidth bits)
   val state = UInt(3 bits)
@@ -130,39 +211,17 @@ case class SessionOp(c: SessionTableConfig) extends Bundle {
 class SessionTable(c: SessionTableConfig) extends Area {
   import SessionTable._
   val packet = Flow(SessionPacket(c))
-  val result = Flow(SessionResult(c))
+  val result = Flow(SessionResult(c.indexWidth))
   val ways = Seq.fill(c.ways)(Mem(SessionEntry(c), c.slots))
 
-  /** Run-time settings, set through the window. */
-  val failDrop = Reg(Bool()) init False
-  val clocksPerTick = Reg(UInt(32 bits)) init defaultTick
-  /** Per state; the codes no session has never time out. */
-  val timeouts = Vec(Seq.tabulate(8)(s => SessionState.defaultTimeouts.get(s) match {
-    case Some(t) => Reg(UInt(stampWidth bits)) init U(t, stampWidth bits)
-    case None => U((1 << stampWidth) - 1, stampWidth bits)
-  }))
-
-  /** The clock-derived time: `now` advances every `clocksPerTick` clocks. */
-  val time = new Area {
-    val prescaler = Reg(UInt(32 bits)) init 0
-    val now = Reg(UInt(stampWidth bits)) init 0
-    prescaler := prescaler + 1
-    when(prescaler + 1 >= clocksPerTick) {
-      prescaler := 0
-      now := now + 1
-    }
-  }
+  val settings = new SessionSettings
+  import settings.{failDrop, time, timeouts}
 
   val canonical = new Area {
-    val p = packet.payload
-    val src = p.srcAddr ## p.srcPort
-    val dst = p.dstAddr ## p.dstPort
-    val swapped = src.asUInt > dst.asUInt
-    val low = swapped ? dst | src
-    val high = swapped ? src | dst
-    val key = RegNext(p.zone ## p.protocol ## low ## high)
+    val (canonicalKey, swapped) = SessionRules.canonical(packet.payload)
+    val key = RegNext(canonicalKey)
     val direction = RegNext(swapped)
-    val fields = RegNext(p)
+    val fields = RegNext(packet.payload)
     val valid = RegNext(packet.valid) init False
   }
 
@@ -260,30 +319,14 @@ class SessionTable(c: SessionTableConfig) extends Area {
     val hitWay = OHToUInt(OHMasking.first(hits.asBits))
     val frees = entries.map(e => !e.valid).asBits
     val freeWay = OHToUInt(OHMasking.first(frees))
-    val syn = op.tcpFlags(Flag.Syn)
-    val ack = op.tcpFlags(Flag.Ack)
-    val fin = op.tcpFlags(Flag.Fin)
-    val rst = op.tcpFlags(Flag.Rst)
-    val learnable = live && op.learn && (op.udp || op.tcp && syn && !ack && !rst && !fin)
+    val learnable = live && SessionRules.learnable(op.learn, op.tcp, op.udp, op.tcpFlags)
     val learn = isPacket && !hits.orR && learnable && frees.orR
     val insertFailed = isPacket && !hits.orR && learnable && !frees.orR
-    val learnedState = op.tcp ? U(SessionState.SynSent, 3 bits) | U(SessionState.Udp, 3 bits)
+    val learnedState = SessionRules.learnedState(op.tcp)
 
     val current = entries(hitWay)
     val reply = op.direction =/= current.initiator
-    val nextState = UInt(3 bits)
-    nextState := current.state
-    when(op.tcp) {
-      when(rst) {
-        nextState := SessionState.Reset
-      } elsewhen (fin) {
-        when(current.state =/= SessionState.Reset) { nextState := SessionState.Closing }
-      } elsewhen (current.state === SessionState.SynSent && reply && syn && ack) {
-        nextState := SessionState.SynAck
-      } elsewhen (current.state === SessionState.SynAck && !reply && ack && !syn) {
-        nextState := SessionState.Established
-      }
-    }
+    val nextState = SessionRules.nextState(current.state, op.tcp, op.tcpFlags, reply)
 
     val target = entries(op.way)
     val age = now - target.seen
@@ -332,7 +375,7 @@ class SessionTable(c: SessionTableConfig) extends Area {
     occupancy := occupancy + learn.asUInt.resized - CountOne(removed).resized
     when(!live) { occupancy := 0 }
 
-    val out = Flow(SessionResult(c))
+    val out = Flow(SessionResult(c.indexWidth))
     out.valid := isPacket
     out.hit := hit
     out.learned := learn
@@ -391,18 +434,7 @@ class SessionTable(c: SessionTableConfig) extends Area {
     window.miss := result.valid && !result.hit
     counters.attach(window)
 
-    val bus = window.bus
-    bus.read(decide.occupancy, window.base + Register.Occupancy)
-    bus.readAndWrite(failDrop, window.base + Register.Control, 0)
-    bus.readAndWrite(clocksPerTick, window.base + Register.Tick)
-    bus.read(time.now, window.base + Register.Now)
-    for (s <- SessionState.all) bus.readAndWrite(timeouts(s), window.base + Register.timeout(s))
-    window.counter64(decide.learn, Register.Learned)
-    window.counter64(decide.insertFailed, Register.InsertFailed)
-    window.counter64(decide.agedOut, Register.Aged)
-    window.addRegisters(Register.Occupancy, Register.Now + 4)
-    window.addRegisters(Register.timeout(SessionState.all.min), Register.timeout(SessionState.all.max) + 4)
-    window.addRegisters(Register.Learned, Register.Aged + 8)
+    settings.attach(window, decide.occupancy, decide.learn, decide.insertFailed, decide.agedOut.asUInt)
   }
 }
 
@@ -412,7 +444,7 @@ class SessionTableUnit(c: SessionTableConfig, name: String = "matcha_session_tab
   val io = new Bundle {
     val ctrl = slave(AxiLite4(ControlBus.axiConfig))
     val packet = slave(Flow(SessionPacket(c)))
-    val result = master(Flow(SessionResult(c)))
+    val result = master(Flow(SessionResult(c.indexWidth)))
   }
   noIoPrefix()
   AxiLite4SpecRenamer(io.ctrl)

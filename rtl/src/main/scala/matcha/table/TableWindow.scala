@@ -14,6 +14,7 @@ object TableKind extends matcha.ContractGroup("KIND_", "Descriptor word 0: the k
   val Session = const("SESSION", 5)
   val Direct = const("DIRECT", 6, "the key is the entry's index")
   val MemExact = const("MEM_EXACT", 7, "exact match in buckets in memory behind an AXI4 port (MEMX_*)")
+  val MemSession = const("MEM_SESSION", 8, "sessions in buckets in memory behind an AXI4 port (MEMS_*)")
   val CodeMask = const("CODE_MASK", 0xff, "the kind code's bits")
   val CountersFlag = const("COUNTERS", 1 << 8, "per-entry counters")
   val DefaultActionFlag = const("DEFAULT_ACTION", 1 << 9, "a default action")
@@ -22,7 +23,7 @@ object TableKind extends matcha.ContractGroup("KIND_", "Descriptor word 0: the k
   def flags(kind: Int): Int = if (kind == Lpm) PrefixStoreFlag else 0
   /** The kinds' names, as layout.json and the tools spell them, by code. */
   val names: Map[Int, String] = Map(Exact -> "exact", Lpm -> "lpm", Ternary -> "ternary", Meter -> "meter", Session -> "session",
-    Direct -> "direct", MemExact -> "mem_exact")
+    Direct -> "direct", MemExact -> "mem_exact", MemSession -> "mem_session")
 }
 
 /** Offsets in a table's window (docs/tables.md, "Table window"). */
@@ -277,10 +278,13 @@ class TableWindow(val bus: BusSlaveFactory, val base: BigInt, keyWidth: Int, dat
   }
 
   /** A 64-bit counter at `offset`: reading the low word latches the high word. */
-  def counter64(event: Bool, offset: Int): UInt = {
+  def counter64(event: Bool, offset: Int): UInt = counter64(event.asUInt, offset)
+
+  /** A 64-bit count that grows by `increment` a clock, readable as `counter64`'s. */
+  def counter64(increment: UInt, offset: Int): UInt = {
     val count = Reg(UInt(64 bits)) init 0
     val high = Reg(UInt(32 bits)) init 0
-    when(event) { count := count + 1 }
+    count := count + increment.resized
     bus.read(count(31 downto 0), base + offset)
     bus.onRead(base + offset) { high := count(63 downto 32) }
     bus.read(high, base + offset + 4)

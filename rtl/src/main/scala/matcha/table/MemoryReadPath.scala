@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+package matcha.table
+
+import spinal.core._
+import spinal.lib._
+import spinal.lib.bus.amba4.axi._
+
+/** The timing of a table's reads from memory: results leave `latency` clocks after their
+  * operation entered, for a memory that answers in `memoryLatency` clocks with at most
+  * `outstanding` reads out (docs/tables.md, "Memory-backed exact tables"). */
+case class MemoryTiming(latency: Int, memoryLatency: Int, outstanding: Int) {
+  /** Depth of the buffers that hold a lookup until its result leaves. */
+  def inFlight: Int = 1 << log2Up(latency)
+  /** Lookups waiting for the read port at most: one more is not waited for, it is late. */
+  def waitingLimit: Int = latency - MemoryReadPath.MinLatency - memoryLatency
+  require(waitingLimit >= 1, s"latency: at least ${MemoryReadPath.MinLatency} clocks more than memoryLatency")
+  require(outstanding >= 2 && isPow2(outstanding))
+}
+
+object MemoryReadPath {
+  /** The clocks the read path needs besides the memory's latency: hash, queues, decision. */
+  val MinLatency = 16
+  /** Read ids: lookups read in order under one id; a window's own reads under another, so a
+    * port that reorders across ids keeps each stream in order. */
+  val LookupId = 0
+  val WindowId = 1
+  /** A clock's time stamp: a lookup's answer older than 2^StampWidth clocks would be taken
+    * for a fresh one (17 s at 250 MHz). */
+  val StampWidth = 32
+
+  /** Address, length, size and attributes of a single-beat access of a whole bucket. */
+  def singleBeat(ax: Axi4Ax, bucketBytes: Int): Unit = {
+    ax.len := 0
+    ax.setSize(U(log2Up(bucketBytes)))
+    ax.setBurstINCR()
+    if (ax.config.useLock) ax.setLock(B"0")
+    if (ax.config.useCache) ax.setCache(B"0011") // normal, non-cacheable, bufferable
+    if (ax.config.useProt) ax.setProt(B"000")
+    if (ax.config.useQos) ax.setQos(B"0000")
+  }
+
+  /** The byte address of `bucket` of a table of one-beat buckets from `baseAddress` on. */
+  def bucketAddress(axi: Axi4Config, baseAddress: BigInt, bucketBytes: Int, bucket: UInt): UInt =
+    U(baseAddress, axi.addressWidth bits) | (bucket << log2Up(bucketBytes)).resize(axi.addressWidth)
+}
+
+/** The read side of a memory-backed table: operations enter with their bucket, their bucket's
+  * beat is read under `LookupId`, and the beat comes back with the operation, in order.
+  * A `timed` operation (a lookup) has a result that leaves exactly `latency` clocks after it
+  * entered: `answer` takes it, and `due` gives it back at that clock, or says it is late.
+  * An untimed operation (a window or maintenance access) is never passed over and has no
+  * result slot.
+  *
+  * `pending` holds operations until their read is issued, `issued` those whose read is out
+  * (memory answers them in order), `answered` the timed results, and `schedule` the time
+  * stamp of every timed operation. A read that cannot be issued in time is not issued; an
+  * answer that comes back too late is not taken; either way the lookup leaves late.
+  * Nothing stalls the next operation. */
+class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int, payloadType: HardType[T],
+    answerType: HardType[A]) extends Area {
+  import MemoryReadPath._
+
+  case class Op() extends Bundle {
+    val payload = payloadType()
+    val bucket = UInt(bucketBits bits)
+    val timed = Bool()
+    val stamp = UInt(StampWidth bits)
+  }
+  case class Answer() extends Bundle {
+    val stamp = UInt(StampWidth bits)
+    val answer = answerType()
+  }
+
+  val now = Reg(UInt(StampWidth bits)) init 0
+  now := now + 1
+  def age(stamp: UInt): UInt = now - stamp
+
+  /** An operation entering (at most one a clock; its stamp is set here): it is queued in
+    * the next clock. */
+  val enter = Flow(Op())
+  enter.stamp := now
+  val arrival = enter.stage()
+
+  // `schedule` and `answered` hold at most the lookups of the last `latency` clocks (the
+  // ones older have left), so neither ever refuses a push; `pending` takes a lookup only
+  // while fewer than `waitingLimit` wait (else it is late without a read): a read port
+  // held back leaves a backlog that a lookup a clock would never work off. Untimed
+  // operations enter only into room a lookup leaves.
+  val schedule = StreamFifo(UInt(StampWidth bits), timing.inFlight)
+  val pending = StreamFifo(Op(), 1 << log2Up(timing.waitingLimit + 2))
+  val issued = StreamFifo(Op(), timing.outstanding)
+  val answered = StreamFifo(Answer(), timing.inFlight)
+  schedule.io.push.valid := arrival.valid && arrival.timed
+  schedule.io.push.payload := arrival.stamp
+  pending.io.push.valid := arrival.valid && (pending.io.occupancy < timing.waitingLimit || !arrival.timed)
+  pending.io.push.payload := arrival.payload
+  /** Whether an untimed operation may enter now: the queue's two places past the limit
+    * hold it and the one entering behind it. */
+  val untimedRoom = pending.io.occupancy < timing.waitingLimit
+
+  /** Issue: a read is worth issuing while its answer can still be back in time; one that
+    * cannot is passed over. Answers come one a clock at most, in order, so a read's answer
+    * is at least as many clocks away as reads are out before it: passing over the reads
+    * that could not be answered in time after a slow spell frees the clocks in which the
+    * table catches up. */
+  val issue = new Area {
+    val head = pending.io.pop
+    val expired = head.timed && age(head.stamp) + issued.io.occupancy >= timing.latency - MinLatency / 2
+    val live = head.throwWhen(expired)
+    val (toIssued, toRead) = StreamFork2(live, synchronous = true)
+    issued.io.push << toIssued
+    /** The bucket to read; registered, so that once valid it stays so until the port
+      * takes it, as AXI asks. */
+    val read = toRead.translateWith(toRead.bucket).m2sPipe()
+  }
+
+  /** A beat of the lookup id comes back: the oldest read's operation and its data, one clock
+    * later. `inTime`: for a timed one, whether its answer can still be taken. */
+  def returned(r: Stream[Axi4R]): Flow[ReturnedBeat] = {
+    val beat = r.valid && r.id === LookupId
+    issued.io.pop.ready := beat
+    val out = Flow(ReturnedBeat(r.payload.config.dataWidth))
+    out.valid := RegNext(beat) init False
+    out.op := RegNext(issued.io.pop.payload)
+    out.data := RegNext(r.data)
+    out.okay := RegNext(r.resp === Axi4.resp.OKAY)
+    // In time: pushed now, the answer reaches the queue's head 2 clocks later, before the
+    // clock `latency - 1` after its key in which the result is taken (`due`).
+    out.inTime := age(out.op.stamp) < timing.latency - 4
+    out
+  }
+  case class ReturnedBeat(dataWidth: Int) extends Bundle {
+    val op = Op()
+    val data = Bits(dataWidth bits)
+    val okay = Bool()
+    val inTime = Bool()
+  }
+
+  /** A timed operation's answer, at most one a clock, in order. */
+  def answer(valid: Bool, stamp: UInt, a: A): Unit = {
+    answered.io.push.valid := valid
+    answered.io.push.stamp := stamp
+    answered.io.push.answer := a
+  }
+
+  /** The oldest timed operation leaves `latency` clocks after it entered, with its answer
+    * if that is at the head of `answered` (answers are in order and none is older), else
+    * late. Registered. */
+  val due = new Area {
+    val now = schedule.io.pop.valid && age(schedule.io.pop.payload) === timing.latency - 1
+    val head = answered.io.pop
+    val ready = head.valid && head.stamp === schedule.io.pop.payload
+    schedule.io.pop.ready := now
+    head.ready := now && ready
+    val valid = RegNext(now) init False
+    val late = RegNext(!ready)
+    val answer = RegNext(head.answer)
+  }
+}

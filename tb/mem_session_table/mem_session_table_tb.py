@@ -1,0 +1,396 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cocotb tests of matcha_mem_session_table: the session table with its sessions in memory,
+64 buckets of three in 512-bit beats, results 512 clocks after their packet, 16 buckets
+tracked on chip, behind an AXI4 master on a memory that answers reads 100 to 600 clocks
+late (tb/common/late_memory.py).
+
+The oracle is tb/model/session.py's MemSessionModel, written from docs/sessions.md: every
+result is checked against it packet by packet, except a result flagged late or busy, which
+must have changed nothing (the model skips it). The memory answers with `snapshot` on
+where a test races packets of one flow: a read then misses every write that lands while
+it is out, so only the table's own tracking of its writes keeps the answers exact.
+"""
+
+import cocotb
+from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+
+from tb.common import cocotb_util, contract, driver
+from tb.common.axil import LiveBus
+from tb.common.late_memory import LateMemory
+from tb.model import session as model
+from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP
+from tb.session.session_tb import SessionTb, canon, flow, handshake
+
+BUCKETS, SLOTS, TRACKED = 64, 3, 16
+BUCKET_BYTES = 64
+LATENCY = 512
+TABLE = 0
+BASE = contract.INFO_WINDOW_BYTES  # the window of table 0
+
+
+class MemSessionTb(SessionTb):
+    def __init__(self, dut, rng):
+        super().__init__(dut)
+        cocotb_util.quiet_cocotbext(dut, ("s_axil", "m_axi"))
+        self.rng = rng
+        self.memory = None
+        self.flags = []  # (late, busy) of each result, in order
+
+    async def start(self, latency=100, snapshot=False):
+        await cocotb_util.start(self.dut, inputs_low=("packet_valid",))
+        self.memory = LateMemory(self.dut, "m_axi", BUCKETS * BUCKET_BYTES, self.rng, self.cycles)
+        self.memory.latency = latency
+        self.memory.snapshot = snapshot
+        cocotb.start_soon(self._drive())
+        cocotb.start_soon(self._monitor())
+        self.dev = await self.call(lambda: driver.Device(LiveBus(self)))
+        info = self.dev.tables[TABLE]
+        assert (info.kind, info.size, info.bucket_entries, info.key_bits, info.latency) == \
+            (contract.KIND_MEM_SESSION, BUCKETS * SLOTS, SLOTS, 128, LATENCY), info
+        self.model = model.MemSessionModel(BUCKETS, SLOTS)
+        # After reset the table writes every bucket empty, then waits for its reads out.
+        await ClockCycles(self.dut.clk, BUCKETS + 2 * latency + 50)
+
+    async def _monitor(self):
+        dut = self.dut
+        while True:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            if int(dut.result_valid.value):
+                r = model.Result(
+                    hit=bool(dut.result_payload_session_hit.value),
+                    learned=bool(dut.result_payload_session_learned.value),
+                    insert_failed=bool(dut.result_payload_session_insertFailed.value),
+                    drop=bool(dut.result_payload_session_drop.value),
+                    punt=bool(dut.result_payload_session_punt.value),
+                    reply=bool(dut.result_payload_session_reply.value),
+                    state=int(dut.result_payload_session_state.value),
+                    index=int(dut.result_payload_session_index.value))
+                self.results.append((self.cycles.cycle, r))
+                self.flags.append((bool(dut.result_payload_late.value),
+                                   bool(dut.result_payload_busy.value)))
+
+    def check(self, packets, results, now=0):
+        """Each result against the model; a late or busy one must say nothing and change
+        nothing. Returns (late, busy) counts."""
+        packets = [p for p in packets if p is not None]
+        flags = self.flags[len(self.flags) - len(results):]
+        assert len(packets) == len(results)
+        late = busy = 0
+        for n, (p, (cycle, got), (is_late, is_busy)) in enumerate(zip(packets, results, flags)):
+            if is_late or is_busy:
+                assert not (got.hit or got.learned or got.insert_failed), \
+                    f"packet {n} {p}: late {is_late} busy {is_busy} but {got}"
+                late += is_late
+                busy += is_busy
+                continue
+            want = self.model.packet(p, now)
+            if not (want.hit or want.learned):
+                got = got.__class__(**{**got.__dict__, "index": None})
+            assert got == want, f"packet {n} {p} (result at cycle {cycle}): {got}, model {want}"
+        return late, busy
+
+    async def dump(self):
+        """Every valid session as the driver reads it: index -> (key, state, initiator, age)."""
+        out = {}
+        for b in range(BUCKETS):
+            for s in range(SLOTS):
+                i = b << contract.MEMX_INDEX_SLOT_BITS | s
+                got = await self.call(self.dev.session_read, TABLE, i)
+                if got.valid:
+                    out[i] = (got.key_int(), got.state, got.initiator_high, got.age)
+        return out
+
+    async def check_table(self, late=0, busy=0):
+        """The table as the driver dumps it, and its statistics, equal the model's."""
+        dumped = await self.dump()
+        want = {i: (s.key, s.state, s.initiator) for i, s in self.model.entries.items()}
+        got = {i: (k, st, ini) for i, (k, st, ini, _age) in dumped.items()}
+        assert got == want, f"dump {sorted(got.items())}\nmodel {sorted(want.items())}"
+        stats = await self.call(self.dev.session_stats, TABLE)
+        m = self.model
+        assert stats == dict(occupancy=m.occupancy, learned=m.learned,
+                             insert_failed=m.insert_failed, aged=m.aged, hits=m.hits,
+                             misses=m.misses, late=late, busy=busy), stats
+
+
+def spaced(packets, every):
+    """The packets, one every `every` clocks."""
+    return [x for p in packets for x in [p] + [None] * (every - 1)]
+
+
+def new_flows(first, n, protocol=TCP):
+    return [flow(first + i, protocol) for i in range(n)]
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_syn_flood_fills_table(dut):
+    """New SYNs one every 10 clocks on a memory of 100 clocks: each learns while its bucket
+    has a free slot; then the punt policy applies, counted. Every result 512 clocks after
+    its packet."""
+    rng, _ = cocotb_util.test_rng(dut, "syn_flood_fills_table")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=100)
+    flood = new_flows(0, 2 * BUCKETS * SLOTS)
+    packets = spaced(flood, 10)
+    results = await tb.send(packets)
+    assert tb.check(packets, results) == (0, 0)
+    assert tb.model.insert_failed > 0 and tb.model.learned > BUCKETS * SLOTS // 2
+    assert tb.latency_of(results) == {LATENCY}
+    dut._log.info("SYN flood: %d of %d sessions learned, %d refused", tb.model.learned,
+                  BUCKETS * SLOTS, tb.model.insert_failed)
+    await tb.check_table()
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_back_to_back_new_flow(dut):
+    """Packets of one new flow on consecutive clocks, on a memory whose reads miss the
+    writes that land while they are out: the first learns, the next clock already hits,
+    the session is inserted once; the handshakes of flows sharing a bucket, interleaved
+    packet by packet, move each state once per packet."""
+    rng, _ = cocotb_util.test_rng(dut, "back_to_back_new_flow")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=300, snapshot=True)
+    a = flow(10, UDP)
+    # Three flows of one bucket: a full bucket, every slot's write in flight at once.
+    same = []
+    n = 100
+    while len(same) < 3:
+        f = flow(n)
+        if not same or tb.model.bucket(canon(f)) == tb.model.bucket(canon(same[0])):
+            same.append(f)
+        n += 1
+    shakes = [handshake(f) for f in same]
+    packets = [a] * 6 + [p for step in zip(*shakes) for p in step]
+    results = await tb.send(packets)
+    assert tb.check(packets, results) == (0, 0)
+    assert [r.learned for _, r in results[:6]] == [True] + [False] * 5
+    assert all(r.hit for _, r in results[1:6])
+    assert [r.state for _, r in results[6 + 6:6 + 9]] == [model.ESTABLISHED] * 3
+    assert tb.model.learned == 4 and tb.model.occupancy == 4
+    await tb.check_table()
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_forward_and_reverse(dut):
+    """Both directions find one session; the TCP state follows the handshake, FIN and RST;
+    UDP sessions; the same 5-tuple in another zone is another session; the driver finds
+    each session in its bucket by the key it builds itself."""
+    rng, _ = cocotb_util.test_rng(dut, "forward_and_reverse")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=200)
+    a, b, u = flow(1), flow(2), flow(3, UDP)
+    packets = handshake(a) + [a.reverse(FIN | ACK), a.with_flags(ACK)]
+    packets += handshake(b) + [b.with_flags(RST), b.reverse(FIN | ACK)]
+    packets += [u, u.reverse(0), u, model.Packet(8, UDP, u.src, u.dst, u.sport, u.dport)]
+    packets += [flow(4).reverse(SYN | ACK)]
+    results = await tb.send(packets)
+    assert tb.check(packets, results) == (0, 0)
+    states = [r.state for _, r in results]
+    assert states[:7] == [model.SYN_SENT, model.SYN_ACK, model.ESTABLISHED,
+                          model.ESTABLISHED, model.ESTABLISHED, model.CLOSING, model.CLOSING]
+    assert tb.model.occupancy == 4
+    await tb.check_table()
+    key, _ = driver.session_key_ipv4(a.zone, TCP, a.dst, a.dport, a.src, a.sport)
+    assert await tb.call(tb.dev.session_find, TABLE, key) == results[0][1].index
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_tracked_buckets_run_out(dut):
+    """A new flow every clock on a memory of 300 clocks: each learn's write stays tracked
+    for hundreds of clocks, so after the 16 tracked buckets the changes find no room. Those
+    packets leave busy, counted, and change nothing; every other result is the model's,
+    and the table holds exactly the sessions the model learned."""
+    rng, _ = cocotb_util.test_rng(dut, "tracked_buckets_run_out")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=300, snapshot=True)
+    flood = new_flows(1000, 60, UDP)
+    results = await tb.send(flood)
+    late, busy = tb.check(flood, results)
+    assert late == 0 and busy > 0 and tb.model.learned >= TRACKED, (busy, tb.model.learned)
+    # The refused flows come again once the writes are answered: now they learn.
+    again = [p for p, f in zip(flood, tb.flags[-len(flood):]) if f[1]]
+    results = await tb.send(spaced(again, 40))
+    assert tb.check(again, results) == (0, 0)
+    assert all(r.learned or r.insert_failed for _, r in results)
+    await tb.check_table(busy=busy)
+
+
+@cocotb.test(timeout_time=20, timeout_unit="ms")
+async def test_late_memory_learns_nothing(dut):
+    """A memory slower than the table is built for: every packet leaves late, learns
+    nothing and is counted; once the memory is fast again the same packets learn."""
+    rng, _ = cocotb_util.test_rng(dut, "late_memory_learns_nothing")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=100)
+    tb.memory.latency = 600
+    flows = new_flows(2000, 20, UDP)
+    results = await tb.send(spaced(flows, 2))
+    assert tb.check(flows, results) == (len(flows), 0)
+    assert tb.model.occupancy == 0
+    # The reads of the slow memory (the scanner's too) come back before the next ones.
+    tb.memory.latency = 100
+    await ClockCycles(dut.clk, 700)
+    results = await tb.send(flows)
+    assert tb.check(flows, results) == (0, 0)
+    assert tb.model.learned == len(flows) - tb.model.insert_failed
+    await tb.check_table(late=len(flows))
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_aging(dut):
+    """The scanner reads a bucket every SCAN_INTERVAL clocks and removes the sessions idle
+    past their state's timeout, not before and within a sweep and a read of it, counted;
+    a session whose packets keep coming stays."""
+    rng, _ = cocotb_util.test_rng(dut, "aging")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=100, snapshot=True)
+    tick, timeouts = 1024, {model.SYN_SENT: 6, model.UDP_STATE: 14}
+    await tb.call(tb.dev.session_set_tick, TABLE, tick)
+    # A sweep: 64 buckets, one every 2 clocks, an eighth of a tick.
+    await tb.write32(BASE + contract.MEMS_WIN_SCAN_INTERVAL, 2)
+    assert await tb.read32(BASE + contract.MEMS_WIN_SCAN_INTERVAL) == 2
+    for state, t in timeouts.items():
+        await tb.call(tb.dev.session_set_timeout, TABLE, state, t)
+    kept = flow(3000, UDP)
+    udp = [flow(3001 + n, UDP) for n in range(6)]
+    syns = [flow(3100 + n) for n in range(6)]
+    start = await tb.read32(BASE + contract.SESSION_NOW)
+    first = await tb.send([kept] + udp + syns)
+    after = await tb.read32(BASE + contract.SESSION_NOW)
+    assert all(r.learned for _, r in first)
+
+    def present(now):
+        """Sessions there for sure at tick `now`, and gone for sure, by the timeouts."""
+        there, gone = 1, 0
+        for group, state in ((udp, model.UDP_STATE), (syns, model.SYN_SENT)):
+            if now - start <= timeouts[state]:
+                there += len(group)
+            # Aged at an age above the timeout, then within a sweep and a read of memory.
+            if now - after > timeouts[state] + 2:
+                gone += len(group)
+        return there, 1 + len(udp) + len(syns) - gone
+
+    while True:
+        results = await tb.send([kept])
+        assert results[0][1].hit, "the session aged while its packets kept coming"
+        now = await tb.read32(BASE + contract.SESSION_NOW)
+        occupancy = await tb.read32(BASE + contract.SESSION_OCCUPANCY)
+        least, most = present(now)
+        assert least <= occupancy <= most, f"tick {now - start}: {occupancy} sessions, not {least}..{most}"
+        if now - after > max(timeouts.values()) + 3:
+            break
+    stats = await tb.call(tb.dev.session_stats, TABLE)
+    assert stats["aged"] == len(udp) + len(syns) and stats["occupancy"] == 1, stats
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_delete_racing_lookups(dut):
+    """The driver deletes sessions while their packets keep coming, on a memory whose reads
+    miss writes in flight: every packet hits until the delete and misses after it (TCP:
+    no re-learning without a SYN), a UDP flow re-learns once, others are untouched."""
+    rng, _ = cocotb_util.test_rng(dut, "delete_racing_lookups")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=200, snapshot=True)
+    tcp = [flow(40 + n) for n in range(6)]
+    udp = flow(50, UDP)
+    setup = [p for f in tcp for p in handshake(f)[:3]] + [udp]
+    assert tb.check(setup, await tb.send(setup)) == (0, 0)
+    victim = tcp[0]
+    traffic = []
+    for n in range(300):
+        traffic += [victim.with_flags(ACK), udp, tcp[1 + n % 5].with_flags(ACK), None]
+    mark = len(tb.results)
+    tb.queue.extend(traffic)
+    await ClockCycles(dut.clk, 40)
+    await tb.call(tb.dev.session_delete, TABLE, canon(victim))
+    await tb.call(tb.dev.session_delete, TABLE, canon(udp))
+    while tb.queue:
+        await RisingEdge(dut.clk)
+    await ClockCycles(dut.clk, LATENCY + 2)
+    results = [r for _, r in tb.results[mark:]]
+    sent = [p for p in traffic if p is not None]
+    assert len(results) == len(sent)
+    assert not any(late or busy for late, busy in tb.flags[mark:])
+    victim_hits = [r.hit for p, r in zip(sent, results) if p == victim.with_flags(ACK)]
+    cut = victim_hits.index(False)
+    assert 0 < cut and not any(victim_hits[cut:]), victim_hits
+    udp_results = [r for p, r in zip(sent, results) if p == udp]
+    assert sum(r.learned for r in udp_results) == 1
+    relearn = next(i for i, r in enumerate(udp_results) if r.learned)
+    assert all(r.hit for r in udp_results[:relearn] + udp_results[relearn + 1:])
+    others = [r for p, r in zip(sent, results) if p in [f.with_flags(ACK) for f in tcp[1:]]]
+    assert all(r.hit and r.state == model.ESTABLISHED for r in others)
+    assert await tb.call(tb.dev.session_find, TABLE, canon(victim)) is None
+    assert await tb.call(tb.dev.session_find, TABLE, canon(udp)) is not None
+    assert (await tb.call(tb.dev.session_stats, TABLE))["occupancy"] == 6
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_flush_under_traffic(dut):
+    """CLEAR while packets flow: afterwards the TCP sessions (which cannot re-learn without
+    a SYN) are gone and each UDP flow was learned again exactly once."""
+    rng, _ = cocotb_util.test_rng(dut, "flush_under_traffic")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=150, snapshot=True)
+    tcp = [flow(60 + n) for n in range(8)]
+    udp = [flow(70 + n, UDP) for n in range(20)]
+    # Spaced so that the writes in flight stay within the tracked buckets.
+    setup = [p for f in tcp for p in handshake(f)[:3]] + udp
+    assert tb.check(setup, await tb.send(spaced(setup, 12))) == (0, 0)
+    assert tb.model.insert_failed == 0
+    traffic = []
+    for n in range(60):
+        traffic += [tcp[n % 8].with_flags(ACK)] + udp + [None] * 4
+    mark = len(tb.results)
+    tb.queue.extend(traffic)
+    await ClockCycles(dut.clk, 30)
+    await tb.call(tb.dev.session_flush, TABLE)
+    flushed_at = tb.cycles.cycle
+    while tb.queue:
+        await RisingEdge(dut.clk)
+    await ClockCycles(dut.clk, LATENCY + 2)
+    sent = [p for p in traffic if p is not None]
+    got = tb.results[mark:]
+    assert len(got) == len(sent)
+    after = [(p, r) for p, (c, r) in zip(sent, got) if c > flushed_at + LATENCY]
+    assert after, "the traffic ended before the flush"
+    assert all(not r.hit for p, r in after if p.protocol == TCP)
+    learned = {}
+    for p, (_, r) in zip(sent, got):
+        if p.protocol == UDP and r.learned:
+            learned[canon(p)] = learned.get(canon(p), 0) + 1
+    stats = await tb.call(tb.dev.session_stats, TABLE)
+    assert learned == {canon(u): 1 for u in udp}, learned
+    dumped = await tb.dump()
+    assert sorted(k for k, *_ in dumped.values()) == sorted(learned), dumped
+    assert stats["occupancy"] == len(learned), stats
+
+
+@cocotb.test(timeout_time=60, timeout_unit="ms")
+async def test_random_traffic(dut):
+    """Random flows, directions, TCP flags, learn bits and gaps on a memory of random
+    latency and jitter whose reads miss writes in flight, checked packet by packet; then the
+    whole table and the statistics through the driver."""
+    rng, seed = cocotb_util.test_rng(dut, "random_traffic")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=rng.randrange(100, 301), snapshot=True)
+    tb.memory.jitter = rng.randrange(0, 20)
+    pool = [flow(n, rng.choice((TCP, UDP)), zone=rng.randrange(3)) for n in range(120)]
+    flags = [SYN, SYN | ACK, ACK, FIN | ACK, RST, ACK | 0x08, 0]
+    packets = []
+    for _ in range(3000):
+        if rng.random() < 0.6:
+            packets.append(None)
+            continue
+        f = rng.choice(pool)
+        p = f if rng.random() < 0.5 else f.reverse()
+        fl = rng.choice(flags) if f.protocol == TCP else 0
+        packets.append(p.with_flags(fl, learn=rng.random() < 0.8))
+    results = await tb.send(packets)
+    late, busy = tb.check(packets, results)
+    dut._log.info("random traffic (seed %d, memory %d clocks): %d packets, %d sessions, "
+                  "%d learned, %d refused, %d busy", seed, tb.memory.latency, len(results),
+                  tb.model.occupancy, tb.model.learned, tb.model.insert_failed, busy)
+    assert late == 0
+    await tb.check_table(busy=busy)
