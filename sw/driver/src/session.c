@@ -68,8 +68,8 @@ static int session_table(matcha_dev *dev, unsigned table, const char *op,
 	int rc = matcha_table_for(dev, table, 0, op, t);
 	if (rc || (*t)->info.kind == MATCHA_KIND_SESSION || in_memory(*t))
 		return rc;
-	return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is of kind %s, not a session "
-			   "table", op, table, matcha_kind_name((*t)->info.kind));
+	return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is of kind %s, not session or "
+			   "mem_session", op, table, matcha_kind_name((*t)->info.kind));
 }
 
 static bool index_valid(const struct matcha_table *t, uint32_t index)
