@@ -29,16 +29,19 @@ BASE = contract.INFO_WINDOW_BYTES  # the window of table 0
 
 
 class MemSessionTb(SessionTb):
-    def __init__(self, dut, rng):
+    """`buckets`: the unit's (64 for the tests' unit)."""
+
+    def __init__(self, dut, rng, buckets=BUCKETS):
         super().__init__(dut)
         cocotb_util.quiet_cocotbext(dut, ("s_axil", "m_axi"))
         self.rng = rng
+        self.buckets = buckets
         self.memory = None
         self.flags = []  # (late, busy) of each result, in order
 
     async def start(self, latency=100, snapshot=False):
         await cocotb_util.start(self.dut, inputs_low=("packet_valid",))
-        self.memory = LateMemory(self.dut, "m_axi", BUCKETS * BUCKET_BYTES, self.rng, self.cycles)
+        self.memory = LateMemory(self.dut, "m_axi", self.buckets * BUCKET_BYTES, self.rng, self.cycles)
         self.memory.latency = latency
         self.memory.snapshot = snapshot
         cocotb.start_soon(self._drive())
@@ -46,10 +49,10 @@ class MemSessionTb(SessionTb):
         self.dev = await self.call(lambda: driver.Device(LiveBus(self)))
         info = self.dev.tables[TABLE]
         assert (info.kind, info.size, info.bucket_entries, info.key_bits, info.latency) == \
-            (contract.KIND_MEM_SESSION, BUCKETS * SLOTS, SLOTS, 128, LATENCY), info
-        self.model = model.MemSessionModel(BUCKETS, SLOTS)
+            (contract.KIND_MEM_SESSION, self.buckets * SLOTS, SLOTS, 128, LATENCY), info
+        self.model = model.MemSessionModel(self.buckets, SLOTS)
         # After reset the table writes every bucket empty, then waits for its reads out.
-        await ClockCycles(self.dut.clk, BUCKETS + 2 * latency + 50)
+        await ClockCycles(self.dut.clk, self.buckets + 2 * latency + 50)
 
     async def _monitor(self):
         dut = self.dut
@@ -93,7 +96,7 @@ class MemSessionTb(SessionTb):
     async def dump(self):
         """Every valid session as the driver reads it: index -> (key, state, initiator, age)."""
         out = {}
-        for b in range(BUCKETS):
+        for b in range(self.buckets):
             for s in range(SLOTS):
                 i = b << contract.MEMX_INDEX_SLOT_BITS | s
                 got = await self.call(self.dev.session_read, TABLE, i)

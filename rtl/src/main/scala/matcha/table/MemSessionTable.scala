@@ -489,3 +489,19 @@ class MemSessionTableUnit(c: MemSessionTableConfig, name: String = "matcha_mem_s
   table.mem.r << io.mem.r
   table.mem.b << io.mem.b
 }
+
+/** Memory-backed session table units for the scale benchmark (bench/scale/run_sessions.py):
+  * 2^14 buckets of three sessions with 16, 64 and 128 buckets tracked, one per directory
+  * under `--out DIR`. */
+object MemSessionSweep {
+  val configs = Seq(16, 64, 128).map(t => MemSessionTableConfig(buckets = 1 << 14, writesTracked = t))
+
+  def main(args: Array[String]): Unit = {
+    val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/mem-session-sweep/rtl")
+    for (c <- configs) {
+      val dir = s"$out/mem_session_t${c.writesTracked}"
+      new java.io.File(dir).mkdirs()
+      matcha.Generate.spinal(dir).generateVerilog(matcha.Generate.top(new MemSessionTableUnit(c))())
+    }
+  }
+}
