@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""How full a table of sessions in buckets can get: the share of new flows refused because
+every bucket they may use is full, once the table holds a given share of its slots, for
+the memory-backed session table's buckets (three sessions, one bucket a key: docs/sessions.md,
+"Sessions in memory") and for the two layouts that would take more (six sessions a bucket
+of two beats; two buckets of three a key, the emptier taken). Keys land in buckets uniformly
+at random (what the session hash gives keys that differ in any bits, docs/sessions.md,
+"Slots"); the table is filled without refusals counted, then probed with fresh keys. The
+share depends on the load, not on the number of buckets, so a table of 2^15 buckets stands
+for one of 2^24 to 2^26. Writes a Markdown report (default
+bench/results/session_capacity.md).
+
+usage: python bench/scale/session_capacity.py [--buckets 32768] [--probes 20000] [--seed 1]
+           [--out bench/results/session_capacity.md]
+"""
+
+import argparse
+import random
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from bench.provenance import invocation, write_report  # noqa: E402
+
+LAYOUTS = ((3, 1), (6, 1), (3, 2))  # (sessions a bucket, buckets a key)
+LOADS = (0.16, 0.25, 0.32, 0.5, 0.64)
+SESSIONS = 32 * 2**20
+BUCKET_BYTES = 64
+
+
+def refused_share(slots, choices, load, buckets, probes, rng):
+    """Share of fresh keys refused once `load` of the slots are taken."""
+    fill = [0] * buckets
+    held, target = 0, int(load * slots * buckets)
+    while held < target:
+        b = min((rng.randrange(buckets) for _ in range(choices)), key=fill.__getitem__)
+        if fill[b] < slots:
+            fill[b] += 1
+            held += 1
+    refused = sum(all(fill[rng.randrange(buckets)] >= slots for _ in range(choices))
+                  for _ in range(probes))
+    return refused / probes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--buckets", type=int, default=1 << 15)
+    ap.add_argument("--probes", type=int, default=20000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "session_capacity.md"))
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    md = [
+        "# Sessions in buckets: new flows refused by load",
+        "",
+        f"A model of bucket filling (`bench/scale/session_capacity.py`, {args.buckets:,} buckets, "
+        f"{args.probes:,} fresh keys probed per cell, seed {args.seed}): the share of new flows "
+        "that find every bucket they may use full, when the table holds the given share of its "
+        "slots. Three a bucket, one bucket a key is `matcha_mem_session_table`'s layout.",
+        "",
+        "| sessions a bucket | buckets a key | " + " | ".join(f"{int(100 * x)} % full" for x in LOADS) + " |",
+        "| ---: | ---: | " + " | ".join("---:" for _ in LOADS) + " |",
+    ]
+    for slots, choices in LAYOUTS:
+        cells = [f"{100 * refused_share(slots, choices, x, args.buckets, args.probes, rng):.2f} %" for x in LOADS]
+        md.append(f"| {slots} | {choices} | " + " | ".join(cells) + " |")
+    md += [
+        "",
+        f"At {SESSIONS // 2**20}M sessions, buckets of {BUCKET_BYTES} bytes (three sessions each) take:",
+        "",
+        "| buckets | memory | load at 32M sessions |",
+        "| ---: | ---: | ---: |",
+    ]
+    for bits in (24, 25, 26):
+        md.append(f"| 2^{bits} | {(1 << bits) * BUCKET_BYTES // 2**30} GiB | "
+                  f"{100 * SESSIONS / (3 << bits):.0f} % |")
+    md.append("")
+    write_report("\n".join(md) + "\n", args.out, invocation(), [])
+
+
+if __name__ == "__main__":
+    main()
