@@ -120,8 +120,9 @@ def config_header(config, program):
                            f"bits in steps of 64")
     top = toplevel(program)
     # The memory-backed tables' AXI4 master ports (m_axi_<table>), each with its data bytes.
+    prog = layout["program"]
     memories = " ".join(f"X({t['memory']['port']}, {t['memory']['dataWidth'] // 8})"
-                        for t in layout["program"]["tables"] if "memory" in t)
+                        for t in prog["tables"] + prog.get("sessions", []) if "memory" in t)
     # The packet path's own reasons: parse errors and forwarding checks.
     own = {**layout["parseErrors"], **layout["checkReasons"]}
     errors = ", ".join(f'{{{code}, "{name}"}}'

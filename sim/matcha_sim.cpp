@@ -442,12 +442,19 @@ Layout load_layout(const std::string& path) {
             }
         }
     }
-    // A session stage punts or drops with its reason a frame it has no free way to learn.
+    // A session stage punts or drops with its reason a frame it has no free way to learn;
+    // with its sessions in memory, it punts one whose bucket came late or whose change
+    // found no room to be written.
     const Json& sessions = r.array(program, "program", "sessions", true);
     for (size_t i = 0; i < sessions.size(); i++) {
         const std::string at = LayoutReader::item("program", "sessions", i);
         std::string name = object(sessions[i], at, "session");
         reason(unsigned(r.uint(sessions[i], at, "reason", 0xFF)), name + ".full");
+        if (const Json* memory = r.find(sessions[i], at, "memory")) {
+            const std::string mat = LayoutReader::member(at, "memory");
+            reason(unsigned(r.uint(*memory, mat, "lateReason", 0xFF)), name + ".late");
+            reason(unsigned(r.uint(*memory, mat, "busyReason", 0xFF)), name + ".busy");
+        }
     }
     const Json& meters = r.array(program, "program", "meters", true);
     for (size_t i = 0; i < meters.size(); i++)

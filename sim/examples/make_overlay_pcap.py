@@ -34,8 +34,9 @@ The frames, in order (scenario() lists each with what the tables make of it):
   VNET's underlay range that is no known PA of it;
 - a full session table: C probes UDP ports of B from ports chosen so that the keys of its
   flows, with the sessions learned before them, fill the four candidate slots of the last
-  one's key (found by trying ports, full_table_flows()); every probe but the last is
-  learned and passes, the last finds no free way and is punted to the host;
+  one's key on chip (`overlay`) and the three of its bucket in memory (`overlay_mem`)
+  (found by trying ports, full_table_flows()); every probe but the last is learned and
+  passes, the last finds no free slot and is punted to the host;
 - frames that are not the overlay's: an ARP request for the VIP (punted to the host) and a
   VXLAN frame carrying ARP (dropped).
 
@@ -57,7 +58,7 @@ from scapy.utils import wrpcap
 # The reference model's session table (tb/model/session.py), which the hardware's equals
 # frame by frame in every test, places the probes.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tb.model.session import Packet, SessionModel, canonical_key  # noqa: E402
+from tb.model.session import MemSessionModel, Packet, SessionModel, canonical_key  # noqa: E402
 
 SEED = 2024
 VIP = "10.1.1.1"
@@ -80,9 +81,10 @@ D = Vm("D", "192.168.3.1", "00:04:00:00:06:17", 11, "10.10.4.10", 104, 4)
 VMS = (A, B, C, D)
 MARK_DSCP = 10
 
-# The session table of the 64-bit build (layout-overlay.json "sessions"): 1024 entries in
-# 4 ways of 256 slots.
+# The session tables of the 64-bit builds ("sessions" of layout-overlay.json: 1024 entries
+# in 4 ways of 256 slots; of layout-overlay_mem.json: 1536 in memory, 512 buckets of 3).
 WAYS, SLOTS = 4, 256
+MEM_BUCKETS, MEM_SLOTS = 512, 3
 UDP_PROTO = 17
 VXLAN_PORT = 4789
 
@@ -152,23 +154,27 @@ def session_packet(frame, expected):
 
 def full_table_flows(rng, earlier):
     """Source and destination ports of C's UDP flows to B, in the order sent, such that the
-    last one finds all four of its candidate slots taken, in the model's session table
-    after the `earlier` frames ([(frame, expected)]). The slot hash is not linear, so each
-    flow is found by trying random ports: to fill slot s of way w, a flow whose way-w slot
-    is s, sent after flows that fill its slots in ways 0 .. w-1 (found the same way), takes
-    way w."""
+    last one finds every slot it may take full in both programs' session tables (the
+    models', after the `earlier` frames ([(frame, expected)])), and every other one
+    learns in both. The slot hash is not linear, so each flow is found by trying random
+    ports. In memory, the last flow's bucket is filled first, by flows of that bucket. On
+    chip, to fill slot s of way w: a flow whose way-w slot is s, sent after flows that fill
+    its slots in ways 0 .. w-1 (found the same way), takes way w; those flows keep out of
+    the last flow's bucket in memory."""
     src, dst = ip_int(C.ca), ip_int(B.ca)
     table = SessionModel(WAYS * SLOTS, WAYS)
+    memory = MemSessionModel(MEM_BUCKETS, MEM_SLOTS)
     for frame, expected in earlier:
         p = session_packet(frame, expected)
         if p is not None:
             table.packet(p, 0)
+            memory.packet(p, 0)
 
     def probe(ports):
         return Packet(C.eni, UDP_PROTO, src, dst, ports >> 16, ports & 0xFFFF)
 
-    def candidates(ports):
-        return table.candidates(canonical_key(probe(ports))[0])
+    def key(ports):
+        return canonical_key(probe(ports))[0]
 
     def random_ports():
         while True:
@@ -178,23 +184,34 @@ def full_table_flows(rng, earlier):
 
     flows = []
 
+    def learn(ports):
+        for t in (table, memory):
+            r = t.packet(probe(ports), 0)
+            assert r.learned, f"flow {ports:#x} did not learn in {type(t).__name__}"
+        flows.append(ports)
+
     def fill(way, index):
         if index in table.entries:
             return
         while True:
             ports = random_ports()
-            if ports not in flows and ports != last and candidates(ports)[way] == index:
+            if ports not in flows and ports != last and table.candidates(key(ports))[way] == index \
+                    and memory.bucket(key(ports)) != memory.bucket(key(last)):
                 break
-        for w, i in enumerate(candidates(ports)[:way]):
+        for w, i in enumerate(table.candidates(key(ports))[:way]):
             fill(w, i)
-        r = table.packet(probe(ports), 0)
-        assert r.learned and r.index == index
-        flows.append(ports)
+        learn(ports)
+        assert table.find(key(ports)) == index
 
     last = random_ports()
-    for way, index in enumerate(candidates(last)):
+    while any(i not in memory.entries for i in memory.candidates(key(last))):
+        ports = random_ports()
+        if ports not in flows and ports != last and memory.bucket(key(ports)) == memory.bucket(key(last)):
+            learn(ports)
+    for way, index in enumerate(table.candidates(key(last))):
         fill(way, index)
-    assert table.packet(probe(last), 0).insert_failed, "the last flow must find every slot taken"
+    for t in (table, memory):
+        assert t.packet(probe(last), 0).insert_failed, "the last flow must find every slot taken"
     flows.append(last)
     return [(ports >> 16, ports & 0xFFFF) for ports in flows]
 

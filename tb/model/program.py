@@ -69,7 +69,7 @@ from .headers import CHECK_REASONS as CHECKS
 from .headers import HEADER_TYPES, INSTANCE_TYPE, WRITABLE, all_field_names
 from .packet_path import emit, ones_sum
 from .meter import MeterBank
-from .session import Packet, SessionModel, canonical_key
+from .session import MemSessionModel, Packet, SessionModel, canonical_key
 
 KINDS = ("exact", "lpm", "ternary", "direct")
 OPS = ("check", "set", "setConst", "decrement", "copy", "drop", "punt", "meter")
@@ -716,7 +716,11 @@ SESSION_RESULTS = ("hit", "reply", "state", "learned", "insertFailed")
 
 
 class SessionStage:
-    """The session table as a stage: its description and its SessionModel."""
+    """The session table as a stage: its description and its SessionModel, or with a
+    "memory" member (docs/sessions.md, "Sessions in memory") its MemSessionModel, whose
+    packets are punted with the late reason while `late` says the memory is slower than
+    the table allows (the model has no clock); a frame left busy is not modelled (tests
+    keep the memory's writes within the tracked buckets)."""
 
     def __init__(self, desc):
         try:
@@ -733,9 +737,11 @@ class SessionStage:
                 fields = part["fields"] if isinstance(part["fields"], list) else [part["fields"]]
                 self.inputs[n] = (list(fields), int(part["width"]))
             self.results = {n: desc["result"][n] for n in SESSION_RESULTS}
-            self.table = SessionModel(int(desc["size"]), int(desc.get("ways", 4)),
-                                      addr_bits=self.inputs["srcAddr"][1],
-                                      zone_bits=self.inputs["zone"][1])
+            memory = desc.get("memory")
+            self.late_reason = int(memory["lateReason"]) if memory else None
+            self.busy_reason = int(memory["busyReason"]) if memory else None
+            self.late = False
+            self.table = self._empty_table()
         except KeyError as e:
             raise ProgramError(f"session table {desc.get('name')}: no {e}") from None
 
@@ -756,6 +762,10 @@ class SessionStage:
                    self.read(phv, "dstAddr"), self.read(phv, "srcPort"),
                    self.read(phv, "dstPort"), self.read(phv, "tcpFlags"),
                    bool(phv.get(self.learn, 0)), phv.get("meta.frameLen", 0))
+        if self.late:
+            phv["meta.punt"] = 1
+            phv["meta.reason"] = self.late_reason
+            return Lookup(self.name, True, canonical_key(p, self.table.addr_bits)[0])
         r = self.table.packet(p, tick, commit)
         for n, value in zip(SESSION_RESULTS, (r.hit, r.reply, r.state, r.learned,
                                               r.insert_failed)):
@@ -768,9 +778,15 @@ class SessionStage:
         key = canonical_key(p, self.table.addr_bits)[0]
         return Lookup(self.name, True, key, r.hit, r.index, what, r.state)
 
+    def _empty_table(self):
+        size, ways = int(self.desc["size"]), int(self.desc.get("ways", 4))
+        widths = dict(addr_bits=self.inputs["srcAddr"][1], zone_bits=self.inputs["zone"][1])
+        if self.late_reason is None:
+            return SessionModel(size, ways, **widths)
+        return MemSessionModel(size // ways, ways, **widths)
+
     def reset(self):
-        t = self.table
-        self.table = SessionModel(t.size, t.ways, t.addr_bits, self.inputs["zone"][1])
+        self.table = self._empty_table()
 
     def __deepcopy__(self, memo):
         # Only the table is state; the description and what was read from it are never

@@ -40,6 +40,7 @@ NOT_OVERLAY, VIP_MISS, ENI_MISS, ENI_DOWN = 0x30, 0x32, 0x33, 0x34
 INBOUND_ROUTE_MISS, PA_VALIDATION_MISS, ACL_DENIED, ACL_TO_HOST = 0x35, 0x36, 0x37, 0x38
 POLICED_RED, POLICED_YELLOW, ROUTE_MISS, MAPPING_MISS = 0x3A, 0x3B, 0x3C, 0x3E
 MAPPING_LATE = 0x40
+SESSION_LATE = 0x41
 SESSION_FULL = 0x39
 # meta.aclVerdict
 PERMIT, DENY, TO_HOST = 1, 2, 3
@@ -474,6 +475,39 @@ async def test_mapping_late_punts(dut):
         await tb.send(f"in time {i}", outbound(sport=41000 + i))
     got = [outcome(g) for g in await tb.check()]
     assert [k for k, _ in got] == ["pass"] * 6, got
+    await tb.check_counters()
+
+
+@only_on("matcha_overlay_mem")
+@cocotb.test()
+async def test_session_late_punts(dut):
+    """The sessions in memory, their memory slower than the table's latency (docs/sessions.md,
+    "A packet's path"): every outbound frame that reaches the session stage is punted with
+    SESSION_LATE as it came and learns nothing, while frames that never reach it (to a
+    wrong VIP) are dropped as before; MEMS_WIN_LATE counts them. With the memory fast
+    again, the same flows learn their sessions and are encapsulated."""
+    tb = await overlay_setup(dut, "session_late")
+    memory, stage = tb.memories["sessions"], tb.model.sessions["sessions"]
+    base = (stage.index + 1) * contract.INFO_WINDOW_BYTES
+    late_before = await tb.read64(base + contract.MEMS_WIN_LATE)
+    memory.latency = int(stage.desc["latency"]) + 40
+    stage.late = True
+    for i in range(6):
+        await tb.send(f"late {i}", outbound(sport=42000 + i))
+    await tb.send("wrong VIP", outbound(vip="10.9.9.9"))
+    got = [outcome(g) for g in await tb.check(timeout=4000)]
+    assert got == [("punt", SESSION_LATE)] * 6 + [("drop", VIP_MISS)], got
+    assert await tb.read64(base + contract.MEMS_WIN_LATE) - late_before == 6
+    assert stage.table.occupancy == 0
+    # The aging scanner's reads of the slow memory come back before the next frames' do.
+    memory.latency = 100
+    stage.late = False
+    await cocotb.triggers.ClockCycles(dut.clk, int(stage.desc["latency"]) + 100)
+    for i in range(6):
+        await tb.send(f"in time {i}", outbound(sport=42000 + i))
+    got = [outcome(g) for g in await tb.check()]
+    assert [k for k, _ in got] == ["pass"] * 6, got
+    assert stage.table.learned == 6
     await tb.check_counters()
 
 

@@ -81,11 +81,14 @@ def test_layout_overlay_program(config):
 
 
 def test_layout_overlay_mem_program():
-    """overlay_mem is the overlay program but for its mapping table: a mem_exact table on a
-    512-bit port of its own (m_axi_mapping) whose 64-byte buckets hold three 18-byte
-    mappings (docs/tables.md: 2 + 6 bytes of VNET and address + 10 of underlay address and
-    MAC), twice as many buckets as the on-chip table's mappings, results 512 clocks after
-    the key, a late one punted with MAPPING_LATE (0x40)."""
+    """overlay_mem is the overlay program but for its mapping and session tables. The
+    mappings: a mem_exact table on a 512-bit port of its own (m_axi_mapping) whose 64-byte
+    buckets hold three 18-byte mappings (docs/tables.md: 2 + 6 bytes of VNET and address +
+    10 of underlay address and MAC), twice as many buckets as the on-chip table's mappings,
+    results 512 clocks after the key, a late one punted with MAPPING_LATE (0x40). The
+    sessions: on a port of their own (m_axi_sessions), three 19-byte sessions a bucket
+    (docs/sessions.md), half as many buckets as the on-chip table's sessions, results 512
+    clocks after the packet, late ones punted with 0x41 and busy ones with 0x42."""
     config = "w64"
     if not layout_file(config, MEM_LAYOUT).exists():
         pytest.skip(f"{layout_file(config, MEM_LAYOUT)} not found")
@@ -102,4 +105,11 @@ def test_layout_overlay_mem_program():
                                  "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x40}
     assert mapping["size"] == 3 * 2 * SCALE[config]["mappings"]
     assert [a["name"] for a in mapping["actions"]] == [a["name"] for a in on_chip["mapping"]["actions"]]
-    assert mem["latency"] - chip["latency"] == 512 - on_chip["mapping"]["latency"]
+    (sessions,), (chip_sessions,) = mem["sessions"], chip["sessions"]
+    assert sessions["memory"] == {"port": "m_axi_sessions", "dataWidth": 512, "addressWidth": 34, "idWidth": 8,
+                                  "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x41, "busyReason": 0x42}
+    assert (sessions["size"], sessions["ways"], sessions["latency"]) == (3 * SCALE[config]["sessions"] // 2, 3, 512)
+    assert {k: v for k, v in sessions.items() if k not in ("memory", "size", "ways", "latency", "index")} == \
+        {k: v for k, v in chip_sessions.items() if k not in ("size", "ways", "latency", "index")}
+    assert mem["latency"] - chip["latency"] == \
+        512 - on_chip["mapping"]["latency"] + 512 - chip_sessions["latency"]

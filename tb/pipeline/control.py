@@ -85,10 +85,15 @@ def descriptor_of_meter(meter):
 def descriptor_of_session(session):
     """The descriptor docs/sessions.md gives a session table of a program description:
     kind 5 with counters, the canonical key width, size, 17 bits of readback data, the ways,
-    the latency."""
+    the latency; in memory ("Sessions in memory"), kind 8 without counters, the sessions a
+    bucket for the ways, and the entry bytes in the extra word."""
+    base = (session["index"] + 1) * contract.INFO_WINDOW_BYTES
+    if "memory" in session:
+        return drv.Descriptor(contract.KIND_MEM_SESSION, session["keyWidth"], session["size"], SESSION_DATA_BITS,
+                              base, session["ways"], session["latency"],
+                              contract.MEMS_ENTRY_KEY_BYTE + (session["keyWidth"] + 7) // 8)
     return drv.Descriptor(contract.KIND_SESSION | contract.KIND_COUNTERS, session["keyWidth"],
-                          session["size"], SESSION_DATA_BITS, (session["index"] + 1) * contract.INFO_WINDOW_BYTES,
-                          session["ways"], session["latency"], 0)
+                          session["size"], SESSION_DATA_BITS, base, session["ways"], session["latency"], 0)
 
 
 def descriptors_for(program):

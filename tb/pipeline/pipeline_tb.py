@@ -70,12 +70,15 @@ class PipelineTb(AxiLiteRegisters):
         self.cycles = cocotb_util.CycleCounter(dut)
         # A memory-backed table's memory: its port answers reads 100 clocks late
         # (LateMemory.latency; the table is built for up to its memoryLatency).
+        # A session table's "ways" are the sessions of a bucket.
         self.memories = {}
-        for t in self.lay.raw["program"]["tables"]:
+        prog = self.lay.raw["program"]
+        for t in prog["tables"] + prog.get("sessions", []):
             if "memory" in t:
                 port = t["memory"]["port"]
                 cocotb_util.quiet_cocotbext(dut, (port,))
-                size = t["memory"]["baseAddress"] + t["size"] // descriptor_of(t).geometry * t["memory"]["dataWidth"] // 8
+                per_bucket = t["ways"] if t in prog.get("sessions", []) else descriptor_of(t).geometry
+                size = t["memory"]["baseAddress"] + t["size"] // per_bucket * t["memory"]["dataWidth"] // 8
                 self.memories[t["name"]] = LateMemory(dut, port, size, rng, self.cycles)
         self.sent, self.outs, self.drops = [], [], []
         self.op_starts = []   # clock each table change began (change i -> state i + 1)

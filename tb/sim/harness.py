@@ -343,7 +343,8 @@ def _first_row_difference(got, want):
 def reason_names(program):
     """{reason code: name} as sim/README.md names reasons: parse errors and forwarding
     checks by their names, table reasons as table.action, a memory-backed table's late
-    lookups as <table>.late, a session stage's as <session table>.full; a reason that
+    lookups as <table>.late, a session stage's as <session table>.full (and, in memory,
+    .late and .busy); a reason that
     several actions raise is their names joined by "/", in description order."""
     table_names = {}
     for t in program.tables:
@@ -355,6 +356,9 @@ def reason_names(program):
                     table_names.setdefault(op.reason, []).append(f"{t.name}.{a.name}")
     for s in program.sessions.values():
         table_names.setdefault(s.reason, []).append(f"{s.name}.full")
+        if s.late_reason is not None:
+            table_names.setdefault(s.late_reason, []).append(f"{s.name}.late")
+            table_names.setdefault(s.busy_reason, []).append(f"{s.name}.busy")
     checks = {code: name for name, code in CHECK_REASONS.items()}
     return {**{r: "/".join(n) for r, n in table_names.items()}, **ERROR_NAMES, **checks}
 

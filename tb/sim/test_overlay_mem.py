@@ -104,14 +104,16 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
     assert rc == 0, f"{stdout}\n{stderr}"
     tables_file.load(program, tables_path)
     program["mapping"].late = late
+    program.sessions["sessions"].late = late
     exp = harness.expected(program, sent, Layout(layout).header_bytes)
     got = harness.read_outputs(out)
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
-    (memory,) = got.summary["memories"]
-    assert (memory["port"], memory["latency"], memory["interval"]) == \
-        ("m_axi_mapping", memory_latency, memory_interval)
-    print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memory {memory}")
+    memories = {m["port"]: m for m in got.summary["memories"]}
+    assert sorted(memories) == ["m_axi_mapping", "m_axi_sessions"]
+    for m in memories.values():
+        assert (m["latency"], m["interval"]) == (memory_latency, memory_interval)
+    print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memories {memories}")
     return got.summary, exp, program, len(mapped), len(unmapped)
 
 
@@ -129,20 +131,22 @@ def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval
     drops = [names[r] for *_, r in exp.drops]
     assert sum(len(fs) for fs in exp.ports.values()) == mapped
     assert drops == ["mapping.drop"] * unmapped
+    mapping_memory = next(m for m in summary["memories"] if m["port"] == "m_axi_mapping")
     if memory_latency >= 300:
-        assert summary["memories"][0]["reads_out_max"] > 1
+        assert mapping_memory["reads_out_max"] > 1
     if cleared:
         mapping = program["mapping"]
-        assert summary["memories"][0]["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
+        assert mapping_memory["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
 
 
 @pytest.mark.builds(OVERLAY_MEM)
 def test_memory_slower_than_the_table(work, matcha_seed):
-    """A memory slower than the table's latency (512 clocks): every frame that reaches the
-    mapping is punted with mapping.late as it came, and the table counts no hit or miss."""
+    """A memory slower than the tables' latency (512 clocks): every frame is punted as it
+    came by the session stage, the first memory-backed one it meets, with sessions.late;
+    none reaches the mapping, which counts no hit or miss."""
     summary, exp, _, mapped, unmapped = run(work, matcha_seed, 600, 1, late=True)
     assert len(exp.punt) == mapped + unmapped and not exp.drops
-    assert {int(r): v["name"] for r, v in summary["punted"]["reasons"].items()} == {0x40: "mapping.late"}
+    assert {int(r): v["name"] for r, v in summary["punted"]["reasons"].items()} == {0x41: "sessions.late"}
     (mapping,) = [t for t in summary["tables"] if t["name"] == "mapping"]
     assert (mapping["hits"], mapping["misses"]) == (0, 0)
 

@@ -1167,10 +1167,16 @@ static int cmd_session_dump(struct ctl *c, const struct ctl_command *command,
 		return rc;
 	if ((rc = matcha_session_now(c->dev, table, &now)))
 		return lib_fail(c, cmd, rc);
-	fprintf(c->out, "session table %u (%u entries, %u ways), tick now %u\n"
+	/* In memory, entry n is slot n % bucket_entries of bucket n / bucket_entries. */
+	bool mem = in.kind == MATCHA_KIND_MEM_SESSION;
+	fprintf(c->out, "session table %u (%u entries, %u %s), tick now %u\n"
 		"  index zone protocol initiator -> responder state age(ticks) packets bytes\n",
-		table, in.size, in.ways, (unsigned)now);
-	for (uint32_t i = 0; i < in.size; i++) {
+		table, in.size, mem ? in.bucket_entries : in.ways,
+		mem ? "a bucket" : "ways", (unsigned)now);
+	for (uint32_t n = 0; n < in.size; n++) {
+		uint32_t i = mem ? (n / in.bucket_entries) << MATCHA_HW_MEMX_INDEX_SLOT_BITS |
+					   n % in.bucket_entries
+				 : n;
 		struct matcha_session s;
 		char zone_proto[40], proto[8], low[32], high[32];
 		if ((rc = matcha_session_read(c->dev, table, i, &s)))

@@ -592,12 +592,14 @@ static int read_session(struct loader *ld, const json_t *js, size_t position)
 		return rc;
 	s->size = size;
 	s->ways = ways;
-	if (in.kind != MATCHA_KIND_SESSION)
+	if (in.kind != MATCHA_KIND_SESSION && in.kind != MATCHA_KIND_MEM_SESSION)
 		return LFAIL(ld, "layout %s: %s is a session table in the layout, %s in the "
 			     "hardware: the layout does not describe this bitstream", ld->name, what,
 			     matcha_kind_name(in.kind));
+	/* "ways": a key's candidate slots; in memory, the sessions of its bucket. */
+	unsigned candidates = in.kind == MATCHA_KIND_MEM_SESSION ? in.bucket_entries : in.ways;
 	if ((rc = agree(ld, what, "size", size, in.size)) ||
-	    (rc = agree(ld, what, "ways", ways, in.ways)) ||
+	    (rc = agree(ld, what, "ways", ways, candidates)) ||
 	    (rc = agree(ld, what, "keyWidth", key_bits, in.key_bits)))
 		return rc;
 	return agree(ld, what, "latency", latency, in.latency);

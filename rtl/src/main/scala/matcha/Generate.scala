@@ -23,10 +23,10 @@ object Generate {
   val program: Program = Programs.l2l3
   /** Programs generated besides it in a configuration, each as `matcha_<name>` with its
     * `layout-<name>.json`; the overlay program at the configuration's scale, and at 64 bits
-    * the overlay with its mappings in memory (`overlay_mem`), the one the tests run. */
+    * the overlay with its mappings and sessions in memory (`overlay_mem`), the one the tests run. */
   def extraPrograms(cfg: MatchaConfig): Seq[Program] =
     Seq(Programs.policer, Programs.conntrack, Programs.overlay(Overlay.scaleOf(cfg))) ++
-      (if (cfg.dataWidth < 512) Seq(Programs.overlay(Overlay.Board, Some(Overlay.MappingMemory))) else Nil)
+      (if (cfg.dataWidth < 512) Seq(Programs.overlayMem) else Nil)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,

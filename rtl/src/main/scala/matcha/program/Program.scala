@@ -108,7 +108,10 @@ case class SessionSpec(
     dstPort: KeyField = KeyField.firstValid("hdr.tcp.dstPort", "hdr.udp.dstPort"),
     tcpFlags: KeyField = KeyField("hdr.tcp.flags"),
     learn: String = "meta.learn",
-    applyIf: Seq[String] = Seq("hdr.ipv4.valid")
+    applyIf: Seq[String] = Seq("hdr.ipv4.valid"),
+    /** The sessions in memory (docs/sessions.md, "Sessions in memory"): `size` of them in
+      * buckets of as many as a beat of the port holds. */
+    memory: Option[SessionMemory] = None
 ) extends Step {
   def label: String = name
   def latency(layout: PhvLayout): Int = stageLatency
@@ -116,9 +119,19 @@ case class SessionSpec(
   /** Its window is added later, after the meter arrays' (PacketPath). */
   def build(phv: StepPhv, bus: ControlBus, meters: Seq[MeterSpec]): PipelineStage = new SessionStage(this, phv)
   require(reason >= 0x10 && reason < 256, s"session table $name: reasons are 0x10..0xff (parse errors own 1..15)")
+  /** The on-chip table's (a session table without `memory`). */
   def config = matcha.table.SessionTableConfig(size, ways)
+  def memoryConfig: Option[matcha.table.MemSessionTableConfig] = memory.map { m =>
+    val t = m.table
+    def sized(buckets: Int) = matcha.table.MemSessionTableConfig(buckets, matcha.table.MemoryTiming(t.latency, t.memoryLatency,
+      t.outstanding), t.axi, t.baseAddress, m.writesTracked)
+    val slots = sized(1).slots
+    require(size % slots == 0 && isPow2(size / slots), s"session table $name: $slots sessions a bucket, so its size is a power of two times $slots")
+    sized(size / slots)
+  }
+  def keyConfig: matcha.table.SessionKeyConfig = memoryConfig.getOrElse(config)
   /** A clock to take the inputs, the table's latency, a clock to write the result. */
-  def stageLatency: Int = config.latency + 2
+  def stageLatency: Int = memoryConfig.map(_.timing.latency).getOrElse(config.latency) + 2
   /** Refuses fields wider than the inputs they feed, and a `learn` or `applyIf` that is
     * not one bit. */
   def check(layout: PhvLayout): Unit = {
@@ -130,8 +143,8 @@ case class SessionSpec(
 
   /** The inputs in the order of layout.json's "fields", with their widths in the table. */
   def inputs: Seq[(String, KeyField, Int)] = Seq(
-    ("zone", zone, config.zoneWidth), ("protocol", protocol, 8), ("srcAddr", srcAddr, config.addrWidth),
-    ("dstAddr", dstAddr, config.addrWidth), ("srcPort", srcPort, 16), ("dstPort", dstPort, 16), ("tcpFlags", tcpFlags, 8))
+    ("zone", zone, keyConfig.zoneWidth), ("protocol", protocol, 8), ("srcAddr", srcAddr, keyConfig.addrWidth),
+    ("dstAddr", dstAddr, keyConfig.addrWidth), ("srcPort", srcPort, 16), ("dstPort", dstPort, 16), ("tcpFlags", tcpFlags, 8))
 }
 
 object SessionSpec {
@@ -198,6 +211,14 @@ case class TableMemory(lateReason: Int, latency: Int = 512, memoryLatency: Int =
     axi: spinal.lib.bus.amba4.axi.Axi4Config = matcha.table.MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0,
     outstanding: Int = 512) {
   require(lateReason >= 0x10 && lateReason < 256, "late reasons are 0x10..0xff (parse errors own 1..15)")
+}
+
+/** Where a session table keeps its sessions in memory: the port, timing and late reason of
+  * `table`; a frame whose session change finds no room to be written (docs/sessions.md,
+  * "Exact under reads in flight") is punted with `busyReason`; `writesTracked` buckets
+  * are held on chip. */
+case class SessionMemory(table: TableMemory, busyReason: Int, writesTracked: Int = 128) {
+  require(busyReason >= 0x10 && busyReason < 256, "busy reasons are 0x10..0xff (parse errors own 1..15)")
 }
 
 /** One key field: a PHV field, or the first of several same-width fields whose header is
@@ -432,7 +453,7 @@ object Programs {
     * each decapsulated and, once its ENI's policy admits it, encapsulated again; its table
     * sizes are those of `scale`. With `mappingMemory`, `overlay_mem`: the CA→PA mappings in
     * the card's memory (Overlay.MappingMemory), in buckets at most a sixth full. */
-  def overlay(scale: OverlayScale, mappingMemory: Option[TableMemory] = None): Program = {
+  def overlay(scale: OverlayScale, mappingMemory: Option[TableMemory] = None, sessionMemory: Option[SessionMemory] = None): Program = {
     import Overlay._
     val decap = Seq("eth", "vlan", "vlan2", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
     val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
@@ -452,7 +473,9 @@ object Programs {
       case None => (MatchKind.Exact, scale.exactSlots(scale.mappings), Some(scale.mappings))
       case Some(_) => (MatchKind.MemExact, Overlay.MappingSlots * 2 * (1 << log2Up(scale.mappings)), None)
     }
-    Program(if (mappingMemory.isDefined) "overlay_mem" else "overlay", Seq(
+    // In memory, buckets of three sessions, half as many buckets as the scale's sessions.
+    val sessions = if (sessionMemory.isDefined) SessionSlots * scale.sessions / 2 else scale.sessions
+    Program(if (mappingMemory.isDefined || sessionMemory.isDefined) "overlay_mem" else "overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
       // default) or dropped, as the entry at its index says.
       TableSpec("frame_class", MatchKind.Direct, Seq(KeyField("hdr.vxlan.valid"), KeyField("hdr.inner_ipv4.valid")), size = 4,
@@ -562,17 +585,20 @@ object Programs {
         default = "vxlan_encap", counters = false)
     ),
       meters = Seq(MeterSpec("policers", scale.enis)),
-      session = Some(SessionSpec("sessions", size = scale.sessions, after = "acl", reason = SessionFull, zone = KeyField("meta.eni"),
+      session = Some(SessionSpec("sessions", size = sessions, after = "acl", reason = SessionFull, zone = KeyField("meta.eni"),
         protocol = KeyField("hdr.inner_ipv4.protocol"), srcAddr = KeyField("hdr.inner_ipv4.src"),
         dstAddr = KeyField("hdr.inner_ipv4.dst"), srcPort = KeyField.firstValid("hdr.inner_tcp.srcPort", "hdr.inner_udp.srcPort"),
         dstPort = KeyField.firstValid("hdr.inner_tcp.dstPort", "hdr.inner_udp.dstPort"), tcpFlags = KeyField("hdr.inner_tcp.flags"),
-        applyIf = Seq("meta.overlay", live))),
+        applyIf = Seq("meta.overlay", live), memory = sessionMemory)),
       metadata = Seq("meta.overlay" -> 1, "meta.outbound" -> 1, "meta.inbound" -> 1, "meta.eni" -> EniWidth,
         "meta.routingGroup" -> GroupWidth, "meta.yellowDrop" -> 1, "meta.srcVnet" -> VnetWidth, "meta.paValidate" -> 1,
         "meta.aclVerdict" -> 2, "meta.admit" -> 1, "meta.dstVnet" -> VnetWidth, "meta.routed" -> 1, "meta.direct" -> 1))
   }
 
-  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlay(Overlay.Board, Some(Overlay.MappingMemory))
+  /** The overlay with its mappings and sessions in the card's memory, at the board's scale. */
+  val overlayMem: Program = overlay(Overlay.Board, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory))
+
+  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlayMem
 }
 
 /** The sizes of the overlay program's tables on one kind of target (docs/overlay.md,
@@ -640,6 +666,13 @@ object Overlay {
   val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 34,
     dataWidth = 512, idWidth = 8, useRegion = false))
   val MappingSlots = 3
+  val SessionLate = 0x41
+  val SessionBusy = 0x42
+  /** The sessions in memory (Programs.overlay): a DDR4 channel's port of its own, whose
+    * 64-byte beat holds `SessionSlots` sessions of 19 bytes (docs/sessions.md, "Sessions in
+    * memory"); results as the mapping table's. */
+  val SessionMemory = matcha.program.SessionMemory(MappingMemory.copy(lateReason = SessionLate), busyReason = SessionBusy)
+  val SessionSlots = 3
 }
 
 /** The "program" section of layout.json (docs/pipeline.md). Every table's descriptor index
@@ -684,12 +717,26 @@ object ProgramJson {
     json
   }
 
-  private def session(s: SessionSpec, d: ObjectDescriptor): ujson.Obj = ujson.Obj(
-    "name" -> s.name, "index" -> d.index, "size" -> d.size, "ways" -> s.config.ways, "keyWidth" -> d.keyWidth,
-    "latency" -> d.latency, "after" -> s.after, "applyIf" -> s.applyIf, "learn" -> s.learn, "reason" -> s.reason,
-    "fields" -> ujson.Obj.from(s.inputs.map { case (n, k, w) => n -> ujson.Obj("fields" -> k.fields, "width" -> w) }),
-    "result" -> ujson.Obj.from(Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields)
-      .map { case (k, f) => k -> ujson.Str(f) }))
+  /** "ways": a key's candidate slots (in memory, those of its bucket). */
+  private def session(s: SessionSpec, d: ObjectDescriptor): ujson.Obj = {
+    val json = ujson.Obj(
+      "name" -> s.name, "index" -> d.index, "size" -> d.size, "ways" -> d.geometry, "keyWidth" -> d.keyWidth,
+      "latency" -> d.latency, "after" -> s.after, "applyIf" -> s.applyIf, "learn" -> s.learn, "reason" -> s.reason,
+      "fields" -> ujson.Obj.from(s.inputs.map { case (n, k, w) => n -> ujson.Obj("fields" -> k.fields, "width" -> w) }),
+      "result" -> ujson.Obj.from(Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields)
+        .map { case (k, f) => k -> ujson.Str(f) }))
+    for (m <- s.memory) {
+      val memory = memoryJson(s.name, m.table)
+      memory("busyReason") = m.busyReason
+      json("memory") = memory
+    }
+    json
+  }
+
+  /** A memory-backed table's port and timing, as layout.json's "memory" member gives them. */
+  def memoryJson(name: String, m: TableMemory): ujson.Obj = ujson.Obj("port" -> s"m_axi_$name", "dataWidth" -> m.axi.dataWidth,
+    "addressWidth" -> m.axi.addressWidth, "idWidth" -> m.axi.idWidth, "baseAddress" -> number(m.baseAddress, s"table $name's base address"),
+    "memoryLatency" -> m.memoryLatency, "lateReason" -> m.lateReason)
 
   /** The section, with `objects` the descriptors the program's control bus registered. */
   def apply(p: Program, layout: PhvLayout, objects: Seq[ObjectDescriptor]): ujson.Obj = {

@@ -2,7 +2,7 @@
 package matcha.program
 
 import matcha.{MatchaConfig, PhvLayout}
-import matcha.table.{ControlBus, MeterTableUnit, SessionTableUnit}
+import matcha.table.{ControlBus, MemSessionTableUnit, MeterTableUnit, SessionTableUnit}
 import spinal.core._
 import spinal.lib._
 import spinal.lib.bus.amba4.axilite.{AxiLite4, AxiLite4SpecRenamer}
@@ -45,7 +45,10 @@ object ProgramUnits {
       new java.io.File(dir).mkdirs()
       def emit[T <: Component](c: => T): Unit = matcha.Generate.spinal(dir).generateVerilog(matcha.Generate.top(c)())
       for (t <- program.tables) emit(new ProgramTableUnit(program, t, layout))
-      for (s <- program.session) emit(new SessionTableUnit(s.config, s"matcha_${program.name}_${s.name}"))
+      for (s <- program.session) emit(s.memoryConfig match {
+        case Some(c) => new MemSessionTableUnit(c, s"matcha_${program.name}_${s.name}")
+        case None => new SessionTableUnit(s.config, s"matcha_${program.name}_${s.name}")
+      })
       for (m <- program.meters) emit(new MeterTableUnit(m.config, s"matcha_${program.name}_${m.name}"))
     }
     val least = Programs.overlay(Overlay.Least)

@@ -18,7 +18,8 @@ object ScaleBuild {
     val cfg = Generate.configs.find(_.name == "w64").get
     val dir = s"$out/${cfg.name}"
     new java.io.File(dir).mkdirs()
-    for (program <- Seq(Programs.overlay(Dpu, Some(Overlay.MappingMemory)), Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))) {
+    for (program <- Seq(Programs.overlay(Dpu, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory)),
+        Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))) {
       val layout = new Generate.Layout(cfg, program)
       Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())
       Generate.write(s"$dir/layout-${program.name}.json", layout.text)

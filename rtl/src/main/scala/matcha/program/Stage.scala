@@ -264,27 +264,49 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
 }
 
 /** The session table as a stage (docs/pipeline.md, "The session stage"): clock 0 takes the
-  * table's inputs from the PHV, the table answers `config.latency` clocks later while the
-  * PHV waits, and the last clock writes the result into the meta.session* fields and, for a
+  * table's inputs from the PHV, the table answers `latency` clocks later while the PHV
+  * waits, and the last clock writes the result into the meta.session* fields and, for a
   * frame refused by a full table, the punt or drop of the table's policy with the spec's
-  * reason. */
+  * reason. With the sessions in memory, a frame whose result came late or busy is punted
+  * with the memory's late or busy reason. */
 class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStage {
   spec.check(phv.full)
-  val config = spec.config
   val input = Flow(Bits(phv.in.width bits))
   def latency: Int = spec.stageLatency
+  val tableLatency = spec.stageLatency - 2
 
-  val table = new SessionTable(config)
+  /** The table, its inputs, and its result as the on-chip table's plus late and busy. */
+  val packetIn = Flow(SessionPacket(spec.keyConfig))
+  val result = Flow(MemSessionResult(spec.memoryConfig.map(_.indexWidth).getOrElse(spec.config.indexWidth)))
+  val onChip = spec.memoryConfig.isEmpty generate new Area {
+    val table = new SessionTable(spec.config)
+    table.packet << packetIn
+    result.valid := table.result.valid
+    result.session := table.result.payload
+    result.late := False
+    result.busy := False
+  }
+  val inMemory = spec.memoryConfig.map(c => new Area {
+    val table = new MemSessionTable(c)
+    table.packet << packetIn
+    result << table.result
+  })
+  override def memories: Seq[(String, Axi4)] = inMemory.map(spec.name -> _.table.mem).toSeq
 
   /** The table's window: the program's last descriptor, after the meter arrays'. */
-  def attach(bus: ControlBus): Unit = table.attach(bus.addTable(spec.name, TableKind.Session, config.keyWidth, config.size,
-    config.dataWidth, config.ways, config.latency, features = WindowFeatures(counters = true)))
+  def attach(bus: ControlBus): Unit = inMemory match {
+    case Some(m) => m.table.attach(m.table.addWindow(bus, spec.name))
+    case None =>
+      val c = spec.config
+      onChip.table.attach(bus.addTable(spec.name, TableKind.Session, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency,
+        features = WindowFeatures(counters = true)))
+  }
 
   /** Clock 0: the packet. */
   val packet = new Area {
     val fields = new PhvAccess(input.payload, phv.in)
     val parsed = fields("meta.parseError") === 0
-    val p = table.packet
+    val p = packetIn
     p.valid := RegNext(input.valid && parsed && Stage.holds(fields, spec.applyIf)) init False
     val parts = spec.inputs.map { case (_, k, w) => Stage.keyField(fields, k).resize(w) }
     p.zone := RegNext(parts(0))
@@ -299,20 +321,20 @@ class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStag
     val out = StageKeys.carried(input, phv)
   }
 
-  /** The PHV (from clock 0) meets the result `config.latency` clocks after the packet. */
-  val delayLine = new DelayLine(phv.carried.width, config.latency + 1)
+  /** The PHV (from clock 0) meets the result `tableLatency` clocks after the packet. */
+  val delayLine = new DelayLine(phv.carried.width, tableLatency + 1)
   delayLine.input << packet.out
 
   /** The last clock: the result into the PHV. */
   val applied = new Area {
     val before = PhvLayout.convert(delayLine.output.payload, phv.carried, phv.out)
-    val r = table.result
+    val r = result.session
     val layout = phv.out
     val after = Bits(layout.width bits)
     after := before
     // A field the stage does not hand on is read by nothing after it: not written.
     def set(f: String, v: Bits): Unit = if (layout.carries(f)) after(layout(f).offset, layout(f).width bits) := v.resize(layout(f).width)
-    when(r.valid) {
+    when(result.valid) {
       set("meta.sessionHit", r.hit.asBits)
       set("meta.sessionReply", r.reply.asBits)
       set("meta.sessionState", r.state.asBits)
@@ -320,6 +342,10 @@ class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStag
       set("meta.sessionFailed", r.insertFailed.asBits)
       when(r.drop) { set("meta.drop", B(1, 1 bits)); set("meta.reason", B(spec.reason, 8 bits)) }
       when(r.punt) { set("meta.punt", B(1, 1 bits)); set("meta.reason", B(spec.reason, 8 bits)) }
+      for (m <- spec.memory) {
+        when(result.late) { set("meta.punt", B(1, 1 bits)); set("meta.reason", B(m.table.lateReason, 8 bits)) }
+        when(result.busy) { set("meta.punt", B(1, 1 bits)); set("meta.reason", B(m.busyReason, 8 bits)) }
+      }
     }
     val out = Flow(Bits(layout.width bits))
     out.valid := RegNext(delayLine.output.valid) init False

@@ -332,10 +332,6 @@ object MemExactKind extends MatchKind(TableKind.MemExact) {
   }
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
   def unit(t: TableSpec, keyWidth: Int): MatchUnit = new MemExactTable(config(t, keyWidth))
-  override def json(t: TableSpec): Seq[(String, ujson.Value)] = {
-    val m = t.memory.get
-    Seq("memory" -> ujson.Obj("port" -> s"m_axi_${t.name}", "dataWidth" -> m.axi.dataWidth, "addressWidth" -> m.axi.addressWidth,
-      "idWidth" -> m.axi.idWidth, "baseAddress" -> matcha.program.ProgramJson.number(m.baseAddress, s"table ${t.name}'s base address"),
-      "memoryLatency" -> m.memoryLatency, "lateReason" -> m.lateReason))
-  }
+  override def json(t: TableSpec): Seq[(String, ujson.Value)] =
+    Seq("memory" -> matcha.program.ProgramJson.memoryJson(t.name, t.memory.get))
 }

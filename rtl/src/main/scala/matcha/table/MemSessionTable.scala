@@ -132,15 +132,14 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
 
   val path = new MemoryReadPath(c.timing, c.bucketBits, Op(), MemSessionResult(c.indexWidth))
 
-  /** CLEAR's walk over the buckets (also after reset), and the table's being live: from
-    * when the last empty bucket's write is answered and every read out then is back. */
+  /** CLEAR's walk over the buckets (the window runs one after reset), and the table's
+    * being live: from when the last empty bucket's write is answered and every read out
+    * then is back. */
   val clear = new Area {
-    val writing = RegInit(True)
+    val writing = RegInit(False)
     val bucket = Reg(UInt(c.bucketBits bits)) init 0
     val draining = RegInit(False)
     val live = RegInit(False)
-    /** The CLEAR running came from the window, which it answers. */
-    val fromWindow = RegInit(False)
   }
 
   /** Window operations and the aging scanner, entering in clocks without a packet. */
@@ -428,7 +427,6 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
           clear.writing := True
           clear.bucket := 0
           clear.live := False
-          clear.fromWindow := True
           for (t <- tracked) t.valid := False
         }
       }
@@ -439,9 +437,7 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val windowOp = decide.beat.valid && (op.kind === SessionOpKind.read || op.kind === SessionOpKind.delete)
     // A delete whose change found no room goes round again.
     when(windowOp && op.kind === SessionOpKind.delete && decide.busy) { busPending := True }
-    val cleared = clearing.done && clear.fromWindow
-    when(cleared) { clear.fromWindow := False }
-    window.done := windowOp && !decide.busy || cleared
+    window.done := windowOp && !decide.busy || clearing.done
     val target = decide.target
     window.readBack.valid := decide.beat.valid && op.kind === SessionOpKind.read
     window.readBack.payload.valid := decide.live && target.valid
