@@ -63,6 +63,7 @@
 	X(ternary_range_adopt)                                                             \
 	X(session_key_ipv4)                                                                \
 	X(session_discovery)                                                               \
+	X(mem_session_discovery)                                                           \
 	X(session_read_find_delete)                                                        \
 	X(session_delete_is_compare_and_delete)                                            \
 	X(session_settings_and_stats)                                                      \

@@ -63,6 +63,58 @@ void test_session_discovery(void)
 	}
 }
 
+/* A session table in memory: 64 buckets of three 19-byte sessions on a 512-bit port. */
+static struct fake_cfg mem_session_cfg(void)
+{
+	struct fake_cfg cfg = fake_session_cfg();
+	cfg.table[SESSION] = (struct fake_table_cfg){
+		.kind = MATCHA_KIND_MEM_SESSION, .key_bits = 128, .size = 64 * 3, .data_bits = 17,
+		.ways_or_levels = 3, .latency = 512, .extra = MATCHA_HW_MEMS_ENTRY_KEY_BYTE + 16 };
+	return cfg;
+}
+
+void test_mem_session_discovery(void)
+{
+	struct fake_cfg cfg = mem_session_cfg();
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	struct matcha_table_info in;
+	struct matcha_session s;
+	if (!dev)
+		return;
+	CHECK_OK(dev, matcha_table_info(dev, SESSION, &in));
+	CHECK(in.kind == MATCHA_KIND_MEM_SESSION && in.bucket_entries == 3 && in.size == 192 &&
+	      !in.counters);
+	/* INDEX is bucket << 4 | slot: slot 3 of a bucket of three, and bucket 64, are none. */
+	CHECK(matcha_session_read(dev, SESSION, 3, &s) == MATCHA_EINVAL);
+	CHECK(strstr(matcha_last_error(dev), "session_read: index 3"));
+	CHECK(matcha_session_read(dev, SESSION, 64u << MATCHA_HW_MEMX_INDEX_SLOT_BITS, &s) ==
+	      MATCHA_EINVAL);
+	CHECK(matcha_session_stats(dev, 0, NULL) == MATCHA_EKIND);
+	CHECK(strstr(matcha_last_error(dev), "not session or mem_session"));
+	matcha_close(dev);
+	fake_free(fd);
+
+	/* Buckets of no session or of more than a bucket holds, a size that is not a power of
+	 * two of buckets, and entries of another size than docs/sessions.md's are refused. */
+	for (int bad = 0; bad < 4; bad++) {
+		cfg = mem_session_cfg();
+		if (bad == 0)
+			cfg.table[SESSION].ways_or_levels = 0;
+		else if (bad == 1)
+			cfg.table[SESSION].ways_or_levels = MATCHA_HW_MEMX_MAX_SLOTS + 1;
+		else if (bad == 2)
+			cfg.table[SESSION].size = 48 * 3;
+		else
+			cfg.table[SESSION].extra = 20;
+		fd = fake_new(&cfg);
+		CHECK(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV);
+		CHECK(strstr(matcha_last_error(dev), "mem_session table 4"));
+		matcha_close(dev);
+		fake_free(fd);
+	}
+}
+
 /* The index of `key` in way `way` of the session table. */
 static uint32_t slot_of(const uint8_t key[16], unsigned way)
 {
