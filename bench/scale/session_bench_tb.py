@@ -16,7 +16,8 @@ import cocotb
 from cocotb.triggers import ClockCycles, RisingEdge
 
 from tb.common import cocotb_util, contract
-from tb.mem_session_table.mem_session_table_tb import BASE, TABLE, MemSessionTb, spaced
+from tb.mem_session_table.mem_session_table_tb import BASE, TABLE, MemSessionTb
+from tb.session.session_tb import spaced
 from tb.model.session import SYN, TCP, Packet
 
 

@@ -19,7 +19,9 @@ from tb.common.axil import LiveBus
 from tb.common.late_memory import LateMemory
 from tb.model import session as model
 from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP
-from tb.session.session_tb import SessionTb, canon, flow, handshake
+from tb.session.session_tb import (
+    SessionTb, canon, delete_racing_lookups, flow, flush_under_traffic, handshake, spaced,
+)
 
 BUCKETS, SLOTS, TRACKED = 64, 3, 16
 BUCKET_BYTES = 64
@@ -35,6 +37,7 @@ class MemSessionTb(SessionTb):
         super().__init__(dut)
         cocotb_util.quiet_cocotbext(dut, ("s_axil", "m_axi"))
         self.rng = rng
+        self.latency = LATENCY
         self.buckets = buckets
         self.memory = None
         self.flags = []  # (late, busy) of each result, in order
@@ -115,11 +118,6 @@ class MemSessionTb(SessionTb):
         assert stats == dict(occupancy=m.occupancy, learned=m.learned,
                              insert_failed=m.insert_failed, aged=m.aged, hits=m.hits,
                              misses=m.misses, late=late, busy=busy), stats
-
-
-def spaced(packets, every):
-    """The packets, one every `every` clocks."""
-    return [x for p in packets for x in [p] + [None] * (every - 1)]
 
 
 def new_flows(first, n, protocol=TCP):
@@ -289,85 +287,32 @@ async def test_aging(dut):
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_delete_racing_lookups(dut):
-    """The driver deletes sessions while their packets keep coming, on a memory whose reads
-    miss writes in flight: every packet hits until the delete and misses after it (TCP:
-    no re-learning without a SYN), a UDP flow re-learns once, others are untouched."""
+    """tb/session's race on a memory whose reads miss writes in flight: the driver deletes
+    sessions while their packets keep coming; every packet hits until the delete and
+    misses after it (TCP: no re-learning without a SYN), a UDP flow re-learns once, others
+    are untouched, and no packet is late or busy."""
     rng, _ = cocotb_util.test_rng(dut, "delete_racing_lookups")
     tb = MemSessionTb(dut, rng)
     await tb.start(latency=200, snapshot=True)
-    tcp = [flow(40 + n) for n in range(6)]
-    udp = flow(50, UDP)
-    setup = [p for f in tcp for p in handshake(f)[:3]] + [udp]
-    assert tb.check(setup, await tb.send(setup)) == (0, 0)
-    victim = tcp[0]
-    traffic = []
-    for n in range(300):
-        traffic += [victim.with_flags(ACK), udp, tcp[1 + n % 5].with_flags(ACK), None]
-    mark = len(tb.results)
-    tb.queue.extend(traffic)
-    await ClockCycles(dut.clk, 40)
-    await tb.call(tb.dev.session_delete, TABLE, canon(victim))
-    await tb.call(tb.dev.session_delete, TABLE, canon(udp))
-    while tb.queue:
-        await RisingEdge(dut.clk)
-    await ClockCycles(dut.clk, LATENCY + 2)
-    results = [r for _, r in tb.results[mark:]]
-    sent = [p for p in traffic if p is not None]
-    assert len(results) == len(sent)
+    mark = len(tb.flags)
+    await delete_racing_lookups(tb, every=12)
     assert not any(late or busy for late, busy in tb.flags[mark:])
-    victim_hits = [r.hit for p, r in zip(sent, results) if p == victim.with_flags(ACK)]
-    cut = victim_hits.index(False)
-    assert 0 < cut and not any(victim_hits[cut:]), victim_hits
-    udp_results = [r for p, r in zip(sent, results) if p == udp]
-    assert sum(r.learned for r in udp_results) == 1
-    relearn = next(i for i, r in enumerate(udp_results) if r.learned)
-    assert all(r.hit for r in udp_results[:relearn] + udp_results[relearn + 1:])
-    others = [r for p, r in zip(sent, results) if p in [f.with_flags(ACK) for f in tcp[1:]]]
-    assert all(r.hit and r.state == model.ESTABLISHED for r in others)
-    assert await tb.call(tb.dev.session_find, TABLE, canon(victim)) is None
-    assert await tb.call(tb.dev.session_find, TABLE, canon(udp)) is not None
-    assert (await tb.call(tb.dev.session_stats, TABLE))["occupancy"] == 6
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_flush_under_traffic(dut):
-    """CLEAR while packets flow: afterwards the TCP sessions (which cannot re-learn without
-    a SYN) are gone and each UDP flow was learned again exactly once."""
+    """tb/session's flush while packets flow, on a memory whose reads miss writes in flight:
+    afterwards the TCP sessions (which cannot re-learn without a SYN) are gone and each UDP
+    flow was learned again exactly once."""
     rng, _ = cocotb_util.test_rng(dut, "flush_under_traffic")
     tb = MemSessionTb(dut, rng)
     await tb.start(latency=150, snapshot=True)
-    tcp = [flow(60 + n) for n in range(8)]
+    mark = len(tb.flags)
+    # The setup spaced so that its writes in flight stay within the tracked buckets; after
+    # the flush, a UDP flow left busy learns in a later round.
     udp = [flow(70 + n, UDP) for n in range(20)]
-    # Spaced so that the writes in flight stay within the tracked buckets.
-    setup = [p for f in tcp for p in handshake(f)[:3]] + udp
-    assert tb.check(setup, await tb.send(spaced(setup, 12))) == (0, 0)
-    assert tb.model.insert_failed == 0
-    traffic = []
-    for n in range(60):
-        traffic += [tcp[n % 8].with_flags(ACK)] + udp + [None] * 4
-    mark = len(tb.results)
-    tb.queue.extend(traffic)
-    await ClockCycles(dut.clk, 30)
-    await tb.call(tb.dev.session_flush, TABLE)
-    flushed_at = tb.cycles.cycle
-    while tb.queue:
-        await RisingEdge(dut.clk)
-    await ClockCycles(dut.clk, LATENCY + 2)
-    sent = [p for p in traffic if p is not None]
-    got = tb.results[mark:]
-    assert len(got) == len(sent)
-    after = [(p, r) for p, (c, r) in zip(sent, got) if c > flushed_at + LATENCY]
-    assert after, "the traffic ended before the flush"
-    assert all(not r.hit for p, r in after if p.protocol == TCP)
-    learned = {}
-    for p, (_, r) in zip(sent, got):
-        if p.protocol == UDP and r.learned:
-            learned[canon(p)] = learned.get(canon(p), 0) + 1
-    stats = await tb.call(tb.dev.session_stats, TABLE)
-    assert learned == {canon(u): 1 for u in udp}, learned
-    dumped = await tb.dump()
-    assert sorted(k for k, *_ in dumped.values()) == sorted(learned), dumped
-    assert stats["occupancy"] == len(learned), stats
+    await flush_under_traffic(tb, udp, every=12, gap=4)
+    assert not any(late or busy for late, busy in tb.flags[mark:mark + 3 * 8 + len(udp)])
 
 
 @cocotb.test(timeout_time=60, timeout_unit="ms")

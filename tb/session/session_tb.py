@@ -31,6 +31,7 @@ class SessionTb(AxiLiteRegisters):
         cocotb_util.quiet_cocotbext(dut, ("s_axil",))
         self.model = None  # once the driver has read the table's size
         self.cycles = cocotb_util.CycleCounter(dut)
+        self.latency = LATENCY  # clocks from a packet to its result
         self.queue = []      # packets to send, None for an idle clock
         self.sent = []       # (cycle, packet) in send order
         self.results = []    # (cycle, result) in order
@@ -134,6 +135,11 @@ class SessionTb(AxiLiteRegisters):
         assert stats == dict(occupancy=m.occupancy, learned=m.learned,
                              insert_failed=m.insert_failed, aged=m.aged, hits=m.hits,
                              misses=m.misses, late=0, busy=0), stats
+
+
+def spaced(packets, every):
+    """The packets, one every `every` clocks."""
+    return [x for p in packets for x in [p] + [None] * (every - 1)]
 
 
 def flow(n, protocol=TCP, zone=7):
@@ -328,10 +334,23 @@ async def test_delete_racing_lookups(dut):
     re-learns once, other sessions are untouched, and a stale delete removes nothing."""
     tb = SessionTb(dut)
     await tb.start()
+    victim = await delete_racing_lookups(tb)
+    # Deleting a session that is not there fails with ENOENT.
+    try:
+        await tb.call(tb.dev.session_delete, TABLE, canon(victim))
+        raise AssertionError("deleting an absent session succeeded")
+    except driver.MatchaError as e:
+        assert e.code == driver.ENOENT, e
+
+
+async def delete_racing_lookups(tb, every=1):
+    """The race of test_delete_racing_lookups on a started table (its setup packets one
+    every `every` clocks); returns the TCP flow deleted."""
+    dut = tb.dut
     tcp = [flow(40 + n) for n in range(6)]
     udp = flow(50, UDP)
     setup = [p for f in tcp for p in handshake(f)[:3]] + [udp]
-    tb.check(setup, await tb.send(setup))
+    tb.check(setup, await tb.send(spaced(setup, every)))
     victim = tcp[0]
     traffic = []
     for n in range(300):
@@ -343,7 +362,7 @@ async def test_delete_racing_lookups(dut):
     await tb.call(tb.dev.session_delete, TABLE, canon(udp))
     while tb.queue:
         await RisingEdge(dut.clk)
-    await ClockCycles(dut.clk, LATENCY + 2)
+    await ClockCycles(dut.clk, tb.latency + 2)
     results = [r for _, r in tb.results[mark:]]
     sent = [p for p in traffic if p is not None]
     assert len(results) == len(sent)
@@ -360,12 +379,7 @@ async def test_delete_racing_lookups(dut):
     assert await tb.call(tb.dev.session_find, TABLE, canon(udp)) is not None
     stats = await tb.call(tb.dev.session_stats, TABLE)
     assert stats["occupancy"] == 6, stats
-    # Deleting a session that is not there fails with ENOENT.
-    try:
-        await tb.call(tb.dev.session_delete, TABLE, canon(victim))
-        raise AssertionError("deleting an absent session succeeded")
-    except driver.MatchaError as e:
-        assert e.code == driver.ENOENT, e
+    return victim
 
 
 @cocotb.test()
@@ -376,13 +390,31 @@ async def test_flush_under_traffic(dut):
     that the flush reaches long before a walk of the counters would."""
     tb = SessionTb(dut)
     await tb.start()
-    tcp = [flow(60 + n) for n in range(8)]
     udp = [flow(70 + n, UDP) for n in range(SIZE // WAYS + 8)]
+    sent, got, dumped = await flush_under_traffic(tb, udp)
+    # Each re-learned flow's counts start at its learning packet, whatever the flush's
+    # clearing of the counters was doing meanwhile.
+    counted = {}
+    for p, (_, r) in zip(sent, got):
+        if p.protocol == UDP and (r.learned or canon(p) in counted):
+            counted[canon(p)] = counted.get(canon(p), 0) + 1
+    assert {k: (packets, octets) for k, _st, _ini, _age, packets, octets in dumped.values()} == \
+        {k: (n, 64 * n) for k, n in counted.items()}
+
+
+async def flush_under_traffic(tb, udp, every=1, gap=1):
+    """The flush of test_flush_under_traffic on a started table, with eight TCP flows and
+    the `udp` ones (the setup packets one every `every` clocks, `gap` idle clocks after each
+    round of traffic); returns the packets sent after the setup, their results, and the
+    table's dump."""
+    dut = tb.dut
+    tcp = [flow(60 + n) for n in range(8)]
     setup = [p for f in tcp for p in handshake(f)[:3]] + udp
-    tb.check(setup, await tb.send(setup))
+    tb.check(setup, await tb.send(spaced(setup, every)))
+    assert tb.model.insert_failed == 0
     traffic = []
     for n in range(60):
-        traffic += [tcp[n % 8].with_flags(ACK)] + udp + [None]
+        traffic += [tcp[n % 8].with_flags(ACK)] + udp + [None] * gap
     mark = len(tb.results)
     tb.queue.extend(traffic)
     await ClockCycles(dut.clk, 30)
@@ -390,11 +422,11 @@ async def test_flush_under_traffic(dut):
     flushed_at = tb.cycles.cycle
     while tb.queue:
         await RisingEdge(dut.clk)
-    await ClockCycles(dut.clk, LATENCY + 2)
+    await ClockCycles(dut.clk, tb.latency + 2)
     sent = [p for p in traffic if p is not None]
     got = tb.results[mark:]
     assert len(got) == len(sent)
-    late = [(p, r) for p, (c, r) in zip(sent, got) if c > flushed_at + LATENCY]
+    late = [(p, r) for p, (c, r) in zip(sent, got) if c > flushed_at + tb.latency]
     assert late, "the traffic ended before the flush"
     assert all(not r.hit for p, r in late if p.protocol == TCP)
     learned = {}
@@ -402,18 +434,11 @@ async def test_flush_under_traffic(dut):
         if p.protocol == UDP and r.learned:
             learned[canon(p)] = learned.get(canon(p), 0) + 1
     assert learned == {canon(u): 1 for u in udp}, learned
-    # Each re-learned flow's counts start at its learning packet, whatever the flush's
-    # clearing of the counters was doing meanwhile.
-    counted = {}
-    for p, (_, r) in zip(sent, got):
-        if p.protocol == UDP and (r.learned or canon(p) in counted):
-            counted[canon(p)] = counted.get(canon(p), 0) + 1
     dumped = await tb.dump()
     assert sorted(k for k, *_ in dumped.values()) == sorted(canon(u) for u in udp)
-    assert {k: (packets, octets) for k, _st, _ini, _age, packets, octets in dumped.values()} == \
-        {k: (n, 64 * n) for k, n in counted.items()}
     stats = await tb.call(tb.dev.session_stats, TABLE)
     assert stats["occupancy"] == len(udp), stats
+    return sent, got, dumped
 
 
 @cocotb.test()
