@@ -12,7 +12,7 @@ it is out, so only the table's own tracking of its writes keeps the answers exac
 """
 
 import cocotb
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, RisingEdge
 
 from tb.common import cocotb_util, contract, driver
 from tb.common.axil import LiveBus
@@ -57,24 +57,12 @@ class MemSessionTb(SessionTb):
         # After reset the table writes every bucket empty, then waits for its reads out.
         await ClockCycles(self.dut.clk, self.buckets + 2 * latency + 50)
 
-    async def _monitor(self):
-        dut = self.dut
-        while True:
-            await RisingEdge(dut.clk)
-            await ReadOnly()
-            if int(dut.result_valid.value):
-                r = model.Result(
-                    hit=bool(dut.result_payload_session_hit.value),
-                    learned=bool(dut.result_payload_session_learned.value),
-                    insert_failed=bool(dut.result_payload_session_insertFailed.value),
-                    drop=bool(dut.result_payload_session_drop.value),
-                    punt=bool(dut.result_payload_session_punt.value),
-                    reply=bool(dut.result_payload_session_reply.value),
-                    state=int(dut.result_payload_session_state.value),
-                    index=int(dut.result_payload_session_index.value))
-                self.results.append((self.cycles.cycle, r))
-                self.flags.append((bool(dut.result_payload_late.value),
-                                   bool(dut.result_payload_busy.value)))
+    RESULT = "result_payload_session_"
+
+    def read_result(self):
+        self.flags.append((bool(self.dut.result_payload_late.value),
+                           bool(self.dut.result_payload_busy.value)))
+        return super().read_result()
 
     def check(self, packets, results, now=0):
         """Each result against the model; a late or busy one must say nothing and change

@@ -458,23 +458,8 @@ async def test_mapping_late_punts(dut):
     and HITS and MISSES none of them. With the memory fast again, the same frames are
     encapsulated: a late lookup leaves nothing behind."""
     tb = await overlay_setup(dut, "mapping_late")
-    memory, mapping = tb.memories["mapping"], tb.model["mapping"]
-    base = (mapping.index + 1) * contract.INFO_WINDOW_BYTES
-    late_before = await tb.read64(base + contract.MEMX_WIN_LATE)
-    memory.latency = mapping.latency + 40
-    mapping.late = True
-    for i in range(6):
-        await tb.send(f"late {i}", outbound(sport=41000 + i))
-    await tb.send("wrong VIP", outbound(vip="10.9.9.9"))
-    got = [outcome(g) for g in await tb.check(timeout=4000)]
-    assert got == [("punt", MAPPING_LATE)] * 6 + [("drop", VIP_MISS)], got
-    assert await tb.read64(base + contract.MEMX_WIN_LATE) - late_before == 6
-    memory.latency = 100
-    mapping.late = False
-    for i in range(6):
-        await tb.send(f"in time {i}", outbound(sport=41000 + i))
-    got = [outcome(g) for g in await tb.check()]
-    assert [k for k, _ in got] == ["pass"] * 6, got
+    mapping = tb.model["mapping"]
+    await late_then_in_time(tb, "mapping", mapping, mapping.latency, contract.MEMX_WIN_LATE, MAPPING_LATE, 41000)
     await tb.check_counters()
 
 
@@ -487,28 +472,37 @@ async def test_session_late_punts(dut):
     wrong VIP) are dropped as before; MEMS_WIN_LATE counts them. With the memory fast
     again, the same flows learn their sessions and are encapsulated."""
     tb = await overlay_setup(dut, "session_late")
-    memory, stage = tb.memories["sessions"], tb.model.sessions["sessions"]
-    base = (stage.index + 1) * contract.INFO_WINDOW_BYTES
-    late_before = await tb.read64(base + contract.MEMS_WIN_LATE)
-    memory.latency = int(stage.desc["latency"]) + 40
-    stage.late = True
-    for i in range(6):
-        await tb.send(f"late {i}", outbound(sport=42000 + i))
-    await tb.send("wrong VIP", outbound(vip="10.9.9.9"))
-    got = [outcome(g) for g in await tb.check(timeout=4000)]
-    assert got == [("punt", SESSION_LATE)] * 6 + [("drop", VIP_MISS)], got
-    assert await tb.read64(base + contract.MEMS_WIN_LATE) - late_before == 6
-    assert stage.table.occupancy == 0
-    # The aging scanner's reads of the slow memory come back before the next frames' do.
-    memory.latency = 100
-    stage.late = False
-    await cocotb.triggers.ClockCycles(dut.clk, int(stage.desc["latency"]) + 100)
-    for i in range(6):
-        await tb.send(f"in time {i}", outbound(sport=42000 + i))
-    got = [outcome(g) for g in await tb.check()]
-    assert [k for k, _ in got] == ["pass"] * 6, got
+    stage = tb.model.sessions["sessions"]
+    await late_then_in_time(tb, "sessions", stage, int(stage.desc["latency"]), contract.MEMS_WIN_LATE, SESSION_LATE,
+                            42000)
     assert stage.table.learned == 6
     await tb.check_counters()
+
+
+async def late_then_in_time(tb, name, unit, latency, late_register, reason, sport):
+    """Six outbound frames (source ports from `sport` on) while the memory of table `name`
+    answers 40 clocks past its `latency`, and one to a wrong VIP: the six are punted with
+    `reason` as they came (`unit`, the model's table or session stage, is told they are
+    late), the other is dropped, and the window's `late_register` counts six. Then the
+    memory is fast again and, once its slow answers are all back, the same six pass."""
+    memory = tb.memories[name]
+    base = (unit.index + 1) * contract.INFO_WINDOW_BYTES
+    late_before = await tb.read64(base + late_register)
+    memory.latency = latency + 40
+    unit.late = True
+    for i in range(6):
+        await tb.send(f"late {i}", outbound(sport=sport + i))
+    await tb.send("wrong VIP", outbound(vip="10.9.9.9"))
+    got = [outcome(g) for g in await tb.check(timeout=4000)]
+    assert got == [("punt", reason)] * 6 + [("drop", VIP_MISS)], got
+    assert await tb.read64(base + late_register) - late_before == 6
+    memory.latency = 100
+    unit.late = False
+    await cocotb.triggers.ClockCycles(tb.dut.clk, latency + 100)
+    for i in range(6):
+        await tb.send(f"in time {i}", outbound(sport=sport + i))
+    got = [outcome(g) for g in await tb.check()]
+    assert [k for k, _ in got] == ["pass"] * 6, got
 
 
 async def random_flows(dut, name, frames):

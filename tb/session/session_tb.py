@@ -73,22 +73,25 @@ class SessionTb(AxiLiteRegisters):
             dut.packet_payload_frameLen.value = p.length
             self.sent.append((self.cycles.cycle, p))
 
+    # Where the unit's result bundle has the session result's fields.
+    RESULT = "result_payload_"
+
+    def read_result(self):
+        """The session result on the unit's result port."""
+        def field(name):
+            return getattr(self.dut, self.RESULT + name).value
+        return model.Result(hit=bool(field("hit")), learned=bool(field("learned")),
+                            insert_failed=bool(field("insertFailed")), drop=bool(field("drop")),
+                            punt=bool(field("punt")), reply=bool(field("reply")),
+                            state=int(field("state")), index=int(field("index")))
+
     async def _monitor(self):
         dut = self.dut
         while True:
             await RisingEdge(dut.clk)
             await ReadOnly()
             if int(dut.result_valid.value):
-                r = model.Result(
-                    hit=bool(dut.result_payload_hit.value),
-                    learned=bool(dut.result_payload_learned.value),
-                    insert_failed=bool(dut.result_payload_insertFailed.value),
-                    drop=bool(dut.result_payload_drop.value),
-                    punt=bool(dut.result_payload_punt.value),
-                    reply=bool(dut.result_payload_reply.value),
-                    state=int(dut.result_payload_state.value),
-                    index=int(dut.result_payload_index.value))
-                self.results.append((self.cycles.cycle, r))
+                self.results.append((self.cycles.cycle, self.read_result()))
 
     async def send(self, packets):
         """Queues packets (None: an idle clock) and waits until every result is in."""
