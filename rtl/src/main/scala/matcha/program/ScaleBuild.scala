@@ -3,11 +3,12 @@ package matcha.program
 
 import matcha.{Contract, Generate}
 
-/** The overlay with its mappings in memory at a DPU's mapping count, for the scale benchmark
-  * (bench/scale/run.py): the 64-bit `overlay_mem` pipeline with room for 2^20 CA→PA mappings
-  * (2^21 buckets of three, 128 MiB of memory) and the largest on-chip session table
-  * (262,144 sessions, four ways of 65,536), the rest at the board scale; and beside it, to
-  * compare with, `overlay` with the same tables but its 256 mappings on chip. Writes
+/** The overlay with its mappings and sessions in memory at a DPU's mapping count, for the
+  * scale benchmark (bench/scale/run.py): the 64-bit `overlay_mem` pipeline with room for 2^20
+  * CA→PA mappings (2^21 buckets of three, 128 MiB of memory) and 393,216 sessions (2^17
+  * buckets of three, 8 MiB), the rest at the board scale; and beside it, to compare with,
+  * `overlay` with the same tables but its 256 mappings on chip and the largest on-chip
+  * session table (262,144 sessions, four ways of 65,536). Writes
   * `--out DIR/w64/matcha_<program>.v` with their layout-<program>.json, and the contract
   * headers in `DIR/contract`, the tree matcha-sim's build reads (MATCHA_RTL_DIR). */
 object ScaleBuild {
