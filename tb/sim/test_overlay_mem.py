@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The overlay with its CA->PA mappings in memory (docs/overlay.md, "Mappings in memory"),
-in matcha-sim with its memory model (sim/axi_memory.h): the 64-bit `overlay_mem` build,
-tables loaded through matcha-ctl, outbound frames to mapped and unmapped destinations.
+"""The overlay with its CA->PA mappings and sessions in memory (docs/overlay.md, "Mappings
+and sessions in memory"), in matcha-sim with its memory model (sim/axi_memory.h): the 64-bit
+`overlay_mem` build, tables loaded through matcha-ctl, outbound frames to mapped and
+unmapped destinations. A memory of 100 clocks runs in make test; one of 300 clocks with a
+read every 4, and one slower than the tables, in make soak.
 
 The mappings are placed where they are hard for the table: full buckets (every entry of a
 bucket taken, each by a WRITE whose strobes must leave its neighbours alone) and one more
@@ -118,7 +120,8 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
 
 
 @pytest.mark.builds(OVERLAY_MEM)
-@pytest.mark.parametrize("memory_latency,memory_interval,cleared", [(100, 1, True), (300, 4, False)])
+@pytest.mark.parametrize("memory_latency,memory_interval,cleared",
+                         [(100, 1, True), pytest.param(300, 4, False, marks=pytest.mark.soak)])
 def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval, cleared):
     """Every lookup back in time: each mapped destination leaves encapsulated to its PA,
     full buckets included, and each unmapped one is dropped as a mapping miss, as the model
@@ -139,6 +142,7 @@ def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval
         assert mapping_memory["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
 
 
+@pytest.mark.soak
 @pytest.mark.builds(OVERLAY_MEM)
 def test_memory_slower_than_the_table(work, matcha_seed):
     """A memory slower than the tables' latency (512 clocks): every frame is punted as it

@@ -269,9 +269,10 @@ async def test_classbench_rules(dut):
     await classbench_rules(dut, "classbench_rules")
 
 
-# The 4096-entry unit, the Corundum build's ACL: its model builds in under a minute since
-# the row memories' writes take one symbol (rtl/.../table/RowRam.scala), so a test of the
-# table at its real size runs in make test.
+# The 4096-entry unit, the Corundum build's ACL, at its real size: a soak scenario (its model
+# and run take over a minute of make test's budget); test_classbench_rules runs the same
+# rules' shapes on the 64-entry unit in make test.
+@sim.soak
 @sim.only_on("matcha_ternary_acl_table")
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_classbench_rules_at_scale(dut):
