@@ -22,9 +22,12 @@
 # - overlay: frames per clock, sessions learned per clock and latency of matcha_overlay on
 #   w512 -> bench/results/overlay.md (bench/overlay/run_bench.py);
 # - scale: the overlay with its mappings in memory holding 1K to 1M of them in matcha-sim
-#   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), and the memory-backed
+#   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), the memory-backed
 #   table alone at one lookup a clock on slower memories -> bench/results/scale_table.md
-#   (bench/scale/run_table.py).
+#   (bench/scale/run_table.py), the memory-backed session table under 100 % new flows
+#   -> bench/results/scale_sessions.md (bench/scale/run_sessions.py), and a model of how
+#   full buckets of sessions get -> bench/results/session_capacity.md
+#   (bench/scale/session_capacity.py).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,5 +41,7 @@ bash bench/meters/run.sh || status=1
 bash bench/synth/run.sh || status=1
 python bench/overlay/run_bench.py || status=1
 python bench/scale/run_table.py || status=1
+python bench/scale/run_sessions.py || status=1
+python bench/scale/session_capacity.py || status=1
 python bench/scale/run.py || status=1
 exit $status
