@@ -308,8 +308,8 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
       }
     }
     /** Decisions that may change their bucket: packets answered in time, scans, deletes;
-      * none while a CLEAR runs. */
-    val mayWrite = beat.valid && live && (op.kind === SessionOpKind.packet && answerable ||
+      * none on a beat the memory answered with an error, none while a CLEAR runs. */
+    val mayWrite = beat.valid && beat.okay && live && (op.kind === SessionOpKind.packet && answerable ||
       op.kind === SessionOpKind.scan || op.kind === SessionOpKind.delete)
     val wantWrite = mayWrite && changed.orR
     val releasable = tracked.map(t => !t.valid || t.answered && reads.allBack(t.mark)).asBits
@@ -440,7 +440,7 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     window.done := windowOp && !decide.busy || clearing.done
     val target = decide.target
     window.readBack.valid := decide.beat.valid && op.kind === SessionOpKind.read
-    window.readBack.payload.valid := decide.live && target.valid
+    window.readBack.payload.valid := decide.live && decide.beat.okay && target.valid
     window.readBack.actionId := target.state.asBits.resized
     window.readBack.key := target.key
     window.readBack.mask := 0
