@@ -26,7 +26,7 @@ object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exa
   * `baseAddress` on; results leave `latency` clocks after their key. `memoryLatency`: the
   * clocks from a read's address to its data the table is dimensioned for: a lookup waits
   * for the read port at most `latency - memoryLatency` clocks less the table's own
-  * (`MinLatency`), so that after the port held reads back, the lookups behind them are in
+  * (`MemoryReadPath.MinLatency`), so that after the port held reads back, the lookups behind them are in
   * time again. `outstanding`: memory reads in flight at most (one a clock needs as many
   * as the memory's latency in clocks). */
 case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, latency: Int = 512, memoryLatency: Int = 320,

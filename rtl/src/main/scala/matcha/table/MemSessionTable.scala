@@ -112,8 +112,8 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val e = Entry()
     val at = 8 * slot * c.entryBytes
     val flags = beat(at + 8 * MemSessionEncoding.FlagsByte, 8 bits)
-    e.valid := flags(0)
-    e.initiator := flags(1)
+    e.valid := flags(log2Up(MemSessionEncoding.ValidBit))
+    e.initiator := flags(log2Up(MemSessionEncoding.InitiatorBit))
     e.state := flags(MemSessionEncoding.StateShift, 3 bits).asUInt
     e.seen := beat(at + 8 * MemSessionEncoding.SeenByte, stampWidth bits).asUInt
     e.key := beat(at + 8 * MemSessionEncoding.KeyByte, c.keyWidth bits)
@@ -121,8 +121,8 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
   }
   def encode(e: Entry): Bits = {
     val b = B(0, 8 * c.entryBytes bits)
-    b(8 * MemSessionEncoding.FlagsByte) := e.valid
-    b(8 * MemSessionEncoding.FlagsByte + 1) := e.initiator
+    b(8 * MemSessionEncoding.FlagsByte + log2Up(MemSessionEncoding.ValidBit)) := e.valid
+    b(8 * MemSessionEncoding.FlagsByte + log2Up(MemSessionEncoding.InitiatorBit)) := e.initiator
     b(8 * MemSessionEncoding.FlagsByte + MemSessionEncoding.StateShift, 3 bits) := e.state.asBits
     b(8 * MemSessionEncoding.SeenByte, stampWidth bits) := e.seen.asBits
     b(8 * MemSessionEncoding.KeyByte, c.keyWidth bits) := e.key
