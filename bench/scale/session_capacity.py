@@ -9,7 +9,7 @@ at random (what the session hash gives keys that differ in any bits, docs/sessio
 "Slots"); the table is filled without refusals counted, then probed with fresh keys. The
 share depends on the load, not on the number of buckets, so a table of 2^15 buckets stands
 for one of 2^24 to 2^26. Writes a Markdown report (default
-bench/results/session_capacity.md).
+bench/results/session_capacity.md), with the aging scanner's sweep time and read bandwidth.
 
 usage: python bench/scale/session_capacity.py [--buckets 32768] [--probes 20000] [--seed 1]
            [--out bench/results/session_capacity.md]
@@ -29,6 +29,7 @@ LAYOUTS = ((3, 1), (6, 1), (3, 2))  # (sessions a bucket, buckets a key)
 LOADS = (0.16, 0.25, 0.32, 0.5, 0.64)
 SESSIONS = 32 * 2**20
 BUCKET_BYTES = 64
+CLOCK_HZ = 250_000_000  # Corundum's core clock
 
 
 def refused_share(slots, choices, load, buckets, probes, rng):
@@ -77,6 +78,18 @@ def main():
     for bits in (24, 25, 26):
         md.append(f"| 2^{bits} | {(1 << bits) * BUCKET_BYTES // 2**30} GiB | "
                   f"{100 * SESSIONS / (3 << bits):.0f} % |")
+    md += [
+        "",
+        f"The aging scanner's sweep (docs/sessions.md, \"Aging, CLEAR and reset\"): a bucket read every "
+        f"SCAN_INTERVAL clocks at {CLOCK_HZ // 10**6} MHz.",
+        "",
+        "| buckets | SCAN_INTERVAL | sweep (s) | bucket reads per second | read bandwidth |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for bits, interval in ((24, 15), (26, 15), (26, 3)):
+        reads = CLOCK_HZ / interval
+        md.append(f"| 2^{bits} | {interval} | {(1 << bits) * interval / CLOCK_HZ:.2f} | "
+                  f"{reads / 1e6:.1f} M | {reads * BUCKET_BYTES / 1e9:.2f} GB/s |")
     md.append("")
     write_report("\n".join(md) + "\n", args.out, invocation(), [])
 

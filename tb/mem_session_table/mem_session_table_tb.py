@@ -20,7 +20,8 @@ from tb.common.late_memory import LateMemory
 from tb.model import session as model
 from tb.model.session import ACK, FIN, RST, SYN, TCP, UDP
 from tb.session.session_tb import (
-    SessionTb, canon, delete_racing_lookups, flow, flush_under_traffic, handshake, spaced,
+    SessionTb, canon, delete_racing_lookups, flow, flush_under_traffic, handshake, random_packets,
+    spaced,
 )
 
 BUCKETS, SLOTS, TRACKED = 64, 3, 16
@@ -335,17 +336,7 @@ async def test_random_traffic(dut):
     tb = MemSessionTb(dut, rng)
     await tb.start(latency=rng.randrange(100, 301), snapshot=True)
     tb.memory.jitter = rng.randrange(0, 20)
-    pool = [flow(n, rng.choice((TCP, UDP)), zone=rng.randrange(3)) for n in range(120)]
-    flags = [SYN, SYN | ACK, ACK, FIN | ACK, RST, ACK | 0x08, 0]
-    packets = []
-    for _ in range(3000):
-        if rng.random() < 0.6:
-            packets.append(None)
-            continue
-        f = rng.choice(pool)
-        p = f if rng.random() < 0.5 else f.reverse()
-        fl = rng.choice(flags) if f.protocol == TCP else 0
-        packets.append(p.with_flags(fl, learn=rng.random() < 0.8))
+    packets = random_packets(rng, 120, 3000, idle=0.6)
     results = await tb.send(packets)
     late, busy = tb.check(packets, results)
     dut._log.info("random traffic (seed %d, memory %d clocks): %d packets, %d sessions, "

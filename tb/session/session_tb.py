@@ -458,22 +458,29 @@ async def test_random_traffic_soak(dut):
     await random_traffic(dut, "test_random_traffic_soak", slots=30000)
 
 
-async def random_traffic(dut, name, slots):
-    tb = SessionTb(dut)
-    rng, seed = cocotb_util.test_rng(dut, name)
-    await tb.start()
-    pool = [flow(n, rng.choice((TCP, UDP)), zone=rng.randrange(3)) for n in range(90)]
+def random_packets(rng, flows, slots, idle):
+    """`slots` clocks of traffic over `flows` random flows (TCP or UDP, in zones 0..2): an
+    idle clock (None) with probability `idle`, else a packet of one of them in either
+    direction, with random TCP flags, learn bit and length."""
+    pool = [flow(n, rng.choice((TCP, UDP)), zone=rng.randrange(3)) for n in range(flows)]
     flags = [SYN, SYN | ACK, ACK, FIN | ACK, RST, ACK | 0x08, 0]
     packets = []
     for _ in range(slots):
-        if rng.random() < 0.25:
+        if rng.random() < idle:
             packets.append(None)
             continue
         f = rng.choice(pool)
         p = f if rng.random() < 0.5 else f.reverse()
         fl = rng.choice(flags) if f.protocol == TCP else 0
-        packets.append(p.with_flags(fl, learn=rng.random() < 0.8,
-                                    length=rng.randrange(60, 1519)))
+        packets.append(p.with_flags(fl, learn=rng.random() < 0.8, length=rng.randrange(60, 1519)))
+    return packets
+
+
+async def random_traffic(dut, name, slots):
+    tb = SessionTb(dut)
+    rng, seed = cocotb_util.test_rng(dut, name)
+    await tb.start()
+    packets = random_packets(rng, 90, slots, idle=0.25)
     results = await tb.send(packets)
     tb.check(packets, results)
     dut._log.info("random traffic (seed %d): %d packets, %d sessions, %d learned, %d failed",
