@@ -19,7 +19,7 @@ set -eu
 : "${LIBEDIT_VERSION:?not set: run make setup, which passes versions.env}"
 : "${NLOHMANN_JSON_VERSION:?not set: run make setup, which passes versions.env}"
 : "${CLANG_VERSION:?not set: run make setup, which passes versions.env}"
-PKGS="yosys maven openjdk-17-jdk-headless g++ make perl python3-venv libpython3-dev libpcap-dev liblz4-dev zlib1g-dev ccache pkg-config libjansson-dev libedit-dev nlohmann-json3-dev iproute2 clang-$CLANG_VERSION libclang-rt-$CLANG_VERSION-dev"
+PKGS="yosys maven openjdk-17-jdk-headless g++ make perl python3-venv libpython3-dev libpcap-dev liblz4-dev zlib1g-dev ccache pkg-config xz-utils libjansson-dev libedit-dev nlohmann-json3-dev iproute2 clang-$CLANG_VERSION libclang-rt-$CLANG_VERSION-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

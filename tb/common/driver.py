@@ -130,10 +130,21 @@ class TableInfo(ctypes.Structure):
 
 class LpmLevel(ctypes.Structure):
     """struct matcha_lpm_level"""
-    _fields_ = [(n, ctypes.c_uint) for n in ("fanout", "nodes", "used", "slots")] + [("real", ctypes.c_bool)]
+    _fields_ = [(n, ctypes.c_uint) for n in ("fanout", "nodes", "used", "slots")] + \
+        [(n, ctypes.c_bool) for n in ("real", "in_memory")] + [("pointer_bits", ctypes.c_uint)]
 
     def __repr__(self):
         return "LpmLevel(" + ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._fields_) + ")"
+
+
+def lpm_extra(fanout, size, memory_levels=0):
+    """An LPM table's descriptor EXTRA word: its fanout, its pointer bits as the generator
+    chooses them (enough for every level's nodes and every result, at least
+    LPM_MIN_POINTER_BITS) and its levels in memory."""
+    most = max(max(lpm_nodes(fanout, size)), size)
+    pointer_bits = max(contract.LPM_MIN_POINTER_BITS, (most - 1).bit_length())
+    return (fanout | pointer_bits << contract.LPM_EXTRA_POINTER_SHIFT |
+            memory_levels << contract.LPM_EXTRA_MEMORY_SHIFT)
 
 
 def lpm_nodes(fanout, size):
@@ -724,7 +735,7 @@ class Descriptor:
     base: int
     geometry: int  # ways (exact), levels (LPM), meter_geometry (meter), range fields (ternary), 0
     latency: int
-    extra: int     # slots a tree node (LPM), clocks per tick (meter), range slots (ternary), 0
+    extra: int     # lpm_extra (LPM), clocks per tick (meter), range slots (ternary), 0
 
     @classmethod
     def from_words(cls, words):
@@ -763,6 +774,21 @@ class Descriptor:
         return address if level == self.geometry and address < self.size else None
 
     @property
+    def fanout(self):
+        """An LPM table's slots a node."""
+        return self.extra & contract.LPM_EXTRA_FANOUT_MASK
+
+    @property
+    def pointer_bits(self):
+        """An LPM table's bits of a slot's pointer."""
+        return self.extra >> contract.LPM_EXTRA_POINTER_SHIFT & contract.LPM_EXTRA_FIELD_MASK
+
+    @property
+    def memory_levels(self):
+        """An LPM table's lowest levels kept in memory."""
+        return self.extra >> contract.LPM_EXTRA_MEMORY_SHIFT & contract.LPM_EXTRA_FIELD_MASK
+
+    @property
     def range_fields(self):
         """A ternary table's range fields (0 for any other table)."""
         return self.geometry if self.code == contract.KIND_TERNARY else 0
@@ -784,7 +810,7 @@ class Descriptor:
         if self.geometry == 0:
             return False
         if level < self.geometry:
-            return address < lpm_nodes(self.extra, self.size)[level]
+            return address < lpm_nodes(self.fanout, self.size)[level]
         return level == self.geometry and address < self.size
 
 

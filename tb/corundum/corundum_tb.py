@@ -571,7 +571,7 @@ def probe_indexes(d, rng):
         return sorted({0, d.size - 1, *(rng.randrange(d.size) for _ in range(3))})
     out = []
     for level in range(d.geometry + 1):
-        count = d.size if level == d.geometry else drv.lpm_nodes(d.extra, d.size)[level]
+        count = d.size if level == d.geometry else drv.lpm_nodes(d.fanout, d.size)[level]
         out += [level << contract.LPM_LEVEL_SHIFT, level << contract.LPM_LEVEL_SHIFT | (count - 1)]
     return out
 

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """cocotb tests of the LPM tables matcha_lpm32_table (32-bit keys, 128 prefixes in a B+tree
-of 4-slot nodes: 8 levels) and matcha_lpm128_table (128-bit keys, 32 prefixes, 3-slot nodes:
-6 levels), both with 32-bit action data.
+of 4-slot nodes: 8 levels), matcha_lpm128_table (128-bit keys, 32 prefixes, 3-slot nodes:
+6 levels) and matcha_lpm32_mem_table (matcha_lpm32_table with its two lowest levels in a
+memory behind `m_axi`, each level given 64 clocks: tb/common/late_memory.py answers in
+MEMORY_LATENCY), all with 32-bit action data.
 
 Tables are loaded by the C driver: libmatcha runs against the recording bus of
 tb/common/driver.py and the register writes it makes are then performed on the DUT over
@@ -24,17 +26,28 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from tb.common import cocotb_util
 from tb.common import contract
 from tb.common import driver as drv
+from tb.common import sim
 from tb.common.axil import AxiLiteRegisters
+from tb.common.late_memory import LateMemory
 
 TABLE = 0
 TIMEOUT_MS = 200
+# matcha_lpm32_mem_table: the clocks its memory takes to answer a read, and the bytes of
+# its two levels in memory (65 and 129 nodes of one 32-byte beat).
+MEMORY_LATENCY = 24
+MEMORY_BYTES = (65 + 129) * 32
 
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
 # keyWidth, size (prefixes), dataWidth, base, levels, latency (levels + 2), fanout. Levels:
 # the fewest L with F * ceil(F/2)^(L-1) >= 2 * size + 1.
 EXPECTED = {
-    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 128, 32, contract.INFO_WINDOW_BYTES, 8, 10, 4),
-    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 32, 32, contract.INFO_WINDOW_BYTES, 6, 8, 3),
+    "matcha_lpm32_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 128, 32, contract.INFO_WINDOW_BYTES, 8, 10,
+                                         drv.lpm_extra(4, 128)),
+    "matcha_lpm128_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 128, 32, 32, contract.INFO_WINDOW_BYTES, 6, 8,
+                                          drv.lpm_extra(3, 32)),
+    # Latency: 6 levels on chip, 2 * 64 for the levels in memory, 2.
+    "matcha_lpm32_mem_table": drv.Descriptor(contract.KIND_LPM | contract.KIND_PREFIX_STORE, 32, 128, 32, contract.INFO_WINDOW_BYTES, 8,
+                                             136, drv.lpm_extra(4, 128, memory_levels=2)),
 }
 
 # Lengths this far apart nest the test's prefixes (the steps of a route table: /8, /16, /24).
@@ -92,12 +105,18 @@ class LpmTableTb(AxiLiteRegisters):
         self.used_data = set()
         self.lookups_done = 0
         self.hits_seen = 0
+        self.memory = None  # the LateMemory of a table with levels in memory
+        self.late_seen = 0
 
     # ------------------------------------------------------------------ setup, bus
 
     async def start(self, replay_probes=False):
         """Reset, snapshot the self-describing block, open the driver on it."""
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
+        if hasattr(self.dut, "m_axi_arvalid"):
+            rng, _ = cocotb_util.test_rng(self.dut, "memory")
+            self.memory = LateMemory(self.dut, "m_axi", MEMORY_BYTES, rng, self.cycles)
+            self.memory.latency = MEMORY_LATENCY
         self.snapshot = await drv.read_info_block(self.read32)
         self.desc = drv.descriptors(self.snapshot)[TABLE]
         assert self.desc == self.expected, f"descriptor 0 is {self.desc}, want {self.expected}"
@@ -183,7 +202,8 @@ class LpmTableTb(AxiLiteRegisters):
                 self.outputs[c] = (bool(dut.result_payload_hit.value),
                                    int(dut.result_payload_actionId.value),
                                    int(dut.result_payload_actionData.value),
-                                   int(dut.result_payload_entryIndex.value))
+                                   int(dut.result_payload_entryIndex.value),
+                                   self.memory is not None and bool(dut.result_late.value))
 
     async def stream(self, keys, until=None):
         """Puts `keys` on the lookup port one per clock; with `until` (a callable), cycles
@@ -193,16 +213,23 @@ class LpmTableTb(AxiLiteRegisters):
             self.monitor = cocotb.start_soon(self._monitor())
         await RisingEdge(dut.clk)
         i = 0
+        # Levels in memory share one read port: a lookup every `memory_levels` clocks is
+        # what the port serves (docs/tables.md, "LPM levels in memory").
+        gap = self.desc.memory_levels - 1 if self.memory else 0
         while (i < len(keys)) if until is None else not until():
             dut.lookup_valid.value = 1
             dut.lookup_payload.value = keys[i % len(keys)]
             await RisingEdge(dut.clk)
+            if gap:
+                dut.lookup_valid.value = 0
+                await ClockCycles(dut.clk, gap)
             i += 1
         dut.lookup_valid.value = 0
 
-    async def collect(self):
+    async def collect(self, late_ok=False):
         """Waits for the results of every key issued so far: [(clock, key, result)]. Each
-        result must come exactly `latency` clocks after its key, and only then."""
+        result must come exactly `latency` clocks after its key, and only then, and not
+        late unless `late_ok` (then a late one is dropped from the list)."""
         await ClockCycles(self.dut.clk, self.latency + 2)
         monitor, self.monitor = self.monitor, None
         if monitor is not None:
@@ -211,7 +238,13 @@ class LpmTableTb(AxiLiteRegisters):
         for c in sorted(self.inputs):
             r = self.outputs.pop(c + self.latency, None)
             assert r is not None, f"no result {self.latency} clocks after the key of clock {c}"
-            out.append((c, self.inputs[c], r))
+            *r, late = r
+            if late:
+                assert late_ok, f"the result of the key of clock {c} is late"
+                assert not r[0], f"a late result of the key of clock {c} hits"
+                self.late_seen += 1
+                continue
+            out.append((c, self.inputs[c], tuple(r)))
         assert not self.outputs, f"results with no key {self.latency} clocks before: " \
                                  f"clocks {sorted(self.outputs)[:8]}"
         self.inputs.clear()
@@ -376,10 +409,12 @@ async def test_open(dut):
                                                  d.base, d.geometry, d.latency,
                                                  d.prefix_store), info
     levels = [tb.dev.lpm_level(TABLE, i) for i in range(d.geometry)]
-    nodes = drv.lpm_nodes(d.extra, d.size)
-    assert [(lv.fanout, lv.nodes, lv.used, lv.slots, lv.real) for lv in levels] == \
-        [(d.extra, n, 1, 1, i == d.geometry - 1) for i, n in enumerate(nodes)], levels
-    assert d.latency == d.geometry + 2
+    nodes = drv.lpm_nodes(d.fanout, d.size)
+    assert [(lv.fanout, lv.nodes, lv.used, lv.slots, lv.real, lv.in_memory, lv.pointer_bits) for lv in levels] == \
+        [(d.fanout, n, 1, 1, i == d.geometry - 1, i >= d.geometry - d.memory_levels, d.pointer_bits)
+         for i, n in enumerate(nodes)], levels
+    # One clock a level on chip (a level in memory takes its budget: EXPECTED).
+    assert d.memory_levels or d.latency == d.geometry + 2
     await tb.lookups([rng.getrandbits(tb.kw) for _ in range(50)] + [0, tb.mask])
 
 
@@ -822,3 +857,59 @@ async def test_clear(dut):
     for p, (action, data) in saved.items():
         await tb.add(*p, action, data)
     await tb.lookups(keys)
+
+
+async def memory_table(dut, name, prefixes=30):
+    """The memory unit with a random prefix set loaded and looked up in time once: the tb,
+    the rng and the lookup keys."""
+    rng, _ = cocotb_util.test_rng(dut, name)
+    tb = LpmTableTb(dut)
+    await tb.start()
+    bases = [rng.getrandbits(tb.kw) for _ in range(2)]
+    await random_set(tb, rng, prefixes, bases)
+    keys = lookup_keys(tb, rng, bases, 120)
+    await tb.lookups(keys)
+    return tb, rng, keys
+
+
+async def late_count(tb):
+    base = tb.desc.base
+    return await tb.read32(base + contract.LPM_WIN_LATE) | await tb.read32(base + contract.LPM_WIN_LATE + 4) << 32
+
+
+@sim.only_on("matcha_lpm32_mem_table")
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_memory_too_slow_answers_late(dut):
+    """A memory slower than a level's 64 clocks: every lookup still leaves exactly
+    `latency` clocks after its key, late and hitting nothing, and LPM_WIN_LATE counts each;
+    with the memory in time again, every answer is the oracle's."""
+    tb, rng, keys = await memory_table(dut, "too_slow")
+    assert await late_count(tb) == 0
+    tb.memory.latency = 100
+    await tb.stream(keys)
+    assert await tb.collect(late_ok=True) == []
+    assert tb.late_seen == len(keys)
+    assert await late_count(tb) == len(keys)
+    tb.memory.latency = MEMORY_LATENCY
+    await tb.lookups(keys)
+    assert await late_count(tb) == len(keys)
+
+
+@sim.only_on("matcha_lpm32_mem_table")
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_memory_back_pressure_late_or_right(dut):
+    """The memory holds its read address port and its read data back at random and answers
+    with jitter: a lookup whose nodes do not come back in time leaves late, and every other
+    answer is the oracle's."""
+    tb, rng, keys = await memory_table(dut, "back_pressure")
+    tb.memory.set_pauses(0.2, 0.1)
+    tb.memory.jitter = 8
+    in_time = tb.lookups_done
+    for _ in range(3):
+        await tb.stream(keys)
+        for _, k, r in await tb.collect(late_ok=True):
+            tb.check(k, r, [tb.oracle.answer(k)])
+    dut._log.info("%d late, %d in time", tb.late_seen, tb.lookups_done - in_time)
+    assert tb.late_seen > 0, "the pauses never made a lookup late"
+    assert tb.lookups_done > in_time, "nothing was answered in time"
+    assert await late_count(tb) == tb.late_seen

@@ -50,7 +50,8 @@ class SwitchBus:
 def descriptor_of(table):
     """The descriptor docs/tables.md gives a table of a program description: kind (with
     the counters, default and, for LPM, prefix store bits), keyWidth, size, dataWidth, base,
-    ways/levels/range fields, latency, LPM fanout/range slots."""
+    ways/levels/range fields, latency, LPM fanout, pointer bits and levels in memory/range
+    slots."""
     kind = KIND_CODES[table["kind"]] | contract.KIND_DEFAULT_ACTION
     if table.get("counters"):
         kind |= contract.KIND_COUNTERS
@@ -60,7 +61,9 @@ def descriptor_of(table):
     elif table["kind"] == "lpm":
         kind |= contract.KIND_PREFIX_STORE
         geometry = table["lpm"]["levels"]
-        extra = table["lpm"]["fanout"]
+        lpm = table["lpm"]
+        extra = (lpm["fanout"] | lpm["pointerBits"] << contract.LPM_EXTRA_POINTER_SHIFT |
+                 lpm["memoryLevels"] << contract.LPM_EXTRA_MEMORY_SHIFT)
     elif table["kind"] == "ternary":
         geometry = sum(1 for k in table["key"] if k.get("range"))
         extra = table["rangeSlots"] if geometry else 0

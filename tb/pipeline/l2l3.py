@@ -43,7 +43,7 @@ IPV4_LPM = {
     "keyWidth": 32, "dataWidth": 100, "latency": 5, "counters": True,
     "applyIf": ["hdr.ipv4.valid"],
     "key": [{"fields": ["hdr.ipv4.dst"], "width": 32}],
-    "lpm": {"fanout": 10, "levels": 3, "nodes": [1, 6, 26]},
+    "lpm": {"fanout": 10, "levels": 3, "nodes": [1, 6, 26], "pointerBits": 15, "memoryLevels": 0},
     "actions": [
         # route(port, dmac, smac): first parameter in the most significant bits; the
         # forwarding checks of docs/pipeline.md come first.

@@ -73,8 +73,9 @@ def read_command(bus, base, index):
         raise RuntimeError(f"READ of index {index:#x} at window {base:#x}: error {error}")
 
 
-def lpm_read_back(bus, info, fanout):
-    """[(prefix, length, action id, data)] of an LPM table of `fanout`-slot nodes: the valid
+def lpm_read_back(bus, info, fanout, pointer_bits):
+    """[(prefix, length, action id, data)] of an LPM table of `fanout`-slot nodes and
+    `pointer_bits`-bit pointers: the valid
     results and their prefixes (KEY, PRIORITY), each leaf slot of the tree answering a valid
     result whose prefix covers the slot's whole interval (a prefix hidden under longer ones
     answers nowhere)."""
@@ -91,7 +92,8 @@ def lpm_read_back(bus, info, fanout):
         data = sum(bus.read32(info.base + contract.WIN_DATA + 4 * i) << (32 * i) for i in range(words))
         results[r] = [prefix, length, drv.flags_action(flags), data]
 
-    slot_bits = contract.LPM_SLOT_KEY_SHIFT + kw
+    key_shift = contract.LPM_POINTER_SHIFT + pointer_bits
+    slot_bits = key_shift + kw
     node_words = (fanout * slot_bits + 31) // 32
     leaves = []  # (interval start, result or None), in key order
 
@@ -102,11 +104,11 @@ def lpm_read_back(bus, info, fanout):
             slot = bits >> (j * slot_bits) & ((1 << slot_bits) - 1)
             if j and not slot & contract.LPM_SLOT_VALID:
                 break
-            pointer = slot >> contract.LPM_POINTER_SHIFT & contract.LPM_POINTER_MASK
+            pointer = slot >> contract.LPM_POINTER_SHIFT & ((1 << pointer_bits) - 1)
             if level + 1 < info.levels:
                 walk(level + 1, pointer)
             else:
-                start = 0 if not leaves else slot >> contract.LPM_SLOT_KEY_SHIFT
+                start = 0 if not leaves else slot >> key_shift
                 leaves.append((start, pointer if slot & contract.LPM_SLOT_HAS_RESULT else None))
 
     walk(0, 0)
@@ -127,8 +129,9 @@ def read_back(bus):
     tables = {}
     with drv.Device(bus) as dev:
         infos = list(dev.tables)
-        fanouts = {t: dev.lpm_level(t, 0).fanout for t, info in enumerate(infos)
-                   if info.kind & contract.KIND_CODE_MASK == contract.KIND_LPM}
+        shapes = {t: (lv.fanout, lv.pointer_bits) for t, lv in
+                  ((t, dev.lpm_level(t, 0)) for t, info in enumerate(infos)
+                   if info.kind & contract.KIND_CODE_MASK == contract.KIND_LPM)}
         for t, info in enumerate(infos):
             kind = info.kind & contract.KIND_CODE_MASK
             if kind == contract.KIND_EXACT:
@@ -144,7 +147,7 @@ def read_back(bus):
                              (dev.ternary_read(t, i) for i in range(info.size)) if e.valid]
     for t, info in enumerate(infos):
         if info.kind & contract.KIND_CODE_MASK == contract.KIND_LPM:
-            tables[t] = lpm_read_back(bus, info, fanouts[t])
+            tables[t] = lpm_read_back(bus, info, *shapes[t])
     return tables
 
 

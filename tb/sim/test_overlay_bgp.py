@@ -17,8 +17,8 @@ A soak scenario (the load takes minutes): make soak, or
 make test-one T=tb/sim/test_overlay_bgp.py
 """
 
-import gzip
 import ipaddress
+import lzma
 import random
 import subprocess
 import sys
@@ -39,7 +39,7 @@ sys.path.insert(0, str(harness.REPO / "sim" / "examples"))
 import make_overlay_scale as scale  # noqa: E402  (the scale example's addressing and frames)
 
 OVERLAY = harness.SimBinary("w512", "overlay")
-BGP = harness.REPO / "sw" / "driver" / "tests" / "data" / "bgp-ipv4-first-32769.txt.gz"
+BGP = harness.REPO / "sw" / "driver" / "tests" / "data" / "bgp-ipv4-full.txt.xz"
 ROUTES = 32768
 GROUP_BITS = 16
 SAMPLED = 1000   # prefixes whose ends are probed (four frames each)
@@ -47,7 +47,7 @@ RANDOM = 600     # frames to random destinations
 
 
 def bgp_prefixes():
-    with gzip.open(BGP, "rt") as f:
+    with lzma.open(BGP, "rt") as f:
         nets = [ipaddress.ip_network(line.strip()) for line in f if line.strip()]
     return nets[:ROUTES]
 

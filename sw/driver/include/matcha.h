@@ -393,17 +393,20 @@ struct matcha_lpm_level {
 	unsigned used;   /* nodes in the tree now */
 	unsigned slots;  /* slots in use over those nodes */
 	bool real;       /* at or below the root (levels above it are single-slot nodes) */
+	bool in_memory;  /* one of the lowest levels, kept in the card's memory */
+	unsigned pointer_bits; /* of a slot's child or result pointer, the table's */
 };
 int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level,
 		     struct matcha_lpm_level *out);
 
 /*
  * Node memories in the hardware format of docs/tables.md: words[i] holds level i's
- * nodes[i] nodes of node_words DATA words each (slot j at bit j * (LPM_SLOT_KEY_SHIFT +
- * key_bits)); a lookup's answer is a result index.
+ * nodes[i] nodes of node_words DATA words each (slot j at bit j * (LPM_POINTER_SHIFT +
+ * pointer_bits + key_bits)); a lookup's answer is a result index.
  */
 struct matcha_lpm_nodes {
 	unsigned key_bits;
+	unsigned pointer_bits;
 	unsigned fanout;
 	unsigned levels;
 	unsigned node_words;

@@ -395,10 +395,12 @@ static int check_table(struct loader *ld, const json_t *jt, struct layout_table 
 		       agree(ld, what, "ways", ways, in.ways);
 	}
 	if (in.kind == MATCHA_KIND_LPM) {
-		unsigned levels, fanout;
+		unsigned levels, fanout, pointer_bits, memory_levels;
 		const json_t *lpm = member(ld, jt, "lpm", JSON_OBJECT, what, &rc);
 		if (!lpm || (rc = member_uint(ld, lpm, "levels", what, 512, &levels)) ||
 		    (rc = member_uint(ld, lpm, "fanout", what, 512, &fanout)) ||
+		    (rc = member_uint(ld, lpm, "pointerBits", what, 32, &pointer_bits)) ||
+		    (rc = member_uint(ld, lpm, "memoryLevels", what, 512, &memory_levels)) ||
 		    (rc = agree(ld, what, "lpm.levels", levels, in.levels)))
 			return rc;
 		const json_t *nodes = member(ld, lpm, "nodes", JSON_ARRAY, what, &rc);
@@ -408,6 +410,7 @@ static int check_table(struct loader *ld, const json_t *jt, struct layout_table 
 			return LFAIL(ld, "layout %s: %s has lpm.nodes of %zu levels, lpm.levels %u",
 				     ld->name, what, json_array_size(nodes), levels);
 		/* The node counts the driver probed, level by level. */
+		unsigned in_memory = 0;
 		for (unsigned i = 0; i < levels; i++) {
 			struct matcha_lpm_level lv;
 			const json_t *n = json_array_get(nodes, i);
@@ -418,10 +421,12 @@ static int check_table(struct loader *ld, const json_t *jt, struct layout_table 
 					     what);
 			if ((rc = matcha_lpm_level(dev, t->pub.table, i, &lv)) ||
 			    (i == 0 && (rc = agree(ld, what, "lpm.fanout", fanout, lv.fanout))) ||
+			    (i == 0 && (rc = agree(ld, what, "lpm.pointerBits", pointer_bits, lv.pointer_bits))) ||
 			    (rc = agree(ld, what, name, (unsigned)json_integer_value(n), lv.nodes)))
 				return rc;
+			in_memory += lv.in_memory;
 		}
-		return 0;
+		return agree(ld, what, "lpm.memoryLevels", memory_levels, in_memory);
 	}
 	return 0;
 }

@@ -30,9 +30,10 @@
 #include "kind.h"
 
 #define NO_RESULT UINT32_MAX
-#define MAX_LEVEL_NODES (MATCHA_HW_LPM_ADDRESS_MASK + 1u)
-#define MAX_POINTER (MATCHA_HW_LPM_POINTER_MASK + 1u) /* nodes and results a level holds */
-#define MAX_FANOUT (MATCHA_HW_WIN_STAGING_WORDS * 32 / (MATCHA_HW_LPM_SLOT_KEY_SHIFT + 1))
+#define MAX_LEVEL_NODES (MATCHA_HW_LPM_ADDRESS_MASK + 1u) /* nodes and results an INDEX reaches */
+#define MAX_POINTER_BITS MATCHA_HW_LPM_LEVEL_SHIFT
+#define MAX_FANOUT (MATCHA_HW_WIN_STAGING_WORDS * 32 / \
+		    (MATCHA_HW_LPM_POINTER_SHIFT + MATCHA_HW_LPM_MIN_POINTER_BITS + 1))
 #define MAX_LEVELS 32
 
 struct lpm_level {
@@ -47,6 +48,8 @@ struct lpm_level {
 
 struct lpm_tree {
 	unsigned levels, fanout;
+	unsigned pointer_bits; /* of a slot's child or result pointer (descriptor EXTRA) */
+	unsigned memory_levels; /* the lowest levels, kept in the card's memory */
 	unsigned half;       /* ceil(fanout/2): the fewest slots of a node below the root */
 	unsigned root;       /* the level of the real root; those above are single slots */
 	unsigned node_words; /* DATA words of a node */
@@ -230,37 +233,49 @@ static unsigned get_bit(const uint32_t *w, unsigned at)
 	return w[at / 32] >> at % 32 & 1;
 }
 
-static unsigned slot_bits(unsigned key_bits)
+/* Bits of a slot's flags and pointer: its key starts there. */
+static unsigned key_shift(unsigned pointer_bits)
 {
-	return MATCHA_HW_LPM_SLOT_KEY_SHIFT + key_bits;
+	return MATCHA_HW_LPM_POINTER_SHIFT + pointer_bits;
+}
+
+static unsigned slot_bits(unsigned pointer_bits, unsigned key_bits)
+{
+	return key_shift(pointer_bits) + key_bits;
+}
+
+static uint32_t pointer_of(uint32_t low, unsigned pointer_bits)
+{
+	return low >> MATCHA_HW_LPM_POINTER_SHIFT & ((1u << pointer_bits) - 1);
 }
 
 /* A node's DATA words, in the slot format of docs/tables.md (LPM_SLOT_*). */
 static void encode(const struct matcha_table *t, const struct node_buf *b, uint32_t *w)
 {
-	unsigned k = t->info.key_bits, sb = slot_bits(k);
+	unsigned k = t->info.key_bits, pb = shadow(t)->pointer_bits, sb = slot_bits(pb, k);
 	memset(w, 0, MATCHA_HW_WIN_STAGING_WORDS * sizeof *w);
 	for (unsigned j = 0; j < b->count; j++) {
 		unsigned at = j * sb;
 		uint32_t flags = MATCHA_HW_LPM_SLOT_VALID | (b->has_result[j] ? MATCHA_HW_LPM_SLOT_HAS_RESULT : 0);
-		put_bits(w, at, flags | b->ptr[j] << MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_SLOT_KEY_SHIFT);
+		put_bits(w, at, flags | b->ptr[j] << MATCHA_HW_LPM_POINTER_SHIFT, key_shift(pb));
 		for (unsigned bit = 0; bit < k; bit++)
-			put_bits(w, at + MATCHA_HW_LPM_SLOT_KEY_SHIFT + bit,
+			put_bits(w, at + key_shift(pb) + bit,
 				 b->key[j][t->key_bytes - 1 - bit / 8] >> bit % 8 & 1, 1);
 	}
 }
 
 /* Slot j of a node's DATA words: its flags and pointer, and its key (canonical) in `key`. */
-static uint32_t decode_slot(unsigned key_bits, const uint32_t *w, unsigned j, uint8_t *key)
+static uint32_t decode_slot(unsigned pointer_bits, unsigned key_bits, const uint32_t *w,
+			    unsigned j, uint8_t *key)
 {
-	unsigned at = j * slot_bits(key_bits), key_bytes = div_ceil(key_bits, 8);
+	unsigned at = j * slot_bits(pointer_bits, key_bits), key_bytes = div_ceil(key_bits, 8);
 	uint32_t low = 0;
-	for (unsigned b = 0; b < MATCHA_HW_LPM_SLOT_KEY_SHIFT; b++)
+	for (unsigned b = 0; b < key_shift(pointer_bits); b++)
 		low |= (uint32_t)get_bit(w, at + b) << b;
 	memset(key, 0, key_bytes);
 	for (unsigned bit = 0; bit < key_bits; bit++)
 		key[key_bytes - 1 - bit / 8] |=
-			(uint8_t)(get_bit(w, at + MATCHA_HW_LPM_SLOT_KEY_SHIFT + bit) << bit % 8);
+			(uint8_t)(get_bit(w, at + key_shift(pointer_bits) + bit) << bit % 8);
 	return low;
 }
 
@@ -698,19 +713,30 @@ static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 	const struct matcha_table_info *in = &t->info;
 	t->info.levels = w[MATCHA_HW_DESC_GEOMETRY_WORD];
 	t->info.prefix_store = w[MATCHA_HW_DESC_KIND_WORD] & MATCHA_HW_KIND_PREFIX_STORE;
-	unsigned levels = in->levels, fanout = w[MATCHA_HW_DESC_EXTRA_WORD];
+	uint32_t extra = w[MATCHA_HW_DESC_EXTRA_WORD];
+	unsigned levels = in->levels, fanout = extra & MATCHA_HW_LPM_EXTRA_FANOUT_MASK;
+	unsigned pointer_bits = extra >> MATCHA_HW_LPM_EXTRA_POINTER_SHIFT & MATCHA_HW_LPM_EXTRA_FIELD_MASK;
+	unsigned memory_levels = extra >> MATCHA_HW_LPM_EXTRA_MEMORY_SHIFT & MATCHA_HW_LPM_EXTRA_FIELD_MASK;
 	int rc;
 
 	if (levels == 0 || levels > MAX_LEVELS)
 		return matcha_fail(dev, MATCHA_ENODEV, "LPM table %u: %u tree levels, the driver "
 				   "walks 1 to %d", t->index, levels, MAX_LEVELS);
-	if (fanout < 3 || fanout * slot_bits(in->key_bits) > MATCHA_HW_WIN_STAGING_WORDS * 32)
+	if (pointer_bits < MATCHA_HW_LPM_MIN_POINTER_BITS || pointer_bits > MAX_POINTER_BITS)
+		return matcha_fail(dev, MATCHA_ENODEV, "LPM table %u: %u-bit pointers, not %u to %u",
+				   t->index, pointer_bits, MATCHA_HW_LPM_MIN_POINTER_BITS,
+				   MAX_POINTER_BITS);
+	if (memory_levels >= levels)
+		return matcha_fail(dev, MATCHA_ENODEV, "LPM table %u: %u of its %u levels in memory "
+				   "(the root stays on chip)", t->index, memory_levels, levels);
+	if (fanout < 3 || fanout * slot_bits(pointer_bits, in->key_bits) > MATCHA_HW_WIN_STAGING_WORDS * 32)
 		return matcha_fail(dev, MATCHA_ENODEV, "LPM table %u: %u-slot nodes of %u-bit keys "
 				   "are not 3 or more slots in %u DATA bits", t->index, fanout,
 				   in->key_bits, MATCHA_HW_WIN_STAGING_WORDS * 32);
-	if (in->size == 0 || in->size > MAX_POINTER)
+	uint32_t max_pointer = MAX_LEVEL_NODES < 1u << pointer_bits ? MAX_LEVEL_NODES : 1u << pointer_bits;
+	if (in->size == 0 || in->size > max_pointer)
 		return matcha_fail(dev, MATCHA_ENODEV, "LPM table %u: %u results, result indices "
-				   "reach %u", t->index, in->size, MAX_POINTER);
+				   "reach %u", t->index, in->size, max_pointer);
 
 	struct lpm_tree *tree = calloc(1, sizeof *tree);
 	if (!tree)
@@ -718,8 +744,10 @@ static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 	t->state = tree;
 	tree->levels = levels;
 	tree->fanout = fanout;
+	tree->pointer_bits = pointer_bits;
+	tree->memory_levels = memory_levels;
 	tree->half = div_ceil(fanout, 2);
-	tree->node_words = div_ceil(fanout * slot_bits(in->key_bits), 32);
+	tree->node_words = div_ceil(fanout * slot_bits(pointer_bits, in->key_bits), 32);
 	tree->results = in->size;
 	for (tree->nbuckets = 2; tree->nbuckets < 2 * tree->results;)
 		tree->nbuckets *= 2;
@@ -736,10 +764,10 @@ static int init(matcha_dev *dev, struct matcha_table *t, const uint32_t *w)
 		uint32_t nodes;
 		if ((rc = probe_level_nodes(dev, t, i, &nodes)))
 			return rc;
-		if (nodes == 0 || nodes > MAX_POINTER || (i == 0 && nodes != 1))
+		if (nodes == 0 || nodes > max_pointer || (i == 0 && nodes != 1))
 			return matcha_fail(dev, MATCHA_ENODEV, "LPM table %u: level %u has %u nodes "
 					   "(the root level has 1, the others 1 to %u)", t->index,
-					   i, (unsigned)nodes, MAX_POINTER);
+					   i, (unsigned)nodes, max_pointer);
 		lv->nodes = nodes;
 		size_t slots = (size_t)nodes * fanout;
 		lv->count = calloc(nodes, sizeof *lv->count);
@@ -973,13 +1001,13 @@ int matcha_lpm_walk_nodes(const struct matcha_lpm_nodes *img, const uint8_t *key
 		if (node >= img->nodes[i])
 			return MATCHA_EINVAL;
 		const uint32_t *w = img->words[i] + (size_t)node * img->node_words;
-		low = decode_slot(img->key_bits, w, 0, slot);
+		low = decode_slot(img->pointer_bits, img->key_bits, w, 0, slot);
 		for (unsigned j = 1; j < img->fanout; j++) {
-			uint32_t s = decode_slot(img->key_bits, w, j, slot);
+			uint32_t s = decode_slot(img->pointer_bits, img->key_bits, w, j, slot);
 			if ((s & MATCHA_HW_LPM_SLOT_VALID) && memcmp(slot, key, key_bytes) <= 0)
 				low = s;
 		}
-		node = low >> MATCHA_HW_LPM_POINTER_SHIFT & MATCHA_HW_LPM_POINTER_MASK;
+		node = pointer_of(low, img->pointer_bits);
 	}
 	if (!(low & MATCHA_HW_LPM_SLOT_HAS_RESULT))
 		return MATCHA_ENOENT;
@@ -1023,6 +1051,8 @@ int matcha_lpm_level(matcha_dev *dev, unsigned table, unsigned level, struct mat
 		.used = lv->nodes - lv->nfree,
 		.slots = 0,
 		.real = level >= tree->root,
+		.in_memory = level >= tree->levels - tree->memory_levels,
+		.pointer_bits = tree->pointer_bits,
 	};
 	for (unsigned n = 0; n < lv->nodes; n++)
 		out->slots += lv->count[n];
@@ -1070,10 +1100,10 @@ static int adopt_node(matcha_dev *dev, struct matcha_table *t, struct adoption *
 			return rc;
 	nb.count = 0;
 	for (unsigned j = 0; j < tree->fanout; j++) {
-		uint32_t low = decode_slot(t->info.key_bits, words, j, nb.key[j]);
+		uint32_t low = decode_slot(tree->pointer_bits, t->info.key_bits, words, j, nb.key[j]);
 		if (j > 0 && !(low & MATCHA_HW_LPM_SLOT_VALID))
 			break;
-		nb.ptr[j] = low >> MATCHA_HW_LPM_POINTER_SHIFT & MATCHA_HW_LPM_POINTER_MASK;
+		nb.ptr[j] = pointer_of(low, tree->pointer_bits);
 		nb.has_result[j] = i + 1 == tree->levels && (low & MATCHA_HW_LPM_SLOT_HAS_RESULT);
 		nb.count++;
 	}

@@ -310,6 +310,8 @@ long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *k
 	return -1;
 }
 
+static void fake_lpm_pointer_bits(struct fake_table_cfg *c);
+
 struct fake_dev *fake_new(const struct fake_cfg *cfg)
 {
 	struct fake_dev *fd = calloc(1, sizeof *fd);
@@ -319,6 +321,8 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		struct fake_table *t = &fd->table[i];
 		if (fd->cfg.table[i].kind == MATCHA_KIND_LPM && !fd->cfg.table[i].level_nodes[0])
 			fake_lpm_geometry(&fd->cfg.table[i]);
+		if (fd->cfg.table[i].kind == MATCHA_KIND_LPM && !fd->cfg.table[i].pointer_bits)
+			fake_lpm_pointer_bits(&fd->cfg.table[i]);
 		t->cfg = fd->cfg.table[i];
 		t->base = WINDOW * (i + 1);
 		t->nentries = t->cfg.size;
@@ -344,12 +348,25 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		}
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;
-		t->node_bits = t->cfg.extra * (MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits);
+		t->node_bits = t->cfg.extra * (MATCHA_HW_LPM_POINTER_SHIFT + t->cfg.pointer_bits + t->cfg.key_bits);
 		for (unsigned l = 0; l < t->cfg.ways_or_levels; l++)
 			t->level[l] = calloc((size_t)t->cfg.level_nodes[l] * FAKE_NODE_WORDS,
 					     sizeof *t->level[l]);
 	}
 	return fd;
+}
+
+/* As the generator sizes them (LpmGeometry.pointerBits): enough for every level's nodes
+ * and every result, never fewer than LPM_MIN_POINTER_BITS. */
+static void fake_lpm_pointer_bits(struct fake_table_cfg *c)
+{
+	unsigned most = c->size;
+	for (unsigned l = 0; l < c->ways_or_levels; l++)
+		most = c->level_nodes[l] > most ? c->level_nodes[l] : most;
+	unsigned bits = MATCHA_HW_LPM_MIN_POINTER_BITS;
+	while (1ull << bits < most)
+		bits++;
+	c->pointer_bits = bits;
 }
 
 void fake_lpm_geometry(struct fake_table_cfg *c)
@@ -717,7 +734,9 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 				[MATCHA_HW_DESC_BASE_WORD] = WINDOW * ((addr - first) / bytes + 1),
 				[MATCHA_HW_DESC_GEOMETRY_WORD] = tc->ways_or_levels,
 				[MATCHA_HW_DESC_LATENCY_WORD] = tc->latency,
-				[MATCHA_HW_DESC_EXTRA_WORD] = tc->extra,
+				[MATCHA_HW_DESC_EXTRA_WORD] = tc->kind != MATCHA_KIND_LPM ? tc->extra :
+					tc->extra | tc->pointer_bits << MATCHA_HW_LPM_EXTRA_POINTER_SHIFT |
+					tc->memory_levels << MATCHA_HW_LPM_EXTRA_MEMORY_SHIFT,
 			};
 			*val = w[(addr - first) % bytes / 4];
 		} else
@@ -786,6 +805,7 @@ void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *v)
 		v->words[l] = t->level[l];
 	v->img = (struct matcha_lpm_nodes){
 		.key_bits = t->cfg.key_bits,
+		.pointer_bits = t->cfg.pointer_bits,
 		.fanout = t->cfg.extra,
 		.levels = t->cfg.ways_or_levels,
 		.node_words = FAKE_NODE_WORDS,

@@ -46,6 +46,8 @@ struct fake_table_cfg {
 	unsigned level_nodes[FAKE_MAX_LEVELS]; /* LPM: nodes of each level (0: as generated) */
 	bool counters, default_action;         /* KIND_COUNTERS and KIND_DEFAULT_ACTION */
 	uint32_t extra;                        /* descriptor word DESC_EXTRA_WORD (meters: tick clocks, LPM: fanout) */
+	/* LPM: descriptor EXTRA's pointer bits (0: as generated) and levels in memory. */
+	unsigned pointer_bits, memory_levels;
 	bool prefix_store; /* LPM, kind bit 10: a result's WRITE keeps KEY and PRIORITY */
 	uint32_t kind_extra;                   /* other bits of descriptor word DESC_KIND_WORD */
 	/* Ternary range fields (ways_or_levels of them, extra slots each): where each is in
@@ -76,7 +78,7 @@ struct fake_table {
 	struct fake_entry *entries; /* exact, ternary: size; LPM: the results */
 	unsigned nentries;
 	uint32_t *level[FAKE_MAX_LEVELS]; /* LPM tree levels: FAKE_NODE_WORDS words a node */
-	unsigned node_bits;               /* LPM: fanout * (LPM_SLOT_KEY_SHIFT + key bits) */
+	unsigned node_bits;               /* LPM: fanout * (LPM_POINTER_SHIFT + pointer bits + key bits) */
 	uint64_t hits, misses;
 	uint32_t hits_hi_latch, misses_hi_latch;
 	/* Per-entry counters (cfg.counters): one pair per entry (exact, ternary) or result. */
@@ -217,7 +219,7 @@ struct fake_lpm_view {
 	const uint32_t *words[FAKE_MAX_LEVELS];
 };
 /* The levels and node counts the generator gives an LPM table of c->size prefixes in
- * c->extra-slot nodes: sets level_nodes, ways_or_levels and latency. */
+ * c->extra-slot nodes: sets level_nodes, ways_or_levels, latency and pointer_bits. */
 void fake_lpm_geometry(struct fake_table_cfg *c);
 void fake_lpm_view(struct fake_dev *fd, unsigned table, struct fake_lpm_view *view);
 

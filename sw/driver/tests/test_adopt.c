@@ -173,16 +173,16 @@ static void set_node_field(uint32_t *w, unsigned at, unsigned n, uint32_t v)
 static unsigned walk_slot(struct fake_dev *fd, uint32_t key, unsigned level, uint32_t **words)
 {
 	struct fake_table *t = &fd->table[LPM32];
-	unsigned sb = MATCHA_HW_LPM_SLOT_KEY_SHIFT + 32, at = 0;
+	unsigned shift = MATCHA_HW_LPM_POINTER_SHIFT + t->cfg.pointer_bits, sb = shift + 32, at = 0;
 	uint32_t node = 0;
 	for (unsigned l = 0; l <= level; l++) {
 		*words = t->level[l] + (size_t)node * FAKE_NODE_WORDS;
 		at = 0;
 		for (unsigned j = 1; j < t->cfg.extra; j++)
 			if ((node_field(*words, j * sb, 1) & MATCHA_HW_LPM_SLOT_VALID) &&
-			    node_field(*words, j * sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32) <= key)
+			    node_field(*words, j * sb + shift, 32) <= key)
 				at = j * sb;
-		node = node_field(*words, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS);
+		node = node_field(*words, at + MATCHA_HW_LPM_POINTER_SHIFT, t->cfg.pointer_bits);
 	}
 	return at;
 }
@@ -455,38 +455,39 @@ void test_adopt_refuses_corrupt_trees_and_rules(void)
 	CHECK(result_of(first, 10, 0, 8, &r8) && result_of(first, 10, 1, 16, &r10_16) &&
 	      result_of(first, 11, 1, 16, &r11_16));
 	struct fake_table *lpm = &fd->table[LPM32], *ternary = &fd->table[TERNARY];
-	unsigned leaf = lpm->cfg.ways_or_levels - 1, sb = MATCHA_HW_LPM_SLOT_KEY_SHIFT + 32;
+	unsigned leaf = lpm->cfg.ways_or_levels - 1, pb = lpm->cfg.pointer_bits;
+	unsigned shift = MATCHA_HW_LPM_POINTER_SHIFT + pb, sb = shift + 32;
 	char want[200];
 	uint32_t *w, saved;
 
 	/* The leaf slot of 10.1.0.0 answering 10/8's result instead of 10.1/16's. */
 	unsigned at = walk_slot(fd, 0x0a010000, leaf, &w);
-	saved = node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS);
-	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, r8);
+	saved = node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, pb);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, pb, r8);
 	snprintf(want, sizeof want, "LPM table 1: the interval from 0x0a010000 answers result %u, "
 		 "the prefix store gives %u", (unsigned)r8, (unsigned)r10_16);
 	expect_refused(fd, want);
-	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, saved);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, pb, saved);
 	/* A boundary no prefix starts or ends at (10.1.0.0 moved to 10.1.0.1). */
-	set_node_field(w, at + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, 0x0a010001);
+	set_node_field(w, at + shift, 32, 0x0a010001);
 	expect_refused(fd, "LPM table 1: the tree has the boundary 0x0a010001, where no prefix of "
 		       "the prefix store starts or ends");
-	set_node_field(w, at + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, 0x0a010000);
+	set_node_field(w, at + shift, 32, 0x0a010000);
 	/* A key out of order in its node: the next slot's key below this one. */
 	if (node_field(w, at + sb, 1) & MATCHA_HW_LPM_SLOT_VALID) {
-		saved = node_field(w, at + sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32);
-		set_node_field(w, at + sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, 0x0a000000);
+		saved = node_field(w, at + sb + shift, 32);
+		set_node_field(w, at + sb + shift, 32, 0x0a000000);
 		expect_refused(fd, "has the key 0x0a000000, out of order");
-		set_node_field(w, at + sb + MATCHA_HW_LPM_SLOT_KEY_SHIFT, 32, saved);
+		set_node_field(w, at + sb + shift, 32, saved);
 	}
 	/* The level above: a child pointer past the level's nodes. */
 	at = walk_slot(fd, 0x0a010000, leaf - 1, &w);
-	saved = node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS);
-	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, 30000);
+	saved = node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, pb);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, pb, 30000);
 	snprintf(want, sizeof want, "points at node 30000 of level %u, beyond its %u nodes", leaf,
 		 lpm->cfg.level_nodes[leaf]);
 	expect_refused(fd, want);
-	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, MATCHA_HW_LPM_POINTER_BITS, saved);
+	set_node_field(w, at + MATCHA_HW_LPM_POINTER_SHIFT, pb, saved);
 
 	/* Prefix store entries no add writes: too long, bits past the length, one prefix twice. */
 	lpm->entries[r8].priority = 33;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "fake_dev.h"
@@ -279,7 +280,7 @@ static bool counts_agree(matcha_dev *dev, unsigned table, const struct route *rt
 static unsigned node_slots(const struct fake_table *t, unsigned level, uint32_t node)
 {
 	const uint32_t *w = t->level[level] + (size_t)node * FAKE_NODE_WORDS;
-	unsigned sb = MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits, n = 1;
+	unsigned sb = MATCHA_HW_LPM_POINTER_SHIFT + t->cfg.pointer_bits + t->cfg.key_bits, n = 1;
 	while (n < t->cfg.extra && (w[n * sb / 32] >> (n * sb % 32) & MATCHA_HW_LPM_SLOT_VALID))
 		n++;
 	return n;
@@ -288,9 +289,10 @@ static unsigned node_slots(const struct fake_table *t, unsigned level, uint32_t 
 static uint32_t slot_pointer(const struct fake_table *t, unsigned level, uint32_t node, unsigned j)
 {
 	const uint32_t *w = t->level[level] + (size_t)node * FAKE_NODE_WORDS;
-	unsigned at = j * (MATCHA_HW_LPM_SLOT_KEY_SHIFT + t->cfg.key_bits) + MATCHA_HW_LPM_POINTER_SHIFT;
+	unsigned at = j * (MATCHA_HW_LPM_POINTER_SHIFT + t->cfg.pointer_bits + t->cfg.key_bits) +
+		      MATCHA_HW_LPM_POINTER_SHIFT;
 	uint32_t v = 0;
-	for (unsigned b = 0; b < MATCHA_HW_LPM_POINTER_BITS; b++)
+	for (unsigned b = 0; b < t->cfg.pointer_bits; b++)
 		v |= (w[(at + b) / 32] >> (at + b) % 32 & 1) << b;
 	return v;
 }
@@ -1013,6 +1015,128 @@ void test_lpm_bgp_table_fills_its_size(void)
 		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[k]));
 	CHECK(tree_empty(dev, fd, LPM32));
 	printf("  %u prefixes, %lu probes\n", n, probes);
+	bgp_oracle_free(&o);
+	free(order);
+	free(routes);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/*
+ * A full Internet table in a table of 2^20 prefixes with 20-bit pointers and its two
+ * lowest levels in memory (docs/tables.md, "LPM levels in memory"): the real table's
+ * 901,899 prefixes and as many more, drawn with the real table's lengths at random
+ * addresses, as fill it, added in a random order; the next one refused as "table full";
+ * the answers around a sample of the prefixes and at random keys the oracle's; a random
+ * tenth deleted and added again with new results, the sample's answers the oracle's
+ * again.
+ */
+#define FULL_PREFIXES (1u << 20)
+#define FULL_SAMPLE 16384
+
+/* Open addressing over (address, length): whether a prefix is drawn already. */
+static bool prefix_seen(uint64_t *set, unsigned mask, uint32_t addr, unsigned len)
+{
+	uint64_t k = (uint64_t)addr << 8 | len | 1ull << 40;
+	for (uint64_t h = k * 0x9E3779B97F4A7C15ull >> 40;; h++) {
+		uint64_t *slot = &set[h & mask];
+		if (*slot == k)
+			return true;
+		if (!*slot) {
+			*slot = k;
+			return false;
+		}
+	}
+}
+
+static unsigned long full_probe_sample(struct fake_dev *fd, const struct bgp_oracle *o,
+				       unsigned n, struct rng *r, const char *when)
+{
+	unsigned long probes = 0;
+	for (unsigned s = 0; s < FULL_SAMPLE && check_failures() == 0; s++) {
+		const struct bgp_route *rt = &o->routes[rng_below(r, n)];
+		uint32_t last = rt->addr | ~bgp_mask(rt->len);
+		uint32_t keys[5] = { rt->addr, rt->addr - 1, last, last + 1, (uint32_t)rng_next(r) };
+		for (unsigned p = 0; p < 5; p++, probes++) {
+			long want = bgp_oracle_lookup(o, keys[p]), got = bgp_hw_lookup(fd, LPM32, keys[p]);
+			if (got != want)
+				check_fail(__FILE__, __LINE__, "%s: %u.%u.%u.%u answers %ld, the oracle %ld",
+					   when, keys[p] >> 24, keys[p] >> 16 & 0xFF, keys[p] >> 8 & 0xFF,
+					   keys[p] & 0xFF, got, want);
+		}
+	}
+	return probes;
+}
+
+void test_lpm_full_table_fills_a_million(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.ntables = 2;
+	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32,
+						.size = FULL_PREFIXES, .data_bits = 32, .extra = 9,
+						.memory_levels = 2, .prefix_store = true };
+	struct fake_dev *fd = fake_new(&cfg);
+	CHECK_MSG(fd->table[LPM32].cfg.pointer_bits == 20, "%u-bit pointers",
+		  fd->table[LPM32].cfg.pointer_bits);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	struct bgp_route *routes = calloc(FULL_PREFIXES + 1, sizeof *routes);
+	unsigned real = bgp_read(MATCHA_BGP_TABLE, routes, FULL_PREFIXES + 1);
+	CHECK_MSG(real == 901899, "%s: %u prefixes, not 901,899", MATCHA_BGP_TABLE, real);
+	unsigned mask = 4 * FULL_PREFIXES - 1;
+	uint64_t *seen = calloc(mask + 1ull, sizeof *seen);
+	for (unsigned i = 0; i < real; i++)
+		prefix_seen(seen, mask, routes[i].addr, routes[i].len);
+	for (unsigned n = real; n <= FULL_PREFIXES;) {
+		unsigned len = routes[rng_below(&r, real)].len;
+		uint32_t addr = (uint32_t)rng_next(&r) & bgp_mask(len);
+		if (!prefix_seen(seen, mask, addr, len))
+			routes[n++] = (struct bgp_route){ .addr = addr, .len = len };
+	}
+	free(seen);
+	struct bgp_route extra = routes[FULL_PREFIXES];
+	unsigned n = FULL_PREFIXES;
+	struct bgp_oracle o;
+	bgp_oracle_init(&o, routes, n);
+	unsigned *order = calloc(n, sizeof *order);
+	for (unsigned i = 0; i < n; i++)
+		order[i] = i;
+	for (unsigned i = n; i > 1; i--) {
+		unsigned j = rng_below(&r, i), t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint32_t next_id = 1;
+	for (unsigned k = 0; k < n && check_failures() == 0; k++) {
+		struct bgp_route *rt = &routes[order[k]];
+		rt->id = next_id++;
+		rt->present = true;
+		CHECK_MSG(bgp_add(dev, LPM32, rt) == 0, "prefix %u of %u: %s", k, n,
+			  matcha_last_error(dev));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(shape_ok(dev, fd, LPM32));
+	extra.id = next_id++;
+	CHECK_RC(dev, bgp_add(dev, LPM32, &extra), MATCHA_ENOSPC);
+	unsigned long probes = full_probe_sample(fd, &o, n, &r, "full");
+	for (unsigned k = 0; k < n / 10 && check_failures() == 0; k++) {
+		routes[order[k]].present = false;
+		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[order[k]]));
+	}
+	probes += full_probe_sample(fd, &o, n, &r, "a tenth deleted");
+	for (unsigned k = 0; k < n / 10 && check_failures() == 0; k++) {
+		struct bgp_route *rt = &routes[order[k]];
+		rt->id = next_id++;
+		rt->present = true;
+		CHECK_OK(dev, bgp_add(dev, LPM32, rt));
+	}
+	CHECK(shape_ok(dev, fd, LPM32));
+	probes += full_probe_sample(fd, &o, n, &r, "added again");
+	printf("  %u prefixes (%u real) added in %.1f s, %lu probes\n", n, real,
+	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, probes);
 	bgp_oracle_free(&o);
 	free(order);
 	free(routes);

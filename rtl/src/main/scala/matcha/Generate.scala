@@ -180,6 +180,11 @@ object Generate {
     spinal(tables).generateVerilog(top(table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
     spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128)))())
     spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(128, 32, fanout = 3, results = 32)))())
+    // The two lowest of the 8 levels in memory, each given 64 clocks for a memory of 24.
+    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128,
+      memory = Some(table.LpmMemory(2, table.MemoryTiming(latency = 64, memoryLatency = 24, outstanding = 64),
+        _root_.spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 32, dataWidth = 256, idWidth = 4, useRegion = false)))),
+      "matcha_lpm32_mem_table"))())
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
     spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
       "matcha_ternary128_table"))())

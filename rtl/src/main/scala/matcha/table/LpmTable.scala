@@ -4,6 +4,7 @@ package matcha.table
 import matcha.program.{MatchKind, TableSpec}
 import spinal.core._
 import spinal.lib._
+import spinal.lib.bus.amba4.axi._
 
 /** The shape of a B+tree of `fanout`-slot nodes over the boundaries of up to `results`
   * prefixes (docs/tables.md, "LPM"): every node below the root is kept at least
@@ -11,7 +12,7 @@ import spinal.lib._
   * key width. */
 case class LpmGeometry(fanout: Int, results: Int) {
   require(fanout >= 3, "a B+tree node has at least 3 slots (a half-full node must hold 2)")
-  require(results >= 1 && results <= (1 << LpmEncoding.PointerBits), "result indices are 15 bits")
+  require(results >= 1 && results <= (1 << LpmEncoding.LevelShift), s"result indices stay below 2^${LpmEncoding.LevelShift}")
   /** The fewest slots a node other than the root holds. */
   def halfFull: Int = (fanout + 1) / 2
   /** N prefixes start and end at most 2N distinct keys, and key 0 is always a boundary. */
@@ -27,27 +28,59 @@ case class LpmGeometry(fanout: Int, results: Int) {
     val upward = Iterator.iterate(leaves)(n => (n + halfFull - 1) / halfFull).take(levels).toSeq.reverse
     1 +: upward.tail
   }
-  require(nodes.forall(_ <= (1 << LpmEncoding.PointerBits)), "child pointers are 15 bits")
+  require(nodes.forall(_ <= (1 << LpmEncoding.LevelShift)), s"a level holds at most 2^${LpmEncoding.LevelShift} nodes")
+  /** Bits of a slot's pointer: enough for every node of a level and every result, and never
+    * fewer than LPM_MIN_POINTER_BITS, so that every table up to 32,768 prefixes has the same
+    * slot layout. */
+  val pointerBits: Int = LpmEncoding.MinPointerBits max log2Up(nodes.max max results)
+}
+
+/** The lowest `levels` levels of an LPM tree kept in memory behind an AXI4 master, node `n`
+  * of each in one beat (docs/tables.md, "LPM levels in memory"): each such level is one
+  * read whose address the level above chose, given `timing.latency` clocks. */
+case class LpmMemory(levels: Int, timing: MemoryTiming, axi: Axi4Config, baseAddress: BigInt = 0) {
+  require(levels >= 1)
+  /** Level ids: level j in memory (0 the highest) reads under its own id, the window
+    * under MemoryReadPath.WindowId. */
+  def readId(j: Int): Int = if (j == 0) MemoryReadPath.LookupId else MemoryReadPath.WindowId + j
+  require(axi.idWidth >= log2Up(levels + 2), s"$levels levels in memory and the window need ${log2Up(levels + 2)} id bits")
 }
 
 /** An LPM table of up to `results` prefixes of `keyWidth`-bit keys in a B+tree of
-  * `fanout`-slot nodes. */
-case class LpmTableConfig(keyWidth: Int, dataWidth: Int, fanout: Int, results: Int) {
+  * `fanout`-slot nodes, its lowest levels in memory if `memory` says so. */
+case class LpmTableConfig(keyWidth: Int, dataWidth: Int, fanout: Int, results: Int, memory: Option[LpmMemory] = None) {
   val geometry = LpmGeometry(fanout, results)
   require(nodeWidth <= 32 * WindowRegister.StagingWords,
     s"$fanout slots of $slotWidth bits exceed the ${32 * WindowRegister.StagingWords}-bit DATA a node is written through")
   def levels: Int = geometry.levels
   def nodes: Seq[Int] = geometry.nodes
+  def pointerBits: Int = geometry.pointerBits
   /** Bits of one slot: flags and pointer low, the key above them. */
-  def slotWidth: Int = LpmEncoding.SlotKeyShift + keyWidth
+  def slotKeyShift: Int = LpmEncoding.PointerShift + pointerBits
+  def slotWidth: Int = slotKeyShift + keyWidth
   def nodeWidth: Int = fanout * slotWidth
   def indexWidth: Int = log2Up(results)
   /** Bits of a prefix length, 0 to keyWidth. */
   def lengthWidth: Int = log2Up(keyWidth + 1)
-  /** One clock per level, one for the result RAM, one output register. */
-  def latency: Int = levels + 2
+  def memoryLevels: Int = memory.map(_.levels).getOrElse(0)
+  def chipLevels: Int = levels - memoryLevels
+  require(chipLevels >= 1, "the root level stays on chip")
+  memory.foreach { m =>
+    require(nodeWidth <= m.axi.dataWidth, s"a $nodeWidth-bit node is one beat of the ${m.axi.dataWidth}-bit memory port")
+    require(m.baseAddress % beatBytes == 0 && m.baseAddress + BigInt(memoryNodes.sum) * beatBytes <= (BigInt(1) << m.axi.addressWidth),
+      "the tree's memory: beat-aligned, inside the address space")
+  }
+  def beatBytes: Int = memory.map(_.axi.dataWidth / 8).getOrElse(0)
+  /** Nodes of the levels in memory, the highest first: level j's node n is the beat at
+    * baseAddress + (the nodes of the memory levels above it + n) * beatBytes. */
+  def memoryNodes: Seq[Int] = nodes.drop(chipLevels)
+  def memoryLevelBase(j: Int): BigInt = memory.get.baseAddress + BigInt(memoryNodes.take(j).sum) * beatBytes
+  /** One clock per level on chip, the read budget of each level in memory, one clock for
+    * the result RAM, one output register. */
+  def latency: Int = chipLevels + memory.map(_.timing.latency * memoryLevels).getOrElse(0) + 2
   /** Tree bits, and result and prefix-store bits, for each prefix the table can hold. */
   def treeBitsPerPrefix: Double = nodes.sum.toDouble * nodeWidth / results
+  def chipTreeBits: BigInt = BigInt(nodes.take(chipLevels).sum) * nodeWidth
   def resultBitsPerPrefix: Int = 1 + 8 + dataWidth + keyWidth + lengthWidth
 }
 
@@ -55,19 +88,25 @@ case class LpmTableConfig(keyWidth: Int, dataWidth: Int, fanout: Int, results: I
 object LpmEncoding extends matcha.ContractGroup("LPM_", "LPM B+tree slot and window INDEX (docs/tables.md)") {
   val SlotValid = const("SLOT_VALID", 0x1, "the slot is in use (ignored in slot 0: a node's first slot always is)")
   val SlotHasResult = const("SLOT_HAS_RESULT", 0x2, "leaf slot: the pointer is a result index (else a miss)")
-  val PointerShift = const("POINTER_SHIFT", 2, "a child node (inner level) or result index (leaf level)")
-  val PointerBits = const("POINTER_BITS", 15)
-  val PointerMask = const("POINTER_MASK", (1 << PointerBits) - 1, "after the shift")
-  val SlotKeyShift = const("SLOT_KEY_SHIFT", PointerShift + PointerBits, "the slot's key, key-width bits; a slot is SLOT_KEY_SHIFT + key bits wide, slot i at bit i * that")
+  val PointerShift = const("POINTER_SHIFT", 2, "a child node (inner level) or result index (leaf level), the table's pointer bits wide; its key above it")
+  val MinPointerBits = const("MIN_POINTER_BITS", 15, "the fewest pointer bits a table has; a slot is POINTER_SHIFT + pointer bits + key bits wide, slot i at bit i * that")
+  val ExtraFanoutMask = const("EXTRA_FANOUT_MASK", 0xff, "descriptor EXTRA: the slots of a node")
+  val ExtraPointerShift = const("EXTRA_POINTER_SHIFT", 8, "descriptor EXTRA: the pointer bits of a slot")
+  val ExtraMemoryShift = const("EXTRA_MEMORY_SHIFT", 16, "descriptor EXTRA: the levels kept in memory, the lowest ones")
+  val ExtraFieldMask = const("EXTRA_FIELD_MASK", 0xff, "after either shift")
   val LevelShift = const("LEVEL_SHIFT", 20, "INDEX = level << 20 | node (levels << 20 | result)")
   val AddressMask = const("ADDRESS_MASK", (1 << LevelShift) - 1)
+  val Late = const("WIN_LATE", WindowRegister.End, "64 bits, a table with levels in memory: lookups a level of which was not back in time (reading the low word latches the high word)")
+  val WindowEnd = const("WIN_END", WindowRegister.End + 8, "the first offset past the window's registers")
+  /** The descriptor's EXTRA word of a table. */
+  def extra(c: LpmTableConfig): Int = c.fanout | c.pointerBits << ExtraPointerShift | c.memoryLevels << ExtraMemoryShift
 }
 
 /** One slot of a node, its fields from bit 0 up as LpmEncoding gives them. */
-case class LpmSlot(keyWidth: Int) extends Bundle {
+case class LpmSlot(keyWidth: Int, pointerBits: Int) extends Bundle {
   val valid = Bool()
   val hasResult = Bool()
-  val pointer = UInt(LpmEncoding.PointerBits bits)
+  val pointer = UInt(pointerBits bits)
   val key = Bits(keyWidth bits)
 }
 
@@ -87,62 +126,136 @@ case class LpmPrefix(c: LpmTableConfig) extends Bundle {
 /** Longest-prefix match as a range search: one B+tree level per clock (docs/tables.md,
   * "LPM"). Each level reads the node the level above chose, compares the key with its slot
   * keys in parallel and passes the pointer of the last slot not above the key down; the leaf
-  * slot's pointer is the result. A new key enters every clock. The driver builds the tree. */
-class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
+  * slot's pointer is the result. A new key enters every clock. The driver builds the tree.
+  *
+  * With `c.memory`, the lowest levels are in memory: each is one read of the chosen node
+  * through the read path every memory-backed table shares (MemoryReadPath), given a fixed
+  * number of clocks; a lookup one of whose nodes was not back in time leaves `late`, a
+  * miss that means nothing. Nothing stalls the next lookup. */
+class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
+  import MemoryReadPath._
   def entries: Int = c.results
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
-  val tree = c.nodes.map(n => Mem(Bits(c.nodeWidth bits), n))
+  val tree = c.nodes.take(c.chipLevels).map(n => Mem(Bits(c.nodeWidth bits), n))
   val results = Mem(LpmResult(c), c.results)
   /** Bus-only: written and read with the results, never on the lookup path. */
   val prefixes = matcha.Hw.blockRamWhenDeep(Mem(LpmPrefix(c), c.results))
+  val mem = c.memory.map(m => Axi4(m.axi))
+  val isLate = c.memory.map(_ => Bool())
+  override def late: Option[Bool] = isLate
+  override def memory: Option[Axi4] = mem
 
   case class Walk() extends Bundle {
     val valid = Bool()
+    /** A level in memory did not answer in time: the rest says nothing. */
+    val late = Bool()
     val key = Bits(c.keyWidth bits)
-    val pointer = UInt(LpmEncoding.PointerBits bits)
+    val pointer = UInt(c.pointerBits bits)
     val hasResult = Bool()
   }
 
   val start = Walk()
   start.valid := lookup.valid
+  start.late := False
   start.key := lookup.payload
   start.pointer := 0
   start.hasResult := False
 
-  /** `state` is on its way into level `i`'s RAM this clock (its pointer the node); returns
-    * the state a clock later, pointing at the chosen slot's child or result. Slot 0 is taken
-    * whatever its key: the level above sent the key here because it is not below the node's
-    * lower bound, and a node's first key may lag its parent's during an update. */
+  /** The pointer and result flag of `node`'s slot for `key`: the last valid slot whose key
+    * is not above it. Slot 0 is taken whatever its key: the level above sent the key here
+    * because it is not below the node's lower bound, and a node's first key may lag its
+    * parent's during an update. */
+  def choose(node: Bits, key: Bits): (UInt, Bool) = {
+    val slots = (0 until c.fanout).map(j => node(j * c.slotWidth, c.slotWidth bits).as(LpmSlot(c.keyWidth, c.pointerBits)))
+    val pointer = CombInit(slots(0).pointer)
+    val hasResult = CombInit(slots(0).hasResult)
+    for (j <- 1 until c.fanout) when(slots(j).valid && slots(j).key.asUInt <= key.asUInt) {
+      pointer := slots(j).pointer
+      hasResult := slots(j).hasResult
+    }
+    (pointer, hasResult)
+  }
+
+  /** `state` is on its way into on-chip level `i`'s RAM this clock (its pointer the node);
+    * returns the state a clock later, pointing at the chosen slot's child or result. */
   def level(i: Int, state: Walk): Walk = {
     val node = tree(i).readSync(state.pointer.resize(log2Up(c.nodes(i)) max 1))
     val before = RegNext(state)
     before.valid.init(False)
-    val slots = (0 until c.fanout).map(j => node(j * c.slotWidth, c.slotWidth bits).as(LpmSlot(c.keyWidth)))
     val after = Walk()
     after := before
     after.allowOverride()
-    after.pointer := slots(0).pointer
-    after.hasResult := slots(0).hasResult
-    // Valid slots come first, sorted: the last one not above the key wins.
-    for (j <- 1 until c.fanout) when(slots(j).valid && slots(j).key.asUInt <= before.key.asUInt) {
-      after.pointer := slots(j).pointer
-      after.hasResult := slots(j).hasResult
-    }
+    val (pointer, hasResult) = choose(node, before.key)
+    after.pointer := pointer
+    after.hasResult := hasResult
     after
   }
-  val walked = c.nodes.indices.foldLeft(start)((s, i) => level(i, s))
+
+  case class Carried() extends Bundle {
+    val key = Bits(c.keyWidth bits)
+    val late = Bool()
+  }
+  case class Chosen() extends Bundle {
+    val key = Bits(c.keyWidth bits)
+    val late = Bool()
+    val pointer = UInt(c.pointerBits bits)
+    val hasResult = Bool()
+  }
+
+  /** Level `j` in memory: the node `state` points at is read, and the state leaves
+    * `timing.latency` clocks later pointing at the chosen slot's child or result, late if
+    * the node was not back in time. A lookup already late reads node 0 and stays late. */
+  class MemoryLevel(j: Int, m: LpmMemory, state: Walk) extends Area {
+    val nodes = c.memoryNodes(j)
+    val path = new MemoryReadPath(m.timing, log2Up(nodes) max 1, Carried(), Chosen(), m.readId(j))
+    path.enter.valid := state.valid
+    path.enter.payload.payload.key := state.key
+    path.enter.payload.payload.late := state.late
+    path.enter.bucket := state.late ? U(0, path.enter.bucket.getWidth bits) | state.pointer.resize(path.enter.bucket.getWidth)
+    path.enter.timed := True
+
+    val beat = path.returned(mem.get.r)
+    val chosen = Chosen()
+    chosen.key := beat.op.payload.key
+    chosen.late := beat.op.payload.late
+    val (pointer, hasResult) = choose(beat.data.resize(c.nodeWidth), beat.op.payload.key)
+    chosen.pointer := pointer
+    chosen.hasResult := hasResult
+    path.answer(beat.valid && beat.okay && beat.inTime, beat.op.stamp, chosen)
+
+    val out = Walk()
+    out.valid := path.due.valid
+    out.late := path.due.late || path.due.answer.late
+    out.key := path.due.answer.key
+    out.pointer := path.due.answer.pointer
+    out.hasResult := path.due.answer.hasResult
+
+    /** The read of the chosen node: its byte address and this level's read id. */
+    val read = path.issue.read.translateWith(
+      (U(c.memoryLevelBase(j), m.axi.addressWidth bits) + (path.issue.read.payload << log2Up(c.beatBytes)).resize(m.axi.addressWidth)) ##
+        B(m.readId(j), m.axi.idWidth bits))
+  }
+
+  val onChip = (0 until c.chipLevels).foldLeft(start)((s, i) => level(i, s))
+  val memoryWalk: Seq[MemoryLevel] = c.memory.toSeq.flatMap(m => (0 until m.levels).foldLeft(Seq.empty[MemoryLevel]) {
+    (above, j) => above :+ new MemoryLevel(j, m, above.lastOption.map(_.out).getOrElse(onChip)).setName(s"memoryLevel_$j")
+  })
+  val walked = memoryWalk.lastOption.map(_.out).getOrElse(onChip)
 
   val answer = results.readSync(walked.pointer.resized)
   val last = RegNext(walked)
   last.valid.init(False)
   val out = Flow(LookupResult(c.dataWidth, c.indexWidth))
   out.valid := last.valid
-  out.hit := last.hasResult && answer.valid
+  out.hit := last.hasResult && answer.valid && !last.late
   out.actionId := answer.actionId
   out.actionData := answer.data
   out.entryIndex := last.pointer.resized
   result << out.stage()
+  isLate.foreach(_ := RegNext(last.late))
+  /** Lookups that left late. */
+  val lateEvent = isLate.map(result.valid && _)
 
   /** INDEX = level << 20 | node for tree nodes, levels << 20 | r for results. */
   def indexValid(index: UInt): Bool = {
@@ -152,22 +265,33 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
     (inTree :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
   }
 
-  /** The table's descriptor (kind 2, prefix store flag; geometry = levels, extra = fanout)
-    * and control window on `bus`. */
-  def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
-    bus.addTable(name, TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, c.fanout, Some(indexValid), features,
+  /** The table's descriptor (kind 2, prefix store flag; geometry = levels, extra = fanout,
+    * pointer bits and levels in memory) and control window on `bus`. */
+  def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow = {
+    require(c.memory.isEmpty || !features.counters, s"table $name: an LPM table with levels in memory has no per-entry counters")
+    val w = bus.addTable(name, TableKind.Lpm, c.keyWidth, c.results, c.dataWidth, c.levels, c.latency, LpmEncoding.extra(c),
+      Some(indexValid), features,
       // DATA carries a whole node, however narrow the action data: a node is written in one clock.
       stagedDataWidth = Some(c.dataWidth max c.nodeWidth))
+    lateEvent.foreach { e =>
+      w.addRegisters(LpmEncoding.Late, LpmEncoding.WindowEnd)
+      w.counter64(e, LpmEncoding.Late)
+    }
+    w
+  }
 
   /** Bus side: WRITE/READ of one whole node (DATA) or result (FLAGS + DATA, and its prefix
-    * in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. */
+    * in KEY and PRIORITY); CLEAR zeroes every level, result and prefix. A node in memory is
+    * one beat: written whole, read under the window's id; CLEAR writes every such beat
+    * with zeros. */
   def attach(window: TableWindow): Unit = new Area {
     val cmd = window.commands
     val levelOf = (cmd.index >> LpmEncoding.LevelShift).resize(12)
     val address = cmd.index(LpmEncoding.LevelShift - 1 downto 0)
-    val deepest = c.nodes.max max c.results
+    val deepest = c.nodes.take(c.chipLevels).max max c.results
     val clearing = Reg(Bool()) init False
     val port = Reg(UInt(log2Up(deepest + 1) bits)) init 0
+    val inMemory = levelOf >= c.chipLevels && levelOf < c.levels
     val reading = cmd.valid && cmd.op === TableOp.read
     val writing = cmd.valid && cmd.op === TableOp.write
     /** A RAM's bus port: its word at `address` for a READ or WRITE of `level`; CLEAR zeroes
@@ -189,10 +313,9 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
     prefixWord.prefix := cmd.entry.key
     prefixWord.length := cmd.entry.priority.asUInt.resized
     val prefixRead = busPort(prefixes, c.results, c.levels, prefixWord)
-    val readPending = RegNext(reading) init False
+    val readPending = RegNext(reading && !inMemory) init False
     val readLevel = RegNext(levelOf)
     window.done := False
-    window.readBack.valid := readPending
     val isResult = readLevel === c.levels
     val staged = c.dataWidth max c.nodeWidth
     window.readBack.payload.valid := isResult ? resultRead.valid | True
@@ -200,31 +323,137 @@ class LpmTable(c: LpmTableConfig) extends Area with MatchUnit {
     window.readBack.key := isResult ? prefixRead.prefix | B(0, c.keyWidth bits)
     window.readBack.mask := 0
     window.readBack.priority := isResult ? prefixRead.length.asBits.resize(32) | B(0, 32 bits)
-    val nodeReadBack = Vec(nodeRead)(readLevel.resize(log2Up(c.levels max 2)))
-    window.readBack.data := isResult ? resultRead.data.resize(staged) | nodeReadBack.resize(staged)
+    val nodeReadBack = if (tree.size > 1) Vec(nodeRead)(readLevel.resize(log2Up(tree.size))) else nodeRead.head
     // A WRITE completes once every lookup that may have read the old word has left the
     // pipeline: the driver's next write (a split's shrink, a merge's free) relies on it.
     val drain = Reg(UInt(log2Up(c.latency + 1) bits)) init 0
-    when(writing) { drain := c.latency }
+    when(writing && !inMemory) { drain := c.latency }
     when(drain =/= 0) {
       drain := drain - 1
       when(drain === 1) { window.done := True }
     }
     when(readPending) { window.done := True }
-    when(cmd.valid && cmd.op === TableOp.clear) { clearing := True; port := 0 }
+    val chipCleared = RegInit(False)
+    when(cmd.valid && cmd.op === TableOp.clear) { clearing := True; port := 0; chipCleared := False }
     when(clearing) {
       port := port + 1
-      when(port === deepest - 1) { clearing := False; window.done := True }
+      when(port === deepest - 1) { clearing := False; chipCleared := True }
     }
+
+    /** The levels in memory: a node's beat is written (all its bytes) or read; CLEAR writes
+      * zeros to every node of every level in memory. A write completes when its response
+      * is back and then, as on chip, once the lookups that may have read the old beat have
+      * left. */
+    val inMemoryAccess = c.memory.map { m => new Area {
+      val axi = mem.get
+      val bases = Vec(c.memoryNodes.indices.map(j => U(c.memoryLevelBase(j), m.axi.addressWidth bits)))
+      val memoryLevel = (levelOf - c.chipLevels).resize(log2Up(c.memoryLevels) max 1)
+      val nodeAddress = bases(memoryLevel) + (address << log2Up(c.beatBytes)).resize(m.axi.addressWidth)
+      val totalNodes = c.memoryNodes.sum
+
+      val arValid = RegInit(False)
+      val arAddress = Reg(UInt(m.axi.addressWidth bits))
+      val ar = Stream(UInt(m.axi.addressWidth bits))
+      ar.valid := arValid
+      ar.payload := arAddress
+      when(ar.fire) { arValid := False }
+
+      val awValid = RegInit(False)
+      val wValid = RegInit(False)
+      val awAddress = Reg(UInt(m.axi.addressWidth bits))
+      val wData = Reg(Bits(m.axi.dataWidth bits))
+      when(axi.aw.fire) { awValid := False }
+      when(axi.w.fire) { wValid := False }
+      val free = (!awValid || axi.aw.ready) && (!wValid || axi.w.ready)
+      /** Writes of the running command, and how many of them have been answered. */
+      val writes = Reg(UInt(log2Up(totalNodes + 1) bits)) init 0
+      val answered = Reg(UInt(log2Up(totalNodes + 1) bits)) init 0
+      /** A node write waits for its response; CLEAR's writes are out or being made. */
+      val nodeWrite = RegInit(False)
+      val clearWrites = RegInit(False)
+      val clearingMemory = RegInit(False)
+      val clearAddress = Reg(UInt(m.axi.addressWidth bits))
+      val clearLeft = Reg(UInt(log2Up(totalNodes + 1) bits))
+      when(axi.b.fire) { answered := answered + 1 }
+
+      when(cmd.valid && inMemory && cmd.op === TableOp.write) {
+        awValid := True
+        wValid := True
+        awAddress := nodeAddress
+        wData := nodeWord.resized
+        writes := 1
+        answered := 0
+        nodeWrite := True
+      }
+      when(cmd.valid && inMemory && cmd.op === TableOp.read) {
+        arValid := True
+        arAddress := nodeAddress
+      }
+      when(cmd.valid && cmd.op === TableOp.clear) {
+        clearingMemory := True
+        clearWrites := True
+        clearAddress := U(m.baseAddress, m.axi.addressWidth bits)
+        clearLeft := totalNodes
+        writes := totalNodes
+        answered := 0
+      }
+      when(clearingMemory && free) {
+        awValid := True
+        wValid := True
+        awAddress := clearAddress
+        wData := 0
+        clearAddress := clearAddress + c.beatBytes
+        clearLeft := clearLeft - 1
+        when(clearLeft === 1) { clearingMemory := False }
+      }
+      when(nodeWrite && answered === writes) {
+        nodeWrite := False
+        drain := c.latency
+      }
+      val cleared = clearWrites && !clearingMemory && answered === writes
+
+      val beat = axi.r.valid && axi.r.id === WindowId
+      val readBack = RegNext(beat) init False
+      val readData = RegNextWhen(axi.r.data, beat)
+      when(readBack) { window.done := True }
+
+      val reads = StreamArbiterFactory().lowerFirst.transactionLock.on(
+        ar.translateWith(ar.payload ## B(WindowId, m.axi.idWidth bits)) +: memoryWalk.map(_.read))
+      axi.ar.valid := reads.valid
+      reads.ready := axi.ar.ready
+      axi.ar.addr := reads.payload(m.axi.idWidth, m.axi.addressWidth bits).asUInt
+      axi.ar.id := reads.payload(0, m.axi.idWidth bits).asUInt
+      for (ax <- Seq(axi.ar.payload, axi.aw.payload)) singleBeat(ax, c.beatBytes)
+      axi.aw.valid := awValid
+      axi.aw.addr := awAddress
+      axi.aw.id := 0
+      axi.w.valid := wValid
+      axi.w.data := wData
+      axi.w.strb := B((BigInt(1) << c.beatBytes) - 1, c.beatBytes bits)
+      axi.w.last := True
+      axi.r.ready := True
+      axi.b.ready := True
+    }}
+    // CLEAR is done when the chip's RAMs are, and every beat in memory is written.
+    when(chipCleared && inMemoryAccess.map(_.cleared).getOrElse(True)) {
+      chipCleared := False
+      inMemoryAccess.foreach(_.clearWrites := False)
+      window.done := True
+    }
+
+    window.readBack.valid := readPending || inMemoryAccess.map(_.readBack).getOrElse(False)
+    window.readBack.data := (isResult ? resultRead.data.resize(staged) | nodeReadBack.resize(staged))
+    inMemoryAccess.foreach(a => when(a.readBack) { window.readBack.data := a.readData.resize(staged) })
     window.hit := result.valid && result.hit
-    window.miss := result.valid && !result.hit
+    window.miss := result.valid && !result.hit && !isLate.getOrElse(False)
   }
 }
 
 /** A single LPM table behind its control bus, the unit tested on its own. */
 object LpmTableUnit {
-  def apply(c: LpmTableConfig) =
-    new MatchUnitTop(s"matcha_lpm${c.keyWidth}_table", c.keyWidth, c.dataWidth, c.indexWidth, new LpmTable(c))
+  def apply(c: LpmTableConfig, definitionName: String = "") =
+    new MatchUnitTop(if (definitionName.nonEmpty) definitionName else s"matcha_lpm${c.keyWidth}_table", c.keyWidth, c.dataWidth,
+      c.indexWidth, new LpmTable(c))
 }
 
 /** LPM tables in a program: `size` prefixes in a B+tree of TableSpec.lpmFanout slots a
@@ -241,6 +470,7 @@ object LpmKind extends MatchKind(TableKind.Lpm) {
   }
   override def json(t: TableSpec): Seq[(String, ujson.Value)] = {
     val g = LpmGeometry(t.lpmFanout, t.size)
-    Seq("lpm" -> ujson.Obj("fanout" -> g.fanout, "levels" -> g.levels, "nodes" -> ujson.Arr(g.nodes.map(n => ujson.Num(n)): _*)))
+    Seq("lpm" -> ujson.Obj("fanout" -> g.fanout, "levels" -> g.levels, "nodes" -> ujson.Arr(g.nodes.map(n => ujson.Num(n)): _*),
+      "pointerBits" -> g.pointerBits, "memoryLevels" -> 0))
   }
 }

@@ -45,7 +45,7 @@ object MemoryReadPath {
 }
 
 /** The read side of a memory-backed table: operations enter with their bucket, their bucket's
-  * beat is read under `LookupId`, and the beat comes back with the operation, in order.
+  * beat is read under `readId` (`LookupId` unless a table has several), and the beat comes back with the operation, in order.
   * A `timed` operation (a lookup) has a result that leaves exactly `latency` clocks after it
   * entered: `answer` takes it, and `due` gives it back at that clock, or says it is late.
   * An untimed operation (a window or maintenance access) is never passed over and has no
@@ -57,7 +57,7 @@ object MemoryReadPath {
   * answer that comes back too late is not taken; either way the lookup leaves late.
   * Nothing stalls the next operation. */
 class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int, payloadType: HardType[T],
-    answerType: HardType[A]) extends Area {
+    answerType: HardType[A], readId: Int = MemoryReadPath.LookupId) extends Area {
   import MemoryReadPath._
 
   case class Op() extends Bundle {
@@ -114,10 +114,10 @@ class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int
     val read = toRead.translateWith(toRead.bucket).m2sPipe()
   }
 
-  /** A beat of the lookup id comes back: the oldest read's operation and its data, one clock
+  /** A beat of `readId` comes back: the oldest read's operation and its data, one clock
     * later. `inTime`: for a timed one, whether its answer can still be taken. */
   def returned(r: Stream[Axi4R]): Flow[ReturnedBeat] = {
-    val beat = r.valid && r.id === LookupId
+    val beat = r.valid && r.id === readId
     issued.io.pop.ready := beat
     val out = Flow(ReturnedBeat(r.payload.config.dataWidth))
     out.valid := RegNext(beat) init False

@@ -344,4 +344,13 @@ class MatchUnitTop[T <: MatchUnit](definitionName: String, keyWidth: Int, dataWi
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result
+  /** A unit with entries in memory: its AXI4 master (`m_axi_*`) and, valid with the result,
+    * whether it is late (`result_late`). */
+  val mem = table.memory.map { m =>
+    val port = master(spinal.lib.bus.amba4.axi.Axi4(m.config)).setName("m_axi")
+    spinal.lib.bus.amba4.axi.Axi4SpecRenamer(port)
+    port << m
+    port
+  }
+  val resultLate = table.late.map(l => out(CombInit(l)).setName("result_late"))
 }
