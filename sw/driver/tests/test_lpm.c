@@ -929,26 +929,68 @@ static long bgp_hw_lookup(struct fake_dev *fd, unsigned table, uint32_t key)
 					 key & 0xFF));
 }
 
-/* Every route's first and last address and the addresses next to them, and as many
- * random addresses as there are routes: the tree's answer is the oracle's. Returns the
- * probes made. */
+/* 0 .. n-1 in a random order. */
+static unsigned *bgp_shuffled(unsigned n, struct rng *r)
+{
+	unsigned *order = calloc(n, sizeof *order);
+	for (unsigned i = 0; i < n; i++)
+		order[i] = i;
+	for (unsigned i = n; i > 1; i--) {
+		unsigned j = rng_below(r, i), t = order[i - 1];
+		order[i - 1] = order[j];
+		order[j] = t;
+	}
+	return order;
+}
+
+/* Adds routes order[0 .. count-1], each with a new result id. */
+static void bgp_add_some(matcha_dev *dev, struct bgp_route *routes, const unsigned *order,
+			 unsigned count, uint32_t *next_id)
+{
+	for (unsigned k = 0; k < count && check_failures() == 0; k++) {
+		struct bgp_route *rt = &routes[order[k]];
+		rt->id = (*next_id)++;
+		rt->present = true;
+		CHECK_MSG(bgp_add(dev, LPM32, rt) == 0, "prefix %u of %u: %s", k, count,
+			  matcha_last_error(dev));
+	}
+}
+
+/* Deletes routes order[0 .. count-1]. */
+static void bgp_delete_some(matcha_dev *dev, struct bgp_route *routes, const unsigned *order,
+			    unsigned count)
+{
+	for (unsigned k = 0; k < count && check_failures() == 0; k++) {
+		routes[order[k]].present = false;
+		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[order[k]]));
+	}
+}
+
+/* Route rt's first and last address, the addresses next to them and a random one: the
+ * tree's answer is the oracle's. Returns the probes made. */
+static unsigned bgp_probe_route(struct fake_dev *fd, unsigned table, const struct bgp_oracle *o,
+				const struct bgp_route *rt, struct rng *r, const char *when)
+{
+	uint32_t last = rt->addr | ~bgp_mask(rt->len);
+	uint32_t keys[5] = { rt->addr, rt->addr - 1, last, last + 1, (uint32_t)rng_next(r) };
+	for (unsigned p = 0; p < 5; p++) {
+		long want = bgp_oracle_lookup(o, keys[p]), got = bgp_hw_lookup(fd, table, keys[p]);
+		if (got != want)
+			check_fail(__FILE__, __LINE__, "%s: %u.%u.%u.%u answers %ld, the oracle %ld",
+				   when, keys[p] >> 24, keys[p] >> 16 & 0xFF, keys[p] >> 8 & 0xFF,
+				   keys[p] & 0xFF, got, want);
+	}
+	return 5;
+}
+
+/* Every route probed (bgp_probe_route). Returns the probes made. */
 static unsigned long bgp_probe_all(struct fake_dev *fd, unsigned table,
 				   const struct bgp_oracle *o, unsigned n, struct rng *r,
 				   const char *when)
 {
 	unsigned long probes = 0;
-	for (unsigned i = 0; i < n && check_failures() == 0; i++) {
-		const struct bgp_route *rt = &o->routes[i];
-		uint32_t last = rt->addr | ~bgp_mask(rt->len);
-		uint32_t keys[5] = { rt->addr, rt->addr - 1, last, last + 1, (uint32_t)rng_next(r) };
-		for (unsigned p = 0; p < 5; p++, probes++) {
-			long want = bgp_oracle_lookup(o, keys[p]), got = bgp_hw_lookup(fd, table, keys[p]);
-			if (got != want)
-				check_fail(__FILE__, __LINE__, "%s: %u.%u.%u.%u answers %ld, the oracle %ld",
-					   when, keys[p] >> 24, keys[p] >> 16 & 0xFF, keys[p] >> 8 & 0xFF,
-					   keys[p] & 0xFF, got, want);
-		}
-	}
+	for (unsigned i = 0; i < n && check_failures() == 0; i++)
+		probes += bgp_probe_route(fd, table, o, &o->routes[i], r, when);
 	return probes;
 }
 
@@ -977,39 +1019,18 @@ void test_lpm_bgp_table_fills_its_size(void)
 	n = BGP_PREFIXES;
 	struct bgp_oracle o;
 	bgp_oracle_init(&o, routes, n);
-	unsigned *order = calloc(n, sizeof *order);
-	for (unsigned i = 0; i < n; i++)
-		order[i] = i;
-	for (unsigned i = n; i > 1; i--) {
-		unsigned j = rng_below(&r, i), t = order[i - 1];
-		order[i - 1] = order[j];
-		order[j] = t;
-	}
+	unsigned *order = bgp_shuffled(n, &r);
 	uint32_t next_id = 1;
-	for (unsigned k = 0; k < n && check_failures() == 0; k++) {
-		struct bgp_route *rt = &routes[order[k]];
-		rt->id = next_id++;
-		rt->present = true;
-		CHECK_MSG(bgp_add(dev, LPM32, rt) == 0, "prefix %u of %u: %s", k, n,
-			  matcha_last_error(dev));
-	}
+	bgp_add_some(dev, routes, order, n, &next_id);
 	CHECK(shape_ok(dev, fd, LPM32));
 	extra.id = next_id++;
 	CHECK_RC(dev, bgp_add(dev, LPM32, &extra), MATCHA_ENOSPC);
 	unsigned long probes = bgp_probe_all(fd, LPM32, &o, n, &r, "full");
 	/* A random half out, then in again with new results. */
-	for (unsigned k = 0; k < n / 2 && check_failures() == 0; k++) {
-		routes[order[k]].present = false;
-		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[order[k]]));
-	}
+	bgp_delete_some(dev, routes, order, n / 2);
 	CHECK(shape_ok(dev, fd, LPM32));
 	probes += bgp_probe_all(fd, LPM32, &o, n, &r, "half deleted");
-	for (unsigned k = 0; k < n / 2 && check_failures() == 0; k++) {
-		struct bgp_route *rt = &routes[order[k]];
-		rt->id = next_id++;
-		rt->present = true;
-		CHECK_OK(dev, bgp_add(dev, LPM32, rt));
-	}
+	bgp_add_some(dev, routes, order, n / 2, &next_id);
 	probes += bgp_probe_all(fd, LPM32, &o, n, &r, "added again");
 	for (unsigned k = 0; k < n && check_failures() == 0; k++)
 		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[k]));
@@ -1049,22 +1070,13 @@ static bool prefix_seen(uint64_t *set, unsigned mask, uint32_t addr, unsigned le
 	}
 }
 
+/* FULL_SAMPLE routes drawn at random probed (bgp_probe_route). Returns the probes made. */
 static unsigned long full_probe_sample(struct fake_dev *fd, const struct bgp_oracle *o,
 				       unsigned n, struct rng *r, const char *when)
 {
 	unsigned long probes = 0;
-	for (unsigned s = 0; s < FULL_SAMPLE && check_failures() == 0; s++) {
-		const struct bgp_route *rt = &o->routes[rng_below(r, n)];
-		uint32_t last = rt->addr | ~bgp_mask(rt->len);
-		uint32_t keys[5] = { rt->addr, rt->addr - 1, last, last + 1, (uint32_t)rng_next(r) };
-		for (unsigned p = 0; p < 5; p++, probes++) {
-			long want = bgp_oracle_lookup(o, keys[p]), got = bgp_hw_lookup(fd, LPM32, keys[p]);
-			if (got != want)
-				check_fail(__FILE__, __LINE__, "%s: %u.%u.%u.%u answers %ld, the oracle %ld",
-					   when, keys[p] >> 24, keys[p] >> 16 & 0xFF, keys[p] >> 8 & 0xFF,
-					   keys[p] & 0xFF, got, want);
-		}
-	}
+	for (unsigned s = 0; s < FULL_SAMPLE && check_failures() == 0; s++)
+		probes += bgp_probe_route(fd, LPM32, o, &o->routes[rng_below(r, n)], r, when);
 	return probes;
 }
 
@@ -1099,40 +1111,19 @@ void test_lpm_full_table_fills_a_million(void)
 	unsigned n = FULL_PREFIXES;
 	struct bgp_oracle o;
 	bgp_oracle_init(&o, routes, n);
-	unsigned *order = calloc(n, sizeof *order);
-	for (unsigned i = 0; i < n; i++)
-		order[i] = i;
-	for (unsigned i = n; i > 1; i--) {
-		unsigned j = rng_below(&r, i), t = order[i - 1];
-		order[i - 1] = order[j];
-		order[j] = t;
-	}
+	unsigned *order = bgp_shuffled(n, &r);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	uint32_t next_id = 1;
-	for (unsigned k = 0; k < n && check_failures() == 0; k++) {
-		struct bgp_route *rt = &routes[order[k]];
-		rt->id = next_id++;
-		rt->present = true;
-		CHECK_MSG(bgp_add(dev, LPM32, rt) == 0, "prefix %u of %u: %s", k, n,
-			  matcha_last_error(dev));
-	}
+	bgp_add_some(dev, routes, order, n, &next_id);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(shape_ok(dev, fd, LPM32));
 	extra.id = next_id++;
 	CHECK_RC(dev, bgp_add(dev, LPM32, &extra), MATCHA_ENOSPC);
 	unsigned long probes = full_probe_sample(fd, &o, n, &r, "full");
-	for (unsigned k = 0; k < n / 10 && check_failures() == 0; k++) {
-		routes[order[k]].present = false;
-		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[order[k]]));
-	}
+	bgp_delete_some(dev, routes, order, n / 10);
 	probes += full_probe_sample(fd, &o, n, &r, "a tenth deleted");
-	for (unsigned k = 0; k < n / 10 && check_failures() == 0; k++) {
-		struct bgp_route *rt = &routes[order[k]];
-		rt->id = next_id++;
-		rt->present = true;
-		CHECK_OK(dev, bgp_add(dev, LPM32, rt));
-	}
+	bgp_add_some(dev, routes, order, n / 10, &next_id);
 	CHECK(shape_ok(dev, fd, LPM32));
 	probes += full_probe_sample(fd, &o, n, &r, "added again");
 	printf("  %u prefixes (%u real) added in %.1f s, %lu probes\n", n, real,
