@@ -25,9 +25,10 @@
 #   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), the memory-backed
 #   table alone at one lookup a clock on slower memories -> bench/results/scale_table.md
 #   (bench/scale/run_table.py), the memory-backed session table under 100 % new flows
-#   -> bench/results/scale_sessions.md (bench/scale/run_sessions.py), and a model of how
+#   -> bench/results/scale_sessions.md (bench/scale/run_sessions.py), a model of how
 #   full buckets of sessions get -> bench/results/session_capacity.md
-#   (bench/scale/session_capacity.py).
+#   (bench/scale/session_capacity.py), and the driver loading 2^20 routes into an LPM
+#   table with levels in memory -> bench/results/lpm_load.md (bench/scale/lpm_load.py).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,5 +44,6 @@ python bench/overlay/run_bench.py || status=1
 python bench/scale/run_table.py || status=1
 python bench/scale/run_sessions.py || status=1
 python bench/scale/session_capacity.py || status=1
+python bench/scale/lpm_load.py || status=1
 python bench/scale/run.py || status=1
 exit $status

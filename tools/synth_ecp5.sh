@@ -34,9 +34,16 @@ start=$(date +%s)
 # Run from the source directory: SpinalHDL's $readmem* initialisation files are
 # referenced relative to it.
 set +e
+# synth_ecp5 up to its `check` step, then that step without `autoname`: renaming the
+# flattened netlist's 2.5M objects took 70 of the 340 s of matcha_l2l3 at 64 bits and
+# changes no cell.
 (cd "$src_dir" && "$YOSYS" -q -l "$out/yosys.log" -p "
   read_verilog $TOP.v
-  synth_ecp5 -top $TOP -json $out/$TOP.json
+  synth_ecp5 -top $TOP -run :check
+  hierarchy -check
+  check -noinit
+  blackbox =A:whitebox
+  write_json $out/$TOP.json
   tee -q -o $out/stat.txt stat
 ") >"$out/yosys.stdout" 2>&1
 rc=$?

@@ -34,6 +34,7 @@ class LateMemory:
         self.latency = 100
         self.jitter = 0
         self.snapshot = False
+        self.failing = set()  # beat addresses whose reads are answered SLVERR
         self._stalled = False
         self._ar_busy = 0.0
         self._due = []  # heap of (clock due, order, id, address, data or None)
@@ -85,8 +86,11 @@ class LateMemory:
                 r = self.r._transaction_obj()
                 r.rid = rid
                 r.rlast = 1
-                r.rresp = 0
                 r.rdata = self._read(address) if data is None else data
+                r.rresp = 0
+                if address in self.failing:
+                    r.rresp = 2
+                    r.rdata ^= (1 << 8 * self.byte_lanes) - 1
                 self.r.send_nowait(r)
 
     def _read(self, address):

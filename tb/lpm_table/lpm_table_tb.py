@@ -877,6 +877,20 @@ async def late_count(tb):
     return await tb.read32(base + contract.LPM_WIN_LATE) | await tb.read32(base + contract.LPM_WIN_LATE + 4) << 32
 
 
+async def late_or_right(tb, keys, rounds):
+    """Looks `keys` up `rounds` times: each answer late or the oracle's, some of each, and
+    LPM_WIN_LATE counting the late ones."""
+    in_time = tb.lookups_done
+    for _ in range(rounds):
+        await tb.stream(keys)
+        for _, k, r in await tb.collect(late_ok=True):
+            tb.check(k, r, [tb.oracle.answer(k)])
+    tb.dut._log.info("%d late, %d in time", tb.late_seen, tb.lookups_done - in_time)
+    assert tb.late_seen > 0, "no lookup was late"
+    assert tb.lookups_done > in_time, "every lookup was late"
+    assert await late_count(tb) == tb.late_seen
+
+
 @sim.only_on("matcha_lpm32_mem_table")
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_memory_too_slow_answers_late(dut):
@@ -904,12 +918,18 @@ async def test_memory_back_pressure_late_or_right(dut):
     tb, rng, keys = await memory_table(dut, "back_pressure")
     tb.memory.set_pauses(0.2, 0.1)
     tb.memory.jitter = 8
-    in_time = tb.lookups_done
-    for _ in range(3):
-        await tb.stream(keys)
-        for _, k, r in await tb.collect(late_ok=True):
-            tb.check(k, r, [tb.oracle.answer(k)])
-    dut._log.info("%d late, %d in time", tb.late_seen, tb.lookups_done - in_time)
-    assert tb.late_seen > 0, "the pauses never made a lookup late"
-    assert tb.lookups_done > in_time, "nothing was answered in time"
-    assert await late_count(tb) == tb.late_seen
+    await late_or_right(tb, keys, rounds=3)
+
+
+@sim.only_on("matcha_lpm32_mem_table")
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_memory_error_answers_late(dut):
+    """The memory answers reads of half the nodes in memory with SLVERR (and their bits
+    flipped): a lookup through such a node leaves late, counted, and every other answer is
+    the oracle's; with the memory healthy again, every answer is."""
+    tb, rng, keys = await memory_table(dut, "memory_error")
+    beats = MEMORY_BYTES // tb.memory.byte_lanes
+    tb.memory.failing = {b * tb.memory.byte_lanes for b in rng.sample(range(beats), beats // 2)}
+    await late_or_right(tb, keys, rounds=1)
+    tb.memory.failing = set()
+    await tb.lookups(keys)

@@ -351,20 +351,8 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
       val nodeAddress = bases(memoryLevel) + (address << log2Up(c.beatBytes)).resize(m.axi.addressWidth)
       val totalNodes = c.memoryNodes.sum
 
-      val arValid = RegInit(False)
-      val arAddress = Reg(UInt(m.axi.addressWidth bits))
-      val ar = Stream(UInt(m.axi.addressWidth bits))
-      ar.valid := arValid
-      ar.payload := arAddress
-      when(ar.fire) { arValid := False }
-
-      val awValid = RegInit(False)
-      val wValid = RegInit(False)
-      val awAddress = Reg(UInt(m.axi.addressWidth bits))
-      val wData = Reg(Bits(m.axi.dataWidth bits))
-      when(axi.aw.fire) { awValid := False }
-      when(axi.w.fire) { wValid := False }
-      val free = (!awValid || axi.aw.ready) && (!wValid || axi.w.ready)
+      val beats = new WindowBeats(axi, c.beatBytes)
+      val fullBeat = B((BigInt(1) << c.beatBytes) - 1, c.beatBytes bits)
       /** Writes of the running command, and how many of them have been answered. */
       val writes = Reg(UInt(log2Up(totalNodes + 1) bits)) init 0
       val answered = Reg(UInt(log2Up(totalNodes + 1) bits)) init 0
@@ -377,18 +365,12 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
       when(axi.b.fire) { answered := answered + 1 }
 
       when(cmd.valid && inMemory && cmd.op === TableOp.write) {
-        awValid := True
-        wValid := True
-        awAddress := nodeAddress
-        wData := nodeWord.resized
+        beats.write(nodeAddress, nodeWord.resized, fullBeat)
         writes := 1
         answered := 0
         nodeWrite := True
       }
-      when(cmd.valid && inMemory && cmd.op === TableOp.read) {
-        arValid := True
-        arAddress := nodeAddress
-      }
+      when(cmd.valid && inMemory && cmd.op === TableOp.read) { beats.read(nodeAddress) }
       when(cmd.valid && cmd.op === TableOp.clear) {
         clearingMemory := True
         clearWrites := True
@@ -397,11 +379,8 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
         writes := totalNodes
         answered := 0
       }
-      when(clearingMemory && free) {
-        awValid := True
-        wValid := True
-        awAddress := clearAddress
-        wData := 0
+      when(clearingMemory && beats.free) {
+        beats.write(clearAddress, B(0, m.axi.dataWidth bits), fullBeat)
         clearAddress := clearAddress + c.beatBytes
         clearLeft := clearLeft - 1
         when(clearLeft === 1) { clearingMemory := False }
@@ -412,27 +391,8 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
       }
       val cleared = clearWrites && !clearingMemory && answered === writes
 
-      val beat = axi.r.valid && axi.r.id === WindowId
-      val readBack = RegNext(beat) init False
-      val readData = RegNextWhen(axi.r.data, beat)
-      when(readBack) { window.done := True }
-
-      val reads = StreamArbiterFactory().lowerFirst.transactionLock.on(
-        ar.translateWith(ar.payload ## B(WindowId, m.axi.idWidth bits)) +: memoryWalk.map(_.read))
-      axi.ar.valid := reads.valid
-      reads.ready := axi.ar.ready
-      axi.ar.addr := reads.payload(m.axi.idWidth, m.axi.addressWidth bits).asUInt
-      axi.ar.id := reads.payload(0, m.axi.idWidth bits).asUInt
-      for (ax <- Seq(axi.ar.payload, axi.aw.payload)) singleBeat(ax, c.beatBytes)
-      axi.aw.valid := awValid
-      axi.aw.addr := awAddress
-      axi.aw.id := 0
-      axi.w.valid := wValid
-      axi.w.data := wData
-      axi.w.strb := B((BigInt(1) << c.beatBytes) - 1, c.beatBytes bits)
-      axi.w.last := True
-      axi.r.ready := True
-      axi.b.ready := True
+      when(beats.readBack) { window.done := True }
+      beats.drive(memoryWalk.map(_.read))
     }}
     // CLEAR is done when the chip's RAMs are, and every beat in memory is written.
     when(chipCleared && inMemoryAccess.map(_.cleared).getOrElse(True)) {
@@ -441,9 +401,9 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
       window.done := True
     }
 
-    window.readBack.valid := readPending || inMemoryAccess.map(_.readBack).getOrElse(False)
+    window.readBack.valid := readPending || inMemoryAccess.map(_.beats.readBack).getOrElse(False)
     window.readBack.data := (isResult ? resultRead.data.resize(staged) | nodeReadBack.resize(staged))
-    inMemoryAccess.foreach(a => when(a.readBack) { window.readBack.data := a.readData.resize(staged) })
+    inMemoryAccess.foreach(a => when(a.beats.readBack) { window.readBack.data := a.beats.readData.resize(staged) })
     window.hit := result.valid && result.hit
     window.miss := result.valid && !result.hit && !isLate.getOrElse(False)
   }

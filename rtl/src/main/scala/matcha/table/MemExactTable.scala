@@ -154,28 +154,7 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     * only, so the bucket's other entries are not read or touched), a READ one beat under
     * the window's read id, a CLEAR a beat of zeros to every bucket. */
   val control = new Area {
-    val ar = Stream(UInt(c.axi.addressWidth bits))
-    val arValid = RegInit(False)
-    val arAddress = Reg(UInt(c.axi.addressWidth bits))
-    ar.valid := arValid
-    ar.payload := arAddress
-    when(ar.fire) { arValid := False }
-
-    val awValid = RegInit(False)
-    val wValid = RegInit(False)
-    val address = Reg(UInt(c.axi.addressWidth bits))
-    val wData = Reg(Bits(c.axi.dataWidth bits))
-    val wStrb = Reg(Bits(c.bucketBytes bits))
-    when(mem.aw.fire) { awValid := False }
-    when(mem.w.fire) { wValid := False }
-    val free = (!awValid || mem.aw.ready) && (!wValid || mem.w.ready)
-    def write(at: UInt, data: Bits, strb: Bits): Unit = {
-      awValid := True
-      wValid := True
-      address := at
-      wData := data
-      wStrb := strb
-    }
+    val beats = new WindowBeats(mem, c.bucketBytes)
     /** Writes of the running command, and how many of them have been answered. */
     val writes = Reg(UInt(c.bucketBits + 1 bits)) init 0
     val answeredWrites = Reg(UInt(c.bucketBits + 1 bits)) init 0
@@ -186,24 +165,7 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     val reading = RegInit(False)
     val readSlot = Reg(UInt(MemExactEncoding.SlotBits bits))
   }
-  mem.b.ready := True
-
-  val readArbiter = StreamArbiterFactory().lowerFirst.transactionLock
-    .onArgs(control.ar.translateWith(control.ar.payload ## B(WindowId, c.axi.idWidth bits)),
-      path.issue.read.translateWith(bucketAddress(path.issue.read.payload) ## B(LookupId, c.axi.idWidth bits)))
-  mem.ar.valid := readArbiter.valid
-  readArbiter.ready := mem.ar.ready
-  mem.ar.addr := readArbiter.payload(c.axi.idWidth, c.axi.addressWidth bits).asUInt
-  mem.ar.id := readArbiter.payload(0, c.axi.idWidth bits).asUInt
-  for (ax <- Seq(mem.ar.payload, mem.aw.payload)) singleBeat(ax, c.bucketBytes)
-  mem.aw.valid := control.awValid
-  mem.aw.addr := control.address
-  mem.aw.id := 0
-  mem.w.valid := control.wValid
-  mem.w.data := control.wData
-  mem.w.strb := control.wStrb
-  mem.w.last := True
-  mem.r.ready := True
+  control.beats.drive(Seq(path.issue.read.translateWith(bucketAddress(path.issue.read.payload) ## B(LookupId, c.axi.idWidth bits))))
 
   def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow = {
     require(!features.counters, s"table $name: a memory-backed table has no per-entry counters")
@@ -234,14 +196,13 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     when(cmd.valid) {
       switch(cmd.op) {
         is(TableOp.write) {
-          write(bucketAddress(bucket), placed(slotIndex), strbs(slotIndex))
+          beats.write(bucketAddress(bucket), placed(slotIndex), strbs(slotIndex))
           writes := 1
           answeredWrites := 0
           writing := True
         }
         is(TableOp.read) {
-          arValid := True
-          arAddress := bucketAddress(bucket)
+          beats.read(bucketAddress(bucket))
           readSlot := slot
           reading := True
         }
@@ -254,8 +215,8 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
         }
       }
     }
-    when(clearing && free) {
-      write(bucketAddress(clearBucket), B(0, c.axi.dataWidth bits), B((BigInt(1) << c.bucketBytes) - 1, c.bucketBytes bits))
+    when(clearing && beats.free) {
+      beats.write(bucketAddress(clearBucket), B(0, c.axi.dataWidth bits), B((BigInt(1) << c.bucketBytes) - 1, c.bucketBytes bits))
       clearBucket := clearBucket + 1
       when(clearBucket === c.buckets - 1) { clearing := False }
     }
@@ -264,15 +225,12 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
       window.done := True
     }
 
-    val beat = mem.r.valid && mem.r.id === WindowId
-    val readBack = RegNext(beat) init False
-    val readData = RegNextWhen(mem.r.data, beat)
-    val read = Vec((0 until c.slots).map(decode(readData, _)))(readSlot.resize(log2Up(c.slots)))
-    when(readBack) {
+    val read = Vec((0 until c.slots).map(decode(beats.readData, _)))(readSlot.resize(log2Up(c.slots)))
+    when(beats.readBack) {
       reading := False
       window.done := True
     }
-    window.readBack.valid := readBack
+    window.readBack.valid := beats.readBack
     window.readBack.payload.valid := read.valid
     window.readBack.actionId := read.actionId
     window.readBack.key := read.key

@@ -157,3 +157,62 @@ class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int
     val answer = RegNext(head.answer)
   }
 }
+
+/** A control window's own accesses of a table's memory: one single-beat read and one
+  * single-beat write at a time, each held until the port takes it; `port` is driven with
+  * them and with the lookups' reads (`lookupReads`, address ## id, the window's first). */
+class WindowBeats(port: Axi4, beatBytes: Int) extends Area {
+  import MemoryReadPath._
+  val axi = port.config
+  val arValid = RegInit(False)
+  val arAddress = Reg(UInt(axi.addressWidth bits))
+  val awValid = RegInit(False)
+  val wValid = RegInit(False)
+  val awAddress = Reg(UInt(axi.addressWidth bits))
+  val wData = Reg(Bits(axi.dataWidth bits))
+  val wStrb = Reg(Bits(beatBytes bits))
+  when(port.aw.fire) { awValid := False }
+  when(port.w.fire) { wValid := False }
+  /** Whether a write may be made now: the last one's address and data are taken. */
+  val free = (!awValid || port.aw.ready) && (!wValid || port.w.ready)
+
+  def read(at: UInt): Unit = {
+    arValid := True
+    arAddress := at
+  }
+  def write(at: UInt, data: Bits, strb: Bits): Unit = {
+    awValid := True
+    wValid := True
+    awAddress := at
+    wData := data
+    wStrb := strb
+  }
+  /** A beat of the window's id is back: its data a clock later, with `readBack`. */
+  val beat = port.r.valid && port.r.id === WindowId
+  val readBack = RegNext(beat) init False
+  val readData = RegNextWhen(port.r.data, beat)
+
+  /** Drives the port: the window's read first, then `lookupReads` (address ## id) in
+    * order of priority; the writes; every response taken. */
+  def drive(lookupReads: Seq[Stream[Bits]]): Unit = {
+    val ar = Stream(Bits(axi.addressWidth + axi.idWidth bits))
+    ar.valid := arValid
+    ar.payload := arAddress ## B(WindowId, axi.idWidth bits)
+    when(ar.fire) { arValid := False }
+    val reads = StreamArbiterFactory().lowerFirst.transactionLock.on(ar +: lookupReads)
+    port.ar.valid := reads.valid
+    reads.ready := port.ar.ready
+    port.ar.addr := reads.payload(axi.idWidth, axi.addressWidth bits).asUInt
+    port.ar.id := reads.payload(0, axi.idWidth bits).asUInt
+    for (ax <- Seq(port.ar.payload, port.aw.payload)) singleBeat(ax, beatBytes)
+    port.aw.valid := awValid
+    port.aw.addr := awAddress
+    port.aw.id := 0
+    port.w.valid := wValid
+    port.w.data := wData
+    port.w.strb := wStrb
+    port.w.last := True
+    port.r.ready := True
+    port.b.ready := True
+  }
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""How long the driver takes to load a full Internet routing table into an LPM table of 2^20
+prefixes with its two lowest levels in memory: the C test `lpm_full_table_fills_a_million`
+(sw/driver/tests/test_lpm.c; docs/tables.md, "LPM levels in memory"), built without the
+sanitizers the test suite uses, run `--runs` times with seeds 1, 2, ... Each run adds the
+901,899 real prefixes and 146,677 drawn ones in a random order against the tests' model of
+the hardware's registers and memories (every register access a function call, no bus), so
+the figure is the driver's own work per prefix: the tree updates and the node words it
+writes, not a card's bus. Writes a Markdown report (default bench/results/lpm_load.md).
+
+usage: python bench/scale/lpm_load.py [--runs 3] [--out bench/results/lpm_load.md]
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from bench.provenance import invocation, write_report  # noqa: E402
+
+BUILD = REPO / "build" / "bench" / "sw"
+ADDED = re.compile(r"(\d+) prefixes \((\d+) real\) added in ([0-9.]+) s, (\d+) probes")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "lpm_load.md"))
+    args = ap.parse_args()
+    # The suite's own binary links the sanitizers; this one is the same sources at -O2.
+    subprocess.run(["make", "-s", "-C", str(REPO / "sw" / "driver"), f"BUILD={BUILD}", "SAN=",
+                    str(BUILD / "matcha_tests")], check=True)
+    rows, problems = [], []
+    for seed in range(1, args.runs + 1):
+        run = subprocess.run([str(BUILD / "matcha_tests"), "lpm_full_table"], capture_output=True,
+                             text=True, env={**os.environ, "MATCHA_SEED": str(seed)})
+        m = ADDED.search(run.stdout)
+        if run.returncode or not m or "1 passed, 0 failed" not in run.stdout:
+            problems.append(f"seed {seed}: the test failed:\n\n```\n{run.stdout[-2000:]}{run.stderr[-2000:]}\n```")
+            continue
+        n, real, secs, probes = int(m[1]), int(m[2]), float(m[3]), int(m[4])
+        rows.append((seed, n, real, secs, probes))
+    md = "# Loading a full routing table into the LPM\n\n"
+    md += (__doc__.split("\n\n")[0].replace("\n", " ") + "\n\n")
+    if rows:
+        md += "| seed | prefixes | of them real | load time (s) | prefixes a second | probes checked against the oracle |\n"
+        md += "| ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        for seed, n, real, secs, probes in rows:
+            md += f"| {seed} | {n:,} | {real:,} | {secs:.1f} | {n / secs:,.0f} | {probes:,} |\n"
+        median = statistics.median(r[3] for r in rows)
+        md += (f"\nMedian load time: {median:.1f} s for {rows[0][1]:,} prefixes. Every run's "
+               "answers (both ends of 16,384 sampled prefixes, just past them and random keys, "
+               "full, after a random tenth is deleted and after it is added back) were the "
+               "per-length oracle's.\n\n")
+    write_report(md, args.out, invocation(), problems)
+
+
+if __name__ == "__main__":
+    main()
