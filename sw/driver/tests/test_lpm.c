@@ -1113,10 +1113,12 @@ void test_lpm_full_table_fills_a_million(void)
 	bgp_oracle_init(&o, routes, n);
 	unsigned *order = bgp_shuffled(n, &r);
 	struct timespec t0, t1;
+	unsigned long reads = fd->reads, writes = fd->writes, commands = fd->commands;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	uint32_t next_id = 1;
 	bgp_add_some(dev, routes, order, n, &next_id);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	reads = fd->reads - reads, writes = fd->writes - writes, commands = fd->commands - commands;
 	CHECK(shape_ok(dev, fd, LPM32));
 	extra.id = next_id++;
 	CHECK_RC(dev, bgp_add(dev, LPM32, &extra), MATCHA_ENOSPC);
@@ -1126,8 +1128,10 @@ void test_lpm_full_table_fills_a_million(void)
 	bgp_add_some(dev, routes, order, n / 10, &next_id);
 	CHECK(shape_ok(dev, fd, LPM32));
 	probes += full_probe_sample(fd, &o, n, &r, "added again");
-	printf("  %u prefixes (%u real) added in %.1f s, %lu probes\n", n, real,
-	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, probes);
+	printf("  %u prefixes (%u real) added in %.1f s with %lu register reads, %lu writes, "
+	       "%lu commands; %lu probes\n", n, real,
+	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, reads, writes,
+	       commands, probes);
 	bgp_oracle_free(&o);
 	free(order);
 	free(routes);
