@@ -36,6 +36,9 @@ TIMEOUT_MS = 200
 # its two levels in memory (65 and 129 nodes of one 32-byte beat).
 MEMORY_LATENCY = 24
 MEMORY_BYTES = (65 + 129) * 32
+# The units with every level on chip: the tests of the driver's tree alone run on them
+# only: the memory unit's tree is matcha_lpm32_table's.
+ON_CHIP = ("matcha_lpm32_table", "matcha_lpm128_table")
 
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
 # keyWidth, size (prefixes), dataWidth, base, levels, latency (levels + 2), fanout. Levels:
@@ -443,6 +446,7 @@ async def test_random_prefixes(dut):
         (hits, misses, tb.hits_seen, tb.lookups_done)
 
 
+@sim.only_on(*ON_CHIP)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_nested_prefixes(dut):
     """Prefixes nested along one key at lengths around every level boundary, siblings and
@@ -489,6 +493,7 @@ async def test_nested_prefixes(dut):
     await tb.lookups(sample(rng, probe, 150))
 
 
+@sim.only_on(*ON_CHIP)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_prefix_store(dut):
     """The prefix store: READ of every result gives back the prefix set the driver wrote,
@@ -751,6 +756,7 @@ async def test_table_full(dut):
     await fill_to_size(tb, rng, sorted(mix), "route mix")
 
 
+@sim.only_on(*ON_CHIP)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_table_full_distinct_boundaries(dut):
     """The worst case for the tree: full-length prefixes two keys apart, so every start
@@ -765,6 +771,7 @@ async def test_table_full_distinct_boundaries(dut):
     assert levels[-1].slots == 2 * size + 1, levels[-1]
 
 
+@sim.only_on(*ON_CHIP)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_table_full_long_under_short(dut):
     """What a multibit trie with a fixed number of nodes a level refuses: long prefixes
@@ -783,6 +790,7 @@ async def test_table_full_long_under_short(dut):
     await fill_to_size(tb, rng, prefixes, "long under short")
 
 
+@sim.only_on(*ON_CHIP)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_driver_errors(dut):
     """Bad calls fail with the right code and a message (matcha_last_error), write nothing
