@@ -142,6 +142,7 @@
 	X(ctl_meter_commands)                                                              \
 	X(ctl_meter_command_errors)                                                        \
 	X(ctl_session_commands)                                                            \
+	X(ctl_mem_session_commands)                                                        \
 	X(ctl_session_command_errors)                                                      \
 	X(ctl_app_control)                                                                 \
 	X(ctl_batch_checked_by_readback)                                                   \

@@ -44,6 +44,16 @@ struct fake_cfg fake_session_cfg(void)
 	return c;
 }
 
+struct fake_cfg fake_mem_session_cfg(void)
+{
+	struct fake_cfg c = fake_session_cfg();
+	c.table[FAKE_SESSION_TABLE] = (struct fake_table_cfg){
+		.kind = MATCHA_KIND_MEM_SESSION, .key_bits = 128, .size = FAKE_MEM_SESSION_BUCKETS * 3,
+		.data_bits = 17, .ways_or_levels = 3, .latency = 512,
+		.extra = MATCHA_HW_MEMS_ENTRY_KEY_BYTE + 16 };
+	return c;
+}
+
 struct fake_cfg fake_l2l3_cfg(void)
 {
 	struct fake_cfg c = {
@@ -424,10 +434,23 @@ matcha_dev *fake_open_layout(struct fake_dev *fd, const char *text, const char *
 	return dev;
 }
 
+/* A session table, on chip or in memory: the hardware learns; a WRITE only deletes. */
+static bool session_kind(const struct fake_table *t)
+{
+	return t->cfg.kind == MATCHA_KIND_SESSION || t->cfg.kind == MATCHA_KIND_MEM_SESSION;
+}
+
 /* The entry an INDEX names, or NULL when out of range; *word for LPM tree nodes. */
 static struct fake_entry *entry_at(struct fake_table *t, uint32_t index, uint32_t **word)
 {
 	*word = NULL;
+	if (t->cfg.kind == MATCHA_KIND_MEM_SESSION) {
+		/* INDEX = bucket << MEMX_INDEX_SLOT_BITS | slot; entries bucket by bucket. */
+		uint32_t slots = t->cfg.ways_or_levels, bucket = index >> MATCHA_HW_MEMX_INDEX_SLOT_BITS;
+		uint32_t slot = index & ((1u << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1);
+		return slots && slot < slots && bucket < t->nentries / slots ?
+			       &t->entries[bucket * slots + slot] : NULL;
+	}
 	if (t->cfg.kind != MATCHA_KIND_LPM)
 		return index < t->nentries ? &t->entries[index] : NULL;
 	uint32_t level = index >> MATCHA_HW_LPM_LEVEL_SHIFT, addr = index & MATCHA_HW_LPM_ADDRESS_MASK;
@@ -477,7 +500,7 @@ static void command(struct fake_table *t, uint32_t cmd)
 	case MATCHA_HW_CMD_WRITE:
 		if (!(e = entry_at(t, t->index, &word)))
 			t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
-		else if (t->cfg.kind == MATCHA_KIND_SESSION) {
+		else if (session_kind(t)) {
 			if ((e->flags & 1) && !memcmp(e->key, t->staging.key, sizeof e->key)) {
 				e->flags = 0;
 				t->deletes++;
@@ -597,22 +620,30 @@ void fake_session_put(struct fake_dev *fd, unsigned table, uint32_t index,
 		      uint64_t packets, uint64_t bytes)
 {
 	struct fake_table *t = &fd->table[table];
-	struct fake_entry *e = &t->entries[index];
+	uint32_t *word;
+	struct fake_entry *e = entry_at(t, index, &word);
+	if (!e) {
+		check_fail(__FILE__, __LINE__, "fake_session_put: table %u has no entry %u", table,
+			   (unsigned)index);
+		return;
+	}
 	memset(e, 0, sizeof *e);
 	e->flags = FAKE_FLAGS_ACTION(state) | MATCHA_HW_FLAGS_VALID;
 	for (unsigned i = 0; i < 16; i++)
 		e->key[(15 - i) / 4] |= (uint32_t)key[i] << (8 * ((15 - i) % 4));
 	e->data[0] = (initiator_high ? MATCHA_HW_SESSION_INITIATOR_HIGH : 0) |
 		     (age & (MATCHA_HW_SESSION_INITIATOR_HIGH - 1));
-	t->packets[index] = packets;
-	t->bytes[index] = bytes;
+	if (t->cfg.counters) {
+		t->packets[index] = packets;
+		t->bytes[index] = bytes;
+	}
 	t->learned++;
 }
 
 /* Session registers (docs/sessions.md): timeouts of states 1..6. */
 static uint32_t *session_reg(struct fake_table *t, uint32_t off)
 {
-	if (t->cfg.kind != MATCHA_KIND_SESSION)
+	if (!session_kind(t))
 		return NULL;
 	if (off == MATCHA_HW_SESSION_CONTROL) return &t->control;
 	if (off == MATCHA_HW_SESSION_TICK) return &t->tick;
@@ -624,7 +655,7 @@ static uint32_t *session_reg(struct fake_table *t, uint32_t off)
 static int session_read(struct fake_table *t, uint32_t off, uint32_t *val)
 {
 	uint32_t *reg;
-	if (t->cfg.kind != MATCHA_KIND_SESSION)
+	if (!session_kind(t))
 		return 1;
 	if ((reg = session_reg(t, off))) {
 		*val = *reg;
@@ -650,6 +681,17 @@ static int session_read(struct fake_table *t, uint32_t off, uint32_t *val)
 			*val = (uint32_t)v;
 		} else
 			*val = t->session_hi_latch[n];
+		return 0;
+	}
+	if (t->cfg.kind == MATCHA_KIND_MEM_SESSION && off >= MATCHA_HW_MEMS_WIN_LATE &&
+	    off < MATCHA_HW_MEMS_WIN_BUSY + 8) {
+		unsigned n = (off - MATCHA_HW_MEMS_WIN_LATE) / 8;
+		uint64_t v = n ? t->busy : t->late;
+		if (off % 8 == 0) {
+			t->mems_hi_latch[n] = (uint32_t)(v >> 32);
+			*val = (uint32_t)v;
+		} else
+			*val = t->mems_hi_latch[n];
 		return 0;
 	}
 	return 1;

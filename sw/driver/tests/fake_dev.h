@@ -94,6 +94,8 @@ struct fake_table {
 	uint32_t control, tick, now, timeout[8];
 	uint64_t learned, insert_failed, aged;
 	uint32_t session_hi_latch[3];
+	uint64_t late, busy; /* a session table in memory: MEMS_WIN_LATE and MEMS_WIN_BUSY */
+	uint32_t mems_hi_latch[2];
 	unsigned long deletes; /* WRITEs that removed a session */
 	/* Ternary range fields as docs/tables.md has them: the boundary slots, each id's span
 	 * and interval rows (row[f][id * size + entry]), written by WRITE (the entry's group of
@@ -145,6 +147,11 @@ struct fake_cfg fake_standard_cfg(void);
 #define FAKE_SESSION_SIZE 256
 #define FAKE_SESSION_WAYS 4
 struct fake_cfg fake_session_cfg(void);
+/* The same with the session table in memory (docs/sessions.md, "Sessions in memory"):
+ * FAKE_MEM_SESSION_BUCKETS buckets of three 19-byte sessions on a 512-bit port, no
+ * counters; INDEX = bucket << MEMX_INDEX_SLOT_BITS | slot. */
+#define FAKE_MEM_SESSION_BUCKETS 64
+struct fake_cfg fake_mem_session_cfg(void);
 
 /* The built-in L2/L3 program of docs/pipeline.md as the w64 build has it: 0 l2_fwd (exact,
  * 48-bit keys, 64 entries, 4 ways, 4-bit data), 1 ipv4_lpm (LPM 32-bit, 10-slot nodes,

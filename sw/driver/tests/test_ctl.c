@@ -906,6 +906,68 @@ void test_ctl_session_commands(void)
 	session_close(&s);
 }
 
+/* The fake's entry of INDEX bucket << MEMX_INDEX_SLOT_BITS | slot of a table in memory. */
+static const struct fake_entry *mem_session_entry(const struct fake_table *t, uint32_t index)
+{
+	return &t->entries[(index >> MATCHA_HW_MEMX_INDEX_SLOT_BITS) * t->cfg.ways_or_levels +
+			   (index & ((1u << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1))];
+}
+
+/*
+ * The same commands on a session table in memory (fake_mem_session_cfg): the dump walks
+ * every bucket's slots and names each session by its INDEX (bucket << 4 | slot), without
+ * counts; a delete finds the session in its bucket from either direction; the statistics
+ * add the late and busy counts.
+ */
+void test_ctl_mem_session_commands(void)
+{
+	struct session s;
+	struct fake_cfg cfg = fake_mem_session_cfg();
+	CHECK(session_open_on(&s, &cfg, NULL));
+	struct fake_table *t = &s.fd->table[SESSIONS];
+	/* The sessions sit in their keys' buckets (way 0 of the session hash): web in slot 2,
+	 * dns in slot 0. */
+	uint32_t web = matcha_session_index(web_key, 128, 0, FAKE_MEM_SESSION_BUCKETS)
+			       << MATCHA_HW_MEMX_INDEX_SLOT_BITS | 2;
+	uint32_t dns = matcha_session_index(dns_key, 128, 0, FAKE_MEM_SESSION_BUCKETS)
+			       << MATCHA_HW_MEMX_INDEX_SLOT_BITS;
+	fake_session_put(s.fd, SESSIONS, web, web_key, MATCHA_SESSION_ESTABLISHED, true, 12, 0, 0);
+	fake_session_put(s.fd, SESSIONS, dns, dns_key, MATCHA_SESSION_UDP, false, 65535, 0, 0);
+	t->now = 99;
+	char web_line[200], dns_line[200], want[600];
+	snprintf(web_line, sizeof web_line, "  %-5u zone 7 tcp 192.168.0.1:40000 -> 10.0.0.2:443 "
+		 "ESTABLISHED age 12 packets 0 bytes 0\n", (unsigned)web);
+	snprintf(dns_line, sizeof dns_line, "  %-5u zone 1193046 udp 10.0.0.1:5000 -> "
+		 "10.0.0.1:5001 UDP age 65535 packets 0 bytes 0\n", (unsigned)dns);
+	snprintf(want, sizeof want,
+		 "session table 4 (192 entries, 3 a bucket), tick now 99\n"
+		 "  index zone protocol initiator -> responder state age(ticks) packets bytes\n"
+		 "%s%s2 sessions\n", web < dns ? web_line : dns_line, web < dns ? dns_line : web_line);
+	RUN_OK(&s, "session_dump 4", want);
+
+	t->late = 5;
+	t->busy = 0x100000002ull;
+	RUN_OK(&s, "session_stats 4",
+	       "  occupancy 2 of 192 entries\n"
+	       "  learned   2\n");
+	RUN_OK(&s, "session_stats 4",
+	       "  late      5 (bucket not back from memory in time)\n"
+	       "  busy      4294967298 (change found no room to be written)\n");
+
+	RUN_OK(&s, "session_delete 4 7 tcp 10.0.0.2 443 192.168.0.1 40000",
+	       "Session zone 7 tcp 10.0.0.2:443 <-> 192.168.0.1:40000 deleted from table 4\n");
+	CHECK(t->deletes == 1 && !(mem_session_entry(t, web)->flags & 1) &&
+	      (mem_session_entry(t, dns)->flags & 1));
+	RUN_FAILS(&s, "session_delete 4 7 tcp 192.168.0.1 40000 10.0.0.2 443", MATCHA_ENOENT,
+		  "session_delete: table 4 has no session zone 7 tcp 10.0.0.2:443 <-> "
+		  "192.168.0.1:40000 (in either direction)");
+	RUN_OK(&s, "session_delete 4 0x123456 udp 10.0.0.1 5001 10.0.0.1 5000",
+	       "Session zone 1193046 udp 10.0.0.1:5000 <-> 10.0.0.1:5001 deleted from table 4\n");
+	RUN_OK(&s, "session_dump 4", "  index zone protocol initiator -> responder state "
+	       "age(ticks) packets bytes\n0 sessions\n");
+	session_close(&s);
+}
+
 /* On the conntrack program the session table is named by the layout's "sessions" list. */
 void test_ctl_conntrack_session_by_name(void)
 {

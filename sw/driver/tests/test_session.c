@@ -63,19 +63,9 @@ void test_session_discovery(void)
 	}
 }
 
-/* A session table in memory: 64 buckets of three 19-byte sessions on a 512-bit port. */
-static struct fake_cfg mem_session_cfg(void)
-{
-	struct fake_cfg cfg = fake_session_cfg();
-	cfg.table[SESSION] = (struct fake_table_cfg){
-		.kind = MATCHA_KIND_MEM_SESSION, .key_bits = 128, .size = 64 * 3, .data_bits = 17,
-		.ways_or_levels = 3, .latency = 512, .extra = MATCHA_HW_MEMS_ENTRY_KEY_BYTE + 16 };
-	return cfg;
-}
-
 void test_mem_session_discovery(void)
 {
-	struct fake_cfg cfg = mem_session_cfg();
+	struct fake_cfg cfg = fake_mem_session_cfg();
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	struct matcha_table_info in;
@@ -98,7 +88,7 @@ void test_mem_session_discovery(void)
 	/* Buckets of no session or of more than a bucket holds, a size that is not a power of
 	 * two of buckets, and entries of another size than docs/sessions.md's are refused. */
 	for (int bad = 0; bad < 4; bad++) {
-		cfg = mem_session_cfg();
+		cfg = fake_mem_session_cfg();
 		if (bad == 0)
 			cfg.table[SESSION].ways_or_levels = 0;
 		else if (bad == 1)
