@@ -532,14 +532,13 @@ class DirectTable(ExactTable):
         super().add(key, action, data)
 
 
-class MemExactTable(ExactTable):
-    """docs/tables.md "Memory-backed exact tables": an exact table whose entries live in
-    memory. Where they go in memory is the driver's business, and whether a key's bucket
-    has room; a lookup answers as an exact table's, unless its bucket does not come back
-    from memory within the table's latency: then no action applies, the frame is punted
-    with the table's late reason, and neither HITS nor MISSES counts it. The model has no
-    clock: `late` says that every lookup is late (a memory slower than the table allows)."""
-    kind = "mem_exact"
+class InMemory:
+    """A table whose entries (docs/tables.md, "Memory-backed exact tables") or lowest tree
+    levels ("LPM levels in memory") live in memory: a lookup answers as the table's own,
+    unless what it reads does not come back from memory within the table's latency: then
+    no action applies, the frame is punted with the table's late reason, and neither HITS
+    nor MISSES counts it. The model has no clock: `late` says that every lookup is late (a
+    memory slower than the table allows). Mixed in before the table's class."""
 
     def __init__(self, desc, metadata=None):
         super().__init__(desc, metadata)
@@ -552,6 +551,12 @@ class MemExactTable(ExactTable):
         phv["meta.punt"] = 1
         phv["meta.reason"] = self.late_reason
         return Lookup(self.name, True, self.key_of(phv))
+
+
+class MemExactTable(InMemory, ExactTable):
+    """An exact table in memory: where its entries go is the driver's business, and whether
+    a key's bucket has room."""
+    kind = "mem_exact"
 
 
 class LpmTable(Table):
@@ -704,8 +709,19 @@ class TernaryTable(Table):
         self.rules = []
 
 
+class MemLpmTable(InMemory, LpmTable):
+    """An LPM table with its lowest levels in memory (its "memory" member)."""
+
+
 TABLE_CLASSES = {"exact": ExactTable, "lpm": LpmTable, "ternary": TernaryTable,
                  "direct": DirectTable, "mem_exact": MemExactTable}
+
+
+def table_class(desc):
+    """The model of a table of layout.json's program."""
+    if desc["kind"] == "lpm" and "memory" in desc:
+        return MemLpmTable
+    return TABLE_CLASSES[desc["kind"]]
 
 
 # ----------------------------------------------------------------------- session stage
@@ -831,7 +847,7 @@ class Program:
             kind = t.get("kind")
             if kind not in TABLE_CLASSES:
                 raise ProgramError(f"table {t.get('name')}: unknown kind {kind!r}")
-            self.tables.append(TABLE_CLASSES[kind](t, self.metadata))
+            self.tables.append(table_class(t)(t, self.metadata))
         self.by_name = {t.name: t for t in self.tables}
         if len(self.by_name) != len(self.tables):
             raise ProgramError("two tables with one name")

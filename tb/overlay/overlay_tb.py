@@ -42,6 +42,7 @@ INBOUND_ROUTE_MISS, PA_VALIDATION_MISS, ACL_DENIED, ACL_TO_HOST = 0x35, 0x36, 0x
 POLICED_RED, POLICED_YELLOW, ROUTE_MISS, MAPPING_MISS = 0x3A, 0x3B, 0x3C, 0x3E
 MAPPING_LATE = 0x40
 SESSION_LATE = 0x41
+ROUTE_LATE = 0x43
 SESSION_FULL = 0x39
 # meta.aclVerdict
 PERMIT, DENY, TO_HOST = 1, 2, 3
@@ -477,6 +478,21 @@ async def test_session_late_punts(dut):
     await late_then_in_time(tb, "sessions", stage, int(stage.desc["latency"]), contract.MEMS_WIN_LATE, SESSION_LATE,
                             42000)
     assert stage.table.learned == 6
+    await tb.check_counters()
+
+
+@only_on("matcha_overlay_mem")
+@cocotb.test()
+async def test_route_late_punts(dut):
+    """The route table's two lowest levels in memory, their memory slower than a level's
+    time (docs/tables.md, "LPM levels in memory"): every outbound frame the route table
+    looks up is punted with ROUTE_LATE as it came, while frames that never reach it (to a
+    wrong VIP) are dropped as before; LPM_WIN_LATE counts the late lookups and HITS and
+    MISSES none of them. With the memory fast again, the same frames are routed, mapped
+    and encapsulated."""
+    tb = await overlay_setup(dut, "route_late")
+    route = tb.model["route"]
+    await late_then_in_time(tb, "route", route, route.latency, contract.LPM_WIN_LATE, ROUTE_LATE, 43000)
     await tb.check_counters()
 
 

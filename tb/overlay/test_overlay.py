@@ -81,14 +81,16 @@ def test_layout_overlay_program(config):
 
 
 def test_layout_overlay_mem_program():
-    """overlay_mem is the overlay program but for its mapping and session tables. The
+    """overlay_mem is the overlay program but for its mapping, route and session tables. The
     mappings: a mem_exact table on a 512-bit port of its own (m_axi_mapping) whose 64-byte
     buckets hold three 18-byte mappings (docs/tables.md: 2 + 6 bytes of VNET and address +
     10 of underlay address and MAC), twice as many buckets as the on-chip table's mappings,
     results 512 clocks after the key, a late one punted with MAPPING_LATE (0x40). The
     sessions: on a port of their own (m_axi_sessions), three 19-byte sessions a bucket
     (docs/sessions.md), half as many buckets as the on-chip table's sessions, results 512
-    clocks after the packet, late ones punted with 0x41 and busy ones with 0x42."""
+    clocks after the packet, late ones punted with 0x41 and busy ones with 0x42. The routes:
+    the same tree with its two lowest levels on a port of their own (m_axi_route), each
+    given 512 clocks, a late lookup punted with 0x43, no per-entry counters."""
     config = "w64"
     if not layout_file(config, MEM_LAYOUT).exists():
         pytest.skip(f"{layout_file(config, MEM_LAYOUT)} not found")
@@ -97,8 +99,16 @@ def test_layout_overlay_mem_program():
     assert Program({"program": mem}, strict=False).problems == []
     on_chip = {t["name"]: t for t in chip["tables"]}
     for t in mem["tables"]:
-        if t["name"] != "mapping":
+        if t["name"] not in ("mapping", "route"):
             assert t == on_chip[t["name"]], t["name"]
+    route = next(t for t in mem["tables"] if t["name"] == "route")
+    chip_route = on_chip["route"]
+    assert route["memory"] == {"port": "m_axi_route", "dataWidth": 512, "addressWidth": 34, "idWidth": 8,
+                               "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x43}
+    assert route["lpm"] == {**chip_route["lpm"], "memoryLevels": 2}
+    assert (route["counters"], route["latency"]) == (False, chip_route["latency"] - 2 + 2 * 512)
+    assert {k: v for k, v in route.items() if k not in ("memory", "lpm", "counters", "latency")} == \
+        {k: v for k, v in chip_route.items() if k not in ("lpm", "counters", "latency")}
     mapping = next(t for t in mem["tables"] if t["name"] == "mapping")
     assert (mapping["kind"], mapping["counters"], mapping["latency"]) == ("mem_exact", False, 512)
     assert mapping["memory"] == {"port": "m_axi_mapping", "dataWidth": 512, "addressWidth": 34, "idWidth": 8,
@@ -111,5 +121,5 @@ def test_layout_overlay_mem_program():
     assert (sessions["size"], sessions["ways"], sessions["latency"]) == (3 * SCALE[config]["sessions"] // 2, 3, 512)
     assert {k: v for k, v in sessions.items() if k not in ("memory", "size", "ways", "latency", "index")} == \
         {k: v for k, v in chip_sessions.items() if k not in ("size", "ways", "latency", "index")}
-    assert mem["latency"] - chip["latency"] == \
-        512 - on_chip["mapping"]["latency"] + 512 - chip_sessions["latency"]
+    assert mem["latency"] - chip["latency"] == 512 - on_chip["mapping"]["latency"] + \
+        512 - chip_sessions["latency"] + route["latency"] - chip_route["latency"]

@@ -70,15 +70,20 @@ class PipelineTb(AxiLiteRegisters):
         self.cycles = cocotb_util.CycleCounter(dut)
         # A memory-backed table's memory: its port answers reads 100 clocks late
         # (LateMemory.latency; the table is built for up to its memoryLatency).
-        # A session table's "ways" are the sessions of a bucket.
+        # A session table's "ways" are the sessions of a bucket; an LPM table keeps a beat
+        # a node of its levels in memory.
         self.memories = {}
         prog = self.lay.raw["program"]
         for t in prog["tables"] + prog.get("sessions", []):
             if "memory" in t:
                 port = t["memory"]["port"]
                 cocotb_util.quiet_cocotbext(dut, (port,))
-                per_bucket = t["ways"] if t in prog.get("sessions", []) else descriptor_of(t).geometry
-                size = t["memory"]["baseAddress"] + t["size"] // per_bucket * t["memory"]["dataWidth"] // 8
+                if t.get("kind") == "lpm":
+                    beats = sum(t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:])
+                else:
+                    per_bucket = t["ways"] if t in prog.get("sessions", []) else descriptor_of(t).geometry
+                    beats = t["size"] // per_bucket
+                size = t["memory"]["baseAddress"] + beats * t["memory"]["dataWidth"] // 8
                 self.memories[t["name"]] = LateMemory(dut, port, size, rng, self.cycles)
         self.sent, self.outs, self.drops = [], [], []
         self.op_starts = []   # clock each table change began (change i -> state i + 1)

@@ -29,7 +29,7 @@ from sim import build as sim_build
 from tb.common import driver as drv
 from tb.common import sim
 from tb.model import CHECK_REASONS, ERROR_NAMES, MAX_FRAME, deparse, parse
-from tb.model.program import Program
+from tb.model.program import InMemory, Program
 
 REPO = Path(__file__).resolve().parents[2]
 DLT_EN10MB = 1
@@ -348,7 +348,7 @@ def reason_names(program):
     several actions raise is their names joined by "/", in description order."""
     table_names = {}
     for t in program.tables:
-        if t.kind == "mem_exact":
+        if isinstance(t, InMemory):
             table_names.setdefault(t.late_reason, []).append(f"{t.name}.late")
         for a in t.actions.values():
             for op in a.ops:

@@ -106,13 +106,14 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
     assert rc == 0, f"{stdout}\n{stderr}"
     tables_file.load(program, tables_path)
     program["mapping"].late = late
+    program["route"].late = late
     program.sessions["sessions"].late = late
     exp = harness.expected(program, sent, Layout(layout).header_bytes)
     got = harness.read_outputs(out)
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
     memories = {m["port"]: m for m in got.summary["memories"]}
-    assert sorted(memories) == ["m_axi_mapping", "m_axi_sessions"]
+    assert sorted(memories) == ["m_axi_mapping", "m_axi_route", "m_axi_sessions"]
     for m in memories.values():
         assert (m["latency"], m["interval"]) == (memory_latency, memory_interval)
     print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memories {memories}")

@@ -327,8 +327,10 @@ case class TableSpec(
     /** Entries the table holds whatever their keys, where that is fewer than its `size`
       * slots: an exact table with headroom (OverlayScale.exactHeadroom). P4Info's size. */
     promised: Option[Int] = None,
-    /** A memory-backed table's port and timing (kind MemExact, and only that kind). */
-    memory: Option[TableMemory] = None
+    /** A memory-backed table's port and timing: a MemExact table's entries, or the lowest
+      * `lpmMemoryLevels` levels of an LPM table's tree. */
+    memory: Option[TableMemory] = None,
+    lpmMemoryLevels: Int = 0
 ) {
   require(actions.nonEmpty && actions.size <= 256, s"table $name: 1 to 256 actions")
   require(actions.map(_.name).distinct.size == actions.size, s"table $name: action names must be unique")
@@ -345,7 +347,9 @@ case class TableSpec(
     case _ =>
   }
   require(promised.forall(n => n >= 1 && n <= size), s"table $name: it cannot promise more entries than its slots")
-  require(memory.isDefined == (kind == MatchKind.MemExact), s"table $name: a memory port is for a mem_exact table, which needs one")
+  require(memory.isDefined == (kind == MatchKind.MemExact || lpmMemoryLevels > 0),
+    s"table $name: a memory port is for a mem_exact table, which needs one, or an LPM table with levels in memory")
+  require(lpmMemoryLevels == 0 || kind == MatchKind.Lpm, s"table $name: only an LPM table has levels in memory")
   require(memory.isEmpty || !counters, s"table $name: a memory-backed table has no per-entry counters")
   def dataWidth: Int = actions.map(_.dataWidth).max max 1
   def entries: Int = promised.getOrElse(size)
@@ -452,8 +456,11 @@ object Programs {
     * after SONiC DASH: VXLAN frames from hosts (outbound) and from the underlay (inbound),
     * each decapsulated and, once its ENI's policy admits it, encapsulated again; its table
     * sizes are those of `scale`. With `mappingMemory`, `overlay_mem`: the CA→PA mappings in
-    * the card's memory (Overlay.MappingMemory), in buckets at most a sixth full. */
-  def overlay(scale: OverlayScale, mappingMemory: Option[TableMemory] = None, sessionMemory: Option[SessionMemory] = None): Program = {
+    * the card's memory (Overlay.MappingMemory), in buckets at most a sixth full; with
+    * `sessionMemory` the sessions, and with `routeMemory` the route table's lowest
+    * Overlay.RouteMemoryLevels levels, there too. */
+  def overlay(scale: OverlayScale, mappingMemory: Option[TableMemory] = None, sessionMemory: Option[SessionMemory] = None,
+      routeMemory: Option[TableMemory] = None): Program = {
     import Overlay._
     val decap = Seq("eth", "vlan", "vlan2", "ipv4", "udp", "vxlan").map(h => Op.SetConst(s"hdr.$h.valid", 0))
     val fiveTuple = Seq(KeyField("hdr.inner_ipv4.src"), KeyField("hdr.inner_ipv4.dst"), KeyField("hdr.inner_ipv4.protocol"),
@@ -475,7 +482,7 @@ object Programs {
     }
     // In memory, buckets of three sessions, half as many buckets as the scale's sessions.
     val sessions = if (sessionMemory.isDefined) SessionSlots * scale.sessions / 2 else scale.sessions
-    Program(if (mappingMemory.isDefined || sessionMemory.isDefined) "overlay_mem" else "overlay", Seq(
+    Program(if (mappingMemory.isDefined || sessionMemory.isDefined || routeMemory.isDefined) "overlay_mem" else "overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
       // default) or dropped, as the entry at its index says.
       TableSpec("frame_class", MatchKind.Direct, Seq(KeyField("hdr.vxlan.valid"), KeyField("hdr.inner_ipv4.valid")), size = 4,
@@ -538,7 +545,8 @@ object Programs {
           Action("to_host", ops = Seq(Op.Punt(AclToHostReason)))),
         default = "deny", counters = false),
       TableSpec("route", MatchKind.Lpm, Seq(KeyField("meta.routingGroup"), KeyField("hdr.inner_ipv4.dst")), size = scale.routes,
-        applyIf = Seq("meta.outbound", "meta.admit"), lpmFanout = 7,
+        applyIf = Seq("meta.outbound", "meta.admit"), lpmFanout = 7, memory = routeMemory,
+        lpmMemoryLevels = if (routeMemory.isDefined) RouteMemoryLevels else 0, counters = routeMemory.isEmpty,
         actions = Seq(
           Action("route_vnet", Seq(Param("dst_vnet", VnetWidth)), checks ++ Seq(
             Op.SetField("meta.dstVnet", "dst_vnet"), Op.SetConst("meta.routed", 1), hop)),
@@ -595,8 +603,10 @@ object Programs {
         "meta.aclVerdict" -> 2, "meta.admit" -> 1, "meta.dstVnet" -> VnetWidth, "meta.routed" -> 1, "meta.direct" -> 1))
   }
 
-  /** The overlay with its mappings and sessions in the card's memory, at the board's scale. */
-  val overlayMem: Program = overlay(Overlay.Board, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory))
+  /** The overlay with its mappings, its sessions and its routes' lowest levels in the card's
+    * memory, at the board's scale. */
+  val overlayMem: Program = overlay(Overlay.Board, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
+    Some(Overlay.RouteMemory))
 
   val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlayMem
 }
@@ -673,6 +683,12 @@ object Overlay {
     * memory"); results as the mapping table's. */
   val SessionMemory = matcha.program.SessionMemory(MappingMemory.copy(lateReason = SessionLate), busyReason = SessionBusy)
   val SessionSlots = 3
+  val RouteLate = 0x43
+  /** The route table's lowest levels in memory (Programs.overlay; docs/tables.md, "LPM
+    * levels in memory"): a port of their own, a 455-bit node of 7 slots to a 64-byte beat,
+    * each level given the mapping table's time. */
+  val RouteMemory = MappingMemory.copy(lateReason = RouteLate)
+  val RouteMemoryLevels = 2
 }
 
 /** The "program" section of layout.json (docs/pipeline.md). Every table's descriptor index

@@ -419,18 +419,21 @@ object LpmTableUnit {
 /** LPM tables in a program: `size` prefixes in a B+tree of TableSpec.lpmFanout slots a
   * node. */
 object LpmKind extends MatchKind(TableKind.Lpm) {
-  def config(t: TableSpec, keyWidth: Int) = LpmTableConfig(keyWidth, t.dataWidth, t.lpmFanout, t.size)
+  def config(t: TableSpec, keyWidth: Int) = LpmTableConfig(keyWidth, t.dataWidth, t.lpmFanout, t.size,
+    t.memory.map(m => LpmMemory(t.lpmMemoryLevels, MemoryTiming(m.latency, m.memoryLatency, m.outstanding), m.axi, m.baseAddress)))
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
   /** The unit, its geometry and memory per prefix printed once as it is built. */
   def unit(t: TableSpec, keyWidth: Int): MatchUnit = {
     val c = config(t, keyWidth)
     println(f"[matcha] LPM table ${t.name}: ${c.levels} levels of ${c.fanout}-slot nodes (${c.nodes.mkString(", ")}), " +
-      f"${c.treeBitsPerPrefix}%.0f tree + ${c.resultBitsPerPrefix} result bits a prefix")
+      f"${c.treeBitsPerPrefix}%.0f tree + ${c.resultBitsPerPrefix} result bits a prefix" +
+      (if (c.memoryLevels > 0) s", the lowest ${c.memoryLevels} levels in memory" else ""))
     new LpmTable(c)
   }
   override def json(t: TableSpec): Seq[(String, ujson.Value)] = {
     val g = LpmGeometry(t.lpmFanout, t.size)
     Seq("lpm" -> ujson.Obj("fanout" -> g.fanout, "levels" -> g.levels, "nodes" -> ujson.Arr(g.nodes.map(n => ujson.Num(n)): _*),
-      "pointerBits" -> g.pointerBits, "memoryLevels" -> 0))
+      "pointerBits" -> g.pointerBits, "memoryLevels" -> t.lpmMemoryLevels)) ++
+      t.memory.map(m => "memory" -> matcha.program.ProgramJson.memoryJson(t.name, m))
   }
 }
