@@ -52,6 +52,7 @@
 	X(lpm_make_before_break_128)                                                       \
 	X(lpm_bgp_table_fills_its_size)                                                    \
 	X(lpm_full_table_fills_a_million)                                                  \
+	X(lpm_full_ipv6_table)                                                             \
 	X(ternary_priority_order)                                                          \
 	X(ternary_random_make_before_break)                                                \
 	X(ternary_make_before_break_counters)                                              \

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+
 #include "check.h"
 #include "fake_dev.h"
 #include "util.h"
@@ -1133,6 +1135,200 @@ void test_lpm_full_table_fills_a_million(void)
 	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, reads, writes,
 	       commands, probes);
 	bgp_oracle_free(&o);
+	free(order);
+	free(routes);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/*
+ * A full Internet IPv6 table (160,147 prefixes, tests/data/README.md) in a 128-bit table of
+ * 2^18 prefixes, 3-slot nodes, its two lowest levels in memory: every prefix added in a
+ * random order; the answers at both ends of 16,384 sampled prefixes, just past them and at
+ * random keys the oracle's; a random tenth deleted, the answers the oracle's again. The
+ * oracle: for each length from 128 down, a binary search of that length's prefixes.
+ */
+#define V6_SIZE (1u << 18)
+
+struct v6_route {
+	uint8_t addr[16];
+	unsigned len;
+	uint32_t id;
+	bool present;
+};
+
+struct v6_oracle {
+	const struct v6_route *routes;
+	unsigned *by_len[129], count[129];
+};
+
+static const struct v6_route *v6_sorted_base;
+
+static int v6_by_addr(const void *a, const void *b)
+{
+	return memcmp(v6_sorted_base[*(const unsigned *)a].addr,
+		      v6_sorted_base[*(const unsigned *)b].addr, 16);
+}
+
+/* Clears the bits of a 128-bit big-endian key from bit `len` (from the top) on. */
+static void v6_truncate(uint8_t *k, unsigned len)
+{
+	for (unsigned bit = len; bit < 128; bit++)
+		k[bit / 8] &= (uint8_t)~(0x80u >> bit % 8);
+}
+
+/* Sets the bits from `len` on: the last key of the prefix. */
+static void v6_fill(uint8_t *k, unsigned len)
+{
+	for (unsigned bit = len; bit < 128; bit++)
+		k[bit / 8] |= (uint8_t)(0x80u >> bit % 8);
+}
+
+/* Adds 1 (or, with `down`, subtracts 1) modulo 2^128. */
+static void v6_step(uint8_t *k, bool down)
+{
+	for (unsigned i = 16; i-- > 0;) {
+		k[i] = (uint8_t)(down ? k[i] - 1 : k[i] + 1);
+		if (k[i] != (down ? 0xFF : 0))
+			break;
+	}
+}
+
+static void v6_oracle_init(struct v6_oracle *o, const struct v6_route *routes, unsigned n)
+{
+	memset(o, 0, sizeof *o);
+	o->routes = routes;
+	for (unsigned len = 0; len <= 128; len++)
+		o->by_len[len] = calloc(n ? n : 1, sizeof(unsigned));
+	for (unsigned i = 0; i < n; i++)
+		o->by_len[routes[i].len][o->count[routes[i].len]++] = i;
+	v6_sorted_base = routes;
+	for (unsigned len = 0; len <= 128; len++)
+		qsort(o->by_len[len], o->count[len], sizeof(unsigned), v6_by_addr);
+}
+
+static void v6_oracle_free(struct v6_oracle *o)
+{
+	for (unsigned len = 0; len <= 128; len++)
+		free(o->by_len[len]);
+}
+
+static long v6_oracle_lookup(const struct v6_oracle *o, const uint8_t *key)
+{
+	for (unsigned len = 129; len-- > 0;) {
+		uint8_t want[16];
+		memcpy(want, key, 16);
+		v6_truncate(want, len);
+		unsigned lo = 0, hi = o->count[len];
+		while (lo < hi) {
+			unsigned mid = (lo + hi) / 2;
+			if (memcmp(o->routes[o->by_len[len][mid]].addr, want, 16) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < o->count[len]) {
+			const struct v6_route *rt = &o->routes[o->by_len[len][lo]];
+			if (!memcmp(rt->addr, want, 16) && rt->present)
+				return rt->id;
+		}
+	}
+	return MISS;
+}
+
+static unsigned v6_read(const char *path, struct v6_route *routes, unsigned max)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		check_fail(__FILE__, __LINE__, "%s: cannot open", path);
+		return 0;
+	}
+	char line[64];
+	unsigned n = 0;
+	while (n < max && fgets(line, sizeof line, f)) {
+		char *slash = strchr(line, '/');
+		if (!slash)
+			continue;
+		*slash = 0;
+		if (inet_pton(AF_INET6, line, routes[n].addr) != 1) {
+			check_fail(__FILE__, __LINE__, "%s: %s is not an IPv6 address", path, line);
+			break;
+		}
+		routes[n].len = (unsigned)strtoul(slash + 1, NULL, 10);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static int v6_add(matcha_dev *dev, const struct v6_route *rt)
+{
+	uint8_t data[4] = { (uint8_t)(rt->id >> 24), (uint8_t)(rt->id >> 16), (uint8_t)(rt->id >> 8),
+			    (uint8_t)rt->id };
+	return matcha_lpm_add(dev, LPM128, rt->addr, rt->len, (uint8_t)rt->id, data, 32);
+}
+
+static unsigned long v6_probe_sample(struct fake_dev *fd, const struct v6_oracle *o, unsigned n,
+				     struct rng *r, const char *when)
+{
+	unsigned long probes = 0;
+	for (unsigned s = 0; s < FULL_SAMPLE && check_failures() == 0; s++) {
+		const struct v6_route *rt = &o->routes[rng_below(r, n)];
+		uint8_t keys[5][16];
+		memcpy(keys[0], rt->addr, 16);
+		memcpy(keys[1], rt->addr, 16);
+		v6_step(keys[1], true);
+		memcpy(keys[2], rt->addr, 16);
+		v6_fill(keys[2], rt->len);
+		memcpy(keys[3], keys[2], 16);
+		v6_step(keys[3], false);
+		rng_bytes(r, keys[4], 16);
+		for (unsigned p = 0; p < 5; p++, probes++) {
+			long want = v6_oracle_lookup(o, keys[p]), got = hw_lookup(fd, LPM128, keys[p]);
+			if (got != want) {
+				char text[INET6_ADDRSTRLEN];
+				inet_ntop(AF_INET6, keys[p], text, sizeof text);
+				check_fail(__FILE__, __LINE__, "%s: %s answers %ld, the oracle %ld", when,
+					   text, got, want);
+			}
+		}
+	}
+	return probes;
+}
+
+void test_lpm_full_ipv6_table(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.table[LPM128] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 128,
+						     .size = V6_SIZE, .data_bits = 32, .extra = 3,
+						     .memory_levels = 2, .prefix_store = true };
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	struct v6_route *routes = calloc(V6_SIZE, sizeof *routes);
+	unsigned n = v6_read(MATCHA_BGP6_TABLE, routes, V6_SIZE);
+	CHECK_MSG(n == 160147, "%s: %u prefixes, not 160,147", MATCHA_BGP6_TABLE, n);
+	struct v6_oracle o;
+	v6_oracle_init(&o, routes, n);
+	unsigned *order = bgp_shuffled(n, &r);
+	for (unsigned k = 0; k < n && check_failures() == 0; k++) {
+		struct v6_route *rt = &routes[order[k]];
+		rt->id = k + 1;
+		rt->present = true;
+		CHECK_MSG(v6_add(dev, rt) == 0, "prefix %u of %u: %s", k, n, matcha_last_error(dev));
+	}
+	CHECK(shape_ok(dev, fd, LPM128));
+	unsigned long probes = v6_probe_sample(fd, &o, n, &r, "full");
+	for (unsigned k = 0; k < n / 10 && check_failures() == 0; k++) {
+		routes[order[k]].present = false;
+		CHECK_OK(dev, matcha_lpm_delete(dev, LPM128, routes[order[k]].addr, routes[order[k]].len));
+	}
+	CHECK(shape_ok(dev, fd, LPM128));
+	probes += v6_probe_sample(fd, &o, n, &r, "a tenth deleted");
+	printf("  %u IPv6 prefixes in %u-bit pointers, %lu probes\n", n,
+	       fd->table[LPM128].cfg.pointer_bits, probes);
+	v6_oracle_free(&o);
 	free(order);
 	free(routes);
 	matcha_close(dev);
