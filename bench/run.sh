@@ -27,8 +27,10 @@
 #   (bench/scale/run_table.py), the memory-backed session table under 100 % new flows
 #   -> bench/results/scale_sessions.md (bench/scale/run_sessions.py), a model of how
 #   full buckets of sessions get -> bench/results/session_capacity.md
-#   (bench/scale/session_capacity.py), and the driver loading 2^20 routes into an LPM
-#   table with levels in memory -> bench/results/lpm_load.md (bench/scale/lpm_load.py).
+#   (bench/scale/session_capacity.py), the driver loading 2^20 routes into an LPM
+#   table with levels in memory -> bench/results/lpm_load.md (bench/scale/lpm_load.py),
+#   and such a table's lookups against slower memories -> bench/results/scale_lpm.md
+#   (bench/scale/run_lpm.py).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +47,6 @@ python bench/scale/run_table.py || status=1
 python bench/scale/run_sessions.py || status=1
 python bench/scale/session_capacity.py || status=1
 python bench/scale/lpm_load.py || status=1
+python bench/scale/run_lpm.py || status=1
 python bench/scale/run.py || status=1
 exit $status

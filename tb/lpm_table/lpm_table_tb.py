@@ -32,10 +32,8 @@ from tb.common.late_memory import LateMemory
 
 TABLE = 0
 TIMEOUT_MS = 200
-# matcha_lpm32_mem_table: the clocks its memory takes to answer a read, and the bytes of
-# its two levels in memory (65 and 129 nodes of one 32-byte beat).
+# matcha_lpm32_mem_table: the clocks its memory takes to answer a read.
 MEMORY_LATENCY = 24
-MEMORY_BYTES = (65 + 129) * 32
 # The units with every level on chip: the tests of the driver's tree alone run on them
 # only: the memory unit's tree is matcha_lpm32_table's.
 ON_CHIP = ("matcha_lpm32_table", "matcha_lpm128_table")
@@ -117,8 +115,12 @@ class LpmTableTb(AxiLiteRegisters):
         """Reset, snapshot the self-describing block, open the driver on it."""
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
         if hasattr(self.dut, "m_axi_arvalid"):
+            # A beat a node of the levels in memory (docs/tables.md, "LPM levels in memory").
+            e = self.expected
+            nodes = drv.lpm_nodes(e.fanout, e.size)[-e.memory_levels:]
             rng, _ = cocotb_util.test_rng(self.dut, "memory")
-            self.memory = LateMemory(self.dut, "m_axi", MEMORY_BYTES, rng, self.cycles)
+            self.memory = LateMemory(self.dut, "m_axi", sum(nodes) * len(self.dut.m_axi_rdata) // 8, rng,
+                                     self.cycles)
             self.memory.latency = MEMORY_LATENCY
         self.snapshot = await drv.read_info_block(self.read32)
         self.desc = drv.descriptors(self.snapshot)[TABLE]
@@ -936,7 +938,7 @@ async def test_memory_error_answers_late(dut):
     flipped): a lookup through such a node leaves late, counted, and every other answer is
     the oracle's; with the memory healthy again, every answer is."""
     tb, rng, keys = await memory_table(dut, "memory_error")
-    beats = MEMORY_BYTES // tb.memory.byte_lanes
+    beats = sum(drv.lpm_nodes(tb.desc.fanout, tb.desc.size)[-tb.desc.memory_levels:])
     tb.memory.failing = {b * tb.memory.byte_lanes for b in rng.sample(range(beats), beats // 2)}
     await late_or_right(tb, keys, rounds=1)
     tb.memory.failing = set()

@@ -437,3 +437,18 @@ object LpmKind extends MatchKind(TableKind.Lpm) {
       t.memory.map(m => "memory" -> matcha.program.ProgramJson.memoryJson(t.name, m))
   }
 }
+
+/** The LPM unit of the scale benchmark (bench/scale/run_lpm.py): 512 IPv4 prefixes in
+  * 10-slot nodes (4 levels), the two lowest on a 512-bit port like a DDR4 channel's, each
+  * level given 512 clocks for a memory of up to 320, under `--out DIR`. */
+object LpmMemSweep {
+  val config = LpmTableConfig(32, 32, fanout = 10, results = 512, memory = Some(LpmMemory(2,
+    MemoryTiming(latency = 512, memoryLatency = 320, outstanding = 512),
+    Axi4Config(addressWidth = 34, dataWidth = 512, idWidth = 8, useRegion = false))))
+
+  def main(args: Array[String]): Unit = {
+    val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/lpm-mem-sweep/rtl")
+    new java.io.File(out).mkdirs()
+    matcha.Generate.spinal(out).generateVerilog(matcha.Generate.top(LpmTableUnit(config, "matcha_lpm32_mem_bench"))())
+  }
+}
