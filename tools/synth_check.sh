@@ -4,8 +4,8 @@
 # -check`), turn its processes into logic (`proc`) and pass `check -assert` (no multiple
 # drivers, no combinational loops, nothing undriven that is used) in every module. Module
 # by module, not flattened: SpinalHDL refuses a combinational loop through the hierarchy
-# when it generates, and the flattened check of the 512-bit overlay took 120 s against
-# about 75 s. This is what "every block synthesizes" asks of the RTL, in seconds for most
+# when it generates, and flattening was most of the 512-bit overlay's check
+# (bench/results/test_budget.md, "The synth step without autoname"). This is what "every block synthesizes" asks of the RTL, in seconds for most
 # modules; the full ECP5 mapping of the built-in program runs in `make synth-w64`, the
 # board's in `make synth-board`, every configuration in `make bench` (bench/synth/).
 #

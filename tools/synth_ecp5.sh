@@ -35,8 +35,8 @@ start=$(date +%s)
 # referenced relative to it.
 set +e
 # synth_ecp5 up to its `check` step, then that step without `autoname`: renaming the
-# flattened netlist's 2.5M objects took 70 of the 340 s of matcha_l2l3 at 64 bits and
-# changes no cell.
+# flattened netlist's objects changes no cell and was a fifth of the step's time
+# (bench/results/test_budget.md, "The synth step without autoname").
 (cd "$src_dir" && "$YOSYS" -q -l "$out/yosys.log" -p "
   read_verilog $TOP.v
   synth_ecp5 -top $TOP -run :check
