@@ -35,7 +35,7 @@ start=$(date +%s)
 # referenced relative to it.
 set +e
 # synth_ecp5 up to its `check` step, then that step without `autoname`: renaming the
-# flattened netlist's objects changes no cell and was a fifth of the step's time
+# flattened netlist's objects changes no cell and was about a quarter of its time
 # (bench/results/test_budget.md, "The synth step without autoname").
 (cd "$src_dir" && "$YOSYS" -q -l "$out/yosys.log" -p "
   read_verilog $TOP.v
