@@ -382,13 +382,13 @@ def soak(test):
     return test
 
 
-def soak_on(*configs):
-    """Marks a cocotb test as a long scenario on the models of these configurations only:
-    it runs there in `make soak`, and on the other models in `make test` (a test whose
-    subject, the tables say, does not change with the data width). Put it above
-    @cocotb.test()."""
+def soak_on(*models):
+    """Marks a cocotb test as a long scenario on the models of these configurations or top
+    levels only: it runs there in `make soak`, and on the other models in `make test` (a
+    test whose subject, the tables say, does not change with the data width, or is another
+    model's). Put it above @cocotb.test()."""
     def mark(test):
-        test.matcha_soak_configs = configs
+        test.matcha_soak_models = models
         return test
     return mark
 
@@ -424,7 +424,7 @@ def cocotb_entry(tb_module, models):
 
     def is_soak(t, m):
         return (getattr(t, "matcha_soak", False) or m.soak
-                or m.config in getattr(t, "matcha_soak_configs", ()))
+                or {m.config, m.toplevel} & set(getattr(t, "matcha_soak_models", ())))
 
     params = []
     tests = {}

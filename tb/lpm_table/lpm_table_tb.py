@@ -37,6 +37,10 @@ MEMORY_LATENCY = 24
 # The units with every level on chip: the tests of the driver's tree alone run on them
 # only: the memory unit's tree is matcha_lpm32_table's.
 ON_CHIP = ("matcha_lpm32_table", "matcha_lpm128_table")
+# The unit with its two lowest levels in memory. The tests that fill its tree with many
+# prefixes are soak scenarios on it (they take it a lookup every two clocks); the rest,
+# and its own memory tests, run in `make test`.
+MEMORY_UNIT = "matcha_lpm32_mem_table"
 
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
 # keyWidth, size (prefixes), dataWidth, base, levels, latency (levels + 2), fanout. Levels:
@@ -423,6 +427,7 @@ async def test_open(dut):
     await tb.lookups([rng.getrandbits(tb.kw) for _ in range(50)] + [0, tb.mask])
 
 
+@sim.soak_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_random_prefixes(dut):
     """A random prefix set, then lookups every clock of keys at its boundaries, near its
@@ -541,6 +546,7 @@ async def test_prefix_store(dut):
     assert all(entry == (False, 0, 0, 0, 0) for entry in (await tb.read_results()).values())
 
 
+@sim.soak_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_delete_readd(dut):
     """A random prefix set; half of it deleted, then re-added with other actions and data;
@@ -740,6 +746,7 @@ async def fill_to_size(tb, rng, prefixes, name):
     return levels
 
 
+@sim.soak_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_table_full(dut):
     """Any `size` prefixes fit and the next is refused: distinct short prefixes (no long
@@ -901,7 +908,7 @@ async def late_or_right(tb, keys, rounds):
     assert await late_count(tb) == tb.late_seen
 
 
-@sim.only_on("matcha_lpm32_mem_table")
+@sim.only_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_memory_too_slow_answers_late(dut):
     """A memory slower than a level's 64 clocks: every lookup still leaves exactly
@@ -919,7 +926,7 @@ async def test_memory_too_slow_answers_late(dut):
     assert await late_count(tb) == len(keys)
 
 
-@sim.only_on("matcha_lpm32_mem_table")
+@sim.only_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_memory_back_pressure_late_or_right(dut):
     """The memory holds its read address port and its read data back at random and answers
@@ -931,7 +938,7 @@ async def test_memory_back_pressure_late_or_right(dut):
     await late_or_right(tb, keys, rounds=3)
 
 
-@sim.only_on("matcha_lpm32_mem_table")
+@sim.only_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_memory_error_answers_late(dut):
     """The memory answers reads of half the nodes in memory with SLVERR (and their bits

@@ -621,7 +621,7 @@ async def acl_port_rule(tb, outbound, eni, proto, dport, action):
 
 @cocotb.test()
 async def test_random_flows(dut):
-    await random_flows(dut, "random_flows", frames=400)
+    await random_flows(dut, "random_flows", frames=250)
 
 
 @soak
