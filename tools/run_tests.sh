@@ -47,6 +47,38 @@ step() {
 
 skip() { names+=("$1"); results+=("skipped"); details+=("$2"); times+=("-"); }
 
+# beside <name> <detail-function> <command...>: starts a step in the background, its output
+# in its log only; finish_beside shows that log and records the step once it has ended.
+beside_pid="" beside_args=()
+beside() {
+  local name=$1
+  beside_args=("$@")
+  echo
+  echo "==== $name (beside the next step): ${*:3} ===="
+  (
+    start=$(date +%s)
+    "${@:3}" >"$LOGS/$name.log" 2>&1
+    rc=$?
+    echo "$rc $(( $(date +%s) - start ))" >"$LOGS/$name.status"
+  ) &
+  beside_pid=$!
+}
+finish_beside() {
+  local name=${beside_args[0]} detail_fn=${beside_args[1]} log=$LOGS/${beside_args[0]}.log rc secs detail
+  wait "$beside_pid"
+  read -r rc secs <"$LOGS/$name.status" || { rc=1 secs=0; }
+  echo
+  echo "==== $name (ran beside the step before): ${beside_args[*]:2} ===="
+  cat "$log"
+  detail=$($detail_fn "$log" "$rc" 2>/dev/null || true)
+  names+=("$name"); times+=("${secs}s")
+  if (( dry )); then results+=("dry-run")
+  elif (( rc == 0 )); then results+=("passed")
+  else results+=("FAILED"); detail="${detail:+$detail; }exit $rc, log $log"
+  fi
+  details+=("$detail")
+}
+
 # Detail extractors: <log> <rc> -> one short line.
 d_rtl() {
   local ok fail
@@ -98,10 +130,17 @@ step tb-models d_models "$MAKE" --no-print-directory -o "$RTL_STAMP" tb-models
 step tb-test d_pytest "$MAKE" --no-print-directory -o "$RTL_STAMP" -o tb-models tb-test
 # Yosys runs on one core: the built-in program's ECP5 mapping (w64, the board's) on one, the
 # front-end check of every other top level and the board's own logic on the other. The
-# 512-bit mapping is make bench's (bench/synth/run.sh).
-step synth d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" -j2 synth-w64 synth-check synth-board
+# 512-bit mapping is make bench's (bench/synth/run.sh). The C tests run beside it, one
+# process: the ECP5 mapping is one Yosys process for minutes, longer than the rest of the
+# step, so they take the second core's idle time (bench/results/test_budget.md).
+have_sw_test=0
 if [[ -f sw/driver/Makefile ]] && "$MAKE" -s -C sw/driver -n test >/dev/null 2>&1; then
-  step sw-test d_ctest "$MAKE" --no-print-directory -C sw/driver test
+  have_sw_test=1
+  beside sw-test d_ctest "$MAKE" --no-print-directory -C sw/driver test TEST_JOBS=1
+fi
+step synth d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" -j2 synth-w64 synth-check synth-board
+if (( have_sw_test )); then
+  finish_beside
 else
   skip sw-test "sw/driver has no Makefile with a test target yet"
 fi
