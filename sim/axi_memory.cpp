@@ -73,14 +73,26 @@ void AxiMemory::reset() {
     next_answer_ = 0;
 }
 
+// The tables read and write whole beats at beat addresses; anything else is taken a byte
+// at a time.
 void AxiMemory::load(uint64_t addr, uint8_t* out) {
-    std::fill(out, out + data_bytes_, 0);
-    if (addr < bytes_.size())
-        std::memcpy(out, bytes_.data() + addr, std::min<uint64_t>(data_bytes_, bytes_.size() - addr));
+    if (addr % data_bytes_ == 0) {
+        auto beat = beats_.find(addr / data_bytes_);
+        if (beat == beats_.end()) std::fill(out, out + data_bytes_, 0);
+        else std::memcpy(out, beat->second.data(), data_bytes_);
+        return;
+    }
+    for (unsigned i = 0; i < data_bytes_; i++) {
+        auto beat = beats_.find((addr + i) / data_bytes_);
+        out[i] = beat == beats_.end() ? 0 : beat->second[(addr + i) % data_bytes_];
+    }
 }
 
 void AxiMemory::store(uint64_t addr, const uint8_t* data, uint64_t strb) {
-    if (addr + data_bytes_ > bytes_.size()) bytes_.resize(addr + data_bytes_, 0);
-    for (unsigned i = 0; i < data_bytes_; i++)
-        if (strb >> i & 1) bytes_[addr + i] = data[i];
+    for (unsigned i = 0; i < data_bytes_; i++) {
+        if (!(strb >> i & 1)) continue;
+        auto& beat = beats_[(addr + i) / data_bytes_];
+        if (beat.empty()) beat.assign(data_bytes_, 0);
+        beat[(addr + i) % data_bytes_] = data[i];
+    }
 }

@@ -4,14 +4,16 @@
 // bandwidth. Every read beat is answered `latency` clocks after its address was taken, in
 // the order the addresses came (AXI only asks for order within a read id), at most one
 // beat every `interval` clocks; writes land when their address and data have both come,
-// and are answered the next clock. The contents are bytes from address 0, grown as they
-// are touched; an address never written reads as zero. What the pipeline held in flight is
+// and are answered the next clock. The contents are the beats written, by beat address
+// (a table's region may start gigabytes up: Overlay.MemoryRegions); an address never
+// written reads as zero. What the pipeline held in flight is
 // forgotten at a reset, the contents are not (the pipeline clears its tables itself).
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 class AxiMemory {
@@ -77,7 +79,7 @@ class AxiMemory {
 
     std::string name_;
     unsigned data_bytes_, latency_, interval_;
-    std::vector<uint8_t> bytes_;
+    std::unordered_map<uint64_t, std::vector<uint8_t>> beats_;
     std::vector<uint8_t> rdata_;
     std::deque<Read> reads_;
     std::deque<Write> writes_;                  // addresses whose data has not all come

@@ -30,7 +30,7 @@ TABLES = [
       "STATE_ESTABLISHED", "STATE_CLOSING", "STATE_RESET", "STATE_UDP"}),
     ("ip/corundum/README.md", "| offset from `0x800000` | name |", "APP_", {"BASE", "ID_VALUE", "VERSION_VALUE", "VERSION_MAJOR_SHIFT",
       "VERSION_MINOR_MASK", "ERROR_SEEN", "ERROR_WRITE", "ERROR_COUNT_SHIFT", "ERROR_COUNT_MASK",
-      "CONTROL_TX_PIPELINE", "CONTROL_CPU_PORT"}),
+      "CONTROL_TX_PIPELINE", "CONTROL_CPU_PORT", "MEMORY_TABLES", "MEMORY_READY"}),
     ("docs/pipeline.md", "| reason | name | check", "REASON_CHECK_", set()),
 ]
 

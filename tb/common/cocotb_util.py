@@ -59,15 +59,16 @@ warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"cocotbex
 
 
 class CycleCounter:
-    """Counts rising edges after reset, so tests can timestamp events in clocks."""
+    """Counts rising edges of `clk` (the DUT's `clk` unless given) after reset, so tests
+    can timestamp events in clocks."""
 
-    def __init__(self, dut):
+    def __init__(self, dut, clk=None):
         self.cycle = 0
-        self._task = cocotb.start_soon(self._run(dut))
+        self._task = cocotb.start_soon(self._run(clk if clk is not None else dut.clk))
 
-    async def _run(self, dut):
+    async def _run(self, clk):
         while True:
-            await RisingEdge(dut.clk)
+            await RisingEdge(clk)
             self.cycle += 1
 
 

@@ -22,14 +22,16 @@ from tb.common import cocotb_util
 
 
 class LateMemory:
-    def __init__(self, dut, prefix, size, rng, cycles):
+    def __init__(self, dut, prefix, size, rng, cycles, clk=None):
+        """`cycles` counts the rising edges of `clk`, the port's clock (the DUT's `clk`
+        unless given): latencies are in its clocks."""
         bus = AxiBus.from_prefix(dut, prefix)
-        self.write_if = AxiRamWrite(bus.write, dut.clk, size=size)
-        self.clk = dut.clk
+        self.clk = clk if clk is not None else dut.clk
+        self.write_if = AxiRamWrite(bus.write, self.clk, size=size)
         self.cycles = cycles
         self.rng = rng
-        self.ar = AxiARSink(bus.read.ar, dut.clk)
-        self.r = AxiRSource(bus.read.r, dut.clk)
+        self.ar = AxiARSink(bus.read.ar, self.clk)
+        self.r = AxiRSource(bus.read.r, self.clk)
         self.byte_lanes = len(bus.read.r.rdata) // 8
         self.latency = 100
         self.jitter = 0

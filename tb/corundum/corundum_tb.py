@@ -171,7 +171,12 @@ class CorundumTb(AxiLiteRegisters):
 
     async def add(self, table, *entry, action, data=0):
         """Adds a table entry through the driver; False if the driver has no room for it."""
-        update = self.ctl.add(table, *entry, action=action, data=data)
+        return await self._apply(self.ctl.add(table, *entry, action=action, data=data))
+
+    async def set_default(self, table, action, data=0):
+        assert await self._apply(self.ctl.set_default(table, action, data))
+
+    async def _apply(self, update):
         try:
             self.ctl.record(update)
         except drv.MatchaError as e:
@@ -235,7 +240,10 @@ class CorundumTb(AxiLiteRegisters):
         phv = parse(data, ingress_port=port, bad_frame=f.bad,
                     header_bytes=self.lay.header_bytes, runt_bytes=self.lay.runt_bytes,
                     max_frame=self.lay.max_frame)
-        out, tuser, reason = deparse(data, self.model.answer(phv))
+        # A program with meters or sessions answers a frame after the frames before it
+        # (tb/pipeline's PipelineTb.send): the model takes each frame as it is sent.
+        stateful = self.model.meters or self.model.sessions
+        out, tuser, reason = deparse(data, self.model.apply(phv) if stateful else self.model.answer(phv))
         f.out = out
         f.punt = bool(out is not None and tuser["punt"])
         f.reason = reason if out is None else tuser["reason"]

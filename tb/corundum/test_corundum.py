@@ -6,7 +6,9 @@ once per generated Corundum build: `corundum-w64` (64-bit taps, the small model)
 - tb/corundum/corundum_tb.py: one interface (Corundum's default IF_COUNT=1);
 - tb/corundum/cpu_port_tb.py: the CPU port (CONTROL bit 1), one interface;
 - tb/corundum/ports_tb.py: four interfaces (IF_COUNT=4) receiving at once behind a model of
-  Corundum's RX FIFOs (the 512-bit build's in `make soak`).
+  Corundum's RX FIFOs (the 512-bit build's in `make soak`);
+- tb/corundum/overlay_tb.py: the build `corundum-overlay-w64`, the overlay program with its
+  tables in DDR (DDR_ENABLE) and on chip.
 
 Run one case: pytest tb/corundum -k "tx_pipeline and w64" [--matcha-seed N]
 """
@@ -25,3 +27,10 @@ test_corundum_ports = sim.cocotb_entry(
     "tb.corundum.ports_tb",
     [sim.Model(c, TOPLEVEL, parameters=(("IF_COUNT", 4),), random_init=True,
                soak=c == "corundum") for c in CONFIGS])
+# The overlay build (tb/corundum/overlay_tb.py): its tables in DDR channel 0 when Corundum
+# sets DDR_ENABLE (with an Alveo DDR4 channel's widths), on chip otherwise.
+OVERLAY_CONFIG = "corundum-overlay-w64"
+test_corundum_overlay = sim.cocotb_entry("tb.corundum.overlay_tb", [
+    sim.Model(OVERLAY_CONFIG, TOPLEVEL, layout="layout-overlay_mem.json",
+              parameters=(("DDR_ENABLE", 1), ("AXI_DDR_DATA_WIDTH", 512), ("AXI_DDR_ADDR_WIDTH", 34))),
+    sim.Model(OVERLAY_CONFIG, TOPLEVEL, layout="layout-overlay.json")])

@@ -136,14 +136,22 @@ async def map_ca(tb, vnet, ca, pa, mac):
 
 
 async def overlay_setup(dut, name):
-    """The DUT with DASH's outbound VNET configuration for the VM behind TX_PA (ENI_TX,
+    """The DUT (PipelineTb) with dash_tables' tables."""
+    tb = await setup(dut, name)
+    await dash_tables(tb)
+    return tb
+
+
+async def dash_tables(tb):
+    """Loads through `tb` (PipelineTb, or tb/corundum's CorundumTb: what it needs is `add`,
+    `set_default`, `model`, `lay` and the driver `ctl`) DASH's outbound VNET configuration
+    for the VM behind TX_PA (ENI_TX,
     routing group GROUP_TX: 192.168.1.0/24 to VNET_RX, whose VNI is RX_VNI; RX_CA mapped
     to RX_PA with RX_MAC) and its inbound one for the VM behind RX_PA (ENI_RX, frames in
     VNI TX_VNI from 10.10.1.0/24, PA validated against VNET_TX); ACLs: TX may open TCP to
     port 80 and UDP to port 53 of 192.168.1.0/24; RX accepts TCP to port 80 from
     192.168.0.0/24; everything else is denied. The verdict table lets a session's frames
     pass whatever the ACL says. No policer is set: every frame is green."""
-    tb = await setup(dut, name)
     tb.ctl.dev.layout_load_text(json.dumps(tb.lay.raw), "layout-overlay.json")
     m = tb.model
     await add_direct(tb, "frame_class", 0b11, "overlay")
@@ -188,7 +196,6 @@ async def overlay_setup(dut, name):
     encap = m["encap"]
     await tb.set_default("encap", "vxlan_encap", encap.data(
         "vxlan_encap", underlay_smac=UNDERLAY_SMAC, underlay_dmac=UNDERLAY_DMAC))
-    return tb
 
 
 async def acl_rule(tb, outbound, eni, src24, dst24, proto, dport, action, priority):

@@ -2,7 +2,7 @@
 package matcha
 
 import java.io.{File, PrintWriter}
-import matcha.corundum.{CorundumAppBlock, CorundumConfig}
+import matcha.corundum.{CorundumAppBlock, CorundumConfig, CorundumShell}
 import matcha.program.{Overlay, Program, ProgramJson, Programs}
 import matcha.table.{ControlBus, ObjectDescriptor}
 import spinal.core._
@@ -17,8 +17,12 @@ object Generate {
     * parser's window slices grow with it (bench/synth/parser_window.py measures the cost). */
   val configs = Seq(MatchaConfig("w64", dataWidth = 64), MatchaConfig("w512", dataWidth = 512, headerBytes = 192))
   /** The Corundum application block: the deliverable at 512 bits, and a 64-bit one for the
-    * tests (ip/corundum/README.md). */
-  val corundumConfigs = Seq(CorundumConfig("corundum", configs(1)), CorundumConfig("corundum-w64", configs(0)))
+    * tests (ip/corundum/README.md); and the overlay at the board's scale at 64 bits, its
+    * sessions, mappings and routes in the card's DDR when Corundum enables it, on chip
+    * otherwise. */
+  val corundumConfigs = Seq(CorundumConfig("corundum", configs(1), Programs.l2l3),
+    CorundumConfig("corundum-w64", configs(0), Programs.l2l3),
+    CorundumConfig("corundum-overlay-w64", configs(0), Programs.overlay(Overlay.Board), Some(Programs.overlayMem)))
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
   /** Programs generated besides it in a configuration, each as `matcha_<name>` with its
@@ -108,28 +112,59 @@ object Generate {
   }
 
   /** `mqnic_app_block.v` of a Corundum configuration: the Verilog shell with Corundum's
-    * parameters and ports (rtl/src/main/resources/matcha/corundum/mqnic_app_block.v, its
-    * `@NAME@` placeholders filled in), followed by the generated core and everything under
-    * it; and the layout.json of the pipeline inside. */
+    * parameters and ports (CorundumShell), followed by the generated core (and the memory
+    * core, its modules prefixed `mem_`) and everything under them; and the layout.json of
+    * each pipeline inside: `layout.json` for a build of the built-in program, else
+    * `layout-<program>.json`. */
   def corundum(out: String, cc: CorundumConfig): Unit = {
     val dir = s"$out/${cc.name}"
     new File(dir).mkdirs()
-    val layout = new Layout(cc.matcha, program)
-    spinal(dir).generateVerilog(top(new CorundumAppBlock(cc, program, layout.identify))())
-    val coreFile = new File(s"$dir/matcha_corundum_app.v")
-    val core = scala.io.Source.fromFile(coreFile).mkString
-    coreFile.delete()
+    def layoutFile(p: Program) = if (p == program) "layout.json" else s"layout-${p.name}.json"
+    /** The core of `p` as Verilog text, and its top module's name. */
+    def core(p: Program, config: SpinalConfig): (String, String, Layout, CorundumAppBlock) = {
+      val layout = new Layout(cc.matcha, p)
+      val report = config.generateVerilog(top(new CorundumAppBlock(cc, p, layout.identify))())
+      val file = new File(s"$dir/${report.toplevelName}.v")
+      val text = scala.io.Source.fromFile(file).mkString
+      file.delete()
+      writeLayout(dir, layoutFile(p), cc.matcha, p, layout)
+      (text, report.toplevelName, layout, report.toplevel)
+    }
+    val (onChip, onChipTop, layout, _) = core(cc.program, spinal(dir))
+    require(onChipTop == "matcha_corundum_app")
+    val memory = cc.memoryProgram.map(p => core(p, spinal(dir).copy(globalPrefix = "mem_")))
     val values = Map(
       "DATA_WIDTH" -> cc.matcha.dataWidth, "PORTS" -> cc.ports, "PTP_TS_WIDTH" -> cc.ptpTsWidth,
       "TX_TAG_WIDTH" -> cc.txTagWidth, "CTRL_ADDR_WIDTH" -> ControlBus.Info.AddressWidth)
     val template = scala.io.Source.fromResource("matcha/corundum/mqnic_app_block.v").mkString
-    val shell = values.foldLeft(template.replace("@APP_ID@", f"32'h${CorundumAppBlock.AppId}%08X")
-      .replace("@BUILD_ID@", f"32'h${layout.buildId}%08X").replace("@CONFIG@", cc.name)) {
+    val shaped = memory match {
+      case None => CorundumShell.onChipOnly(template)
+      case Some((_, memoryTop, _, block)) =>
+        val port = block.memory.port.config
+        CorundumShell.withMemoryCore(template, memoryTop, port, port.addressWidth)
+    }
+    val buildIds = (layout +: memory.map(_._3).toSeq).map(l => f"32'h${l.buildId}%08X").mkString(" or ")
+    val shell = values.foldLeft(shaped.replace("@APP_ID@", f"32'h${CorundumAppBlock.AppId}%08X")
+      .replace("@BUILD_ID@", buildIds).replace("@CONFIG@", cc.name)) {
       case (t, (k, v)) => t.replace(s"@$k@", v.toString)
     }
     require(!shell.contains("@"), "unfilled placeholder in the mqnic_app_block template")
-    write(s"$dir/mqnic_app_block.v", shell + "\n" + core)
-    writeLayout(dir, "layout.json", cc.matcha, program, layout)
+    write(s"$dir/mqnic_app_block.v", shell + "\n" + onChip + memory.map("\n" + _._1).map(withoutModulesOf(onChip)).getOrElse(""))
+  }
+
+  private val ModuleText = """(?ms)^module (\w+).*?^endmodule\s*""".r
+
+  /** `text` without the modules `defined` already has: the inline Verilog of SpinalHDL's
+    * black boxes (`matcha_row_ram`) is not prefixed, and both cores use it. A module of the
+    * same name with another body is an error. */
+  private def withoutModulesOf(defined: String)(text: String): String = {
+    val known = ModuleText.findAllMatchIn(defined).map(m => m.group(1) -> m.group(0)).toMap
+    ModuleText.replaceAllIn(text, m => known.get(m.group(1)) match {
+      case Some(body) =>
+        require(body == m.group(0), s"two modules ${m.group(1)} with different bodies")
+        ""
+      case None => scala.util.matching.Regex.quoteReplacement(m.group(0))
+    })
   }
 
   /** The board configuration: the 64-bit configuration of the other targets (the overlay

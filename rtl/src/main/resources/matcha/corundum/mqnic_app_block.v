@@ -430,8 +430,9 @@ module mqnic_app_block #
     output wire [IF_COUNT*AXIS_IF_RX_DEST_WIDTH-1:0]           m_axis_if_rx_tdest,
     output wire [IF_COUNT*AXIS_IF_RX_USER_WIDTH-1:0]           m_axis_if_rx_tuser,
 
-    // DDR and HBM memory channels: not used, Matcha's tables are on-chip RAM. The masters
-    // stay idle: no request, and any response is accepted.
+    // DDR and HBM memory channels. A build with tables in the card's memory uses DDR
+    // channel 0 when DDR_ENABLE is set (ip/corundum/README.md, "Tables in the card's
+    // memory"); every other master stays idle: no request, and any response is accepted.
     //
     // DDR
     input  wire [DDR_CH-1:0]                                   ddr_clk,
@@ -666,6 +667,7 @@ for (k = 0; k < MATCHA_PORTS; k = k + 1) begin : port
 end
 endgenerate
 
+//@CORE{
 matcha_corundum_app core (
     .clk(clk),
     .rst(rst),
@@ -727,6 +729,7 @@ matcha_corundum_app core (
 
     .tx_pipeline_at_reset(MATCHA_TX_PIPELINE != 0)
 );
+//@CORE}
 
 // m_axil_ctrl: idle, no access to the NIC's registers.
 assign m_axil_ctrl_awaddr = 0;
@@ -830,6 +833,7 @@ assign data_dma_ram_rd_resp_data = 0;
 assign data_dma_ram_rd_resp_valid = data_dma_ram_rd_cmd_valid;
 
 // DDR and HBM: no requests; responses accepted.
+//@DDR{
 assign m_axi_ddr_awid = 0;
 assign m_axi_ddr_awaddr = 0;
 assign m_axi_ddr_awlen = 0;
@@ -859,6 +863,7 @@ assign m_axi_ddr_arqos = 0;
 assign m_axi_ddr_aruser = 0;
 assign m_axi_ddr_arvalid = 0;
 assign m_axi_ddr_rready = {DDR_CH{1'b1}};
+//@DDR}
 
 assign m_axi_hbm_awid = 0;
 assign m_axi_hbm_awaddr = 0;

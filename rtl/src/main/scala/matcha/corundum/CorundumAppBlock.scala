@@ -6,17 +6,26 @@ import matcha.program.Program
 import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
+import spinal.lib.bus.amba4.axi.{Axi4, Axi4CC, Axi4Config, Axi4CrossbarFactory, Axi4SpecRenamer}
 import spinal.lib.bus.amba4.axilite._
+import spinal.lib.bus.misc.SizeMapping
 
 /** Generator parameters of the Corundum application core (ip/corundum/README.md).
   *
   * `ports` is how many Corundum ports the core serves on the sync taps; the Verilog shell
   * `mqnic_app_block` connects the first PORT_COUNT of them and refuses a Corundum
   * configuration with more. The tuser field widths are the largest Corundum uses; the shell
-  * zero-extends narrower ones. */
+  * zero-extends narrower ones.
+  *
+  * `program` runs on chip. With `memoryProgram` the build has a second core, that program
+  * with its big tables in the card's memory, which the shell instantiates instead when
+  * Corundum gives it a DDR channel (DDR_ENABLE; ip/corundum/README.md, "Tables in the card's
+  * memory"). */
 case class CorundumConfig(
     name: String,
     matcha: MatchaConfig,
+    program: Program,
+    memoryProgram: Option[Program] = None,
     ports: Int = 4,
     ptpTsWidth: Int = 96,
     txTagWidth: Int = 16,
@@ -51,12 +60,15 @@ object CorundumAppBlock {
     val AppIdValue = constLong("ID_VALUE", 0x4d544341L, "Corundum APP_ID of a Matcha block: \"MTCA\"")
     val VersionMajorShift = const("VERSION_MAJOR_SHIFT", 16, "VERSION is major << 16 | minor")
     val VersionMinorMask = const("VERSION_MINOR_MASK", 0xffff)
-    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 2, "1.2: CONTROL_CPU_PORT and the packet-out counters")
+    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 3, "1.3: MEMORY")
     val AppId = const("ID", 0x00)
     val Version = const("VERSION", 0x04)
     val Ports = const("PORTS", 0x08)
     val DataWidth = const("DATA_WIDTH", 0x0c)
     val Control = const("CONTROL", 0x10, "CONTROL_TX_PIPELINE and CONTROL_CPU_PORT")
+    val Memory = const("MEMORY", 0x14, "MEMORY_TABLES and MEMORY_READY")
+    val MemoryTables = const("MEMORY_TABLES", 0x1, "MEMORY: this core keeps tables in the card's memory (the shell chose it: DDR_ENABLE)")
+    val MemoryReady = const("MEMORY_READY", 0x2, "MEMORY: the memory channel reports itself ready (Corundum's ddr_status, calibration done)")
     val ControlTxPipeline = const("CONTROL_TX_PIPELINE", 0x1, "CONTROL: host frames go through the pipeline")
     val ControlCpuPort = const("CONTROL_CPU_PORT", 0x2, "CONTROL: punted frames reach the host behind the CPU header, host frames behind it are packet-outs")
     val ErrorAddress = const("ERROR_ADDRESS", 0x18, "the last refused access's address")
@@ -335,7 +347,6 @@ class AxiLite4Split(config: AxiLite4Config, bit: Int) extends Area {
   * (`decision`, before any of its bytes leave) and then, unless dropped, in `decided` until
   * its last beat has left. */
 class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus.Identify) extends Component {
-  setDefinitionName("matcha_corundum_app")
   import CorundumAppBlock._
   val n = c.ports
   val P = c.matcha.portWidth
@@ -354,6 +365,39 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
   AxiLite4SpecRenamer(io.s_axil)
 
   val pipeline = new PacketPath(c.matcha, Some(program), identify)
+  setDefinitionName(if (pipeline.memoryPorts.isEmpty) "matcha_corundum_app" else "matcha_corundum_app_mem")
+
+  /** A program with tables in memory: their ports share one AXI4 master, `m_axi`, in the
+    * memory's clock domain (`mem_clk`, `mem_rst`): Corundum's DDR channel 0. The crossbar
+    * adds the bits that tell its masters apart to the read and write ids; the tables' own
+    * regions do not overlap (Overlay.MemoryRegions). */
+  val memory = pipeline.memoryPorts.nonEmpty generate new Area {
+    val tables = pipeline.memoryPorts
+    val tableConfig = tables.head.config
+    require(tables.forall(_.config == tableConfig), "the tables in memory share one port configuration")
+    val config = tableConfig.copy(idWidth = tableConfig.idWidth + log2Up(tables.size))
+    val clk = in(Bool()).setName("mem_clk")
+    val rst = in(Bool()).setName("mem_rst")
+    /** Corundum's ddr_status of the channel, in its clock domain. */
+    val ready = in(Bool()).setName("mem_ready")
+    val domain = ClockDomain(clk, rst, config = ClockDomainConfig(resetKind = SYNC, resetActiveLevel = HIGH))
+    val port = master(Axi4(config)).setName("m_axi")
+    Axi4SpecRenamer(port)
+
+    val shared = Axi4(config)
+    val crossbar = Axi4CrossbarFactory()
+    crossbar.addSlave(shared, SizeMapping(0, BigInt(1) << config.addressWidth))
+    for (t <- tables) crossbar.addConnection(t, Seq(shared))
+    crossbar.build()
+    // Queues of 16 a channel between the clock domains: the tables keep up to their
+    // `outstanding` reads in flight, each answered in order of its id, so the crossing
+    // only has to carry a beat a clock each way.
+    val crossing = Axi4CC(config, ClockDomain.current, domain, arFifoSize = 16, awFifoSize = 16, rFifoSize = 16,
+      wFifoSize = 16, bFifoSize = 16)
+    crossing.io.input << shared
+    port << crossing.io.output
+    val readyHere = BufferCC(ready, init = False)
+  }
 
   // ------------------------------------------------------------------ control
   val split = new AxiLite4Split(ControlBus.axiConfig, RegSelectBit)
@@ -370,6 +414,8 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     factory.read(B(c.matcha.dataWidth, 32 bits), RegBase + Regs.DataWidth)
     factory.readAndWrite(txViaPipeline, RegBase + Regs.Control, log2Up(Regs.ControlTxPipeline))
     factory.readAndWrite(cpuPort, RegBase + Regs.Control, log2Up(Regs.ControlCpuPort))
+    factory.read(Bool(memory != null), RegBase + Regs.Memory, log2Up(Regs.MemoryTables))
+    factory.read(if (memory != null) memory.readyHere else False, RegBase + Regs.Memory, log2Up(Regs.MemoryReady))
     val counters = (Regs.counters ++ (0 until n).map(Regs.rxOverflow)).map { addr =>
       val r = Reg(UInt(32 bits)) init 0
       factory.read(r, RegBase + addr)
@@ -409,7 +455,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
       errorWrite := False
       errorCount := 0
     }
-    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control,
+    val mappedAddrs = Seq(Regs.AppId, Regs.Version, Regs.Ports, Regs.DataWidth, Regs.Control, Regs.Memory,
       Regs.ErrorAddress, Regs.Error) ++
       Regs.counters ++ (0 until n).map(Regs.rxOverflow)
     ControlBus.errorUnmapped(factory, address => mappedAddrs.map(a => address === RegBase + a).reduce(_ || _))

@@ -669,25 +669,35 @@ object Overlay {
   val MappingMiss = 0x3E
   val VnetMiss = 0x3F
   val MappingLate = 0x40
+  /** Each table's region of the memory, so that the three can share one channel (the
+    * Corundum build's memory core: ip/corundum/README.md, "Tables in the card's memory"):
+    * sessions from 0 (32M sessions take 683 MB), mappings from 1 GiB and routes from 1.5 GiB
+    * (8M mappings take 171 MB, 2^20 routes' lowest levels 32 MB). */
+  val MemoryRegions: Map[String, BigInt] = Map("sessions" -> BigInt(0), "mapping" -> (BigInt(1) << 30),
+    "route" -> (BigInt(3) << 29))
+  /** Read and write ids of a table's port: 6 bits, so that the crossbar joining three ports
+    * adds 2 and the shared port has Corundum's 8 (AXI_DDR_ID_WIDTH). The tables use ids 0 to 3. */
+  val MemoryIdWidth = 6
   /** The mapping table in memory (Programs.overlay): a DDR4 channel's port as Corundum's
     * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ADDR_WIDTH
     * 31 to 34 by board, AXI_DDR_ID_WIDTH 8), whose 64-byte beat holds `MappingSlots`
     * mappings of 18 bytes; a result 512 clocks after its key, for reads answered in 320. */
   val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 34,
-    dataWidth = 512, idWidth = 8, useRegion = false))
+    dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"))
   val MappingSlots = 3
   val SessionLate = 0x41
   val SessionBusy = 0x42
-  /** The sessions in memory (Programs.overlay): a DDR4 channel's port of its own, whose
+  /** The sessions in memory (Programs.overlay): a DDR4 channel's port, whose
     * 64-byte beat holds `SessionSlots` sessions of 19 bytes (docs/sessions.md, "Sessions in
     * memory"); results as the mapping table's. */
-  val SessionMemory = matcha.program.SessionMemory(MappingMemory.copy(lateReason = SessionLate), busyReason = SessionBusy)
+  val SessionMemory = matcha.program.SessionMemory(MappingMemory.copy(lateReason = SessionLate,
+    baseAddress = MemoryRegions("sessions")), busyReason = SessionBusy)
   val SessionSlots = 3
   val RouteLate = 0x43
   /** The route table's lowest levels in memory (Programs.overlay; docs/tables.md, "LPM
-    * levels in memory"): a port of their own, a 455-bit node of 7 slots to a 64-byte beat,
+    * levels in memory"): a port, a 455-bit node of 7 slots to a 64-byte beat,
     * each level given the mapping table's time. */
-  val RouteMemory = MappingMemory.copy(lateReason = RouteLate)
+  val RouteMemory = MappingMemory.copy(lateReason = RouteLate, baseAddress = MemoryRegions("route"))
   val RouteMemoryLevels = 2
 }
 

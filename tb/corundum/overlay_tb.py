@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cocotb tests of `mqnic_app_block` of the build `corundum-overlay-w64`: the overlay program
+(docs/overlay.md) as Corundum's application block, with its sessions, mappings and routes
+in the card's DDR when Corundum enables the DDR channels (DDR_ENABLE), on chip otherwise
+(ip/corundum/README.md, "Tables in the card's memory").
+
+The Corundum side is tb/corundum/corundum_tb.py's model; the tables are DASH's VNET
+configuration of tb/overlay (dash_tables), loaded through the C driver on the app BAR. With
+DDR_ENABLE, DDR channel 0 is a memory (tb/common/late_memory.py) in the DDR clock domain
+that answers reads 100 of its clocks late. The oracle of every frame is the overlay program
+model, as in tb/corundum; the memory's contents are checked against the program's regions
+(docs/overlay.md, "Mappings, sessions and routes in memory").
+
+Run one case: pytest tb/corundum -k "overlay and DDR" [--matcha-seed N]
+"""
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
+
+from tb.common import cocotb_util, contract
+from tb.common.late_memory import LateMemory
+from tb.corundum.corundum_tb import APP_REGS, CorundumTb
+from tb.overlay.overlay_tb import (
+    ENI_TX, RX_CA, RX_MAC, RX_PA, RX_VNI, TX_CA, TX_MAC, dash_tables, outbound, vm_frame, vxlan,
+)
+from tb.pipeline.traffic import ip_int
+
+# The DDR clock: 300 MHz against the core's 250 (cocotb_util.CLOCK_NS).
+DDR_CLOCK_PS = 3334
+MEMORY = APP_REGS + contract.APP_MEMORY
+
+
+class OverlayCorundumTb(CorundumTb):
+    def __init__(self, dut, rng):
+        super().__init__(dut, rng)
+        self.in_memory = any("memory" in t for t in
+                             self.lay.raw["program"]["tables"] + self.lay.raw["program"].get("sessions", []))
+        self.memory = None
+        self.ddr_requests = 0   # AR and AW handshakes offered on the DDR port
+        if self.in_memory:
+            cocotb_util.quiet_cocotbext(dut, ("m_axi_ddr",))
+            cycles = cocotb_util.CycleCounter(dut, dut.ddr_clk)
+            self.memory = LateMemory(dut, "m_axi_ddr", 1 << 34, rng, cycles, clk=dut.ddr_clk)
+
+    async def start(self, ddr_ready=True):
+        dut = self.dut
+        Clock(dut.ddr_clk, DDR_CLOCK_PS, unit="ps").start()
+        dut.ddr_rst.value = 1
+        dut.ddr_status.value = int(ddr_ready)
+        await super().start(open_driver=False)
+        await ClockCycles(dut.ddr_clk, 4)
+        dut.ddr_rst.value = 0
+        cocotb.start_soon(self._count_ddr_requests())
+        await self.open_driver()
+
+    async def _count_ddr_requests(self):
+        while True:
+            await RisingEdge(self.dut.ddr_clk)
+            self.ddr_requests += int(self.dut.m_axi_ddr_arvalid.value) + int(self.dut.m_axi_ddr_awvalid.value)
+
+    def regions_written(self):
+        """The table regions (docs/overlay.md) that hold a nonzero beat."""
+        regions = {t["name"]: t["memory"]["baseAddress"]
+                   for t in self.lay.raw["program"]["tables"] + self.lay.raw["program"].get("sessions", [])
+                   if "memory" in t}
+        lanes = self.memory.byte_lanes
+        written = set()
+        for name, base in regions.items():
+            beats = self.memory.mem.read(base, 1 << 16)
+            if any(beats[i:i + lanes] != bytes(lanes) for i in range(0, len(beats), lanes)):
+                written.add(name)
+        return written
+
+
+async def overlay_start(dut, name, ddr_ready=True):
+    rng, _ = cocotb_util.test_rng(dut, name)
+    tb = OverlayCorundumTb(dut, rng)
+    await tb.start(ddr_ready)
+    await dash_tables(tb)
+    return tb
+
+
+@cocotb.test()
+async def test_memory_register(dut):
+    """APP MEMORY says whether this core keeps its tables in memory (the DDR_ENABLE
+    model's does, the on-chip one's does not) and follows the channel's ddr_status."""
+    rng, _ = cocotb_util.test_rng(dut, "memory_register")
+    tb = OverlayCorundumTb(dut, rng)
+    await tb.start(ddr_ready=False)
+    tables = contract.APP_MEMORY_TABLES if tb.in_memory else 0
+    assert await tb.read32(MEMORY) == tables
+    dut.ddr_status.value = 1
+    await ClockCycles(dut.clk, 8)
+    assert await tb.read32(MEMORY) == tables | (contract.APP_MEMORY_READY if tb.in_memory else 0)
+    version = await tb.read32(APP_REGS + contract.APP_VERSION)
+    assert version == contract.APP_VERSION_VALUE, f"VERSION {version:#x}"
+
+
+@cocotb.test()
+async def test_overlay_flows(dut):
+    """DASH's outbound and inbound paths through the block: a TX VM's TCP flows to RX_CA
+    from the host (through the pipeline, to the MAC, encapsulated to RX_PA) and from the
+    wire (to the host), the RX VM's replies passing on the session each learned, and a
+    route miss, a mapping miss, a wrong VIP and an unsolicited inbound frame dropped, every
+    frame against the overlay model, under random back-pressure. In the DDR_ENABLE model
+    the sessions, mappings and routes sit in DDR channel 0, each table in its own region,
+    and every lookup reads them there."""
+    tb = await overlay_start(dut, "overlay_flows")
+    # Replies come back from RX_PA in the RX VNET's VNI to the TX VM: inbound for ENI_TX.
+    routing = tb.model["inbound_routing"]
+    assert await tb.add("inbound_routing", routing.key(eni=ENI_TX, vni=RX_VNI, src=ip_int(RX_PA)),
+                        routing.key(eni=0x3FF, vni=0xFFFFFF, src=0xFFFFFFFF), 10, action="decap")
+    await tb.tx_through_pipeline(True)
+    reads_before = tb.memory.reads if tb.memory else 0
+    rng = tb.rng
+    for round in range(3):
+        tb.random_gaps()
+        # The SYNs first, from both taps (the block may take the taps' frames in either
+        # order, and a reply needs its session), then the replies and the rest.
+        sports = [41000 + 10 * round + k for k in range(4)]
+        for k, sport in enumerate(sports):
+            send = tb.send_tx if k % 2 else tb.send_rx
+            await send(f"syn {sport}", outbound(sport=sport, flags="S"))
+        await tb.check()
+        for sport in sports:
+            await tb.send_rx(f"reply {sport}", vxlan(vm_frame(
+                RX_MAC, TX_MAC, RX_CA, TX_CA, sport=80, dport=sport, flags="SA"), RX_VNI, RX_PA))
+        await tb.send_rx("route miss", outbound(inner_dst="192.168.200.200", sport=rng.randrange(1024, 65536)))
+        await tb.send_tx("mapping miss", outbound(inner_dst="192.168.1.77", sport=rng.randrange(1024, 65536)))
+        await tb.send_rx("wrong vip", outbound(vip="10.10.10.10"))
+        await tb.send_rx("unsolicited", vxlan(vm_frame(
+            RX_MAC, TX_MAC, RX_CA, TX_CA, sport=80, dport=rng.randrange(1024, 30000), flags="A"), RX_VNI, RX_PA))
+        await tb.check()
+    # The model's count (every frame above matched it): each flow's SYN and reply pass, the
+    # four others of a round are dropped.
+    passed = tb.tally.counts["to_wire"] + tb.tally.counts["to_host"]
+    assert (passed, tb.tally.counts["dropped"]) == (24, 12), tb.tally.counts
+    if tb.memory:
+        assert tb.memory.reads > reads_before, "no lookup read the DDR channel"
+        assert tb.regions_written() == {"sessions", "mapping", "route"}, tb.regions_written()
+    else:
+        assert tb.ddr_requests == 0, f"{tb.ddr_requests} requests on the DDR port of the on-chip core"
