@@ -27,22 +27,29 @@ mflags=${mflags%% *}
 
 names=() results=() details=() times=()
 
-# step <name> <detail-function> <command...>
-step() {
-  local name=$1 detail_fn=$2; shift 2
-  local log=$LOGS/$name.log start rc detail
-  echo
-  echo "==== $name: $* ===="
-  start=$(date +%s)
-  "$@" 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
+# record <name> <detail-function> <log> <exit status> <seconds>: a finished step's line of
+# the summary.
+record() {
+  local name=$1 detail_fn=$2 log=$3 rc=$4 detail
   detail=$($detail_fn "$log" "$rc" 2>/dev/null || true)
-  names+=("$name"); times+=("$(( $(date +%s) - start ))s")
+  names+=("$name"); times+=("${5}s")
   if (( dry )); then results+=("dry-run")
   elif (( rc == 0 )); then results+=("passed")
   else results+=("FAILED"); detail="${detail:+$detail; }exit $rc, log $log"
   fi
   details+=("$detail")
+}
+
+# step <name> <detail-function> <command...>
+step() {
+  local name=$1 detail_fn=$2; shift 2
+  local log=$LOGS/$name.log start rc
+  echo
+  echo "==== $name: $* ===="
+  start=$(date +%s)
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  record "$name" "$detail_fn" "$log" "$rc" "$(( $(date +%s) - start ))"
 }
 
 skip() { names+=("$1"); results+=("skipped"); details+=("$2"); times+=("-"); }
@@ -64,19 +71,13 @@ beside() {
   beside_pid=$!
 }
 finish_beside() {
-  local name=${beside_args[0]} detail_fn=${beside_args[1]} log=$LOGS/${beside_args[0]}.log rc secs detail
+  local name=${beside_args[0]} rc secs
   wait "$beside_pid"
   read -r rc secs <"$LOGS/$name.status" || { rc=1 secs=0; }
   echo
   echo "==== $name (ran beside the step before): ${beside_args[*]:2} ===="
-  cat "$log"
-  detail=$($detail_fn "$log" "$rc" 2>/dev/null || true)
-  names+=("$name"); times+=("${secs}s")
-  if (( dry )); then results+=("dry-run")
-  elif (( rc == 0 )); then results+=("passed")
-  else results+=("FAILED"); detail="${detail:+$detail; }exit $rc, log $log"
-  fi
-  details+=("$detail")
+  cat "$LOGS/$name.log"
+  record "$name" "${beside_args[1]}" "$LOGS/$name.log" "$rc" "$secs"
 }
 
 # Detail extractors: <log> <rc> -> one short line.

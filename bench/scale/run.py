@@ -11,8 +11,12 @@ the input bus's bound, latency, lookups that came back late, memory reads per fr
 most reads out at once, and the time matcha-ctl took to load the mappings. Every frame's
 output is checked against the program model holding the same tables.
 
-usage: python bench/scale/run.py [--frames N] [--runs MAPPINGS:LATENCY:INTERVAL,...]
-                                 [--out bench/results/scale.md]
+usage: python bench/scale/run.py [--frames N] [--runs PROGRAM:MAPPINGS:LATENCY:INTERVAL[:FRAMES],...]
+                                 [--sessions N] [--out bench/results/scale.md]
+
+The million-flow run (bench/results/scale_flows.md), a session learned for each of 2^20
+flows: python bench/scale/run.py --sessions 2097152 --runs overlay_mem:1048576:100:1:1048576
+--out bench/results/scale_flows.md
 """
 
 import argparse
@@ -119,11 +123,12 @@ def one_run(work, name, mappings, latency, interval, frames, rng):
     memory = memories.get("m_axi_mapping", {})
     beats = -(-len(sent_frames[0]) // 8)
     late = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"].endswith(".late"))
+    full = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"] == "sessions.full")
     return {
         "program": name, "mappings": mappings, "latency": latency, "interval": interval, "frames": len(sent_frames),
         "in_bytes": len(sent_frames[0]), "beats": beats,
         "frames_per_clock": summary["frames_per_clock"], "ideal": 1 / beats,
-        "out": sum(v["frames"] for v in summary["out"].values()), "late": late,
+        "out": sum(v["frames"] for v in summary["out"].values()), "late": late, "sessions_full": full,
         "latency_min": summary["latency"]["min"], "latency_mean": summary["latency"]["mean"],
         "latency_max": summary["latency"]["max"], "read_beats": memory.get("read_beats"),
         "session_read_beats": memories.get("m_axi_sessions", {}).get("read_beats"),
@@ -136,26 +141,33 @@ def one_run(work, name, mappings, latency, interval, frames, rng):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--frames", type=int, default=20000)
-    ap.add_argument("--runs", default=RUNS, help="PROGRAM:MAPPINGS:LATENCY:INTERVAL, comma-separated "
-                    "(latency 0: a program without memory)")
+    ap.add_argument("--runs", default=RUNS, help="PROGRAM:MAPPINGS:LATENCY:INTERVAL[:FRAMES], comma-separated "
+                    "(latency 0: a program without memory; FRAMES: --frames unless given)")
+    ap.add_argument("--sessions", type=int, help="room for 1.5 times this many sessions in memory "
+                    "(ScaleBuild --sessions; default its 262,144)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "scale.md"))
     args = ap.parse_args()
-    runs = [(r.split(":")[0], *(int(x) for x in r.split(":")[1:])) for r in args.runs.split(",")]
+    runs = []
+    for r in args.runs.split(","):
+        name, *numbers = r.split(":")
+        numbers = [int(x) for x in numbers]
+        runs.append((name, *numbers[:3], numbers[3] if len(numbers) > 3 else args.frames))
 
     subprocess.run([str(REPO / "tools" / "mvn.sh"), "-q", "compile", "exec:java",
                     "-Dexec.mainClass=matcha.program.ScaleBuild",
-                    f"-Dexec.args=--out {SCALE_DIR / 'rtl'}"], cwd=REPO, check=True)
+                    f"-Dexec.args=--out {SCALE_DIR / 'rtl'}" + (f" --sessions {args.sessions}" if args.sessions else "")],
+                   cwd=REPO, check=True)
     for name in sorted({r[0] for r in runs}):
         print(f"bench: {sim_build.build('w64', name)}", flush=True)
     capacity = Program(sim_build.layout_path("w64", PROGRAM))["mapping"].size
     sessions = Program(sim_build.layout_path("w64", PROGRAM)).sessions["sessions"].table.size
     results, problems = [], []
-    for name, mappings, latency, interval in runs:
-        work = SCALE_DIR / "runs" / f"{name}-{mappings}-{latency}-{interval}"
+    for name, mappings, latency, interval, frames in runs:
+        work = SCALE_DIR / "runs" / f"{name}-{mappings}-{latency}-{interval}-{frames}"
         subprocess.run(["rm", "-rf", str(work)], check=True)
         work.mkdir(parents=True)
         t0 = time.time()
-        r = one_run(work, name, mappings, latency, interval, args.frames, random.Random(SEED))
+        r = one_run(work, name, mappings, latency, interval, frames, random.Random(SEED))
         r["wall_seconds"] = time.time() - t0
         print(f"bench: {json.dumps(r)}", flush=True)
         results.append(r)
@@ -174,20 +186,23 @@ def main():
         "address, a read beat every `interval` clocks at most). The mappings, all in one VNET, are loaded by `matcha-ctl --cleared` "
         "through the simulator's control socket; their destinations are spread over 10.0.0.0/8 "
         "and none is refused (the driver's placement: at most three a bucket). Traffic: "
-        f"{args.frames:,} outbound frames back to back, {INNER_BYTES}-byte inner UDP frames "
+        "outbound frames back to back (the number in each row), "
+        f"{INNER_BYTES}-byte inner UDP frames "
         "in the host's VXLAN, each a flow of its own to a mapped destination drawn at random "
         f"(seed {SEED}), each learning a session; every frame is encapsulated toward its "
-        "mapping's PA. Every output, drop and punt and the summary's counts are checked "
-        "against the program model holding the same tables. The first row is `overlay` "
-        "built with the same tables but its mapping on chip (a 4-way cuckoo table of 256 "
-        "slots) and its 262,144 sessions on chip (four ways) under the same traffic, what "
-        "the memory is compared with.",
+        "mapping's PA, or punted as `sessions.full` when its session's bucket is full. "
+        "Every output, drop and punt and the summary's counts are checked "
+        "against the program model holding the same tables." +
+        (" The row of `overlay` is that program "
+         "built with the same tables but its mapping on chip (a 4-way cuckoo table of 256 "
+         "slots) and its 262,144 sessions on chip (four ways) under the same traffic, what "
+         "the memory is compared with." if any(r["latency"] == 0 for r in results) else ""),
         "",
         "| program | mappings held | memory latency (clocks) | a read beat every | frames "
-        "| frames/clock | bound of the 64-bit input bus | late lookups "
+        "| frames/clock | bound of the 64-bit input bus | late lookups | punted `sessions.full` "
         "| latency min / mean / max (clocks) | mapping read beats | session read beats | most mapping reads out at once "
         "| load (s) | frames checked |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     dash = "—"
     for r in results:
@@ -197,7 +212,7 @@ def main():
         md.append(f"| `{r['program']}` | {r['mappings']:,} | {r['latency'] if mem else dash} "
                   f"| {r['interval'] if mem else dash} | {r['frames']:,} "
                   f"| {r['frames_per_clock']:.4f} | {r['ideal']:.4f} ({r['in_bytes']} bytes, "
-                  f"{r['beats']} beats) | {r['late']} | {r['latency_min']} / "
+                  f"{r['beats']} beats) | {r['late']} | {r['sessions_full']:,} | {r['latency_min']} / "
                   f"{r['latency_mean']:.1f} / {r['latency_max']} "
                   f"| {reads} | {session_reads} "
                   f"| {r['reads_out_max'] if mem else dash} | {r['load_seconds']:.0f} | {r['checked']:,} |")

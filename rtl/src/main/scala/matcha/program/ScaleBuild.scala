@@ -10,16 +10,19 @@ import matcha.{Contract, Generate}
   * `overlay` with the same tables but its 256 mappings on chip and the largest on-chip
   * session table (262,144 sessions, four ways of 65,536). Writes
   * `--out DIR/w64/matcha_<program>.v` with their layout-<program>.json, and the contract
-  * headers in `DIR/contract`, the tree matcha-sim's build reads (MATCHA_RTL_DIR). */
+  * headers in `DIR/contract`, the tree matcha-sim's build reads (MATCHA_RTL_DIR).
+  * `--sessions N` gives the memory pipeline room for 1.5 N sessions (N / 2 buckets of
+  * three) instead: the million-flow run (bench/results/scale_flows.md). */
 object ScaleBuild {
   val Dpu: OverlayScale = Overlay.Board.copy(name = "dpu", mappings = 1 << 20, sessions = 1 << 18)
 
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/scale/rtl")
+    val sessions = args.sliding(2).collectFirst { case Array("--sessions", n) => n.toInt }.getOrElse(Dpu.sessions)
     val cfg = Generate.configs.find(_.name == "w64").get
     val dir = s"$out/${cfg.name}"
     new java.io.File(dir).mkdirs()
-    for (program <- Seq(Programs.overlay(Dpu, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory)),
+    for (program <- Seq(Programs.overlay(Dpu.copy(sessions = sessions), Some(Overlay.MappingMemory), Some(Overlay.SessionMemory)),
         Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))) {
       val layout = new Generate.Layout(cfg, program)
       Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())
