@@ -171,13 +171,15 @@ synth-test: rtl
 $(addprefix synth-,$(CONFIGS)): synth-%: rtl
 	TOP=$(SYNTH_TOP) tools/synth_ecp5.sh $*
 
-# Every generated top level through Yosys' front end: what `make test` asks of the RTL beyond
-# the ECP5 mapping of synth-w64 (tools/synth_check.sh says what it checks).
+# Every generated top level through Yosys' front end, two at a time: what `make test` asks of
+# the RTL (tools/synth_check.sh says what it checks; the ECP5 mappings are synth-w64's and
+# make bench's).
 synth-check: rtl
 	tools/synth_check.sh
 
 # The board's own logic (PLL, RGMII MACs, FIFOs, UART bridge, status block) for ECP5, with
-# the pipeline (synthesized by synth-w64) left as a black box: quick, and shows breakage.
+# the pipeline (synthesized by synth-w64 and make bench) left as a black box: quick, and
+# shows breakage.
 synth-board: rtl
 	tools/bitstream_ecp5.sh --synth-only --blackbox $(SYNTH_TOP)
 

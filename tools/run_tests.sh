@@ -27,12 +27,17 @@ mflags=${mflags%% *}
 
 names=() results=() details=() times=()
 
-# record <name> <detail-function> <log> <exit status> <seconds>: a finished step's line of
-# the summary.
-record() {
-  local name=$1 detail_fn=$2 log=$3 rc=$4 detail
+# step <name> <detail-function> <command...>
+step() {
+  local name=$1 detail_fn=$2; shift 2
+  local log=$LOGS/$name.log start rc detail
+  echo
+  echo "==== $name: $* ===="
+  start=$(date +%s)
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
   detail=$($detail_fn "$log" "$rc" 2>/dev/null || true)
-  names+=("$name"); times+=("${5}s")
+  names+=("$name"); times+=("$(( $(date +%s) - start ))s")
   if (( dry )); then results+=("dry-run")
   elif (( rc == 0 )); then results+=("passed")
   else results+=("FAILED"); detail="${detail:+$detail; }exit $rc, log $log"
@@ -40,45 +45,7 @@ record() {
   details+=("$detail")
 }
 
-# step <name> <detail-function> <command...>
-step() {
-  local name=$1 detail_fn=$2; shift 2
-  local log=$LOGS/$name.log start rc
-  echo
-  echo "==== $name: $* ===="
-  start=$(date +%s)
-  "$@" 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
-  record "$name" "$detail_fn" "$log" "$rc" "$(( $(date +%s) - start ))"
-}
-
 skip() { names+=("$1"); results+=("skipped"); details+=("$2"); times+=("-"); }
-
-# beside <name> <detail-function> <command...>: starts a step in the background, its output
-# in its log only; finish_beside shows that log and records the step once it has ended.
-beside_pid="" beside_args=()
-beside() {
-  local name=$1
-  beside_args=("$@")
-  echo
-  echo "==== $name (beside the next step): ${*:3} ===="
-  (
-    start=$(date +%s)
-    "${@:3}" >"$LOGS/$name.log" 2>&1
-    rc=$?
-    echo "$rc $(( $(date +%s) - start ))" >"$LOGS/$name.status"
-  ) &
-  beside_pid=$!
-}
-finish_beside() {
-  local name=${beside_args[0]} rc secs
-  wait "$beside_pid"
-  read -r rc secs <"$LOGS/$name.status" || { rc=1 secs=0; }
-  echo
-  echo "==== $name (ran beside the step before): ${beside_args[*]:2} ===="
-  cat "$LOGS/$name.log"
-  record "$name" "${beside_args[1]}" "$LOGS/$name.log" "$rc" "$secs"
-}
 
 # Detail extractors: <log> <rc> -> one short line.
 d_rtl() {
@@ -104,14 +71,9 @@ d_pytest() {
   [[ -n $line ]] && grep -Eo '[0-9]+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected)' <<<"$line" | paste -sd, - | sed 's/,/, /g'
 }
 d_models() { grep -Eo '[0-9]+ models up to date in [0-9]+ s' "$1" | tail -1; }
-# The synth step: w64's resources, the front-end check's count, the board's logic.
+# The synth step: the front-end check's count, the board's logic.
 d_synth() {
-  local f=build/synth/w64/resources.txt board=build/bitstream-synth/utilization.txt out=()
-  if [[ -s $f ]] && ! grep -q "synth w64: FAIL" "$1"; then
-    out+=("w64 $(awk '$1 == "LUT4" { print $2 " LUT4" }' "$f")")
-  else
-    out+=("w64 FAILED")
-  fi
+  local board=build/bitstream-synth/utilization.txt out=()
   out+=("$(grep -m1 -o 'synth_check: [0-9]* tops ok, [0-9]* failed' "$1" || echo 'synth_check FAILED')")
   if [[ -s $board ]] && ! grep -q "bitstream: FAIL" "$1"; then
     out+=("board $(awk '$1 == "LUT4" { print $2 " LUT4" }' "$board") without the pipeline")
@@ -129,19 +91,13 @@ step rtl-test d_scalatest "$MAKE" --no-print-directory rtl-test
 # Later steps use whatever `rtl` produced; -o keeps them from retrying a failed generation.
 step tb-models d_models "$MAKE" --no-print-directory -o "$RTL_STAMP" tb-models
 step tb-test d_pytest "$MAKE" --no-print-directory -o "$RTL_STAMP" -o tb-models tb-test
-# Yosys runs on one core: the built-in program's ECP5 mapping (w64, the board's) on one, the
-# front-end check of every other top level and the board's own logic on the other. The
-# 512-bit mapping is make bench's (bench/synth/run.sh). The C tests run beside it, one
-# process: the ECP5 mapping is one Yosys process for minutes, longer than the rest of the
-# step, so they take the second core's idle time (bench/results/test_budget.md).
-have_sw_test=0
+# Yosys' front end on every generated top level, two at a time, and the board's ECP5
+# mapping with the pipeline as a black box. The built-in program's ECP5 mapping (w64 and
+# w512) is make bench's (bench/synth/run.sh): at 5 to 6.5 minutes on one core it was
+# about a fifth of this run (bench/results/test_budget.md).
+step synth d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" -j2 synth-check synth-board
 if [[ -f sw/driver/Makefile ]] && "$MAKE" -s -C sw/driver -n test >/dev/null 2>&1; then
-  have_sw_test=1
-  beside sw-test d_ctest "$MAKE" --no-print-directory -C sw/driver test TEST_JOBS=1
-fi
-step synth d_synth "$MAKE" --no-print-directory -o "$RTL_STAMP" -j2 synth-w64 synth-check synth-board
-if (( have_sw_test )); then
-  finish_beside
+  step sw-test d_ctest "$MAKE" --no-print-directory -j2 -C sw/driver test
 else
   skip sw-test "sw/driver has no Makefile with a test target yet"
 fi

@@ -541,8 +541,8 @@ def fates(tb):
 @cocotb.test()
 async def test_app_registers(dut):
     """The app BAR: Matcha's APP_ID, version, port count and data width at 0x800000; the
-    pipeline's self-describing block at 0 (MAGIC, BUILD_ID checked at start); CONTROL
-    reads back its two bits as written, and nothing of the others; addresses nothing answers give SLVERR, reads and writes,
+    pipeline's self-describing block at 0 (MAGIC, BUILD_ID checked at start); MEMORY 0 (every
+    table on chip); CONTROL reads back its two bits as written, and nothing of the others; addresses nothing answers give SLVERR, reads and writes,
     in the pipeline's window, in the app registers and above the tables, and the bus
     keeps working after them."""
     tb = await setup(dut, "app_registers")
@@ -553,6 +553,7 @@ async def test_app_registers(dut):
     assert ports >= 1
     assert await tb.read32(APP_REGS + DATA_WIDTH) == tb.lay.data_width
     assert await tb.read32(APP_REGS + CONTROL) == 0, "host frames bypass the pipeline by default"
+    assert await tb.read32(APP_REGS + contract.APP_MEMORY) == 0, "a core with every table on chip"
     both = contract.APP_CONTROL_TX_PIPELINE | contract.APP_CONTROL_CPU_PORT
     for value in (contract.APP_CONTROL_TX_PIPELINE, contract.APP_CONTROL_CPU_PORT, 0xFFFFFFFF):
         await tb.write32(APP_REGS + CONTROL, value)
@@ -561,7 +562,7 @@ async def test_app_registers(dut):
     n = len(tb.model.tables)
     for k in range(ports):
         assert await tb.read32(APP_REGS + PORT_OVERFLOWS + 4 * k) == 0
-    for addr in ((n + 1) * contract.INFO_WINDOW_BYTES, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x14,
+    for addr in ((n + 1) * contract.INFO_WINDOW_BYTES, 0x7FFFFC, 0x0FFF0, APP_REGS + 0x6C,
                  APP_REGS + PORT_OVERFLOWS + 4 * ports,
                  APP_REGS + 0x1000, 0xFFFFFC):
         r = await tb.axil.read(addr, 4)
@@ -673,7 +674,7 @@ async def test_error_register(dut):
     tb = await setup(dut, "error_register")
     assert await tb.read32(APP_REGS + ERROR) == 0, "an error recorded before any access"
     bad = [(tb.rng.randrange(len(tb.model.tables) + 1, 0x7F) << 16 | tb.rng.randrange(0, 0x10000, 4)),
-           APP_REGS + 0x14, APP_REGS + 0x1000 + tb.rng.randrange(0, 0x1000, 4), 0xFFFFFC]
+           APP_REGS + 0x6C, APP_REGS + 0x1000 + tb.rng.randrange(0, 0x1000, 4), 0xFFFFFC]
     count = 0
     for addr in bad:
         for write in (False, True):

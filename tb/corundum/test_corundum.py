@@ -4,7 +4,8 @@ once per generated Corundum build: `corundum-w64` (64-bit taps, the small model)
 `corundum` (512-bit taps, Corundum's 100G width).
 
 - tb/corundum/corundum_tb.py: one interface (Corundum's default IF_COUNT=1);
-- tb/corundum/cpu_port_tb.py: the CPU port (CONTROL bit 1), one interface;
+- tb/corundum/cpu_port_tb.py: the CPU port (CONTROL bit 1), one interface (the 512-bit
+  build's in `make soak`);
 - tb/corundum/ports_tb.py: four interfaces (IF_COUNT=4) receiving at once behind a model of
   Corundum's RX FIFOs (the 512-bit build's in `make soak`);
 - tb/corundum/overlay_tb.py: the build `corundum-overlay-w64`, the overlay program with its
@@ -19,8 +20,11 @@ TOPLEVEL = "mqnic_app_block"
 CONFIGS = ("corundum-w64", "corundum")
 test_corundum = sim.cocotb_entry("tb.corundum.corundum_tb",
                                  [sim.Model(c, TOPLEVEL, random_init=True) for c in CONFIGS])
+# The CPU port at 512 bits is a soak scenario: its header insertion and stripping are the
+# same code at both widths, and the 512-bit data path has the one-interface tests.
 test_corundum_cpu_port = sim.cocotb_entry("tb.corundum.cpu_port_tb",
-                                          [sim.Model(c, TOPLEVEL, random_init=True) for c in CONFIGS])
+                                          [sim.Model(c, TOPLEVEL, random_init=True, soak=c == "corundum")
+                                           for c in CONFIGS])
 # Four interfaces at 512 bits are a soak scenario: the interfaces' arbitration is the same
 # code at both widths, and the 512-bit data path has the one-interface tests.
 test_corundum_ports = sim.cocotb_entry(

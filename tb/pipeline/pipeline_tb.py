@@ -831,6 +831,7 @@ async def random_defaults(tb):
         await tb.set_default("acl", rng.choice(["deny", "to_host"]))
 
 
+@soak_on("w512")  # the 512-bit data path: tb/deparser, tb/packet_path, tb/corundum
 @cocotb.test()
 async def test_random_traffic(dut):
     """Random tables (exact, nested LPM prefixes, overlapping ACL rules with port ranges),
