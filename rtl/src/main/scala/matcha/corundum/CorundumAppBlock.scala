@@ -6,7 +6,7 @@ import matcha.program.Program
 import matcha.table.ControlBus
 import spinal.core._
 import spinal.lib._
-import spinal.lib.bus.amba4.axi.{Axi4, Axi4CC, Axi4Config, Axi4CrossbarFactory, Axi4SpecRenamer}
+import spinal.lib.bus.amba4.axi.{Axi4, Axi4CC, Axi4CrossbarFactory, Axi4SpecRenamer}
 import spinal.lib.bus.amba4.axilite._
 import spinal.lib.bus.misc.SizeMapping
 
