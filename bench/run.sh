@@ -22,8 +22,7 @@
 # - overlay: frames per clock, sessions learned per clock and latency of matcha_overlay on
 #   w512 -> bench/results/overlay.md (bench/overlay/run_bench.py);
 # - scale: the overlay with its mappings in memory holding 1K to 1M of them in matcha-sim
-#   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), and 2^20 flows each
-#   learning a session in memory -> bench/results/scale_flows.md (the same script), the memory-backed
+#   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), the memory-backed
 #   table alone at one lookup a clock on slower memories -> bench/results/scale_table.md
 #   (bench/scale/run_table.py), the memory-backed session table under 100 % new flows
 #   -> bench/results/scale_sessions.md (bench/scale/run_sessions.py), a model of how
@@ -50,6 +49,4 @@ python bench/scale/session_capacity.py || status=1
 python bench/scale/lpm_load.py || status=1
 python bench/scale/run_lpm.py || status=1
 python bench/scale/run.py || status=1
-python bench/scale/run.py --sessions 2097152 --runs overlay_mem:1048576:100:1:1048576 \
-  --out bench/results/scale_flows.md || status=1
 exit $status

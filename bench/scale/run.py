@@ -14,9 +14,8 @@ output is checked against the program model holding the same tables.
 usage: python bench/scale/run.py [--frames N] [--runs PROGRAM:MAPPINGS:LATENCY:INTERVAL[:FRAMES],...]
                                  [--sessions N] [--out bench/results/scale.md]
 
-The million-flow run (bench/results/scale_flows.md), a session learned for each of 2^20
-flows: python bench/scale/run.py --sessions 2097152 --runs overlay_mem:1048576:100:1:1048576
---out bench/results/scale_flows.md
+--sessions N gives the memory pipeline room for 1.5 N sessions (ScaleBuild --sessions), for
+runs of more flows than its default 393,216 sessions hold.
 """
 
 import argparse
@@ -59,9 +58,6 @@ INNER_BYTES = 128
 RUNS = ("overlay:192:0:0,overlay_mem:1024:100:1,overlay_mem:65536:100:1,overlay_mem:1048576:100:1,"
         "overlay_mem:1048576:300:1,overlay_mem:1048576:300:4")
 SEED = 2026
-# Peak rates of one memory channel, GB/s (datasheet figures, not measured here).
-DDR4_2400_GBS = 19.2
-HBM2_PC_GBS = 14.4
 
 
 def destinations(program, count, rng):
@@ -125,11 +121,6 @@ def one_run(work, name, mappings, latency, interval, frames, rng):
     memories = {m["port"]: m for m in summary["memories"]}
     memory = memories.get("m_axi_mapping", {})
     beats = -(-len(sent_frames[0]) // 8)
-    sessions_port = memories.get("m_axi_sessions", {})
-    # The session table clears every bucket after reset, one write each: the rest of its
-    # writes are the traffic's (learned sessions, and the aging sweep's).
-    session_table = program.sessions["sessions"].table
-    traffic_writes = (sessions_port["write_beats"] - session_table.buckets) if sessions_port else None
     late = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"].endswith(".late"))
     full = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"] == "sessions.full")
     return {
@@ -139,7 +130,7 @@ def one_run(work, name, mappings, latency, interval, frames, rng):
         "out": sum(v["frames"] for v in summary["out"].values()), "late": late, "sessions_full": full,
         "latency_min": summary["latency"]["min"], "latency_mean": summary["latency"]["mean"],
         "latency_max": summary["latency"]["max"], "read_beats": memory.get("read_beats"),
-        "session_read_beats": sessions_port.get("read_beats"), "session_write_beats": traffic_writes,
+        "session_read_beats": memories.get("m_axi_sessions", {}).get("read_beats"),
         "reads_out_max": memory.get("reads_out_max"),
         "load_seconds": load_s, "clocks": summary["clocks"], "sim_seconds": summary["seconds"],
         "problems": problems[:5], "checked": len(sent),
@@ -224,30 +215,6 @@ def main():
                   f"{r['latency_mean']:.1f} / {r['latency_max']} "
                   f"| {reads} | {session_reads} "
                   f"| {r['reads_out_max'] if mem else dash} | {r['load_seconds']:.0f} | {r['checked']:,} |")
-    mem_runs = [r for r in results if r["latency"] > 0]
-    if mem_runs:
-        md += [
-            "",
-            "Memory traffic per frame (each frame a new flow, so also per new session), in "
-            "64-byte beats: the mapping's reads, the sessions' reads and their writes after the "
-            "clear that follows reset (learned sessions and the aging sweep's); and the frames a "
-            f"second one channel would carry at that many bytes a frame, at the peak rate of a "
-            f"DDR4-2400 ×64 channel ({DDR4_2400_GBS} GB/s: 2,400 MT/s × 8 bytes) and of one HBM2 "
-            f"pseudo-channel ({HBM2_PC_GBS} GB/s: an Alveo U280's 460 GB/s over its 32); one "
-            "frame a clock at Corundum's 250 MHz is 250 Mframes/s.",
-            "",
-            "| program | mappings held | memory latency | frames | mapping reads / frame "
-            "| session reads / frame | session writes / frame | bytes / frame "
-            "| Mframes/s on DDR4-2400 ×64 | Mframes/s on an HBM2 pseudo-channel |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        ]
-        for r in mem_runs:
-            per = [r["read_beats"] / r["frames"], r["session_read_beats"] / r["frames"],
-                   r["session_write_beats"] / r["frames"]]
-            nbytes = 64 * sum(per)
-            md.append(f"| `{r['program']}` | {r['mappings']:,} | {r['latency']} | {r['frames']:,} "
-                      f"| {per[0]:.3f} | {per[1]:.3f} | {per[2]:.3f} | {nbytes:.0f} "
-                      f"| {DDR4_2400_GBS * 1e3 / nbytes:.0f} | {HBM2_PC_GBS * 1e3 / nbytes:.0f} |")
     md += [
         "",
         "Frames per clock: frames out over the clocks from the first input beat to the last "

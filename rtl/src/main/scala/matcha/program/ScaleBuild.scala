@@ -12,7 +12,7 @@ import matcha.{Contract, Generate}
   * `--out DIR/w64/matcha_<program>.v` with their layout-<program>.json, and the contract
   * headers in `DIR/contract`, the tree matcha-sim's build reads (MATCHA_RTL_DIR).
   * `--sessions N` gives the memory pipeline room for 1.5 N sessions (N / 2 buckets of
-  * three) instead: the million-flow run (bench/results/scale_flows.md). */
+  * three) instead, for runs of more flows (bench/scale/run.py --sessions). */
 object ScaleBuild {
   val Dpu: OverlayScale = Overlay.Board.copy(name = "dpu", mappings = 1 << 20, sessions = 1 << 18)
 
