@@ -34,10 +34,13 @@ MEMORY = APP_REGS + contract.APP_MEMORY
 class OverlayCorundumTb(CorundumTb):
     def __init__(self, dut, rng):
         super().__init__(dut, rng)
-        self.in_memory = any("memory" in t for t in
-                             self.lay.raw["program"]["tables"] + self.lay.raw["program"].get("sessions", []))
+        program = self.lay.raw["program"]
+        # The tables in memory, {name: base address of its region}.
+        self.regions = {t["name"]: t["memory"]["baseAddress"]
+                        for t in program["tables"] + program.get("sessions", []) if "memory" in t}
+        self.in_memory = bool(self.regions)
         self.memory = None
-        self.ddr_requests = 0   # AR and AW handshakes offered on the DDR port
+        self.ddr_requests = 0   # clocks of the DDR clock with AR or AW valid
         if self.in_memory:
             cocotb_util.quiet_cocotbext(dut, ("m_axi_ddr",))
             cycles = cocotb_util.CycleCounter(dut, dut.ddr_clk)
@@ -61,12 +64,9 @@ class OverlayCorundumTb(CorundumTb):
 
     def regions_written(self):
         """The table regions (docs/overlay.md) that hold a nonzero beat."""
-        regions = {t["name"]: t["memory"]["baseAddress"]
-                   for t in self.lay.raw["program"]["tables"] + self.lay.raw["program"].get("sessions", [])
-                   if "memory" in t}
         lanes = self.memory.byte_lanes
         written = set()
-        for name, base in regions.items():
+        for name, base in self.regions.items():
             beats = self.memory.mem.read(base, 1 << 16)
             if any(beats[i:i + lanes] != bytes(lanes) for i in range(0, len(beats), lanes)):
                 written.add(name)
