@@ -27,7 +27,7 @@ from the peer: inbound to it, its outbound reply); `churn_flow`, flows to the ch
 and their replies; `overlay_miss`, VXLAN frames each table's miss or drop reason stops
 (wrong VIP, unknown inner MACs, an ENI without attributes, an unknown VNI, an unknown PA,
 a route miss and a dropping route, no mapping, a VNET without VNI, an inner TTL of 1, a bad
-inner checksum, VXLAN carrying ARP); `non_overlay`, plain IPv4 frames (punted by
+inner checksum, an ACL's `to_host` and its default deny, VXLAN carrying ARP); `non_overlay`, plain IPv4 frames (punted by
 `frame_class`); `truncated`, overlay frames cut inside their headers; `malformed` and
 `random` as for conntrack; `syn_flood`, TCP SYNs of new flows the ACL permits (port 80),
 from every VM, filling the session table. Sizes: a VXLAN frame is its headers (outer 50
@@ -266,7 +266,7 @@ class OverlayFrameMaker(soak.FrameMaker):
         a = rng.choice(VMS)
         b = rng.choice([v for v in VMS if v is not a])
         sport = rng.randrange(1024, 4789)
-        case = rng.randrange(13)
+        case = rng.randrange(15)
 
         def out(dst, vip=VIP, smac=a.mac, ttl=64, dport=80):
             return self.vx_header(a.pa, a.host_vni, smac, FAKE_MAC, a.ca, dst, TCP_PROTO,
@@ -300,6 +300,10 @@ class OverlayFrameMaker(soak.FrameMaker):
             f = bytearray(self.vx_sized(out(b.ca), soak.frame_size(rng)))
             f[OUTER + 24] ^= 0x5A
             return bytes(f)
+        elif case == 12:
+            h = out(b.ca, dport=8080)                                    # acl to_host
+        elif case == 13:
+            h = out(b.ca, dport=25)                                      # verdict.deny
         else:                                                            # frame_class.drop
             arp = self.specials.get(("arp", a.k))
             if arp is None:
