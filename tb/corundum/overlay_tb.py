@@ -24,6 +24,7 @@ from tb.corundum.corundum_tb import APP_REGS, CorundumTb
 from tb.overlay.overlay_tb import (
     ENI_TX, RX_CA, RX_MAC, RX_PA, RX_VNI, TX_CA, TX_MAC, dash_tables, outbound, vm_frame, vxlan,
 )
+from tb.pipeline.pipeline_tb import memory_regions
 from tb.pipeline.traffic import ip_int
 
 # The DDR clock: 300 MHz against the core's 250 (cocotb_util.CLOCK_NS).
@@ -34,13 +35,16 @@ MEMORY = APP_REGS + contract.APP_MEMORY
 class OverlayCorundumTb(CorundumTb):
     def __init__(self, dut, rng):
         super().__init__(dut, rng)
+        # The tables in memory, {name: (base address, bytes)} of each one's region.
         program = self.lay.raw["program"]
-        # The tables in memory, {name: base address of its region}.
-        self.regions = {t["name"]: t["memory"]["baseAddress"]
-                        for t in program["tables"] + program.get("sessions", []) if "memory" in t}
+        self.regions = {name: (base, size) for name, (_, base, size) in memory_regions(program).items()}
         self.in_memory = bool(self.regions)
+        # A table's ids on its own port: the crossbar above them tells the tables apart.
+        self.table_id_bits = next((t["memory"]["idWidth"] for t in program["tables"] + program.get("sessions", [])
+                                   if "memory" in t), 0)
         self.memory = None
         self.ddr_requests = 0   # clocks of the DDR clock with AR or AW valid
+        self.writes = []        # (crossbar master, address) of each write the DDR port took
         if self.in_memory:
             cocotb_util.quiet_cocotbext(dut, ("m_axi_ddr",))
             cycles = cocotb_util.CycleCounter(dut, dut.ddr_clk)
@@ -54,23 +58,27 @@ class OverlayCorundumTb(CorundumTb):
         await super().start(open_driver=False)
         await ClockCycles(dut.ddr_clk, 4)
         dut.ddr_rst.value = 0
-        cocotb.start_soon(self._count_ddr_requests())
+        cocotb.start_soon(self._watch_ddr())
         await self.open_driver()
 
-    async def _count_ddr_requests(self):
+    async def _watch_ddr(self):
+        dut = self.dut
         while True:
-            await RisingEdge(self.dut.ddr_clk)
-            self.ddr_requests += int(self.dut.m_axi_ddr_arvalid.value) + int(self.dut.m_axi_ddr_awvalid.value)
+            await RisingEdge(dut.ddr_clk)
+            self.ddr_requests += int(dut.m_axi_ddr_arvalid.value) + int(dut.m_axi_ddr_awvalid.value)
+            if int(dut.m_axi_ddr_awvalid.value) and int(dut.m_axi_ddr_awready.value):
+                self.writes.append((int(dut.m_axi_ddr_awid.value) >> self.table_id_bits,
+                                    int(dut.m_axi_ddr_awaddr.value)))
 
-    def regions_written(self):
-        """The table regions (docs/overlay.md) that hold a nonzero beat."""
-        lanes = self.memory.byte_lanes
-        written = set()
-        for name, base in self.regions.items():
-            beats = self.memory.mem.read(base, 1 << 16)
-            if any(beats[i:i + lanes] != bytes(lanes) for i in range(0, len(beats), lanes)):
-                written.add(name)
-        return written
+    def regions_of_masters(self):
+        """{crossbar master: the table regions its writes landed in}; every write must land
+        in some table's region."""
+        out = {}
+        for master, address in self.writes:
+            inside = [name for name, (base, size) in self.regions.items() if base <= address < base + size]
+            assert inside, f"a write at {address:#x}, in no table's region: {self.regions}"
+            out.setdefault(master, set()).update(inside)
+        return out
 
 
 async def overlay_start(dut, name, ddr_ready=True):
@@ -138,6 +146,8 @@ async def test_overlay_flows(dut):
     assert (passed, tb.tally.counts["dropped"]) == (24, 12), tb.tally.counts
     if tb.memory:
         assert tb.memory.reads > reads_before, "no lookup read the DDR channel"
-        assert tb.regions_written() == {"sessions", "mapping", "route"}, tb.regions_written()
+        # Each table (crossbar master) wrote its own region and no other.
+        regions = tb.regions_of_masters()
+        assert sorted(map(sorted, regions.values())) == [["mapping"], ["route"], ["sessions"]], regions
     else:
         assert tb.ddr_requests == 0, f"{tb.ddr_requests} requests on the DDR port of the on-chip core"

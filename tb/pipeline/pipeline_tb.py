@@ -53,6 +53,24 @@ from tb.pipeline.traffic import ip_int, mac_str, routed_by_scapy
 HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
 
 
+def memory_regions(prog):
+    """{table name: (port, base address, bytes)} of the tables in memory of layout.json's
+    `program` (their "memory" members): a beat a bucket of an exact table (geometry entries)
+    or a session table (`ways` sessions), a beat a node of an LPM table's levels in memory."""
+    sessions = prog.get("sessions", [])
+    regions = {}
+    for t in prog["tables"] + sessions:
+        if "memory" not in t:
+            continue
+        if t.get("kind") == "lpm":
+            beats = sum(t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:])
+        else:
+            beats = t["size"] // (t["ways"] if t in sessions else descriptor_of(t).geometry)
+        m = t["memory"]
+        regions[t["name"]] = m["port"], m["baseAddress"], beats * m["dataWidth"] // 8
+    return regions
+
+
 class PipelineTb(AxiLiteRegisters):
     def __init__(self, dut, rng):
         self.dut = dut
@@ -70,21 +88,10 @@ class PipelineTb(AxiLiteRegisters):
         self.cycles = cocotb_util.CycleCounter(dut)
         # A memory-backed table's memory: its port answers reads 100 clocks late
         # (LateMemory.latency; the table is built for up to its memoryLatency).
-        # A session table's "ways" are the sessions of a bucket; an LPM table keeps a beat
-        # a node of its levels in memory.
         self.memories = {}
-        prog = self.lay.raw["program"]
-        for t in prog["tables"] + prog.get("sessions", []):
-            if "memory" in t:
-                port = t["memory"]["port"]
-                cocotb_util.quiet_cocotbext(dut, (port,))
-                if t.get("kind") == "lpm":
-                    beats = sum(t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:])
-                else:
-                    per_bucket = t["ways"] if t in prog.get("sessions", []) else descriptor_of(t).geometry
-                    beats = t["size"] // per_bucket
-                size = t["memory"]["baseAddress"] + beats * t["memory"]["dataWidth"] // 8
-                self.memories[t["name"]] = LateMemory(dut, port, size, rng, self.cycles)
+        for name, (port, base, size) in memory_regions(self.lay.raw["program"]).items():
+            cocotb_util.quiet_cocotbext(dut, (port,))
+            self.memories[name] = LateMemory(dut, port, base + size, rng, self.cycles)
         self.sent, self.outs, self.drops = [], [], []
         self.op_starts = []   # clock each table change began (change i -> state i + 1)
         self.states = []      # model copies: states[i] = the tables after change i
