@@ -664,6 +664,24 @@ class Sim {
     BusMaster bus_;
     // The memories of the memory-backed tables, in MATCHA_MEMORY_PORTS order.
     std::vector<std::unique_ptr<AxiMemory>> memories_;
+    std::vector<AxiMemory::Counts> memory_counts() const {
+        std::vector<AxiMemory::Counts> c;
+        for (const auto& m : memories_) c.push_back(m->counts());
+        return c;
+    }
+    void event(uint64_t t) {
+        last_event_ = t;
+        memory_at_last_event_ = memory_counts();
+    }
+    struct TrafficBeats {
+        uint64_t reads = 0, writes = 0;
+    };
+    // Memory `k`'s beats from the first input beat to the last event; none without traffic.
+    TrafficBeats traffic_beats(size_t k) const {
+        if (!started_ || last_event_ < traffic_start_ || k >= memory_at_last_event_.size()) return {};
+        return {memory_at_last_event_[k].read_beats - memory_at_start_[k].read_beats,
+                memory_at_last_event_[k].write_beats - memory_at_start_[k].write_beats};
+    }
     std::unique_ptr<ControlSocket> socket_;
     bool socket_busy_ = false;  // bus_ runs a client's request
     Request request_{};
@@ -699,6 +717,9 @@ class Sim {
     uint16_t out_tuser_ = 0;
     uint64_t out_first_ = 0;
     uint64_t last_event_ = 0;    // clock of the last output beat or drop
+    // Each memory's counts at the first input beat and at the last event: what the traffic
+    // cost, apart from the tables' loading and the memory's clearing before it.
+    std::vector<AxiMemory::Counts> memory_at_start_, memory_at_last_event_;
     uint64_t last_progress_ = 0;
     std::vector<std::string> problems_;
     uint64_t beat_problems_ = 0;
@@ -812,6 +833,7 @@ void Sim::on_input_beat(uint64_t t) {
         if (!started_) {
             started_ = true;
             traffic_start_ = t;
+            memory_at_start_ = memory_counts();
         }
         PortCount& c = in_count_[f.port];
         c.frames++;
@@ -845,7 +867,7 @@ void Sim::on_deparser_frame(uint64_t t, bool dropped, uint8_t reason) {
     }
     s.fate = FrameState::Dropped;
     s.finished = true;
-    last_event_ = t;
+    event(t);
     finished_++;
     const Frame& f = frame(k);
     drop_count_.frames++;
@@ -923,7 +945,7 @@ void Sim::on_output_beat(uint64_t t) {
     if (opt_.live()) send_live(out_bytes_, port, punt, reason);
     if (out_origin_ != SIZE_MAX) state(out_origin_).finished = true;
     finished_++;
-    last_event_ = t;
+    event(t);
     out_bytes_.clear();
 }
 
@@ -1028,7 +1050,7 @@ void Sim::reset_in_traffic() {
     resetting_ = true;
     reset();
     resetting_ = false;
-    last_event_ = std::max(last_event_, t);
+    if (t >= last_event_) event(t);
     retire();
 }
 
@@ -1499,11 +1521,15 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
                      "%" PRIu64 " reset(s), %s\n", lost_count_.frames, lost_count_.bytes, resets_,
                      out_path("lost.csv").c_str());
     if (opt_.live()) live_summary(out);
-    for (const auto& m : memories_)
-        std::fprintf(out, "memory   %s: %" PRIu64 " read beats, %" PRIu64 " write beats, at most %" PRIu64
+    for (size_t k = 0; k < memories_.size(); k++) {
+        const AxiMemory& m = *memories_[k];
+        const TrafficBeats b = traffic_beats(k);
+        std::fprintf(out, "memory   %s: %" PRIu64 " read beats, %" PRIu64 " write beats (%" PRIu64
+                     " and %" PRIu64 " in the traffic), at most %" PRIu64
                      " reads out (a read answered %u clocks late, a beat every %u clocks at most)\n",
-                     m->name().c_str(), m->counts().read_beats, m->counts().write_beats,
-                     m->counts().reads_out_max, opt_.memory_latency, opt_.memory_interval);
+                     m.name().c_str(), m.counts().read_beats, m.counts().write_beats, b.reads,
+                     b.writes, m.counts().reads_out_max, opt_.memory_latency, opt_.memory_interval);
+    }
     label = "tables";
     for (const TableCount& t : tables_) {
         std::fprintf(out, "%-8s %-*s %-8s hits %10" PRIu64 "  misses %10" PRIu64 "\n", label,
@@ -1597,12 +1623,17 @@ void Sim::write_json(double seconds, bool complete) {
     };
     const uint64_t span = started_ ? last_event_ + 1 - traffic_start_ : 0;
     Out memories = Out::array();
-    for (const auto& m : memories_)
-        memories.push_back({{"port", m->name()}, {"latency", opt_.memory_latency},
-                            {"interval", opt_.memory_interval}, {"read_beats", m->counts().read_beats},
-                            {"write_beats", m->counts().write_beats},
-                            {"reads_out_max", m->counts().reads_out_max},
-                            {"r_stall_clocks", m->counts().r_stall_clocks}});
+    for (size_t k = 0; k < memories_.size(); k++) {
+        const AxiMemory& m = *memories_[k];
+        const TrafficBeats b = traffic_beats(k);
+        memories.push_back({{"port", m.name()}, {"latency", opt_.memory_latency},
+                            {"interval", opt_.memory_interval}, {"read_beats", m.counts().read_beats},
+                            {"write_beats", m.counts().write_beats},
+                            {"traffic_read_beats", b.reads},
+                            {"traffic_write_beats", b.writes},
+                            {"reads_out_max", m.counts().reads_out_max},
+                            {"r_stall_clocks", m.counts().r_stall_clocks}});
+    }
     Out tables = Out::array();
     for (const TableCount& t : tables_)
         tables.push_back({{"index", t.index}, {"name", t.name}, {"kind", t.kind_name},

@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The CA->PA mapping table in memory at DPU scale: the overlay pipeline with its mappings
-and sessions in memory (docs/overlay.md, "Mappings and sessions in memory") built with room
-for 2^20 mappings
-(matcha.program.ScaleBuild), in matcha-sim with its memory model, holding 1K, 64K and 1M
-mappings loaded through matcha-ctl, under back-to-back outbound frames to mapped
-destinations; memories answering in 100 and 300 clocks, a read beat every clock or every
-few. Writes a Markdown report (default bench/results/scale.md): frames per clock against
-the input bus's bound, latency, lookups that came back late, memory reads per frame, the
-most reads out at once, and the time matcha-ctl took to load the mappings. Every frame's
-output is checked against the program model holding the same tables.
+"""The overlay with its CA->PA mappings and its sessions in memory at DPU scale
+(docs/overlay.md, "Mappings, sessions and routes in memory"): the 64-bit pipeline built with
+room for 2^20 mappings and 6M sessions (matcha.program.ScaleBuild), in matcha-sim with its
+memory model, holding up to 1M mappings loaded through matcha-ctl, under back-to-back
+outbound frames of 1K, 64K and 1M flows, each flow's first frame learning its session and
+its later ones hitting it; memories answering in 100 and 300 clocks, a read beat every
+clock or every few. Writes a Markdown report (default bench/results/scale.md): frames per
+clock against the input bus's bound, latency, lookups that came back late, sessions held
+and refused, the most reads out at once, the time matcha-ctl took to load the mappings, and
+the memory traffic of a new and of an established flow's packet (rows with the aging
+scanner stopped) and of the scanner. Every frame's output is checked against the program
+model holding the same tables.
 
-usage: python bench/scale/run.py [--frames N] [--runs PROGRAM:MAPPINGS:LATENCY:INTERVAL[:FRAMES],...]
+usage: python bench/scale/run.py [--runs PROGRAM:MAPPINGS:FLOWS:PASSES:LATENCY:INTERVAL[:SCAN],...]
                                  [--sessions N] [--out bench/results/scale.md]
 
---sessions N gives the memory pipeline room for 1.5 N sessions (ScaleBuild --sessions), for
-runs of more flows than its default 393,216 sessions hold.
+--sessions N gives the memory pipeline room for 1.5 N sessions (ScaleBuild --sessions;
+default 2^22, so that a million flows fill a sixth of the slots).
 """
 
 import argparse
@@ -23,9 +25,11 @@ import ipaddress
 import json
 import os
 import random
+import struct
 import subprocess
 import sys
 import time
+from dataclasses import asdict, astuple, dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +42,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "sim" / "examples"))
 
 import make_overlay_scale as scale  # noqa: E402  (addressing and frames of the scale example)
-from scapy.layers.inet import UDP  # noqa: E402
+from scapy.layers.inet import IP, UDP  # noqa: E402
+from scapy.layers.l2 import Ether  # noqa: E402
+from scapy.layers.vxlan import VXLAN  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
 from bench.provenance import invocation, write_report  # noqa: E402
@@ -55,9 +61,82 @@ ON_CHIP = "overlay"
 VNET = 3
 NET = ipaddress.ip_network("10.0.0.0/8")
 INNER_BYTES = 128
-RUNS = ("overlay:192:0:0,overlay_mem:1024:100:1,overlay_mem:65536:100:1,overlay_mem:1048576:100:1,"
-        "overlay_mem:1048576:300:1,overlay_mem:1048576:300:4")
+# PROGRAM:MAPPINGS:FLOWS:PASSES:LATENCY:INTERVAL[:SCAN]. The first five: flows from 1K to
+# 1M against the on-chip program; the last two: the scanner stopped, to tell the packets'
+# own memory traffic from the sweep's (the 64K row above them is the same traffic with it).
+RUNS = ("overlay:192:1024:2:0:0,overlay_mem:1024:1024:2:100:1,overlay_mem:65536:65536:2:100:1,"
+        "overlay_mem:1048576:1048576:2:100:1,overlay_mem:65536:65536:2:300:4,"
+        "overlay_mem:65536:65536:1:100:1:0,overlay_mem:65536:65536:2:100:1:0")
+SESSIONS = 1 << 22  # ScaleBuild --sessions: 1.5 times this in memory, 2^21 buckets of three
 SEED = 2026
+SCAN_DEFAULT = None  # a run that leaves SCAN_INTERVAL at its reset value
+BUCKET_BYTES = 64  # a beat of the 512-bit port, a bucket of either table
+
+
+@dataclass
+class Run:
+    program: str
+    mappings: int
+    flows: int
+    passes: int
+    latency: int
+    interval: int
+    scan: int = SCAN_DEFAULT
+
+    @classmethod
+    def parse(cls, text):
+        name, *numbers = text.split(":")
+        return cls(name, *(int(x) for x in numbers))
+
+    def name(self):
+        return "-".join(str(v) for v in astuple(self) if v is not None)
+
+
+def checksum(data):
+    """The Internet checksum (RFC 1071) of `data`."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    s = (s & 0xFFFF) + (s >> 16)
+    return ~((s & 0xFFFF) + (s >> 16)) & 0xFFFF
+
+
+def udp_checksum(ip_header, udp):
+    return checksum(ip_header[12:20] + struct.pack("!BBH", 0, 17, len(udp)) + udp) or 0xFFFF
+
+
+class FlowFrames:
+    """Outbound frames that differ from one frame scapy built in their inner destination
+    address and UDP ports, and in the checksums that cover them. Scapy takes about 2 ms a
+    frame, half an hour for a million flows' two passes; this takes 13 us. The first frames
+    are built by scapy too and compared byte for byte (`check`)."""
+
+    def __init__(self, build):
+        self.build = build  # (destination, sport, dport) -> frame, by scapy
+        self.frame_bytes = bytearray(build(0, 1, 1))
+        outer = Ether(bytes(self.frame_bytes))
+        self.outer_udp = 14 + outer[IP].ihl * 4
+        inner_ether = outer[VXLAN].payload
+        self.inner_ip = len(self.frame_bytes) - len(inner_ether) + 14
+        self.inner_udp = self.inner_ip + inner_ether[IP].ihl * 4
+
+    def frame(self, dst, sport, dport):
+        f, i, u, o = self.frame_bytes, self.inner_ip, self.inner_udp, self.outer_udp
+        f[i + 16:i + 20] = dst.to_bytes(4, "big")
+        f[i + 10:i + 12] = bytes(2)
+        f[i + 10:i + 12] = checksum(bytes(f[i:u])).to_bytes(2, "big")
+        f[u:u + 4] = struct.pack("!HH", sport, dport)
+        f[u + 6:u + 8] = bytes(2)
+        f[u + 6:u + 8] = udp_checksum(bytes(f[i:u]), bytes(f[u:])).to_bytes(2, "big")
+        f[o + 6:o + 8] = bytes(2)
+        f[o + 6:o + 8] = udp_checksum(bytes(f[14:o]), bytes(f[o:])).to_bytes(2, "big")
+        return bytes(f)
+
+    def check(self, flows, count=200):
+        for dst, sport, dport in flows[:count]:
+            if self.frame(dst, sport, dport) != self.build(dst, sport, dport):
+                raise SystemExit(f"bench: the frame to {ipaddress.ip_address(dst)} {sport}->{dport} "
+                                 "differs from scapy's")
 
 
 def destinations(program, count, rng):
@@ -82,30 +161,49 @@ def destinations(program, count, rng):
     raise SystemExit(f"bench: only {len(out)} of {count} destinations placed")
 
 
-def one_run(work, name, mappings, latency, interval, frames, rng):
-    program_layout = sim_build.layout_path("w64", name)
+def traffic(run, mapped, rng):
+    """`run.flows` UDP flows (each its own source and destination port) to destinations of
+    `mapped` drawn at random, in `run.passes` passes: the first in flow order, each flow's
+    first packet learning its session; each later one the same flows shuffled, every
+    packet a session hit. Returns [(destination, sport, dport)], frame by frame."""
+    flows = [(rng.choice(mapped), 1024 + k % 60000, 53 + k // 60000) for k in range(run.flows)]
+    frames = list(flows)
+    for _ in range(run.passes - 1):
+        again = list(flows)
+        rng.shuffle(again)
+        frames += again
+    return frames
+
+
+def one_run(work, run, rng):
+    program_layout = sim_build.layout_path("w64", run.program)
     program = Program(program_layout)
-    mapped = destinations(program, mappings, rng)
-    tables_path = work / "tables.txt"
-    tables_path.write_text("\n".join(scale.one_route_tables(NET, VNET, mapped)) + "\n")
-    # Each frame a flow of its own (its own UDP source port) to a mapped destination.
+    in_memory = program.sessions["sessions"].late_reason is not None
+    mapped = destinations(program, run.mappings, rng)
+    tables = scale.one_route_tables(NET, VNET, mapped)
+    (work / "tables.txt").write_text("\n".join(tables) + "\n")
+    # The model keeps every session: so does the hardware, its UDP sessions never aging.
+    settings = ["session_set_timeout sessions UDP 65535"]
+    if run.scan is not None:
+        settings.append(f"session_set_scan_interval sessions {run.scan}")
+    (work / "ctl.txt").write_text("\n".join(settings + tables) + "\n")
     payload = Raw(b"s" * (INNER_BYTES - 14 - 20 - 8))
-    targets = rng.sample(mapped, min(frames, len(mapped))) if frames <= len(mapped) else \
-        [rng.choice(mapped) for _ in range(frames)]
-    sent_frames = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)),
-                                        UDP(sport=1024 + k % 60000, dport=53 + k // 60000), payload))
-                   for k, d in enumerate(targets)]
-    inputs, sent = harness.write_captures(work, [(0, f) for f in sent_frames])
+    frames = FlowFrames(lambda d, sp, dp: bytes(scale.outbound(
+        0, str(ipaddress.ip_address(d)), UDP(sport=sp, dport=dp), payload)))
+    sent_flows = traffic(run, mapped, rng)
+    frames.check(sent_flows)
+    inputs, sent = harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
     sock, out = work / "ctl.sock", work / "out"
     out.mkdir()
     with harness.Simulator("w64", "--socket", sock, "--wait-client", *inputs, "--out", out,
-                           "--layout", program_layout, "--max-clocks", 200_000_000,
-                           *(["--memory-latency", latency, "--memory-interval", interval] if latency else []),
-                           program=name) as s:
+                           "--layout", program_layout, "--max-clocks", 400_000_000,
+                           *(["--memory-latency", run.latency, "--memory-interval", run.interval]
+                             if run.latency else []),
+                           program=run.program) as s:
         s.wait_socket(sock)
         t0 = time.time()
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(program_layout),
-                              "--cleared", "-f", str(tables_path)], capture_output=True, text=True,
+                              "--cleared", "-f", str(work / "ctl.txt")], capture_output=True, text=True,
                              timeout=36000)
         load_s = time.time() - t0
         if ctl.returncode:
@@ -113,123 +211,184 @@ def one_run(work, name, mappings, latency, interval, frames, rng):
         rc, stdout, stderr = s.finish(timeout=36000)
     if rc:
         raise SystemExit(f"bench: matcha-sim failed ({rc}):\n{stdout}\n{stderr}")
-    tables_file.load(program, tables_path)
+    tables_file.load(program, work / "tables.txt")
     exp = harness.expected(program, sent, Layout(program_layout).header_bytes)
     got = harness.read_outputs(out)
     problems = harness.compare(got, exp) + harness.summary_errors(got.summary, exp, program)
     summary = got.summary
     memories = {m["port"]: m for m in summary["memories"]}
-    memory = memories.get("m_axi_mapping", {})
-    beats = -(-len(sent_frames[0]) // 8)
-    late = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"].endswith(".late"))
-    full = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"] == "sessions.full")
+    mapping, sessions = memories.get("m_axi_mapping", {}), memories.get("m_axi_sessions", {})
+    reasons = summary["punted"]["reasons"].values()
     return {
-        "program": name, "mappings": mappings, "latency": latency, "interval": interval, "frames": len(sent_frames),
-        "in_bytes": len(sent_frames[0]), "beats": beats,
-        "frames_per_clock": summary["frames_per_clock"], "ideal": 1 / beats,
-        "out": sum(v["frames"] for v in summary["out"].values()), "late": late, "sessions_full": full,
+        **asdict(run), "in_memory": in_memory, "frames": len(sent), "in_bytes": len(sent[0].frame),
+        "beats": -(-len(sent[0].frame) // 8),
+        "frames_per_clock": summary["frames_per_clock"],
+        "out": sum(v["frames"] for v in summary["out"].values()),
+        "late": sum(v["frames"] for v in reasons if v["name"].endswith(".late")),
+        "sessions_full": sum(v["frames"] for v in reasons if v["name"] == "sessions.full"),
+        "sessions_held": program.sessions["sessions"].table.occupancy,
         "latency_min": summary["latency"]["min"], "latency_mean": summary["latency"]["mean"],
-        "latency_max": summary["latency"]["max"], "read_beats": memory.get("read_beats"),
-        "session_read_beats": memories.get("m_axi_sessions", {}).get("read_beats"),
-        "reads_out_max": memory.get("reads_out_max"),
-        "load_seconds": load_s, "clocks": summary["clocks"], "sim_seconds": summary["seconds"],
-        "problems": problems[:5], "checked": len(sent),
+        "latency_max": summary["latency"]["max"],
+        "mapping_reads": mapping.get("traffic_read_beats"), "mapping_writes": mapping.get("traffic_write_beats"),
+        "session_reads": sessions.get("traffic_read_beats"), "session_writes": sessions.get("traffic_write_beats"),
+        "reads_out_max": mapping.get("reads_out_max"),
+        "load_seconds": load_s, "clocks": summary["clocks"], "traffic_clocks": summary["traffic_clocks"],
+        "sim_seconds": summary["seconds"], "problems": problems[:5], "checked": len(sent),
     }
+
+
+def bandwidth_rows(results):
+    """The memory traffic of a packet, from the rows with the scanner stopped: the first
+    pass's (new flows) alone, and a second pass's (the same flows again: hits) as the
+    two-pass row less the one-pass row; and the scanner's reads a clock, from the two-pass
+    row with it at its reset interval less the same row without. Returns [(what, mapping
+    reads, session reads, session writes)] a frame, and the scanner's reads a clock (or
+    None)."""
+    def find(passes, scan):
+        return [r for r in results if r["in_memory"] and r["passes"] == passes and r["scan"] == scan]
+    rows, sweep = [], None
+    for one in find(1, 0):
+        same = lambda r: all(r[k] == one[k] for k in ("mappings", "flows", "latency", "interval"))  # noqa: E731
+        rows.append((f"new flow ({one['flows']:,} flows)", one["mapping_reads"] / one["frames"],
+                     one["session_reads"] / one["frames"], one["session_writes"] / one["frames"]))
+        for two in filter(same, find(2, 0)):
+            n = two["frames"] - one["frames"]
+            rows.append((f"established flow, {two['flows']:,} flows later",
+                         (two["mapping_reads"] - one["mapping_reads"]) / n,
+                         (two["session_reads"] - one["session_reads"]) / n,
+                         (two["session_writes"] - one["session_writes"]) / n))
+            for scanned in filter(same, find(2, SCAN_DEFAULT)):
+                sweep = (scanned["session_reads"] - two["session_reads"]) / scanned["traffic_clocks"]
+    return rows, sweep
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--frames", type=int, default=20000)
-    ap.add_argument("--runs", default=RUNS, help="PROGRAM:MAPPINGS:LATENCY:INTERVAL[:FRAMES], comma-separated "
-                    "(latency 0: a program without memory; FRAMES: --frames unless given)")
-    ap.add_argument("--sessions", type=int, help="room for 1.5 times this many sessions in memory "
-                    "(ScaleBuild --sessions; default its 262,144)")
+    ap.add_argument("--runs", default=RUNS, help="PROGRAM:MAPPINGS:FLOWS:PASSES:LATENCY:INTERVAL[:SCAN], "
+                    "comma-separated (latency 0: a program without memory; SCAN: the session table's "
+                    "SCAN_INTERVAL, its reset value unless given)")
+    ap.add_argument("--sessions", type=int, default=SESSIONS,
+                    help="room for 1.5 times this many sessions in memory (ScaleBuild --sessions)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "scale.md"))
     args = ap.parse_args()
-    runs = []
-    for r in args.runs.split(","):
-        name, *numbers = r.split(":")
-        numbers = [int(x) for x in numbers]
-        runs.append((name, *numbers[:3], numbers[3] if len(numbers) > 3 else args.frames))
+    runs = [Run.parse(r) for r in args.runs.split(",")]
 
     subprocess.run([str(REPO / "tools" / "mvn.sh"), "-q", "compile", "exec:java",
                     "-Dexec.mainClass=matcha.program.ScaleBuild",
-                    f"-Dexec.args=--out {SCALE_DIR / 'rtl'}" + (f" --sessions {args.sessions}" if args.sessions else "")],
+                    f"-Dexec.args=--out {SCALE_DIR / 'rtl'} --sessions {args.sessions}"],
                    cwd=REPO, check=True)
-    for name in sorted({r[0] for r in runs}):
+    for name in sorted({r.program for r in runs}):
         print(f"bench: {sim_build.build('w64', name)}", flush=True)
-    capacity = Program(sim_build.layout_path("w64", PROGRAM))["mapping"].size
-    sessions = Program(sim_build.layout_path("w64", PROGRAM)).sessions["sessions"].table.size
+    memory_program = Program(sim_build.layout_path("w64", PROGRAM))
+    capacity = memory_program["mapping"].size
+    sessions = memory_program.sessions["sessions"].table.size
     results, problems = [], []
-    for name, mappings, latency, interval, frames in runs:
-        work = SCALE_DIR / "runs" / f"{name}-{mappings}-{latency}-{interval}-{frames}"
+    for run in runs:
+        work = SCALE_DIR / "runs" / run.name()
         subprocess.run(["rm", "-rf", str(work)], check=True)
         work.mkdir(parents=True)
         t0 = time.time()
-        r = one_run(work, name, mappings, latency, interval, frames, random.Random(SEED))
+        r = one_run(work, run, random.Random(SEED))
         r["wall_seconds"] = time.time() - t0
         print(f"bench: {json.dumps(r)}", flush=True)
         results.append(r)
-        problems += [f"{name}, {mappings} mappings, latency {latency}, interval {interval}: {p}"
-                     for p in r["problems"]]
+        problems += [f"{run.name()}: {p}" for p in r["problems"]]
     (SCALE_DIR / "results.json").write_text(json.dumps(results, indent=1))
 
+    bucket = BUCKET_BYTES
     md = [
-        "# The CA→PA mappings and the sessions in memory, at DPU scale",
+        "# The overlay with its mappings and sessions in memory, at DPU scale",
         "",
         f"The 64-bit `overlay_mem` pipeline built with room for 2^20 mappings "
-        f"(`matcha.program.ScaleBuild`: {capacity:,} entries in 64-byte buckets of three, "
-        f"{capacity // 3 * 64 // 2**20} MiB of memory; its sessions in memory too, "
-        f"{sessions:,} in buckets of three on a port of their own), in matcha-sim with its memory model "
-        "(`sim/axi_memory.h`: every read of either port answered a fixed number of clocks after its "
-        "address, a read beat every `interval` clocks at most). The mappings, all in one VNET, are loaded by `matcha-ctl --cleared` "
-        "through the simulator's control socket; their destinations are spread over 10.0.0.0/8 "
-        "and none is refused (the driver's placement: at most three a bucket). Traffic: "
-        "outbound frames back to back (the number in each row), "
-        f"{INNER_BYTES}-byte inner UDP frames "
-        "in the host's VXLAN, each a flow of its own to a mapped destination drawn at random "
-        f"(seed {SEED}), each learning a session; every frame is encapsulated toward its "
-        "mapping's PA, or punted as `sessions.full` when its session's bucket is full. "
-        "Every output, drop and punt and the summary's counts are checked "
-        "against the program model holding the same tables." +
-        (" The row of `overlay` is that program "
-         "built with the same tables but its mapping on chip (a 4-way cuckoo table of 256 "
-         "slots) and its 262,144 sessions on chip (four ways) under the same traffic, what "
-         "the memory is compared with." if any(r["latency"] == 0 for r in results) else ""),
+        f"(`matcha.program.ScaleBuild`: {capacity:,} entries in {bucket}-byte buckets of three, "
+        f"{capacity // 3 * bucket // 2**20} MiB of memory) and for {sessions:,} sessions "
+        f"({sessions // 3:,} buckets of three, {sessions // 3 * bucket // 2**20} MiB, on a port of "
+        "their own), in matcha-sim with its memory model (`sim/axi_memory.h`: every read of "
+        "either port answered a fixed number of clocks after its address, a read beat every "
+        "`interval` clocks at most). The mappings, all in one VNET, are loaded by "
+        "`matcha-ctl --cleared` through the simulator's control socket; their destinations are "
+        "spread over 10.0.0.0/8 and none is refused (the driver's placement: at most three a "
+        "bucket). The session table's UDP timeout is set to never (the model has no clock), "
+        "and its aging scanner runs at its reset interval unless the row says otherwise.",
         "",
-        "| program | mappings held | memory latency (clocks) | a read beat every | frames "
-        "| frames/clock | bound of the 64-bit input bus | late lookups | punted `sessions.full` "
-        "| latency min / mean / max (clocks) | mapping read beats | session read beats | most mapping reads out at once "
-        "| load (s) | frames checked |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+        f"Traffic: outbound {INNER_BYTES}-byte inner UDP frames in the host's VXLAN, back to "
+        "back, in `flows` flows (each its own UDP ports) to mapped destinations drawn at "
+        f"random (seed {SEED}), sent in `passes` passes: the first in flow order, each frame a "
+        "new flow that learns its session; each later pass the same flows shuffled, each frame "
+        "a session hit. Every frame is encapsulated toward its mapping's PA, or punted as "
+        "`sessions.full` when its session's bucket is full (and again in each later pass). "
+        "Every output, drop and punt and the summary's counts are checked against the "
+        "program model holding the same tables." +
+        (" The row of `overlay` is that program built with the same tables but its mapping on "
+         "chip (a 4-way cuckoo table of 256 slots) and its 262,144 sessions on chip (four "
+         "ways), what the memory is compared with." if any(not r["in_memory"] for r in results) else ""),
+        "",
+        "| program | mappings held | flows | passes | frames | memory latency (clocks) "
+        "| a read beat every | scanner interval | frames/clock | bound of the 64-bit input bus "
+        "| late lookups | sessions held | punted `sessions.full` | latency min / mean / max (clocks) "
+        "| most mapping reads out at once | load (s) | frames checked |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| --- | ---: | ---: | ---: |",
     ]
     dash = "—"
     for r in results:
-        mem = r["latency"] > 0
-        reads = f"{r['read_beats']:,}" if mem else dash
-        session_reads = f"{r['session_read_beats']:,}" if r["session_read_beats"] is not None else dash
-        md.append(f"| `{r['program']}` | {r['mappings']:,} | {r['latency'] if mem else dash} "
-                  f"| {r['interval'] if mem else dash} | {r['frames']:,} "
-                  f"| {r['frames_per_clock']:.4f} | {r['ideal']:.4f} ({r['in_bytes']} bytes, "
-                  f"{r['beats']} beats) | {r['late']} | {r['sessions_full']:,} | {r['latency_min']} / "
-                  f"{r['latency_mean']:.1f} / {r['latency_max']} "
-                  f"| {reads} | {session_reads} "
+        mem = r["in_memory"]
+        scan = dash if not mem else f"{r['scan']} (stopped)" if r["scan"] == 0 else \
+            str(r["scan"]) if r["scan"] is not None else "16 (reset)"
+        md.append(f"| `{r['program']}` | {r['mappings']:,} | {r['flows']:,} | {r['passes']} | {r['frames']:,} "
+                  f"| {r['latency'] if mem else dash} | {r['interval'] if mem else dash} | {scan} "
+                  f"| {r['frames_per_clock']:.4f} | {1 / r['beats']:.4f} ({r['in_bytes']} bytes, "
+                  f"{r['beats']} beats) | {r['late']} | {r['sessions_held']:,} | {r['sessions_full']:,} "
+                  f"| {r['latency_min']} / {r['latency_mean']:.1f} / {r['latency_max']} "
                   f"| {r['reads_out_max'] if mem else dash} | {r['load_seconds']:.0f} | {r['checked']:,} |")
     md += [
         "",
         "Frames per clock: frames out over the clocks from the first input beat to the last "
         "output beat (matcha-sim's `traffic`). The source offers frames faster than the "
-        "64-bit overlay pipeline takes them, on chip as in memory (the first row), so frames "
-        "wait in the input buffer and the latency's mean and maximum are mostly that wait; the "
-        "minimum is a frame that did not wait. Mapping read beats: the lookups' reads (one per "
-        "frame) and nothing else, since `--cleared` reads no entry back; session read beats: "
-        "one per frame and the aging scanner's, a bucket every 16 clocks without a frame. "
-        "Late lookups: frames punted as `mapping.late` or `sessions.late`. Load: wall-clock "
-        "seconds for matcha-ctl's whole batch over the socket, the simulator running the "
-        "pipeline meanwhile (each register access is a socket round trip and simulated "
-        "clocks); it measures this set-up, not the driver on a card.",
+        "64-bit overlay pipeline takes them, on chip as in memory, so frames wait in the "
+        "input buffer and the latency's mean and maximum are mostly that wait; the minimum is "
+        "a frame that did not wait. Late lookups: frames punted as `mapping.late` or "
+        "`sessions.late`. Sessions held: the model's, which every frame's fate agrees with. "
+        "Load: wall-clock seconds for matcha-ctl's whole batch over the socket, the simulator "
+        "running the pipeline meanwhile (each register access is a socket round trip and "
+        "simulated clocks); it measures this set-up, not the driver on a card.",
         "",
     ]
+    rows, sweep = bandwidth_rows(results)
+    if rows:
+        md += [
+            "## Memory traffic a packet",
+            "",
+            f"Beats of {bucket} bytes the memory answered between the first input beat and the "
+            "last output (matcha-sim's `traffic_read_beats`, `traffic_write_beats`), a frame, in "
+            "the rows with the scanner stopped: the one-pass row's for a new flow; the two-pass "
+            "row's less the one-pass row's, over the second pass's frames, for an established "
+            "one. A packet writes its session's bucket when it learns it, moves its state or "
+            "finds its timestamp older than the current tick (65,536 clocks here, 1 ms at "
+            "250 MHz with DASH's settings): here every second-pass packet comes many ticks after "
+            "its flow's first, the costly case. Frames a second: what one channel carries "
+            "at that cost, at its peak bandwidth (DDR4-2400, 64 bits: 19.2 GB/s; an HBM2 "
+            "pseudo-channel of an Alveo U280: 14.4 GB/s; docs/tables.md, \"Memory bandwidth per "
+            "lookup\", which also gives the lower bounds random accesses meet), against the "
+            "512-bit pipeline's one frame a clock at 250 MHz, 250 M frames a second.",
+            "",
+            "| frame | mapping reads | session reads | session writes | bytes | frames/s, one DDR4-2400 channel "
+            "| frames/s, one HBM2 pseudo-channel |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for what, mr, sr, sw in rows:
+            b = (mr + sr + sw) * bucket
+            md.append(f"| {what} | {mr:.3f} | {sr:.3f} | {sw:.3f} | {b:.0f} | {19.2e9 / b / 1e6:.0f} M "
+                      f"| {14.4e9 / b / 1e6:.0f} M |")
+        if sweep is not None:
+            md += ["", f"The aging scanner at its reset interval (a bucket every 16 clocks without a "
+                   f"packet) read {sweep:.4f} buckets a clock in the same traffic (the two-pass row "
+                   f"with it, less the row without, over its clocks): {sweep * bucket * 250e6 / 1e9:.2f} "
+                   "GB/s at 250 MHz. Its rate is the driver's to set "
+                   "(`matcha_session_set_scan_interval`, `matcha-ctl session_set_scan_interval`): "
+                   "docs/sessions.md, \"Aging, CLEAR and reset\", budgets it against DASH's idle "
+                   "timeout."]
+        md.append("")
     write_report("\n".join(md) + "\n", args.out, invocation(), problems)
 
 

@@ -71,10 +71,11 @@ def placement(mapping, rng):
     return mapped, unmapped
 
 
-def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
+def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, settings=()):
     """The frames through matcha-sim with its memory answering `memory_latency` clocks
     late, a beat every `memory_interval` clocks at most, the tables loaded by matcha-ctl
-    (with `cleared`, `--cleared`: without reading the tables back first); every output
+    after the matcha-ctl commands `settings` (with `cleared`, `--cleared`: without reading
+    the tables back first); every output
     against the model (whose mapping lookups are all late with `late`). Returns the
     summary, the expected outputs, the program model and how many destinations were and
     were not mapped."""
@@ -87,6 +88,8 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
     mapped, unmapped = placement(program["mapping"], rng)
     tables_path = work / "tables.txt"
     tables_path.write_text("\n".join(scale.one_route_tables(NET, VNET, mapped)) + "\n")
+    ctl_path = work / "ctl.txt"
+    ctl_path.write_text("\n".join([*settings, tables_path.read_text()]))
     destinations = mapped + unmapped
     rng.shuffle(destinations)
     frames = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)), UDP(sport=2000 + k, dport=53),
@@ -99,7 +102,7 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False):
                            "--memory-interval", memory_interval, program=OVERLAY_MEM.program) as s:
         s.wait_socket(sock)
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
-                              *(["--cleared"] if cleared else []), "-f", str(tables_path)],
+                              *(["--cleared"] if cleared else []), "-f", str(ctl_path)],
                              capture_output=True, text=True, timeout=300)
         assert ctl.returncode == 0, f"{ctl.stdout}\n{ctl.stderr}"
         rc, stdout, stderr = s.finish(timeout=300)
@@ -141,6 +144,27 @@ def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval
     if cleared:
         mapping = program["mapping"]
         assert mapping_memory["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
+    # The aging scanner reads buckets between the frames (test_scanner_stopped: not when
+    # stopped).
+    sessions_memory = next(m for m in summary["memories"] if m["port"] == "m_axi_sessions")
+    assert sessions_memory["traffic_read_beats"] > mapped + unmapped
+
+
+@pytest.mark.builds(OVERLAY_MEM)
+def test_scanner_stopped(work, matcha_seed):
+    """The aging scanner stopped through the driver (matcha-ctl session_set_scan_interval
+    0) before the traffic: during it the session table's memory sees one read a frame and
+    one write a session learned (every frame a new flow), and nothing else; the mapping's,
+    one read a frame that reached it."""
+    summary, exp, program, mapped, unmapped = run(
+        work, matcha_seed, 100, 1, settings=["session_set_scan_interval sessions 0"])
+    memories = {m["port"]: m for m in summary["memories"]}
+    learned = program.sessions["sessions"].table.occupancy
+    assert learned == mapped + unmapped
+    assert (memories["m_axi_sessions"]["traffic_read_beats"],
+            memories["m_axi_sessions"]["traffic_write_beats"]) == (mapped + unmapped, learned)
+    assert (memories["m_axi_mapping"]["traffic_read_beats"],
+            memories["m_axi_mapping"]["traffic_write_beats"]) == (mapped + unmapped, 0)
 
 
 @pytest.mark.soak

@@ -72,6 +72,8 @@ static int cmd_session_get_timeout(struct ctl *c, const struct ctl_command *comm
 			 const struct words *a);
 static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
+static int cmd_session_set_scan_interval(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a);
 static int cmd_session_set_policy(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a);
 static int cmd_session_get_policy(struct ctl *c, const struct ctl_command *command,
@@ -127,6 +129,9 @@ static const struct ctl_command commands[] = {
 	  cmd_session_get_timeout },
 	{ "session_set_tick", "<table> <clocks>", "the length of a tick in clocks",
 	  cmd_session_set_tick },
+	{ "session_set_scan_interval", "<table> <clocks>",
+	  "a table in memory: clocks between the aging scanner's reads (0: none)",
+	  cmd_session_set_scan_interval },
 	{ "session_set_policy", "<table> punt|drop",
 	  "what happens to a packet that may learn but finds no free way", cmd_session_set_policy },
 	{ "session_get_policy", "<table>", "the full-table policy", cmd_session_get_policy },
@@ -1356,6 +1361,25 @@ static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command
 	if ((rc = matcha_session_set_tick(c->dev, table, clocks)))
 		return lib_fail(c, cmd, rc);
 	fprintf(c->out, "Tick of table %u set to %u clocks\n", table, (unsigned)clocks);
+	return 0;
+}
+
+static int cmd_session_set_scan_interval(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	const char *cmd = command->name;
+	struct matcha_table_info in;
+	unsigned table;
+	uint32_t clocks = 0;
+	int rc;
+	if (a->n != 3)
+		return usage(c, command);
+	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
+	    (rc = parse_u32(c, cmd, "scan interval", a->w[2], &clocks)))
+		return rc;
+	if ((rc = matcha_session_set_scan_interval(c->dev, table, clocks)))
+		return lib_fail(c, cmd, rc);
+	fprintf(c->out, "Scan interval of table %u set to %u clocks\n", table, (unsigned)clocks);
 	return 0;
 }
 

@@ -569,6 +569,11 @@ int matcha_session_get_timeout(matcha_dev *dev, unsigned table, unsigned state, 
 /* Length of a tick in clocks (at least 1), and the current tick (16 bits, wrapping). */
 int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks);
 int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick);
+/* mem_session only: clocks between two buckets' reads by the aging scanner, which reads in
+ * clocks without a packet (0 stops it; docs/sessions.md, "Aging, CLEAR and reset"). A sweep
+ * of the table takes buckets * clocks; MATCHA_EKIND for an on-chip session table. */
+int matcha_session_set_scan_interval(matcha_dev *dev, unsigned table, uint32_t clocks);
+int matcha_session_get_scan_interval(matcha_dev *dev, unsigned table, uint32_t *clocks);
 int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy p);
 int matcha_session_get_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy *p);
 /* ------------------------------------------------------------------ the layout file */

@@ -252,6 +252,37 @@ int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks)
 	return matcha_reg_write(dev, t->info.base + MATCHA_HW_SESSION_TICK, clocks);
 }
 
+/* The scanner of a table in memory reads a bucket every SCAN_INTERVAL clocks without a
+ * packet; an on-chip table's has no such register (it scans a slot in every such clock). */
+static int mem_session_table(matcha_dev *dev, unsigned table, const char *op,
+			     struct matcha_table **t)
+{
+	int rc = session_table(dev, table, op, t);
+	if (rc || in_memory(*t))
+		return rc;
+	return matcha_fail(dev, MATCHA_EKIND, "%s: table %u is of kind session, on chip: only a "
+			   "mem_session table has a scan interval", op, table);
+}
+
+int matcha_session_set_scan_interval(matcha_dev *dev, unsigned table, uint32_t clocks)
+{
+	struct matcha_table *t;
+	int rc;
+	if ((rc = mem_session_table(dev, table, "session_set_scan_interval", &t)))
+		return rc;
+	if (clocks > MATCHA_HW_MEMS_SCAN_INTERVAL_MAX)
+		return matcha_fail(dev, MATCHA_EINVAL, "session_set_scan_interval: %u clocks is more "
+				   "than the register's %u", clocks, MATCHA_HW_MEMS_SCAN_INTERVAL_MAX);
+	return matcha_reg_write(dev, t->info.base + MATCHA_HW_MEMS_WIN_SCAN_INTERVAL, clocks);
+}
+
+int matcha_session_get_scan_interval(matcha_dev *dev, unsigned table, uint32_t *clocks)
+{
+	struct matcha_table *t;
+	int rc = mem_session_table(dev, table, "session_get_scan_interval", &t);
+	return rc ? rc : matcha_reg_read(dev, t->info.base + MATCHA_HW_MEMS_WIN_SCAN_INTERVAL, clocks);
+}
+
 int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick)
 {
 	struct matcha_table *t;

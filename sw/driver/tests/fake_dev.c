@@ -647,6 +647,8 @@ static uint32_t *session_reg(struct fake_table *t, uint32_t off)
 		return NULL;
 	if (off == MATCHA_HW_SESSION_CONTROL) return &t->control;
 	if (off == MATCHA_HW_SESSION_TICK) return &t->tick;
+	if (t->cfg.kind == MATCHA_KIND_MEM_SESSION && off == MATCHA_HW_MEMS_WIN_SCAN_INTERVAL)
+		return &t->scan_interval;
 	if (off >= MATCHA_HW_SESSION_TIMEOUT + 4 && off < MATCHA_HW_SESSION_TIMEOUT + 4 * 7)
 		return &t->timeout[(off - MATCHA_HW_SESSION_TIMEOUT) / 4];
 	return NULL;

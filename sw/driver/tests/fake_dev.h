@@ -95,6 +95,7 @@ struct fake_table {
 	uint64_t learned, insert_failed, aged;
 	uint32_t session_hi_latch[3];
 	uint64_t late, busy; /* a session table in memory: MEMS_WIN_LATE and MEMS_WIN_BUSY */
+	uint32_t scan_interval; /* and MEMS_WIN_SCAN_INTERVAL */
 	uint32_t mems_hi_latch[2];
 	unsigned long deletes; /* WRITEs that removed a session */
 	/* Ternary range fields as docs/tables.md has them: the boundary slots, each id's span

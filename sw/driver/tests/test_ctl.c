@@ -143,7 +143,7 @@ void test_ctl_completion(void)
 		      "counter_read counter_reset table_info meter_set_rates meter_get_rates "
 		      "meter_reset set_clock_hz session_dump session_delete session_flush "
 		      "session_stats session_set_timeout session_get_timeout session_set_tick "
-		      "session_set_policy session_get_policy app_control help quit" },
+		      "session_set_scan_interval session_set_policy session_get_policy app_control help quit" },
 		{ "table_", "table_add table_delete table_modify table_dump table_clear "
 			    "table_set_default table_info" },
 		{ "table_s", "table_set_default" },
@@ -878,6 +878,9 @@ void test_ctl_session_commands(void)
 
 	RUN_OK(&s, "session_set_tick 4 250000", "Tick of table 4 set to 250000 clocks\n");
 	CHECK(t->tick == 250000);
+	RUN_FAILS(&s, "session_set_scan_interval 4 3", MATCHA_EKIND,
+		  "session_set_scan_interval: table 4 is of kind session, on chip: only a "
+		  "mem_session table has a scan interval");
 
 	RUN_OK(&s, "session_get_policy 4",
 	       "table 4: punt (a packet that may learn but finds no free way goes to the host)\n");
@@ -896,6 +899,7 @@ void test_ctl_session_commands(void)
 		"session_flush      <table>\n", "session_stats      <table>\n",
 		"session_set_timeout <table> <state> <ticks>\n",
 		"session_get_timeout <table> [<state>]\n", "session_set_tick   <table> <clocks>\n",
+		"session_set_scan_interval <table> <clocks>\n",
 		"session_set_policy <table> punt|drop\n", "session_get_policy <table>\n",
 		"States: SYN_SENT SYN_ACK ESTABLISHED CLOSING RESET UDP",
 	};
@@ -944,6 +948,20 @@ void test_ctl_mem_session_commands(void)
 		 "  index zone protocol initiator -> responder state age(ticks) packets bytes\n"
 		 "%s%s2 sessions\n", web < dns ? web_line : dns_line, web < dns ? dns_line : web_line);
 	RUN_OK(&s, "session_dump 4", want);
+
+	/* The scanner's interval: a 16-bit register; an on-chip table has none. */
+	RUN_OK(&s, "session_set_scan_interval 4 3", "Scan interval of table 4 set to 3 clocks\n");
+	CHECK(t->scan_interval == 3);
+	uint32_t interval = 0;
+	CHECK_OK(s.dev, matcha_session_get_scan_interval(s.dev, SESSIONS, &interval));
+	CHECK(interval == 3);
+	RUN_OK(&s, "session_set_scan_interval 4 0", "set to 0 clocks");
+	CHECK(t->scan_interval == 0);
+	RUN_FAILS(&s, "session_set_scan_interval 4 65536", MATCHA_EINVAL,
+		  "session_set_scan_interval: 65536 clocks is more than the register's 65535");
+	RUN_FAILS(&s, "session_set_scan_interval 4", MATCHA_EINVAL,
+		  "session_set_scan_interval: usage: session_set_scan_interval <table> <clocks>");
+	CHECK(t->scan_interval == 0);
 
 	t->late = 5;
 	t->busy = 0x100000002ull;

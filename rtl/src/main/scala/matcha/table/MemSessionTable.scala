@@ -21,6 +21,7 @@ object MemSessionEncoding extends matcha.ContractGroup("MEMS_", "Memory-backed s
   val Busy = const("WIN_BUSY", 0x260, "64 bits: packets whose change found no room to be written")
   val ScanInterval = const("WIN_SCAN_INTERVAL", 0x268, "clocks between two buckets' reads by the aging scanner (0: no scanning)")
   val ScanIntervalDefault = const("SCAN_INTERVAL_DEFAULT", 16, "SCAN_INTERVAL after reset")
+  val ScanIntervalMax = const("SCAN_INTERVAL_MAX", 0xffff, "the largest SCAN_INTERVAL (a 16-bit register)")
   val WindowEnd = const("WIN_END", 0x26c, "the first offset past the window's registers")
 }
 
@@ -148,7 +149,7 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val busKind = Reg(SessionOpKind())
     val busIndex = Reg(UInt(c.indexWidth bits))
     val busKey = Reg(Bits(c.keyWidth bits))
-    val scanInterval = Reg(UInt(16 bits)) init MemSessionEncoding.ScanIntervalDefault
+    val scanInterval = Reg(UInt(log2Up(MemSessionEncoding.ScanIntervalMax + 1) bits)) init MemSessionEncoding.ScanIntervalDefault
     val scanWait = Reg(UInt(16 bits)) init 0
     val scanBucket = Reg(UInt(c.bucketBits bits)) init 0
     val free = !packet.valid && path.untimedRoom
