@@ -276,6 +276,8 @@ def library():
         "matcha_session_set_timeout": (I, [P, U, U, U32]),
         "matcha_session_get_timeout": (I, [P, U, U, ctypes.POINTER(U32)]),
         "matcha_session_set_tick": (I, [P, U, U32]),
+        "matcha_session_set_scan_interval": (I, [P, U, U32]),
+        "matcha_session_get_scan_interval": (I, [P, U, ctypes.POINTER(U32)]),
         "matcha_session_now": (I, [P, U, ctypes.POINTER(U32)]),
         "matcha_session_set_policy": (I, [P, U, I]),
         "matcha_session_get_policy": (I, [P, U, ctypes.POINTER(I)]),
@@ -603,6 +605,14 @@ class Device:
 
     def session_set_tick(self, table, clocks):
         self._call("matcha_session_set_tick", table, clocks)
+
+    def session_set_scan_interval(self, table, clocks):
+        self._call("matcha_session_set_scan_interval", table, clocks)
+
+    def session_get_scan_interval(self, table):
+        v = ctypes.c_uint32()
+        self._call("matcha_session_get_scan_interval", table, ctypes.byref(v))
+        return v.value
 
     def session_now(self, table):
         v = ctypes.c_uint32()

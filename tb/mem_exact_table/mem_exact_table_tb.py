@@ -320,6 +320,28 @@ async def test_latency_above_l(dut):
 
 
 @cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_memory_error_answers_late(dut):
+    """Reads of a third of the buckets answered SLVERR (their data inverted): every lookup
+    of those buckets leaves flagged late and is counted, none answers from the bad beat;
+    the others answer as the oracle; once the memory answers OKAY again, so do all."""
+    rng, _ = cocotb_util.test_rng(dut, "memory_error_answers_late")
+    tb = MemExactTb(dut, rng)
+    await tb.start(latency=100)
+    keys, _ = fill(tb, rng, 600)
+    failing = set(rng.sample(range(BUCKETS), BUCKETS // 3))
+    tb.memory.failing = {b * BUCKET_BYTES for b in failing}
+    looked = [rng.choice(keys) if rng.random() < 0.7 else rand_key(rng) for _ in range(1000)]
+    out = await tb.lookups(looked)
+    bad = [bucket_of(k) in failing for k in looked]
+    assert [late for _, late, *_ in out] == bad, "a lookup of a failing bucket answered, or a good one was late"
+    assert await tb.late_count() == sum(bad)
+    tb.memory.failing = set()
+    out = await tb.lookups(looked)
+    assert not any(late for _, late, *_ in out)
+    assert await tb.late_count() == sum(bad)
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
 async def test_ar_backpressure(dut):
     """arready held low at random: no lookup lost or reordered; held low longer than
     LATENCY: the lookups that could not issue in time leave late, the rest are right."""

@@ -251,6 +251,46 @@ async def test_late_memory_learns_nothing(dut):
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_memory_errors_change_nothing(dut):
+    """Reads of some buckets answered SLVERR (their data inverted): a packet of such a
+    bucket leaves late, learns and moves nothing and is counted; the scanner removes
+    nothing from such a bucket however old its sessions; once the memory answers OKAY, the
+    same packets learn and the old sessions age."""
+    rng, _ = cocotb_util.test_rng(dut, "memory_errors_change_nothing")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=100)
+    old = new_flows(4000, 24, UDP)
+    # A learned session a bucket tracked for a read and a write of memory: 16 of them.
+    results = await tb.send(spaced(old, 16))
+    assert tb.check(old, results) == (0, 0)
+    bucket = tb.model.bucket
+    failing = {bucket(canon(p)) for p in old[:8]}
+    tb.memory.failing = {b * BUCKET_BYTES for b in failing}
+    fresh = new_flows(5000, 40, UDP)
+    packets = old + fresh
+    results = await tb.send(spaced(packets, 16))
+    late, busy = tb.check(packets, results)
+    bad = [bucket(canon(p)) in failing for p in packets]
+    assert [f[0] for f in tb.flags[-len(packets):]] == bad and busy == 0
+    # Aging: every UDP session is past its timeout within a few ticks; the sweep (a bucket
+    # every 2 clocks) removes all but the failing buckets' sessions.
+    await tb.call(tb.dev.session_set_tick, TABLE, 256)
+    await tb.call(tb.dev.session_set_timeout, TABLE, model.UDP_STATE, 1)
+    await tb.call(tb.dev.session_set_scan_interval, TABLE, 2)
+    assert await tb.call(tb.dev.session_get_scan_interval, TABLE) == 2
+    await ClockCycles(dut.clk, 256 * 4 + BUCKETS * 2 * 2 + 600)
+    held = tb.memory_dump()
+    assert held and all(i >> contract.MEMX_INDEX_SLOT_BITS in failing for i in held), sorted(held)
+    assert {k for k, _, _ in held.values()} == {s.key for i, s in tb.model.entries.items()
+                                                if i >> contract.MEMX_INDEX_SLOT_BITS in failing}
+    tb.memory.failing = set()
+    await ClockCycles(dut.clk, BUCKETS * 2 * 2 + 600)
+    assert tb.memory_dump() == {}
+    stats = await tb.call(tb.dev.session_stats, TABLE)
+    assert stats["occupancy"] == 0 and stats["aged"] == tb.model.occupancy and stats["late"] == late, stats
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_aging(dut):
     """The scanner reads a bucket every SCAN_INTERVAL clocks and removes the sessions idle
     past their state's timeout, not before and within a sweep and a read of it, counted;
@@ -261,7 +301,7 @@ async def test_aging(dut):
     tick, timeouts = 1024, {model.SYN_SENT: 6, model.UDP_STATE: 14}
     await tb.call(tb.dev.session_set_tick, TABLE, tick)
     # A sweep: 64 buckets, one every 2 clocks, an eighth of a tick.
-    await tb.write32(BASE + contract.MEMS_WIN_SCAN_INTERVAL, 2)
+    await tb.call(tb.dev.session_set_scan_interval, TABLE, 2)
     assert await tb.read32(BASE + contract.MEMS_WIN_SCAN_INTERVAL) == 2
     for state, t in timeouts.items():
         await tb.call(tb.dev.session_set_timeout, TABLE, state, t)
