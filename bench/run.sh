@@ -21,8 +21,8 @@
 #   (corundum-w64) -> bench/results/synth_ecp5.md (bench/synth/run.sh);
 # - overlay: frames per clock, sessions learned per clock and latency of matcha_overlay on
 #   w512 -> bench/results/overlay.md (bench/overlay/run_bench.py);
-# - scale: the overlay with its mappings in memory holding 1K to 1M of them in matcha-sim
-#   -> bench/results/scale.md (bench/scale/run.py, about 40 minutes), the memory-backed
+# - scale: the overlay with its mappings and sessions in memory under 1K to 1M flows in
+#   matcha-sim -> bench/results/scale.md (bench/scale/run.py, about an hour), the memory-backed
 #   table alone at one lookup a clock on slower memories -> bench/results/scale_table.md
 #   (bench/scale/run_table.py), the memory-backed session table under 100 % new flows
 #   -> bench/results/scale_sessions.md (bench/scale/run_sessions.py), a model of how
