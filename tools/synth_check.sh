@@ -31,7 +31,7 @@ YOSYS=${YOSYS:-yosys}
 # and not by `make test`: the 512-bit overlay and its ACL unit are the same generator code
 # as the 64-bit overlay and the test ACL units checked here, at the card's sizes, and
 # took a third of this check's time (bench/results/test_budget.md).
-BENCH_ONLY=" w512/matcha_overlay tables/matcha_ternary_acl_table "
+BENCH_ONLY=" w512/matcha_overlay w512/matcha_overlay_mem tables/matcha_ternary_acl_table "
 # The pipelines inside a Corundum block are checked in their own configurations (the same
 # generator and configuration make them); in the block they are black boxes, so that its
 # check is the shell's and the core's own logic.

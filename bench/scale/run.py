@@ -21,11 +21,9 @@ default 2^22, so that a million flows fill a sixth of the slots).
 """
 
 import argparse
-import ipaddress
 import json
 import os
 import random
-import struct
 import subprocess
 import sys
 import time
@@ -39,27 +37,17 @@ SCALE_DIR = REPO / "build" / "bench" / "scale"
 os.environ["MATCHA_RTL_DIR"] = str(SCALE_DIR / "rtl")
 os.environ["MATCHA_SIM_DIR"] = str(SCALE_DIR / "sim")
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "sim" / "examples"))
-
-import make_overlay_scale as scale  # noqa: E402  (addressing and frames of the scale example)
-from scapy.layers.inet import IP, UDP  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
-from scapy.layers.vxlan import VXLAN  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
 
 from bench.provenance import invocation, write_report  # noqa: E402
+from bench.scale.flows import FlowFrames, destinations, tables as flow_tables, traffic  # noqa: E402
 from sim import build as sim_build  # noqa: E402
 from tb.common.phv import Layout  # noqa: E402
-from tb.model.hashing import exact_index  # noqa: E402
 from tb.model.program import Program  # noqa: E402
-from tb.pipeline.control import descriptor_of  # noqa: E402
 from tb.sim import harness, tables_file  # noqa: E402
 
 PROGRAM = "overlay_mem"
 # The on-chip mapping table of the 64-bit builds, the same traffic: what the memory costs.
 ON_CHIP = "overlay"
-VNET = 3
-NET = ipaddress.ip_network("10.0.0.0/8")
 INNER_BYTES = 128
 # PROGRAM:MAPPINGS:FLOWS:PASSES:LATENCY:INTERVAL[:SCAN]. The first five: flows from 1K to
 # 1M against the on-chip program; the last two: the scanner stopped, to tell the packets'
@@ -92,105 +80,20 @@ class Run:
         return "-".join(str(v) for v in astuple(self) if v is not None)
 
 
-def checksum(data):
-    """The Internet checksum (RFC 1071) of `data`."""
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    s = (s & 0xFFFF) + (s >> 16)
-    return ~((s & 0xFFFF) + (s >> 16)) & 0xFFFF
-
-
-def udp_checksum(ip_header, udp):
-    return checksum(ip_header[12:20] + struct.pack("!BBH", 0, 17, len(udp)) + udp) or 0xFFFF
-
-
-class FlowFrames:
-    """Outbound frames that differ from one frame scapy built in their inner destination
-    address and UDP ports, and in the checksums that cover them. Scapy takes about 2 ms a
-    frame, half an hour for a million flows' two passes; this takes 13 us. The first frames
-    are built by scapy too and compared byte for byte (`check`)."""
-
-    def __init__(self, build):
-        self.build = build  # (destination, sport, dport) -> frame, by scapy
-        self.frame_bytes = bytearray(build(0, 1, 1))
-        outer = Ether(bytes(self.frame_bytes))
-        self.outer_udp = 14 + outer[IP].ihl * 4
-        inner_ether = outer[VXLAN].payload
-        self.inner_ip = len(self.frame_bytes) - len(inner_ether) + 14
-        self.inner_udp = self.inner_ip + inner_ether[IP].ihl * 4
-
-    def frame(self, dst, sport, dport):
-        f, i, u, o = self.frame_bytes, self.inner_ip, self.inner_udp, self.outer_udp
-        f[i + 16:i + 20] = dst.to_bytes(4, "big")
-        f[i + 10:i + 12] = bytes(2)
-        f[i + 10:i + 12] = checksum(bytes(f[i:u])).to_bytes(2, "big")
-        f[u:u + 4] = struct.pack("!HH", sport, dport)
-        f[u + 6:u + 8] = bytes(2)
-        f[u + 6:u + 8] = udp_checksum(bytes(f[i:u]), bytes(f[u:])).to_bytes(2, "big")
-        f[o + 6:o + 8] = bytes(2)
-        f[o + 6:o + 8] = udp_checksum(bytes(f[14:o]), bytes(f[o:])).to_bytes(2, "big")
-        return bytes(f)
-
-    def check(self, flows, count=200):
-        for dst, sport, dport in flows[:count]:
-            if self.frame(dst, sport, dport) != self.build(dst, sport, dport):
-                raise SystemExit(f"bench: the frame to {ipaddress.ip_address(dst)} {sport}->{dport} "
-                                 "differs from scapy's")
-
-
-def destinations(program, count, rng):
-    """`count` destinations of NET in VNET; in memory, none in a bucket whose entries are
-    taken (the driver would refuse it): placed as the driver places them, from the key's
-    CRC."""
-    mapping = program["mapping"]
-    if mapping.kind != "mem_exact":
-        return [int(NET.network_address) + o for o in rng.sample(range(NET.num_addresses), count)]
-    slots = descriptor_of(mapping.desc).geometry
-    buckets = mapping.size // slots
-    used = {}
-    out = []
-    for offset in rng.sample(range(NET.num_addresses), min(NET.num_addresses, count * 2)):
-        d = int(NET.network_address) + offset
-        b = exact_index(mapping.key(dstVnet=VNET, dst=d), mapping.key_width, 0, buckets)
-        if used.get(b, 0) < slots:
-            used[b] = used.get(b, 0) + 1
-            out.append(d)
-            if len(out) == count:
-                return out
-    raise SystemExit(f"bench: only {len(out)} of {count} destinations placed")
-
-
-def traffic(run, mapped, rng):
-    """`run.flows` UDP flows (each its own source and destination port) to destinations of
-    `mapped` drawn at random, in `run.passes` passes: the first in flow order, each flow's
-    first packet learning its session; each later one the same flows shuffled, every
-    packet a session hit. Returns [(destination, sport, dport)], frame by frame."""
-    flows = [(rng.choice(mapped), 1024 + k % 60000, 53 + k // 60000) for k in range(run.flows)]
-    frames = list(flows)
-    for _ in range(run.passes - 1):
-        again = list(flows)
-        rng.shuffle(again)
-        frames += again
-    return frames
-
-
 def one_run(work, run, rng):
     program_layout = sim_build.layout_path("w64", run.program)
     program = Program(program_layout)
     in_memory = program.sessions["sessions"].late_reason is not None
     mapped = destinations(program, run.mappings, rng)
-    tables = scale.one_route_tables(NET, VNET, mapped)
+    tables = flow_tables(mapped)
     (work / "tables.txt").write_text("\n".join(tables) + "\n")
     # The model keeps every session: so does the hardware, its UDP sessions never aging.
     settings = ["session_set_timeout sessions UDP 65535"]
     if run.scan is not None:
         settings.append(f"session_set_scan_interval sessions {run.scan}")
     (work / "ctl.txt").write_text("\n".join(settings + tables) + "\n")
-    payload = Raw(b"s" * (INNER_BYTES - 14 - 20 - 8))
-    frames = FlowFrames(lambda d, sp, dp: bytes(scale.outbound(
-        0, str(ipaddress.ip_address(d)), UDP(sport=sp, dport=dp), payload)))
-    sent_flows = traffic(run, mapped, rng)
+    frames = FlowFrames(INNER_BYTES)
+    sent_flows = traffic(run.flows, run.passes, mapped, rng)
     frames.check(sent_flows)
     inputs, sent = harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
     sock, out = work / "ctl.sock", work / "out"

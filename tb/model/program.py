@@ -735,8 +735,9 @@ class SessionStage:
     """The session table as a stage: its description and its SessionModel, or with a
     "memory" member (docs/sessions.md, "Sessions in memory") its MemSessionModel, whose
     packets are punted with the late reason while `late` says the memory is slower than
-    the table allows (the model has no clock); a frame left busy is not modelled (tests
-    keep the memory's writes within the tracked buckets)."""
+    the table allows, and with the busy reason while `busy` says the tracked buckets ran
+    out (the model has no clock to know either: a test sets them, or takes the frames the
+    hardware left busy from its punt log and checks that they changed nothing)."""
 
     def __init__(self, desc):
         try:
@@ -757,6 +758,7 @@ class SessionStage:
             self.late_reason = int(memory["lateReason"]) if memory else None
             self.busy_reason = int(memory["busyReason"]) if memory else None
             self.late = False
+            self.busy = False
             self.table = self._empty_table()
         except KeyError as e:
             raise ProgramError(f"session table {desc.get('name')}: no {e}") from None
@@ -778,9 +780,9 @@ class SessionStage:
                    self.read(phv, "dstAddr"), self.read(phv, "srcPort"),
                    self.read(phv, "dstPort"), self.read(phv, "tcpFlags"),
                    bool(phv.get(self.learn, 0)), phv.get("meta.frameLen", 0))
-        if self.late:
+        if self.late or self.busy:
             phv["meta.punt"] = 1
-            phv["meta.reason"] = self.late_reason
+            phv["meta.reason"] = self.late_reason if self.late else self.busy_reason
             return Lookup(self.name, True, canonical_key(p, self.table.addr_bits)[0])
         r = self.table.packet(p, tick, commit)
         for n, value in zip(SESSION_RESULTS, (r.hit, r.reply, r.state, r.learned,

@@ -903,6 +903,27 @@ def test_session_stage_learns_hits_and_refuses():
     assert session_fields(again) == (1, 0, 6, 0, 0)
 
 
+def test_session_stage_in_memory_late_or_busy_changes_nothing():
+    """A session table in memory (a "memory" member): a frame whose bucket came back late,
+    or whose change found no tracked bucket free (busy), is punted with that reason, its
+    session fields 0, and learns nothing; the same frame learns once neither holds."""
+    desc = session_program().desc
+    desc["sessions"][0]["memory"] = {"lateReason": 0x41, "busyReason": 0x42}
+    desc["sessions"][0]["ways"] = 2
+    p = Program(desc)
+    p["gate"].add(1, "learn")
+    stage = p.sessions["sessions"]
+    frame = udp_frame("10.0.0.1", "192.0.2.1", 1000, 53)
+    for flag, reason in (("late", 0x41), ("busy", 0x42)):
+        setattr(stage, flag, True)
+        out = p.apply(parse(frame, ingress_port=1))
+        setattr(stage, flag, False)
+        assert (out["meta.punt"], out["meta.reason"]) == (1, reason)
+        assert session_fields(out) == (0, 0, 0, 0, 0) and stage.table.occupancy == 0
+    out = p.apply(parse(frame, ingress_port=1))
+    assert session_fields(out) == (0, 0, 6, 1, 0) and stage.table.occupancy == 1
+
+
 def test_session_stage_skips_frames_it_does_not_apply_to():
     """A frame that is not IPv4 (applyIf) and a frame with a parse error pass the stage
     untouched and uncounted; answer() leaves the table as it was."""

@@ -254,12 +254,16 @@ class Expected:
     meters: dict = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
 
 
-def expected(program, sent, header_bytes, pad=True):
+def expected(program, sent, header_bytes, pad=True, busy=frozenset()):
     """What the model makes of the records in send order (its counters counting the frames
     that enter) with the configuration's header window, padding short frames unless `pad`
-    is false."""
+    is false; the frames of `busy`, (port, packet) of each, found their session tables'
+    tracked buckets taken (`busy_frames`)."""
     exp = Expected(defaultdict(list), [], [], defaultdict(lambda: [0, 0]), [], 0, pad)
     for s in sent:
+        if busy:
+            for stage in program.sessions.values():
+                stage.busy = (s.port, s.packet) in busy
         frame, skipped = entering(s, pad)
         if frame is None:
             exp.skipped.append((s, skipped))
@@ -277,7 +281,19 @@ def expected(program, sent, header_bytes, pad=True):
             exp.punt.append((s, out, tuser["egressPort"], tuser["reason"]))
         else:
             exp.ports[tuser["egressPort"]].append(out)
+    for stage in program.sessions.values():
+        stage.busy = False
     return exp
+
+
+def busy_frames(program, punt_rows):
+    """(port, packet) of each frame the hardware punted with a session table's busy reason
+    (punt.csv's rows): the model cannot know when a table in memory runs out of tracked
+    buckets (docs/sessions.md, "Exact under reads in flight"); expected(busy=) checks that
+    such a frame changed nothing and left as it came."""
+    reasons = {st.busy_reason for st in program.sessions.values() if st.busy_reason is not None}
+    return frozenset((int(r["ingress_port"]), int(r["ingress_packet"])) for r in punt_rows
+                     if int(r["reason"]) in reasons)
 
 
 def count_meter_requests(program, trace, counts):

@@ -3,7 +3,8 @@
 and sessions in memory"), in matcha-sim with its memory model (sim/axi_memory.h): the 64-bit
 `overlay_mem` build, tables loaded through matcha-ctl, outbound frames to mapped and
 unmapped destinations. A memory of 100 clocks runs in make test; one of 300 clocks with a
-read every 4, and one slower than the tables, in make soak.
+read every 4, one slower than the tables, and the 512-bit build (the Corundum card's scale,
+its routes on chip), in make soak.
 
 The mappings are placed where they are hard for the table: full buckets (every entry of a
 bucket taken, each by a WRITE whose strobes must leave its neighbours alone) and one more
@@ -35,6 +36,8 @@ sys.path.insert(0, str(harness.REPO / "sim" / "examples"))
 import make_overlay_scale as scale  # noqa: E402  (the scale example's addressing and frames)
 
 OVERLAY_MEM = harness.SimBinary("w64", "overlay_mem")
+# The Corundum card's: 512 bits, the card's scale, routes on chip.
+OVERLAY_MEM_W512 = harness.SimBinary("w512", "overlay_mem")
 VNET = 3
 NET = ipaddress.ip_network("172.16.0.0/16")
 FULL_BUCKETS = 4
@@ -71,7 +74,8 @@ def placement(mapping, rng):
     return mapped, unmapped
 
 
-def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, settings=()):
+def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, settings=(),
+        binary=OVERLAY_MEM):
     """The frames through matcha-sim with its memory answering `memory_latency` clocks
     late, a beat every `memory_interval` clocks at most, the tables loaded by matcha-ctl
     after the matcha-ctl commands `settings` (with `cleared`, `--cleared`: without reading
@@ -79,10 +83,10 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     against the model (whose mapping lookups are all late with `late`). Returns the
     summary, the expected outputs, the program model and how many destinations were and
     were not mapped."""
-    missing = OVERLAY_MEM.missing()
+    missing = binary.missing()
     if missing:
         pytest.skip(missing)
-    layout = sim_build.layout_path(OVERLAY_MEM.config, OVERLAY_MEM.program)
+    layout = sim_build.layout_path(binary.config, binary.program)
     program = Program(layout)
     rng = random.Random(seed)
     mapped, unmapped = placement(program["mapping"], rng)
@@ -97,9 +101,9 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     inputs, sent = harness.write_captures(work, [(0, f) for f in frames])
     sock, out = work / "ctl.sock", work / "out"
     out.mkdir()
-    with harness.Simulator(OVERLAY_MEM.config, "--socket", sock, "--wait-client", *inputs, "--out", out,
+    with harness.Simulator(binary.config, "--socket", sock, "--wait-client", *inputs, "--out", out,
                            "--layout", layout, "--memory-latency", memory_latency,
-                           "--memory-interval", memory_interval, program=OVERLAY_MEM.program) as s:
+                           "--memory-interval", memory_interval, program=binary.program) as s:
         s.wait_socket(sock)
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
                               *(["--cleared"] if cleared else []), "-f", str(ctl_path)],
@@ -108,32 +112,35 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
         rc, stdout, stderr = s.finish(timeout=300)
     assert rc == 0, f"{stdout}\n{stderr}"
     tables_file.load(program, tables_path)
-    program["mapping"].late = late
-    program["route"].late = late
+    in_memory = [t for t in program.by_name.values() if t.desc.get("memory")]
+    for t in in_memory:
+        t.late = late
     program.sessions["sessions"].late = late
     exp = harness.expected(program, sent, Layout(layout).header_bytes)
     got = harness.read_outputs(out)
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
     memories = {m["port"]: m for m in got.summary["memories"]}
-    assert sorted(memories) == ["m_axi_mapping", "m_axi_route", "m_axi_sessions"]
+    assert sorted(memories) == sorted(f"m_axi_{t.name}" for t in in_memory + [program.sessions["sessions"]])
     for m in memories.values():
         assert (m["latency"], m["interval"]) == (memory_latency, memory_interval)
     print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memories {memories}")
     return got.summary, exp, program, len(mapped), len(unmapped)
 
 
-@pytest.mark.builds(OVERLAY_MEM)
-@pytest.mark.parametrize("memory_latency,memory_interval,cleared",
-                         [(100, 1, True), pytest.param(300, 4, False, marks=pytest.mark.soak)])
-def test_mappings_from_memory(work, matcha_seed, memory_latency, memory_interval, cleared):
+@pytest.mark.parametrize("binary,memory_latency,memory_interval,cleared", [
+    pytest.param(OVERLAY_MEM, 100, 1, True, marks=pytest.mark.builds(OVERLAY_MEM)),
+    pytest.param(OVERLAY_MEM, 300, 4, False, marks=[pytest.mark.soak, pytest.mark.builds(OVERLAY_MEM)]),
+    pytest.param(OVERLAY_MEM_W512, 100, 1, True, marks=[pytest.mark.soak, pytest.mark.builds(OVERLAY_MEM_W512)])],
+    ids=["w64-100", "w64-300", "w512-100"])
+def test_mappings_from_memory(work, matcha_seed, binary, memory_latency, memory_interval, cleared):
     """Every lookup back in time: each mapped destination leaves encapsulated to its PA,
     full buckets included, and each unmapped one is dropped as a mapping miss, as the model
     says; at 300 clocks the lookups overlap (several reads out at once). Loaded with
     matcha-ctl --cleared (the 100-clock run), the mappings go in without a READ of the
     table: every read of its memory is a frame's lookup."""
     summary, exp, program, mapped, unmapped = run(work, matcha_seed, memory_latency, memory_interval,
-                                                  cleared=cleared)
+                                                  cleared=cleared, binary=binary)
     names = harness.reason_names(program)
     drops = [names[r] for *_, r in exp.drops]
     assert sum(len(fs) for fs in exp.ports.values()) == mapped

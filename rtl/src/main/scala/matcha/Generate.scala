@@ -26,11 +26,12 @@ object Generate {
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
   /** Programs generated besides it in a configuration, each as `matcha_<name>` with its
-    * `layout-<name>.json`; the overlay program at the configuration's scale, and at 64 bits
-    * the overlay with its mappings and sessions in memory (`overlay_mem`), the one the tests run. */
+    * `layout-<name>.json`; the overlay program at the configuration's scale, and the overlay
+    * with its tables in memory (`overlay_mem`): at 64 bits the board's, the one the tests
+    * run, at 512 the Corundum card's. */
   def extraPrograms(cfg: MatchaConfig): Seq[Program] =
-    Seq(Programs.policer, Programs.conntrack, Programs.overlay(Overlay.scaleOf(cfg))) ++
-      (if (cfg.dataWidth < 512) Seq(Programs.overlayMem) else Nil)
+    Seq(Programs.policer, Programs.conntrack, Programs.overlay(Overlay.scaleOf(cfg)),
+      if (cfg.dataWidth < 512) Programs.overlayMem else Programs.overlayMemCorundum)
 
   def spinal(dir: String) = SpinalConfig(
     targetDirectory = dir,
@@ -80,7 +81,7 @@ object Generate {
       "portWidth" -> cfg.portWidth,
       "runtBytes" -> cfg.runtBytes,
       "maxFrameBytes" -> cfg.maxFrameBytes,
-      "bufferBytes" -> cfg.bufferBytes,
+      "bufferBytes" -> PacketPath.bufferBytes(cfg, Some(program)),
       "control" -> ujson.Obj("addressWidth" -> ControlBus.Info.AddressWidth),
       "parser" -> ujson.Obj("latency" -> (cfg.graph.levels + 1)),
       "parseErrors" -> ujson.Obj.from(ParseError.all.map(e => e.label -> ujson.Num(e.code))),

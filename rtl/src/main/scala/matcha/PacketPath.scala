@@ -37,11 +37,10 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
 
   val parser = new Parser(cfg)
   val plan = program.map(PhvPlan(cfg, _)).getOrElse(PhvPlan(cfg, Nil))
-  val programLatency = program.map(_.latency(plan.full)).getOrElse(0)
   /** Enough PHV slots for everything the stage chain can hold, plus slack for the deparser. */
-  val phvSlots = 1 << log2Up(parser.latency + programLatency + 8)
+  val phvSlots = 1 << log2Up(PacketPath.latency(cfg, program))
   val inputStage = new InputStage(cfg, phvSlots)
-  val packetBuffer = StreamFifo(Fragment(AxisBeat(cfg.dataBytes, 0)), cfg.bufferBytes / cfg.dataBytes)
+  val packetBuffer = StreamFifo(Fragment(AxisBeat(cfg.dataBytes, 0)), PacketPath.bufferBytes(cfg, program) / cfg.dataBytes)
   val phvFifo = StreamFifo(Bits(plan.deparser.width bits), phvSlots)
   val deparser = new Deparser(cfg, plan.deparser, plan.changed)
 
@@ -85,4 +84,19 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
   io.out << deparser.io.out
   io.drop << deparser.io.drop
   io.decision << deparser.io.decision
+}
+
+object PacketPath {
+  /** Clocks from a frame's first beat at the parser to its PHV at the deparser, at most:
+    * the parser's, the program's stages' and the deparser's slack. */
+  def latency(cfg: MatchaConfig, program: Option[Program]): Int =
+    cfg.graph.levels + 1 + program.map(p => p.latency(PhvPlan(cfg, p).full)).getOrElse(0) + 8
+
+  /** The packet buffer's bytes: a maximum-size frame (`cfg.bufferBytes`), or, when more,
+    * every beat that enters a beat a clock while a frame's PHV crosses the pipeline, to a
+    * power of two; so that the input never waits for room while the deparser waits for
+    * PHVs. A program with tables in memory (a latency of about 1,200 clocks) at 512 bits
+    * needs 128 KiB; every other build keeps 16 KiB. */
+  def bufferBytes(cfg: MatchaConfig, program: Option[Program]): Int =
+    cfg.bufferBytes max (1 << log2Up(latency(cfg, program) * cfg.dataBytes))
 }

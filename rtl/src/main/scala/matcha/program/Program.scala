@@ -608,7 +608,13 @@ object Programs {
   val overlayMem: Program = overlay(Overlay.Board, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
     Some(Overlay.RouteMemory))
 
-  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlayMem
+  /** The overlay at the Corundum card's scale with its mappings and sessions in the card's
+    * memory, the 512-bit build's `overlay_mem`: its 32,768 routes stay on chip (a route
+    * level in memory takes a read of the port a lookup, and one port serves one lookup
+    * every two clocks: docs/tables.md, "LPM levels in memory"). */
+  val overlayMemCorundum: Program = overlay(Overlay.Corundum, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory))
+
+  val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlayMem :+ overlayMemCorundum
 }
 
 /** The sizes of the overlay program's tables on one kind of target (docs/overlay.md,
