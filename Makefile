@@ -14,7 +14,7 @@ PYTHON   ?= python3
 MVN      ?= mvn
 CONFIGS  := w64 w512
 # Corundum application block builds (ip/corundum/README.md)
-CORUNDUM_CONFIGS := corundum corundum-w64 corundum-overlay-w64
+CORUNDUM_CONFIGS := corundum corundum-w64 corundum-overlay-w64 corundum-overlay
 # pytest-xdist workers for `make tb-test` / `make test`; models built at once by tb-models
 PYTEST_WORKERS ?= auto
 MODEL_JOBS     ?= 2

@@ -10,6 +10,7 @@
 # board's in `make synth-board`, every configuration in `make bench` (bench/synth/).
 #
 #   tools/synth_check.sh [config ...]     default: w64 w512 tables corundum corundum-w64 corundum-overlay-w64
+#                                         corundum-overlay
 #
 # The overlay's Corundum block is checked twice: as Corundum elaborates it by default (its
 # on-chip core) and with DDR_ENABLE and an Alveo DDR4 channel's widths (its memory core;
@@ -25,13 +26,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 RTL_DIR=${RTL_DIR:-$root/build/rtl}
 OUT=${OUT:-$root/build/synth/check}
 YOSYS=${YOSYS:-yosys}
-(( $# )) || set -- w64 w512 tables corundum corundum-w64 corundum-overlay-w64
+(( $# )) || set -- w64 w512 tables corundum corundum-w64 corundum-overlay-w64 corundum-overlay
 
 # The Corundum-scale tops, checked by `make bench` (bench/synth/run.sh, SYNTH_CHECK_ALL=1)
 # and not by `make test`: the 512-bit overlay and its ACL unit are the same generator code
 # as the 64-bit overlay and the test ACL units checked here, at the card's sizes, and
-# took a third of this check's time (bench/results/test_budget.md).
-BENCH_ONLY=" w512/matcha_overlay w512/matcha_overlay_mem tables/matcha_ternary_acl_table "
+# took a third of this check's time (bench/results/test_budget.md); the 512-bit overlay
+# block's shell is the 64-bit one's code.
+BENCH_ONLY=" w512/matcha_overlay w512/matcha_overlay_mem tables/matcha_ternary_acl_table corundum-overlay/mqnic_app_block "
 # The pipelines inside a Corundum block are checked in their own configurations (the same
 # generator and configuration make them); in the block they are black boxes, so that its
 # check is the shell's and the core's own logic.
@@ -40,7 +42,7 @@ PIPELINES="matcha_l2l3 matcha_overlay mem_matcha_overlay_mem"
 # Parameter sets a top is checked with, one line each ("" for its defaults).
 variants() {
   echo ""
-  [[ $1/$2 == corundum-overlay-w64/mqnic_app_block ]] &&
+  [[ $1/$2 == corundum-overlay*/mqnic_app_block ]] &&
     echo "-chparam DDR_ENABLE 1 -chparam AXI_DDR_DATA_WIDTH 512 -chparam AXI_DDR_ADDR_WIDTH 34"
   return 0
 }

@@ -8,8 +8,8 @@ once per generated Corundum build: `corundum-w64` (64-bit taps, the small model)
   build's in `make soak`);
 - tb/corundum/ports_tb.py: four interfaces (IF_COUNT=4) receiving at once behind a model of
   Corundum's RX FIFOs (the 512-bit build's in `make soak`);
-- tb/corundum/overlay_tb.py: the build `corundum-overlay-w64`, the overlay program with its
-  tables in DDR (DDR_ENABLE) and on chip.
+- tb/corundum/overlay_tb.py: the builds `corundum-overlay-w64` and `corundum-overlay` (512
+  bits, in `make soak`), the overlay program with its tables in DDR (DDR_ENABLE) and on chip.
 
 Run one case: pytest tb/corundum -k "tx_pipeline and w64" [--matcha-seed N]
 """
@@ -33,8 +33,12 @@ test_corundum_ports = sim.cocotb_entry(
                soak=c == "corundum") for c in CONFIGS])
 # The overlay build (tb/corundum/overlay_tb.py): its tables in DDR channel 0 when Corundum
 # sets DDR_ENABLE (with an Alveo DDR4 channel's widths), on chip otherwise.
-OVERLAY_CONFIG = "corundum-overlay-w64"
+# The 512-bit build, the card's scale, is a soak scenario: its shell is the 64-bit build's
+# code, and its pipelines have tb/sim's tests.
+OVERLAY_CONFIGS = ("corundum-overlay-w64", "corundum-overlay")
 test_corundum_overlay = sim.cocotb_entry("tb.corundum.overlay_tb", [
-    sim.Model(OVERLAY_CONFIG, TOPLEVEL, layout="layout-overlay_mem.json",
-              parameters=(("DDR_ENABLE", 1), ("AXI_DDR_DATA_WIDTH", 512), ("AXI_DDR_ADDR_WIDTH", 34))),
-    sim.Model(OVERLAY_CONFIG, TOPLEVEL, layout="layout-overlay.json")])
+    model for config in OVERLAY_CONFIGS for model in (
+        sim.Model(config, TOPLEVEL, layout="layout-overlay_mem.json",
+                  parameters=(("DDR_ENABLE", 1), ("AXI_DDR_DATA_WIDTH", 512), ("AXI_DDR_ADDR_WIDTH", 34)),
+                  soak=config == "corundum-overlay"),
+        sim.Model(config, TOPLEVEL, layout="layout-overlay.json", soak=config == "corundum-overlay"))])

@@ -22,7 +22,8 @@ object Generate {
     * otherwise. */
   val corundumConfigs = Seq(CorundumConfig("corundum", configs(1), Programs.l2l3),
     CorundumConfig("corundum-w64", configs(0), Programs.l2l3),
-    CorundumConfig("corundum-overlay-w64", configs(0), Programs.overlay(Overlay.Board), Some(Programs.overlayMem)))
+    CorundumConfig("corundum-overlay-w64", configs(0), Programs.overlay(Overlay.Board), Some(Programs.overlayMem)),
+    CorundumConfig("corundum-overlay", configs(1), Programs.overlay(Overlay.Corundum), Some(Programs.overlayMemCorundum)))
   /** The built-in program every configuration is generated with. */
   val program: Program = Programs.l2l3
   /** Programs generated besides it in a configuration, each as `matcha_<name>` with its
