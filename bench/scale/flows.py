@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The traffic of the scale benchmarks (bench/scale/run.py, run_w512.py): ENI 0's outbound
-UDP flows to CA->PA mappings of one VNET, all routed by one prefix
-(sim/examples/make_overlay_scale.py's one_route_tables), the mapped destinations placed as
-the driver places them, and the frames built fast."""
+"""The traffic of the scale benchmarks (bench/scale/run.py, run_w512.py) and their runs of
+matcha-sim: ENI 0's outbound UDP flows to CA->PA mappings of one VNET, all routed by one
+prefix (sim/examples/make_overlay_scale.py's one_route_tables), the mapped destinations
+placed as the driver places them, the frames built fast, and the simulator run with the
+tables loaded by matcha-ctl."""
 
 import ipaddress
 import struct
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from scapy.layers.inet import IP, UDP
@@ -16,6 +19,7 @@ from scapy.packet import Raw
 
 from tb.model.hashing import exact_index
 from tb.pipeline.control import descriptor_of
+from tb.sim import harness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sim" / "examples"))
 import make_overlay_scale as scale  # noqa: E402  (addressing and frames of the scale example)
@@ -114,3 +118,44 @@ def traffic(flow_count, passes, mapped, rng):
         rng.shuffle(again)
         frames += again
     return frames
+
+
+def simulate(work, config, program, layout, inputs, latency, interval=1, timeout=3600):
+    """matcha-sim of `program` on the captures `inputs`, its memory answering `latency`
+    clocks late (a program without memory: 0), after `matcha-ctl --cleared` has run
+    `work/ctl.txt` over its socket; the outputs in `work/out`. Returns the seconds
+    matcha-ctl took."""
+    sock, out = work / "ctl.sock", work / "out"
+    out.mkdir()
+    with harness.Simulator(config, "--socket", sock, "--wait-client", *inputs, "--out", out,
+                           "--layout", layout, "--max-clocks", 400_000_000,
+                           *(["--memory-latency", latency, "--memory-interval", interval] if latency else []),
+                           program=program) as s:
+        s.wait_socket(sock)
+        t0 = time.time()
+        ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
+                              "--cleared", "-f", str(work / "ctl.txt")], capture_output=True, text=True,
+                             timeout=timeout)
+        load_seconds = time.time() - t0
+        if ctl.returncode:
+            raise SystemExit(f"bench: matcha-ctl failed:\n{ctl.stdout}\n{ctl.stderr}")
+        rc, stdout, stderr = s.finish(timeout=timeout)
+    if rc:
+        raise SystemExit(f"bench: matcha-sim failed ({rc}):\n{stdout}\n{stderr}")
+    return load_seconds
+
+
+def prepare(work, program, mappings, settings, inner_bytes, flow_count, passes, rng):
+    """Writes `work/tables.txt` (the one route and `mappings` mappings placed as the driver
+    places them), `work/ctl.txt` (the matcha-ctl commands `settings`, then those tables) and
+    the capture of `flow_count` flows in `passes` passes (`traffic`) of `inner_bytes`-byte
+    inner frames. Returns the simulator's --in arguments and the Sent records."""
+    mapped = destinations(program, mappings, rng)
+    lines = tables(mapped)
+    (work / "tables.txt").write_text("\n".join(lines) + "\n")
+    (work / "ctl.txt").write_text("\n".join(settings + lines) + "\n")
+    frames = FlowFrames(inner_bytes)
+    sent_flows = traffic(flow_count, passes, mapped, rng)
+    frames.check(sent_flows)
+    return harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
+

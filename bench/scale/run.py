@@ -39,7 +39,7 @@ os.environ["MATCHA_SIM_DIR"] = str(SCALE_DIR / "sim")
 sys.path.insert(0, str(REPO))
 
 from bench.provenance import invocation, write_report  # noqa: E402
-from bench.scale.flows import FlowFrames, destinations, tables as flow_tables, traffic  # noqa: E402
+from bench.scale.flows import prepare, simulate  # noqa: E402
 from sim import build as sim_build  # noqa: E402
 from tb.common.phv import Layout  # noqa: E402
 from tb.model.program import Program  # noqa: E402
@@ -84,39 +84,15 @@ def one_run(work, run, rng):
     program_layout = sim_build.layout_path("w64", run.program)
     program = Program(program_layout)
     in_memory = program.sessions["sessions"].late_reason is not None
-    mapped = destinations(program, run.mappings, rng)
-    tables = flow_tables(mapped)
-    (work / "tables.txt").write_text("\n".join(tables) + "\n")
     # The model keeps every session: so does the hardware, its UDP sessions never aging.
     settings = ["session_set_timeout sessions UDP 65535"]
     if run.scan is not None:
         settings.append(f"session_set_scan_interval sessions {run.scan}")
-    (work / "ctl.txt").write_text("\n".join(settings + tables) + "\n")
-    frames = FlowFrames(INNER_BYTES)
-    sent_flows = traffic(run.flows, run.passes, mapped, rng)
-    frames.check(sent_flows)
-    inputs, sent = harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
-    sock, out = work / "ctl.sock", work / "out"
-    out.mkdir()
-    with harness.Simulator("w64", "--socket", sock, "--wait-client", *inputs, "--out", out,
-                           "--layout", program_layout, "--max-clocks", 400_000_000,
-                           *(["--memory-latency", run.latency, "--memory-interval", run.interval]
-                             if run.latency else []),
-                           program=run.program) as s:
-        s.wait_socket(sock)
-        t0 = time.time()
-        ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(program_layout),
-                              "--cleared", "-f", str(work / "ctl.txt")], capture_output=True, text=True,
-                             timeout=36000)
-        load_s = time.time() - t0
-        if ctl.returncode:
-            raise SystemExit(f"bench: matcha-ctl failed:\n{ctl.stdout}\n{ctl.stderr}")
-        rc, stdout, stderr = s.finish(timeout=36000)
-    if rc:
-        raise SystemExit(f"bench: matcha-sim failed ({rc}):\n{stdout}\n{stderr}")
+    inputs, sent = prepare(work, program, run.mappings, settings, INNER_BYTES, run.flows, run.passes, rng)
+    load_s = simulate(work, "w64", run.program, program_layout, inputs, run.latency, run.interval, timeout=36000)
     tables_file.load(program, work / "tables.txt")
     exp = harness.expected(program, sent, Layout(program_layout).header_bytes)
-    got = harness.read_outputs(out)
+    got = harness.read_outputs(work / "out")
     problems = harness.compare(got, exp) + harness.summary_errors(got.summary, exp, program)
     summary = got.summary
     memories = {m["port"]: m for m in summary["memories"]}

@@ -29,7 +29,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.provenance import invocation, write_report  # noqa: E402
-from bench.scale.flows import FlowFrames, destinations, tables as flow_tables, traffic  # noqa: E402
+from bench.scale.flows import prepare, simulate  # noqa: E402
 from sim import build as sim_build  # noqa: E402
 from tb.common.phv import Layout  # noqa: E402
 from tb.model.program import Program  # noqa: E402
@@ -53,33 +53,12 @@ SEED = 2026
 def one_run(work, program_name, inner_bytes, latency, flow_count, rng):
     layout = sim_build.layout_path(CONFIG, program_name)
     program = Program(layout)
-    mapped = destinations(program, MAPPINGS, rng)
-    tables = flow_tables(mapped)
-    (work / "tables.txt").write_text("\n".join(tables) + "\n")
     # The model keeps every session: so does the hardware, its UDP sessions never aging.
     settings = ["session_set_timeout sessions UDP 65535", f"session_set_tick sessions {TICK}"]
-    (work / "ctl.txt").write_text("\n".join(settings + tables) + "\n")
-    frames = FlowFrames(inner_bytes)
-    sent_flows = traffic(flow_count, 2, mapped, rng)
-    frames.check(sent_flows)
-    inputs, sent = harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
-    sock, out = work / "ctl.sock", work / "out"
-    out.mkdir()
-    with harness.Simulator(CONFIG, "--socket", sock, "--wait-client", *inputs, "--out", out,
-                           "--layout", layout,
-                           *(["--memory-latency", latency, "--memory-interval", 1] if latency else []),
-                           program=program_name) as s:
-        s.wait_socket(sock)
-        ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
-                              "--cleared", "-f", str(work / "ctl.txt")], capture_output=True, text=True,
-                             timeout=3600)
-        if ctl.returncode:
-            raise SystemExit(f"bench: matcha-ctl failed:\n{ctl.stdout}\n{ctl.stderr}")
-        rc, stdout, stderr = s.finish(timeout=3600)
-    if rc:
-        raise SystemExit(f"bench: matcha-sim failed ({rc}):\n{stdout}\n{stderr}")
+    inputs, sent = prepare(work, program, MAPPINGS, settings, inner_bytes, flow_count, 2, rng)
+    simulate(work, CONFIG, program_name, layout, inputs, latency)
     tables_file.load(program, work / "tables.txt")
-    got = harness.read_outputs(out)
+    got = harness.read_outputs(work / "out")
     busy = harness.busy_frames(program, got.punt_rows)
     exp = harness.expected(program, sent, Layout(layout).header_bytes, busy=busy)
     problems = harness.compare(got, exp) + harness.summary_errors(got.summary, exp, program)

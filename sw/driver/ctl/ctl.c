@@ -1345,8 +1345,11 @@ static int cmd_session_get_timeout(struct ctl *c, const struct ctl_command *comm
 	return 0;
 }
 
-static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command,
-			 const struct words *a)
+/* `<command> <table> <clocks>`: sets a session table's `what` (a length in clocks) with
+ * `set`, then says so, `what` capitalised. */
+static int session_set_clocks(struct ctl *c, const struct ctl_command *command,
+			      const struct words *a, const char *what,
+			      int (*set)(matcha_dev *, unsigned, uint32_t))
 {
 	const char *cmd = command->name;
 	struct matcha_table_info in;
@@ -1356,31 +1359,25 @@ static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command
 	if (a->n != 3)
 		return usage(c, command);
 	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
-	    (rc = parse_u32(c, cmd, "tick", a->w[2], &clocks)))
+	    (rc = parse_u32(c, cmd, what, a->w[2], &clocks)))
 		return rc;
-	if ((rc = matcha_session_set_tick(c->dev, table, clocks)))
+	if ((rc = set(c->dev, table, clocks)))
 		return lib_fail(c, cmd, rc);
-	fprintf(c->out, "Tick of table %u set to %u clocks\n", table, (unsigned)clocks);
+	fprintf(c->out, "%c%s of table %u set to %u clocks\n", toupper((unsigned char)what[0]), what + 1,
+		table, (unsigned)clocks);
 	return 0;
+}
+
+static int cmd_session_set_tick(struct ctl *c, const struct ctl_command *command,
+			 const struct words *a)
+{
+	return session_set_clocks(c, command, a, "tick", matcha_session_set_tick);
 }
 
 static int cmd_session_set_scan_interval(struct ctl *c, const struct ctl_command *command,
 			 const struct words *a)
 {
-	const char *cmd = command->name;
-	struct matcha_table_info in;
-	unsigned table;
-	uint32_t clocks = 0;
-	int rc;
-	if (a->n != 3)
-		return usage(c, command);
-	if ((rc = need_session(c, cmd, a->w[1], &table, &in)) ||
-	    (rc = parse_u32(c, cmd, "scan interval", a->w[2], &clocks)))
-		return rc;
-	if ((rc = matcha_session_set_scan_interval(c->dev, table, clocks)))
-		return lib_fail(c, cmd, rc);
-	fprintf(c->out, "Scan interval of table %u set to %u clocks\n", table, (unsigned)clocks);
-	return 0;
+	return session_set_clocks(c, command, a, "scan interval", matcha_session_set_scan_interval);
 }
 
 static int cmd_session_set_policy(struct ctl *c, const struct ctl_command *command,
