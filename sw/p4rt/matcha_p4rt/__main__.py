@@ -15,7 +15,7 @@ import argparse
 import logging
 import signal
 import sys
-import threading
+import time
 from concurrent import futures
 from pathlib import Path
 
@@ -134,10 +134,12 @@ def main(argv=None):
     if not port:
         fail(f"cannot listen on {args.listen}")
     # From here on a SIGINT or SIGTERM stops the server through the cleanup below, which
-    # turns a card's CPU port off again.
-    done = threading.Event()
+    # turns a card's CPU port off again. The handler only notes the signal: one that took a
+    # lock (threading.Event.set) could deadlock on the lock the main thread holds for an
+    # instant entering Event.wait, and the server would hang instead of stopping.
+    stopping = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: done.set())
+        signal.signal(sig, lambda *_: stopping.append(True))
     clear_cpu_port = False
     if args.cpu_port:
         try:
@@ -151,7 +153,8 @@ def main(argv=None):
     print(f"matcha-p4rt: serving {device.program()} build {build} of {args.device} as device "
           f"{args.device_id} on {address}", flush=True)
 
-    done.wait()
+    while not stopping:
+        time.sleep(0.1)
     server.stop(grace=1).wait()
     cpu = ""
     if servicer.cpu_port:
