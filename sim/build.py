@@ -11,15 +11,18 @@ layout-<program>.json for the others); the program's layout gives the top level'
 the widths the harness needs (data, port number, control addresses), the maximum frame
 size, the parse error names and the build id, which go into a generated
 matcha_sim_config.h (the harness's compile checks the data width against the model's
-s_axis_tdata). The build is skipped when a stamp holds the hash of every input (Verilog, layout,
-harness sources, options, Verilator); an fcntl lock keeps parallel test workers from
-building the same binary at once. Prints the binary's path.
+s_axis_tdata). The pipeline's Verilator model is the cocotb tests' (tb/common/sim.py
+builds it, or finds it built), and the harness is linked with it (matcha_sim.mk). The
+harness's build is skipped when a stamp holds the hash of every input (the model's own
+stamp, layout, harness sources, options); fcntl locks keep parallel test workers from
+building the same model or binary at once. Prints the binary's path.
 """
 
 import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,23 +34,23 @@ if str(REPO) not in sys.path:
 
 from tb.common import sim  # noqa: E402
 
-SOURCES = ["matcha_sim.cpp", "pcap_io.cpp", "control_socket.cpp", "live_interface.cpp", "axi_memory.cpp"]
+# The harness's C++ files, each a class of sim/matcha_sim.mk's link.
+HARNESS = ["matcha_sim", "pcap_io", "control_socket", "live_interface", "axi_memory"]
+SOURCES = [f"{name}.cpp" for name in HARNESS]
 HEADERS = ["pcap_io.h", "control_socket.h", "live_interface.h", "axi_memory.h"]
-# Marks the deparser's PHV handshake readable: it tells which frame a drop belongs to.
+# The link against the test model (tb/common/sim.py), which also makes the deparser's PHV
+# handshake readable (matcha_sim.vlt: it tells which frame a drop belongs to).
+MAKEFILE = "matcha_sim.mk"
 CONFIG_FILE = "matcha_sim.vlt"
-# The C++ compiler's optimization. -O1 builds in a fraction of -O2's time (the tests and
-# `make run` build every program's harness; the Corundum-scale overlay's takes tens of
-# minutes at -O2); MATCHA_SIM_OPT=-O2 runs fastest, which the simulator's speed benchmark
-# (bench/sim/run_speed.py) uses.
-OPT = os.environ.get("MATCHA_SIM_OPT", "-O1")
-VERILATOR_ARGS = ["--x-assign", "fast", "--x-initial", "fast"]
+# The C++ optimization of the harness. The model is the cocotb tests' (its own code at -O1,
+# its constructors at -O0, tb/common/sim.py TEST_OPT), built once for both; MATCHA_SIM_OPT
+# (say -O2, which the simulator's speed benchmark bench/sim/run_speed.py uses) compiles a
+# model of its own, all of it at that optimization.
+OPT = os.environ.get("MATCHA_SIM_OPT")
 
 
 # The program `make sim` and `make run` build when none is named.
 DEFAULT_PROGRAM = "l2l3"
-# Class names of the Verilated model, whatever the program: the harness includes
-# "Vmatcha.h".
-PREFIX = "Vmatcha"
 
 
 def toplevel(program):
@@ -150,20 +153,13 @@ def config_header(config, program):
     ])
 
 
-def command(config, program, waves, obj_dir, binary):
-    jobs = os.environ.get("MATCHA_SIM_JOBS", "2")
-    args = [str(sim.setup_environment() / "verilator"), "--cc", "--exe", "--build",
-            "-j", jobs, "--top-module", toplevel(program), "--prefix", PREFIX,
-            *sim.BUILD_ARGS, *VERILATOR_ARGS,
-            "--Mdir", str(obj_dir), "-o", str(binary),
-            "-CFLAGS", f"-std=c++17 {OPT} -I{HERE} -I{sim.RTL_DIR / 'contract'}", "-LDFLAGS", "-lpcap"]
-    for var in sim.make_vars() + [f"OPT_FAST={OPT}", f"OPT_SLOW={OPT}", f"OPT_GLOBAL={OPT}"]:
-        args += ["-MAKEFLAGS", var]
-    if waves:
-        args += sim.WAVE_ARGS
-    args += [str(sim.rtl_file(config, toplevel(program))), str(HERE / CONFIG_FILE)]
-    args += [str(HERE / s) for s in SOURCES]
-    return args
+def command(model, obj_dir, binary):
+    """The make command that compiles the harness into obj_dir and links it with `model`."""
+    return ["make", "-s", "-j", os.environ.get("MATCHA_SIM_JOBS", "2"), "-C", str(obj_dir),
+            "-f", str(HERE / MAKEFILE), f"VERILATOR_ROOT={sim.setup_environment().parent}",
+            f"MODEL={model}", f"HARNESS_DIR={HERE}", f"HARNESS={' '.join(HARNESS)}",
+            f"BINARY={binary}", f"OPT=-std=c++17 {OPT or '-O1'}",
+            f"INCLUDES=-I{HERE} -I{sim.RTL_DIR / 'contract'} -I{obj_dir}", *sim.make_vars()]
 
 
 def build(config="w64", program=DEFAULT_PROGRAM, waves=False, quiet=False):
@@ -174,21 +170,23 @@ def build(config="w64", program=DEFAULT_PROGRAM, waves=False, quiet=False):
     binary = binary_path(config, program, waves)
     obj_dir = binary.with_name(binary.name + ".obj")
     header = config_header(config, program)
-    cmd = command(config, program, waves, obj_dir, binary)
-    h = hashlib.sha256()
-    h.update(sim.rtl_file(config, toplevel(program)).read_bytes())
-    h.update(header.encode())
-    for name in SOURCES + HEADERS + [CONFIG_FILE, "build.py"]:
-        h.update((HERE / name).read_bytes())
-    h.update("\0".join(cmd).encode())
-    key = h.hexdigest()
-    stamp = obj_dir / ".matcha-build"
     with sim.locked(binary.parent / f".{binary.name}.lock"):
+        model = sim.build(config, toplevel(program), waves=waves, opt=OPT)
+        cmd = command(model, obj_dir, binary)
+        h = hashlib.sha256()
+        h.update((model / ".matcha-build").read_bytes())
+        h.update(header.encode())
+        for name in SOURCES + HEADERS + [MAKEFILE, "build.py"]:
+            h.update((HERE / name).read_bytes())
+        h.update("\0".join(cmd).encode())
+        key = h.hexdigest()
+        stamp = obj_dir / ".matcha-build"
         if stamp.exists() and stamp.read_text() == key and binary.exists():
             return binary
-        obj_dir.mkdir(parents=True, exist_ok=True)
+        if obj_dir.exists():
+            shutil.rmtree(obj_dir)
+        obj_dir.mkdir(parents=True)
         (obj_dir / "matcha_sim_config.h").write_text(header)
-        cmd[cmd.index("-CFLAGS") + 1] += f" -I{obj_dir}"
         log = obj_dir / "build.log"
         if not quiet:
             print(f"sim/build.py: building {binary.relative_to(REPO)} (log {log.relative_to(REPO)})",

@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "Vmatcha.h"  // whatever the program: sim/build.py verilates with --prefix Vmatcha
-#include "Vmatcha___024root.h"
+#include "Vtop.h"  // whatever the program: the test model of tb/common/sim.py (cocotb's prefix)
+#include "Vtop___024root.h"
 #include "verilated.h"
 #if VM_TRACE
 #include "verilated_fst_c.h"
@@ -55,7 +55,7 @@ constexpr unsigned kPortBits = MATCHA_PORT_BITS;
 constexpr unsigned kPorts = 1u << kPortBits;
 constexpr uint64_t kAddrLimit = uint64_t(1) << MATCHA_AXIL_ADDR_BITS;
 
-using TData = std::remove_reference_t<decltype(Vmatcha::s_axis_tdata)>;
+using TData = std::remove_reference_t<decltype(Vtop::s_axis_tdata)>;
 static_assert(sizeof(TData) == kLanes, "s_axis_tdata is not MATCHA_DATA_BYTES wide");
 static_assert(kLanes <= 64, "tkeep wider than 64 bits");
 
@@ -486,7 +486,7 @@ class BusMaster {
     }
     void finish() { busy_ = done_ = false; }
 
-    void drive(Vmatcha& top) const {
+    void drive(Vtop& top) const {
         bool w = busy_ && !done_ && write_, r = busy_ && !done_ && !write_;
         top.s_axil_awvalid = w && !addr_done_;
         top.s_axil_awaddr = addr_;
@@ -501,7 +501,7 @@ class BusMaster {
         top.s_axil_rready = r;
     }
 
-    void sample(const Vmatcha& top) {
+    void sample(const Vtop& top) {
         if (!busy_ || done_) return;
         if (write_) {
             if (top.s_axil_awvalid && top.s_axil_awready) addr_done_ = true;
@@ -586,7 +586,7 @@ class Sim {
 #if VM_TRACE
         if (!opt_.trace.empty()) ctx_->traceEverOn(true);  // before the model exists
 #endif
-        top_ = std::make_unique<Vmatcha>(ctx_.get(), MATCHA_TOPLEVEL);
+        top_ = std::make_unique<Vtop>(ctx_.get(), MATCHA_TOPLEVEL);
         for (const auto& e : MATCHA_PARSE_ERRORS) parse_errors_[e.code] = e.name;
 #define MATCHA_MEMORY_NEW(port, bytes) \
     memories_.push_back(std::make_unique<AxiMemory>(#port, bytes, opt_.memory_latency, opt_.memory_interval));
@@ -656,7 +656,7 @@ class Sim {
     std::bernoulli_distribution stall_{0};
 
     std::unique_ptr<VerilatedContext> ctx_;
-    std::unique_ptr<Vmatcha> top_;
+    std::unique_ptr<Vtop> top_;
 #if VM_TRACE
     std::unique_ptr<VerilatedFstC> trace_;
 #endif
@@ -751,7 +751,7 @@ class Sim {
 };
 
 void Sim::clock() {
-    Vmatcha& top = *top_;
+    Vtop& top = *top_;
     drive_inputs();
     bus_.drive(top);
     drive_memories();
@@ -809,7 +809,7 @@ void Sim::retire() {
 }
 
 void Sim::drive_inputs() {
-    Vmatcha& top = *top_;
+    Vtop& top = *top_;
     if (!traffic_ || next_ >= queued() || gap_left_ > 0) {
         if (gap_left_ > 0 && traffic_) gap_left_--;
         top.s_axis_tvalid = 0;
@@ -879,7 +879,7 @@ void Sim::on_deparser_frame(uint64_t t, bool dropped, uint8_t reason) {
 }
 
 void Sim::on_output_beat(uint64_t t) {
-    const Vmatcha& top = *top_;
+    const Vtop& top = *top_;
     const uint64_t keep = uint64_t(top.m_axis_tkeep) & keep_mask(kLanes);
     const unsigned n = unsigned(__builtin_popcountll(keep));
     const bool last = top.m_axis_tlast;
@@ -957,7 +957,7 @@ template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
 uint8_t* lanes(T& v) { return reinterpret_cast<uint8_t*>(&v); }
 
 void Sim::drive_memories() {
-    Vmatcha& top = *top_;
+    Vtop& top = *top_;
     size_t k = 0;
 #define MATCHA_MEMORY_DRIVE(port, bytes) { \
         AxiMemory& m = *memories_[k++]; \
@@ -981,7 +981,7 @@ void Sim::drive_memories() {
 }
 
 void Sim::sample_memories(uint64_t t) {
-    Vmatcha& top = *top_;
+    Vtop& top = *top_;
     size_t k = 0;
 #define MATCHA_MEMORY_SAMPLE(port, bytes) { \
         AxiMemory::Master s; \
@@ -1009,7 +1009,7 @@ void Sim::sample_memories(uint64_t t) {
 
 void Sim::reset() {
     for (auto& m : memories_) m->reset();
-    Vmatcha& top = *top_;
+    Vtop& top = *top_;
     top.rst = 1;
     top.s_axis_tvalid = 0;
     top.m_axis_tready = 1;

@@ -92,15 +92,22 @@ def setup_environment():
     return vbin
 
 
-def _model_name(toplevel, parameters=(), random_init=False):
-    """A model's directory name: the top level, its parameter overrides and whether its
-    initial state is random."""
-    return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters] + ["rand"] * random_init)
+def _model_name(toplevel, parameters=(), random_init=False, opt=None):
+    """A model's directory name: the top level, its parameter overrides, whether its
+    initial state is random and its C++ optimization when not the tests'."""
+    return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters] + ["rand"] * random_init +
+                    ([opt.lstrip("-")] if opt else []))
 
 
-def _model_dir(config, toplevel, waves, parameters=(), random_init=False):
-    return SIM_DIR / config / (_model_name(toplevel, parameters, random_init) +
+def _model_dir(config, toplevel, waves, parameters=(), random_init=False, opt=None):
+    return SIM_DIR / config / (_model_name(toplevel, parameters, random_init, opt) +
                                ("-waves" if waves else ""))
+
+
+def opt_vars(opt=None):
+    """The make variables of a model's C++ optimization: TEST_OPT, or `opt` (say "-O2")
+    for all of it."""
+    return TEST_OPT if opt is None else [f"OPT_FAST={opt}", f"OPT_SLOW={opt}", f"OPT_GLOBAL={opt}"]
 
 
 def _build_key(sources, args, vbin):
@@ -150,29 +157,50 @@ def make_vars():
     return MAKE_VARS
 
 
-def public_ports_config(toplevel):
-    """A Verilator configuration file's text that makes only `toplevel`'s own signals
-    reachable over VPI. cocotb's runner passes --public-flat-rw, which keeps every signal
-    of every module and stops Verilator from optimizing across them; the tests use the top
-    level's ports and signals only (bench/results/test_budget.md)."""
-    return f'`verilator_config\npublic_flat_rw -module "{toplevel}" -var "*"\n'
+# matcha-sim (sim/build.py) links the test model of a program's pipeline and reads the
+# deparser signals this file names.
+HARNESS_CONFIG = REPO / "sim" / "matcha_sim.vlt"
+
+
+def top_ports(source, toplevel):
+    """The port names of module `toplevel` in the Verilog file `source`: its ANSI header
+    (everything from `module` to the first `;`), comments left out."""
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", Path(source).read_text(), flags=re.S)
+    start = re.search(rf"\bmodule\s+{re.escape(toplevel)}\b", text)
+    if start is None:
+        raise RuntimeError(f"{source}: no module {toplevel}")
+    header = text[start.end():text.index(";", start.end())]
+    return re.findall(r"\b(?:input|output|inout)\b[^,]*?(\w+)\s*(?=,|\)\s*$)", header)
+
+
+def public_ports_config(source, toplevel):
+    """A Verilator configuration file's text that makes `toplevel`'s ports reachable over
+    VPI, and the signals matcha-sim reads (HARNESS_CONFIG). cocotb's runner passes
+    --public-flat-rw, which keeps every signal of every module and stops Verilator from
+    optimizing across them; the tests drive and sample the top level's ports only, and
+    every signal of the top module public doubles a pipeline's C++ (the 64-bit overlay's
+    16.4 MB against 7.9 MB; bench/results/test_budget.md)."""
+    harness = HARNESS_CONFIG.read_text().replace("`verilator_config\n", "", 1)
+    ports = "".join(f'public_flat_rw -module "{toplevel}" -var "{p}"\n'
+                    for p in top_ports(source, toplevel))
+    return f"`verilator_config\n{ports}{harness}"
 
 
 class SimulationTimeout(AssertionError):
     pass
 
 
-def get_runner(timeout_s=None):
-    """cocotb's Verilator runner with the project's make variables and TEST_OPT, without
-    --public-flat-rw (see public_ports_config); a command running longer than `timeout_s`
-    is killed and raises SimulationTimeout."""
+def get_runner(timeout_s=None, opt=None):
+    """cocotb's Verilator runner with the project's make variables and opt_vars(opt),
+    without --public-flat-rw (see public_ports_config); a command running longer than
+    `timeout_s` is killed and raises SimulationTimeout."""
     from cocotb_tools.runner import Verilator
 
     class _Verilator(Verilator):
         def _build_command(self):
             cmds = super()._build_command()
             cmds[0] = [a for a in cmds[0] if a != "--public-flat-rw"]
-            cmds[-1] = list(cmds[-1]) + make_vars() + TEST_OPT
+            cmds[-1] = list(cmds[-1]) + make_vars() + opt_vars(opt)
             return cmds
 
         # cocotb's own loop, with a timeout: the runner has no way to stop a simulation
@@ -192,21 +220,23 @@ def get_runner(timeout_s=None):
     return _Verilator()
 
 
-def build(config, toplevel, waves=None, models=(), parameters=(), random_init=False):
+def build(config, toplevel, waves=None, models=(), parameters=(), random_init=False, opt=None):
     """Build (or reuse) the model of `toplevel` in `config`; returns its directory.
     `models` are further Verilog files compiled with it (simulation models of vendor
     primitives the generated Verilog instantiates); `parameters` are (name, value) pairs
     that override the top level's Verilog parameters; `random_init` builds a model whose
-    initial state can be randomized (RANDOM_INIT_ARGS, see run())."""
+    initial state can be randomized (RANDOM_INIT_ARGS, see run()); `opt` compiles it all
+    at one C++ optimization instead of TEST_OPT. matcha-sim links the model too
+    (sim/build.py): one Verilator build serves the cocotb tests and the simulator."""
     waves = waves_enabled() if waves is None else waves
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
-    model = _model_dir(config, toplevel, waves, parameters, random_init)
+    model = _model_dir(config, toplevel, waves, parameters, random_init, opt)
     name = model.name
-    public = public_ports_config(toplevel)
+    public = public_ports_config(source, toplevel)
     sources = [source, *map(Path, models)]
     args = BUILD_ARGS + (WAVE_ARGS if waves else []) + (RANDOM_INIT_ARGS if random_init else [])
-    key = _build_key(sources, args + TEST_OPT + [public] + [f"-G{k}={v}" for k, v in parameters],
+    key = _build_key(sources, args + opt_vars(opt) + [public] + [f"-G{k}={v}" for k, v in parameters],
                      vbin)
     stamp = model / ".matcha-build"
     with locked(SIM_DIR / config / f".{name}.lock"):
@@ -222,7 +252,7 @@ def build(config, toplevel, waves=None, models=(), parameters=(), random_init=Fa
         config_file = model / "public_ports.vlt"
         config_file.write_text(public)
         sources.append(config_file)
-        runner = get_runner()
+        runner = get_runner(opt=opt)
         log = model / "build.log"
         try:
             runner.build(
