@@ -2,11 +2,12 @@
 """A memory behind an AXI4 port that answers reads late, as DRAM and HBM do.
 
 Writes go to cocotbext-axi's AxiRamWrite. Reads are answered here, from the same memory:
-each single-beat read `latency` clocks (plus up to `jitter`) after the port takes its
-address, read from memory when it is answered, or, with `snapshot`, when its address is
-taken: then a read misses every write that lands while it is out, as a DRAM read that
-left the controller's queue before the write reached it does. Answers keep the order of their read id
-(as AXI asks) but may overtake answers of another id. `ar_busy` and `r_busy` hold arready
+each read of full beats (one, or an incrementing burst of several) `latency` clocks (plus
+up to `jitter`) after the port takes its address, read from memory when it is answered,
+or, with `snapshot`, when its address is taken: then a read misses every write that lands
+while it is out, as a DRAM read that left the controller's queue before the write reached
+it does. Answers keep the order of their read id (as AXI asks) but may overtake answers of
+another id; a burst's beats go out together. `ar_busy` and `r_busy` hold arready
 low and rvalid back at random (cocotb_util.pause_pattern); `stall_ar()` holds arready low
 until `release_ar()`.
 """
@@ -22,15 +23,16 @@ from tb.common import cocotb_util
 
 
 class LateMemory:
-    def __init__(self, dut, prefix, size, rng, cycles, clk=None):
+    def __init__(self, dut, prefix, size, rng, cycles, clk=None, reset=None):
         """`cycles` counts the rising edges of `clk`, the port's clock (the DUT's `clk`
-        unless given): latencies are in its clocks."""
+        unless given): latencies are in its clocks. With `reset` (active high), the memory
+        takes no read or write while it is held, as a memory controller in reset does."""
         bus = AxiBus.from_prefix(dut, prefix)
         self.clk = clk if clk is not None else dut.clk
-        self.write_if = AxiRamWrite(bus.write, self.clk, size=size)
+        self.write_if = AxiRamWrite(bus.write, self.clk, reset, size=size)
         self.cycles = cycles
         self.rng = rng
-        self.ar = AxiARSink(bus.read.ar, self.clk)
+        self.ar = AxiARSink(bus.read.ar, self.clk, reset)
         self.r = AxiRSource(bus.read.r, self.clk)
         self.byte_lanes = len(bus.read.r.rdata) // 8
         self.latency = 100
@@ -69,14 +71,16 @@ class LateMemory:
     async def _take_reads(self):
         while True:
             ar = await self.ar.recv()
-            assert int(ar.arlen) == 0 and 1 << int(ar.arsize) == self.byte_lanes, "one full beat a read"
+            assert 1 << int(ar.arsize) == self.byte_lanes, "full beats"
+            assert int(ar.arburst) == 1 or int(ar.arlen) == 0, "an incrementing burst"
             rid, address = int(ar.arid), int(ar.araddr)
             assert address % self.byte_lanes == 0, f"unaligned read at {address:#x}"
+            beats = [address + k * self.byte_lanes for k in range(int(ar.arlen) + 1)]
             due = self.cycles.cycle + self.latency + self.rng.randint(0, self.jitter)
             due = max(due, self._last_due.get(rid, 0))
             self._last_due[rid] = due
-            data = self._read(address) if self.snapshot else None
-            heapq.heappush(self._due, (due, self._order, rid, address, data))
+            data = [self._read(a) for a in beats] if self.snapshot else None
+            heapq.heappush(self._due, (due, self._order, rid, beats, data))
             self._order += 1
             self.reads += 1
 
@@ -84,16 +88,17 @@ class LateMemory:
         while True:
             await RisingEdge(self.clk)
             while self._due and self._due[0][0] <= self.cycles.cycle:
-                _, _, rid, address, data = heapq.heappop(self._due)
-                r = self.r._transaction_obj()
-                r.rid = rid
-                r.rlast = 1
-                r.rdata = self._read(address) if data is None else data
-                r.rresp = 0
-                if address in self.failing:
-                    r.rresp = 2
-                    r.rdata ^= (1 << 8 * self.byte_lanes) - 1
-                self.r.send_nowait(r)
+                _, _, rid, beats, data = heapq.heappop(self._due)
+                for k, address in enumerate(beats):
+                    r = self.r._transaction_obj()
+                    r.rid = rid
+                    r.rlast = int(k == len(beats) - 1)
+                    r.rdata = self._read(address) if data is None else data[k]
+                    r.rresp = 0
+                    if address in self.failing:
+                        r.rresp = 2
+                        r.rdata ^= (1 << 8 * self.byte_lanes) - 1
+                    self.r.send_nowait(r)
 
     def _read(self, address):
         return int.from_bytes(self.mem.read(address, self.byte_lanes), "little")

@@ -475,7 +475,8 @@ def cocotb_entry(tb_module, models):
         run(model.config, model.toplevel, tb_module, testcase=case, seed=matcha_seed,
             run_name=case, models=model.models, parameters=model.parameters,
             random_init=model.random_init,
-            env={"MATCHA_TB_LAYOUT": model.layout_path() or ""},
+            env={"MATCHA_TB_LAYOUT": model.layout_path() or "",
+                 "MATCHA_TB_PARAMETERS": ",".join(f"{k}={v}" for k, v in model.parameters)},
             timeout_s=None if is_soak(tests[case], model) or not TEST_BUDGET_S else TEST_BUDGET_S)
 
     return test

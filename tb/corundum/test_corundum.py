@@ -9,7 +9,8 @@ once per generated Corundum build: `corundum-w64` (64-bit taps, the small model)
 - tb/corundum/ports_tb.py: four interfaces (IF_COUNT=4) receiving at once behind a model of
   Corundum's RX FIFOs (the 512-bit build's in `make soak`);
 - tb/corundum/overlay_tb.py: the builds `corundum-overlay-w64` and `corundum-overlay` (512
-  bits, in `make soak`), the overlay program with its tables in DDR (DDR_ENABLE) and on chip.
+  bits, in `make soak`), the overlay program with its tables in DDR (DDR_ENABLE), in HBM
+  (HBM_ENABLE) and on chip.
 
 Run one case: pytest tb/corundum -k "tx_pipeline and w64" [--matcha-seed N]
 """
@@ -32,13 +33,15 @@ test_corundum_ports = sim.cocotb_entry(
     [sim.Model(c, TOPLEVEL, parameters=(("IF_COUNT", 4),), random_init=True,
                soak=c == "corundum") for c in CONFIGS])
 # The overlay build (tb/corundum/overlay_tb.py): its tables in DDR channel 0 when Corundum
-# sets DDR_ENABLE (with an Alveo DDR4 channel's widths), on chip otherwise.
+# sets DDR_ENABLE (with an Alveo DDR4 channel's widths), else in HBM channel 0 when it sets
+# HBM_ENABLE (Corundum's 256-bit HBM beats), on chip otherwise.
 # The 512-bit build, the card's scale, is a soak scenario: its shell is the 64-bit build's
 # code, and its pipelines have tb/sim's tests.
 OVERLAY_CONFIGS = ("corundum-overlay-w64", "corundum-overlay")
+MEMORY_CHANNELS = ((("DDR_ENABLE", 1), ("AXI_DDR_DATA_WIDTH", 512), ("AXI_DDR_ADDR_WIDTH", 34)),
+                   (("HBM_ENABLE", 1), ("AXI_HBM_ADDR_WIDTH", 33)))
 test_corundum_overlay = sim.cocotb_entry("tb.corundum.overlay_tb", [
     model for config in OVERLAY_CONFIGS for model in (
-        sim.Model(config, TOPLEVEL, layout="layout-overlay_mem.json",
-                  parameters=(("DDR_ENABLE", 1), ("AXI_DDR_DATA_WIDTH", 512), ("AXI_DDR_ADDR_WIDTH", 34)),
-                  soak=config == "corundum-overlay"),
+        *(sim.Model(config, TOPLEVEL, layout="layout-overlay_mem.json", parameters=channel,
+                    soak=config == "corundum-overlay") for channel in MEMORY_CHANNELS),
         sim.Model(config, TOPLEVEL, layout="layout-overlay.json", soak=config == "corundum-overlay"))])

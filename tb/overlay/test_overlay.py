@@ -106,7 +106,7 @@ def test_layout_overlay_mem_program():
             assert t == on_chip[t["name"]], t["name"]
     route = next(t for t in mem["tables"] if t["name"] == "route")
     chip_route = on_chip["route"]
-    assert route["memory"] == {"port": "m_axi_route", "dataWidth": 512, "addressWidth": 34, "idWidth": 6,
+    assert route["memory"] == {"port": "m_axi_route", "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
                                "baseAddress": 3 << 29, "memoryLatency": 320, "lateReason": 0x43}
     assert route["lpm"] == {**chip_route["lpm"], "memoryLevels": 2}
     assert (route["counters"], route["latency"]) == (False, chip_route["latency"] - 2 + 2 * 512)
@@ -114,12 +114,12 @@ def test_layout_overlay_mem_program():
         {k: v for k, v in chip_route.items() if k not in ("lpm", "counters", "latency")}
     mapping = next(t for t in mem["tables"] if t["name"] == "mapping")
     assert (mapping["kind"], mapping["counters"], mapping["latency"]) == ("mem_exact", False, 512)
-    assert mapping["memory"] == {"port": "m_axi_mapping", "dataWidth": 512, "addressWidth": 34, "idWidth": 6,
+    assert mapping["memory"] == {"port": "m_axi_mapping", "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
                                  "baseAddress": 1 << 30, "memoryLatency": 320, "lateReason": 0x40}
     assert mapping["size"] == 3 * 2 * SCALE[config]["mappings"]
     assert [a["name"] for a in mapping["actions"]] == [a["name"] for a in on_chip["mapping"]["actions"]]
     (sessions,), (chip_sessions,) = mem["sessions"], chip["sessions"]
-    assert sessions["memory"] == {"port": "m_axi_sessions", "dataWidth": 512, "addressWidth": 34, "idWidth": 6,
+    assert sessions["memory"] == {"port": "m_axi_sessions", "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
                                   "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x41, "busyReason": 0x42}
     assert (sessions["size"], sessions["ways"], sessions["latency"]) == (3 * SCALE[config]["sessions"] // 2, 3, 512)
     assert {k: v for k, v in sessions.items() if k not in ("memory", "size", "ways", "latency", "index")} == \

@@ -118,6 +118,8 @@ object Generate {
     * core, its modules prefixed `mem_`) and everything under them; and the layout.json of
     * each pipeline inside: `layout.json` for a build of the built-in program, else
     * `layout-<program>.json`. */
+  val narrowerTop = "matcha_memory_narrower"
+
   def corundum(out: String, cc: CorundumConfig): Unit = {
     val dir = s"$out/${cc.name}"
     new File(dir).mkdirs()
@@ -143,7 +145,16 @@ object Generate {
       case None => CorundumShell.onChipOnly(template)
       case Some((_, memoryTop, _, block)) =>
         val port = block.memory.port.config
-        CorundumShell.withMemoryCore(template, memoryTop, port, port.addressWidth)
+        CorundumShell.withMemoryCore(template, memoryTop, port, port.addressWidth, narrowerTop, CorundumConfig.HbmDataWidth)
+    }
+    /** The memory core's port on an HBM channel's beats (CorundumShell). */
+    val narrower = memory.map { case (_, _, _, block) =>
+      val report = spinal(dir).generateVerilog(top(new table.MemoryPortNarrower(block.memory.port.config,
+        CorundumConfig.HbmDataWidth, narrowerTop))())
+      val file = new File(s"$dir/${report.toplevelName}.v")
+      val text = scala.io.Source.fromFile(file).mkString
+      file.delete()
+      text
     }
     val buildIds = (layout +: memory.map(_._3).toSeq).map(l => f"32'h${l.buildId}%08X").mkString(" or ")
     val shell = values.foldLeft(shaped.replace("@APP_ID@", f"32'h${CorundumAppBlock.AppId}%08X")
@@ -151,7 +162,8 @@ object Generate {
       case (t, (k, v)) => t.replace(s"@$k@", v.toString)
     }
     require(!shell.contains("@"), "unfilled placeholder in the mqnic_app_block template")
-    write(s"$dir/mqnic_app_block.v", shell + "\n" + onChip + memory.map("\n" + _._1).map(withoutModulesOf(onChip)).getOrElse(""))
+    write(s"$dir/mqnic_app_block.v", shell + "\n" + onChip + memory.map("\n" + _._1).map(withoutModulesOf(onChip)).getOrElse("") +
+      narrower.map("\n" + _).getOrElse(""))
   }
 
   private val ModuleText = """(?ms)^module (\w+).*?^endmodule\s*""".r
@@ -240,6 +252,10 @@ object Generate {
       tickClocks = 3), "matcha_meter_small_table"))())
     spinal(tables).generateVerilog(top(new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
       buckets = 1024, latency = 512)))())
+    // The same table on a memory of half its beat, as an HBM pseudo-channel's 256 bits
+    // against a 64-byte bucket.
+    spinal(tables).generateVerilog(top(new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
+      buckets = 1024, latency = 512, answerClocks = 2), "matcha_mem_exact_table_narrow"))())
     // 64 buckets of three sessions, 16 buckets tracked so that a test can run them out.
     spinal(tables).generateVerilog(top(new table.MemSessionTableUnit(table.MemSessionTableConfig(buckets = 64,
       writesTracked = 16)))())

@@ -431,8 +431,9 @@ module mqnic_app_block #
     output wire [IF_COUNT*AXIS_IF_RX_USER_WIDTH-1:0]           m_axis_if_rx_tuser,
 
     // DDR and HBM memory channels. A build with tables in the card's memory uses DDR
-    // channel 0 when DDR_ENABLE is set (ip/corundum/README.md, "Tables in the card's
-    // memory"); every other master stays idle: no request, and any response is accepted.
+    // channel 0 when DDR_ENABLE is set, else HBM channel 0 when HBM_ENABLE is
+    // (ip/corundum/README.md, "Tables in the card's memory"); every other master stays
+    // idle: no request, and any response is accepted.
     //
     // DDR
     input  wire [DDR_CH-1:0]                                   ddr_clk,
@@ -865,6 +866,7 @@ assign m_axi_ddr_arvalid = 0;
 assign m_axi_ddr_rready = {DDR_CH{1'b1}};
 //@DDR}
 
+//@HBM{
 assign m_axi_hbm_awid = 0;
 assign m_axi_hbm_awaddr = 0;
 assign m_axi_hbm_awlen = 0;
@@ -894,6 +896,7 @@ assign m_axi_hbm_arqos = 0;
 assign m_axi_hbm_aruser = 0;
 assign m_axi_hbm_arvalid = 0;
 assign m_axi_hbm_rready = {HBM_CH{1'b1}};
+//@HBM}
 
 // Corundum's statistics: nothing counted there.
 assign m_axis_stat_tdata = 0;

@@ -19,8 +19,8 @@ import spinal.lib.bus.misc.SizeMapping
   *
   * `program` runs on chip. With `memoryProgram` the build has a second core, that program
   * with its big tables in the card's memory, which the shell instantiates instead when
-  * Corundum gives it a DDR channel (DDR_ENABLE; ip/corundum/README.md, "Tables in the card's
-  * memory"). */
+  * Corundum gives it a DDR channel (DDR_ENABLE) or an HBM channel (HBM_ENABLE;
+  * ip/corundum/README.md, "Tables in the card's memory"). */
 case class CorundumConfig(
     name: String,
     matcha: MatchaConfig,
@@ -47,6 +47,12 @@ case class CorundumConfig(
   def rxBufferFrames: Int = 1 << log2Up(rxBufferBeats / ((minTxBytes + dataBytes - 1) / dataBytes))
 }
 
+object CorundumConfig {
+  /** An HBM channel's data width as Corundum gives it to the application block on its HBM
+    * boards (AXI_HBM_DATA_WIDTH: an HBM2 pseudo-channel's 256 bits). */
+  val HbmDataWidth = 256
+}
+
 object CorundumAppBlock {
   val AppId: Long = Regs.AppIdValue
   val Version: Int = Regs.VersionValue
@@ -67,8 +73,8 @@ object CorundumAppBlock {
     val DataWidth = const("DATA_WIDTH", 0x0c)
     val Control = const("CONTROL", 0x10, "CONTROL_TX_PIPELINE and CONTROL_CPU_PORT")
     val Memory = const("MEMORY", 0x14, "MEMORY_TABLES and MEMORY_READY")
-    val MemoryTables = const("MEMORY_TABLES", 0x1, "MEMORY: this core keeps tables in the card's memory (the shell chose it: DDR_ENABLE)")
-    val MemoryReady = const("MEMORY_READY", 0x2, "MEMORY: the memory channel reports itself ready (Corundum's ddr_status, calibration done)")
+    val MemoryTables = const("MEMORY_TABLES", 0x1, "MEMORY: this core keeps tables in the card's memory (the shell chose it: DDR_ENABLE or HBM_ENABLE)")
+    val MemoryReady = const("MEMORY_READY", 0x2, "MEMORY: the memory channel reports itself ready (Corundum's ddr_status or hbm_status, calibration done)")
     val ControlTxPipeline = const("CONTROL_TX_PIPELINE", 0x1, "CONTROL: host frames go through the pipeline")
     val ControlCpuPort = const("CONTROL_CPU_PORT", 0x2, "CONTROL: punted frames reach the host behind the CPU header, host frames behind it are packet-outs")
     val ErrorAddress = const("ERROR_ADDRESS", 0x18, "the last refused access's address")
@@ -368,7 +374,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
   setDefinitionName(if (pipeline.memoryPorts.isEmpty) "matcha_corundum_app" else "matcha_corundum_app_mem")
 
   /** A program with tables in memory: their ports share one AXI4 master, `m_axi`, in the
-    * memory's clock domain (`mem_clk`, `mem_rst`): Corundum's DDR channel 0. The crossbar
+    * memory's clock domain (`mem_clk`, `mem_rst`): Corundum's DDR or HBM channel 0. The crossbar
     * adds the bits that tell its masters apart to the read and write ids; the tables' own
     * regions do not overlap (Overlay.MemoryRegions). */
   val memory = pipeline.memoryPorts.nonEmpty generate new Area {
@@ -378,7 +384,7 @@ class CorundumAppBlock(c: CorundumConfig, program: Program, identify: ControlBus
     val config = tableConfig.copy(idWidth = tableConfig.idWidth + log2Up(tables.size))
     val clk = in(Bool()).setName("mem_clk")
     val rst = in(Bool()).setName("mem_rst")
-    /** Corundum's ddr_status of the channel, in its clock domain. */
+    /** Corundum's ddr_status or hbm_status of the channel, in its clock domain. */
     val ready = in(Bool()).setName("mem_ready")
     val domain = ClockDomain(clk, rst, config = ClockDomainConfig(resetKind = SYNC, resetActiveLevel = HIGH))
     val port = master(Axi4(config)).setName("m_axi")

@@ -685,10 +685,12 @@ object Overlay {
     * adds 2 and the shared port has Corundum's 8 (AXI_DDR_ID_WIDTH). The tables use ids 0 to 3. */
   val MemoryIdWidth = 6
   /** The mapping table in memory (Programs.overlay): a DDR4 channel's port as Corundum's
-    * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ADDR_WIDTH
-    * 31 to 34 by board, AXI_DDR_ID_WIDTH 8), whose 64-byte beat holds `MappingSlots`
-    * mappings of 18 bytes; a result 512 clocks after its key, for reads answered in 320. */
-  val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 34,
+    * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ID_WIDTH 8),
+    * whose 64-byte beat holds `MappingSlots` mappings of 18 bytes; a result 512 clocks
+    * after its key, for reads answered in 320. Addresses of 31 bits: the regions end below
+    * 2 GiB, and every memory channel Corundum gives has at least that many
+    * (AXI_DDR_ADDR_WIDTH 31 to 34 by board, AXI_HBM_ADDR_WIDTH 33 on the U280 and U50). */
+  val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 31,
     dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"))
   val MappingSlots = 3
   val SessionLate = 0x41

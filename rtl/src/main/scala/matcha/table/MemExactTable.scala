@@ -28,9 +28,11 @@ object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exa
   * for the read port at most `latency - memoryLatency` clocks less the table's own
   * (`MemoryReadPath.MinLatency`), so that after the port held reads back, the lookups behind them are in
   * time again. `outstanding`: memory reads in flight at most (one a clock needs as many
-  * as the memory's latency in clocks). */
+  * as the memory's latency in clocks). `answerClocks`: clocks the port takes to bring a
+  * bucket back at most (its beats, on a memory of narrower beats). */
 case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, latency: Int = 512, memoryLatency: Int = 320,
-    axi: Axi4Config = MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0, outstanding: Int = 512) {
+    axi: Axi4Config = MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0, outstanding: Int = 512,
+    answerClocks: Int = 1) {
   def keyBytes: Int = (keyWidth + 7) / 8
   def dataBytes: Int = (dataWidth + 7) / 8
   def entryBytes: Int = MemExactEncoding.KeyByte + keyBytes + dataBytes
@@ -39,7 +41,7 @@ case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, late
   def bucketBits: Int = log2Up(buckets)
   def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
   def entries: Int = buckets * slots
-  val timing = MemoryTiming(latency, memoryLatency, outstanding)
+  val timing = MemoryTiming(latency, memoryLatency, outstanding, answerClocks)
   require(slots >= 1, s"an entry of $entryBytes bytes does not fit a $bucketBytes-byte bucket")
   require(isPow2(buckets), "buckets: a power of two")
   require(bucketBits <= 64, "bucket bits come from the 64-bit hash")
@@ -243,14 +245,16 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
 }
 
 /** A memory-backed exact table behind its own control bus: the unit its testbench drives,
-  * with the AXI4 master its memory hangs on (`m_axi_*`). */
+  * with the AXI4 master its memory hangs on (`m_axi_*`); with `c.answerClocks` above 1, of
+  * that many beats a bucket (through a MemoryPortNarrower). */
 class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha_mem_exact_table") extends Component {
   setDefinitionName(definitionName)
+  val narrower = (c.answerClocks > 1) generate new MemoryPortNarrower(c.axi, c.axi.dataWidth / c.answerClocks)
   val io = new Bundle {
     val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
     val lookup = slave(Flow(Bits(c.keyWidth bits)))
     val result = master(Flow(MemLookupResult(c.dataWidth, c.indexWidth)))
-    val mem = master(Axi4(c.axi))
+    val mem = master(Axi4(Option(narrower).map(_.narrowConfig).getOrElse(c.axi)))
   }
   noIoPrefix()
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
@@ -269,11 +273,12 @@ class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha
   io.result.actionId := table.result.actionId
   io.result.actionData := table.result.actionData
   io.result.entryIndex := table.result.entryIndex
-  io.mem.ar << table.mem.ar
-  io.mem.aw << table.mem.aw
-  io.mem.w << table.mem.w
-  table.mem.r << io.mem.r
-  table.mem.b << io.mem.b
+  if (narrower != null) {
+    narrower.io.s_axi << table.mem
+    io.mem << narrower.io.m_axi
+  } else {
+    io.mem << table.mem
+  }
 }
 
 /** Memory-backed exact tables in a program: `size` entries in buckets of one beat of the

@@ -7,8 +7,10 @@ import spinal.lib.bus.amba4.axi._
 
 /** The timing of a table's reads from memory: results leave `latency` clocks after their
   * operation entered, for a memory that answers in `memoryLatency` clocks with at most
-  * `outstanding` reads out (docs/tables.md, "Memory-backed exact tables"). */
-case class MemoryTiming(latency: Int, memoryLatency: Int, outstanding: Int) {
+  * `outstanding` reads out (docs/tables.md, "Memory-backed exact tables"), one answer
+  * every `answerClocks` clocks at most (a read's beats on a narrower memory,
+  * MemoryPortNarrower). */
+case class MemoryTiming(latency: Int, memoryLatency: Int, outstanding: Int, answerClocks: Int = 1) {
   /** Depth of the buffers that hold a lookup until its result leaves. */
   def inFlight: Int = 1 << log2Up(latency)
   /** Lookups waiting for the read port at most: one more is not waited for, it is late. */
@@ -99,13 +101,14 @@ class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int
   val untimedRoom = pending.io.occupancy < timing.waitingLimit
 
   /** Issue: a read is worth issuing while its answer can still be back in time; one that
-    * cannot is passed over. Answers come one a clock at most, in order, so a read's answer
-    * is at least as many clocks away as reads are out before it: passing over the reads
-    * that could not be answered in time after a slow spell frees the clocks in which the
-    * table catches up. */
+    * cannot is passed over. Answers come one every `answerClocks` clocks at most, in
+    * order, so a read's answer is at least that many clocks away for each read out before
+    * it: passing over the reads that could not be answered in time after a slow spell
+    * frees the clocks in which the table catches up. */
   val issue = new Area {
     val head = pending.io.pop
-    val expired = head.timed && age(head.stamp) + issued.io.occupancy >= timing.latency - MinLatency / 2
+    val expired = head.timed &&
+      age(head.stamp) + issued.io.occupancy * timing.answerClocks >= timing.latency - MinLatency / 2
     val live = head.throwWhen(expired)
     val (toIssued, toRead) = StreamFork2(live, synchronous = true)
     issued.io.push << toIssued
