@@ -158,8 +158,8 @@ def command(model, obj_dir, binary):
     return ["make", "-s", "-j", os.environ.get("MATCHA_SIM_JOBS", "2"), "-C", str(obj_dir),
             "-f", str(HERE / MAKEFILE), f"VERILATOR_ROOT={sim.setup_environment().parent}",
             f"MODEL={model}", f"HARNESS_DIR={HERE}", f"HARNESS={' '.join(HARNESS)}",
-            f"BINARY={binary}", f"OPT=-std=c++17 {OPT or '-O1'}",
-            f"INCLUDES=-I{HERE} -I{sim.RTL_DIR / 'contract'} -I{obj_dir}", *sim.make_vars()]
+            f"BINARY={binary}", f"OPT_FAST={OPT or '-O1'}",
+            f"HARNESS_CPPFLAGS=-std=c++17 -I{HERE} -I{sim.RTL_DIR / 'contract'} -I{obj_dir}", *sim.make_vars()]
 
 
 def build(config="w64", program=DEFAULT_PROGRAM, waves=False, quiet=False):

@@ -5,7 +5,7 @@
 # the link its libraries; the model's archive and runtime objects are linked as they are.
 #
 #   make -f sim/matcha_sim.mk -C OBJ_DIR VERILATOR_ROOT=... MODEL=... HARNESS_DIR=... \
-#        HARNESS="matcha_sim pcap_io ..." BINARY=... OPT=-O1 INCLUDES="-I..."
+#        HARNESS="matcha_sim pcap_io ..." BINARY=... OPT_FAST=-O1 HARNESS_CPPFLAGS="-I..."
 # (sim/build.py runs it.)
 
 all: $(BINARY)
@@ -16,13 +16,10 @@ VM_PREFIX = Vtop
 VM_SC = 0
 VM_USER_CLASSES = $(HARNESS)
 VM_USER_DIR = $(HARNESS_DIR)
-USER_CPPFLAGS = -I$(MODEL) $(INCLUDES)
+USER_CPPFLAGS = -I$(MODEL) $(HARNESS_CPPFLAGS)
 USER_LDLIBS += -lpcap
 include $(VERILATOR_ROOT)/include/verilated.mk
 VPATH += $(VM_USER_DIR)
-
-%.o: %.cpp
-	$(OBJCACHE) $(CXX) $(CXXFLAGS) $(CPPFLAGS) $(OPT) -c -o $@ $<
 
 MODEL_OBJS = $(addprefix $(MODEL)/, $(addsuffix .o, $(VM_GLOBAL_FAST) $(VM_GLOBAL_SLOW)))
 
