@@ -134,16 +134,22 @@ class MeterTb(AxiLiteRegisters):
         t = self.tick - ((self.tick - at) & mask)
         return on, hw, committed, peak, t
 
-    async def check_levels(self, index):
+    async def check_levels(self, index, banks=None):
         """READ meter `index`: its setting and its levels refilled to the READ's tick must be
-        the model's."""
+        the model's (`banks`: the models one of which must hold; the first that does becomes
+        `self.bank`). Returns the levels."""
         on, hw, lc, lp, t = await self.read_meter(index)
-        want_hw = self.bank.settings.get(index)
+        banks = banks or [self.bank]
+        for bank in banks:
+            want_hw = bank.settings.get(index)
+            if on == (want_hw is not None) and hw == want_hw and (lc, lp) == bank.levels(index, t):
+                self.bank = bank
+                return lc, lp
+        want_hw = banks[0].settings.get(index)
         assert on == (want_hw is not None), f"meter {index}: configured {on}"
         assert hw == want_hw, f"meter {index}: read {hw}, set {want_hw}"
-        want = self.bank.levels(index, t)
+        want = banks[0].levels(index, t)
         assert (lc, lp) == want, f"meter {index} at tick {t}: levels {(lc, lp)}, model {want}"
-        return lc, lp
 
     # ---------------------------------------------------------------------- requests
 
@@ -518,7 +524,9 @@ async def test_reconfigure(dut):
         busy = {s[0] for s in sent}
         candidates = [c for c in range(start, end + 1) if c not in busy]
         assert candidates, "the WRITE had no idle clock"
-        matched = None
+        # Every switch point the colours allow: the clocks between them may hold packets of
+        # a colour both settings give, and only the levels tell those points apart.
+        matched = []
         for cand in candidates:
             bank = copy.deepcopy(before)
             switched = False
@@ -533,13 +541,13 @@ async def test_reconfigure(dut):
             if ok:
                 if not switched:
                     bank.configure(m, new, tb.tick_at[cand])
-                matched = (cand, bank)
-                break
+                matched.append((cand, bank))
         assert matched, f"round {round_}: no switch point in clocks {start}..{end} explains " \
             f"the colours of meter {m}"
-        tb.bank = matched[1]
+        # The switched meter's levels pick the switch point; the others agree in every bank.
+        await tb.check_levels(m, [bank for _, bank in matched])
         dut._log.info("round %d: meter %d set again at clock %d (WRITE busy %d..%d)", round_, m,
-                      matched[0], start, end)
+                      next(c for c, bank in matched if bank is tb.bank), start, end)
         for x in meters:
             await tb.check_levels(x)
 
