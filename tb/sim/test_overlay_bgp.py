@@ -18,10 +18,8 @@ make test-one T=tb/sim/test_overlay_bgp.py
 """
 
 import ipaddress
-import lzma
 import random
 import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -34,65 +32,12 @@ from sim import build as sim_build
 from tb.common.phv import Layout
 from tb.model.program import Program
 from tb.sim import harness, tables_file
-
-sys.path.insert(0, str(harness.REPO / "sim" / "examples"))
-import make_overlay_scale as scale  # noqa: E402  (the scale example's addressing and frames)
+from tb.sim.bgp_routes import GROUP_BITS, bgp_prefixes, probes, scale, tables
 
 OVERLAY = harness.SimBinary("w512", "overlay")
-BGP = harness.REPO / "sw" / "driver" / "tests" / "data" / "bgp-ipv4-full.txt.xz"
 ROUTES = 32768
-GROUP_BITS = 16
 SAMPLED = 1000   # prefixes whose ends are probed (four frames each)
 RANDOM = 600     # frames to random destinations
-
-
-def bgp_prefixes():
-    with lzma.open(BGP, "rt") as f:
-        nets = [ipaddress.ip_network(line.strip()) for line in f if line.strip()]
-    return nets[:ROUTES]
-
-
-def longest(prefixes, address):
-    """The index of the longest of `prefixes` covering `address`, or None (a lookup per
-    length: the script's own, so that it can place the mappings)."""
-    for length in range(32, -1, -1):
-        i = prefixes.get((address >> (32 - length) << (32 - length), length))
-        if i is not None:
-            return i
-    return None
-
-
-def probes(nets, rng):
-    """Destinations: the first and last address of sampled prefixes and the ones just
-    outside them, and random ones."""
-    out = []
-    for net in rng.sample(nets, SAMPLED):
-        first, last = int(net.network_address), int(net.broadcast_address)
-        out += [first, last, (first - 1) & 0xFFFFFFFF, (last + 1) & 0xFFFFFFFF]
-    out += [rng.getrandbits(32) for _ in range(RANDOM)]
-    return list(dict.fromkeys(out))
-
-
-def tables(nets, destinations):
-    """The tables file: one ENI's outbound path, the BGP table in routing group 0, a
-    VNI per VNET, and for each destination a prefix covers, a mapping in that prefix's
-    VNET."""
-    index = {(int(n.network_address), n.prefixlen): i for i, n in enumerate(nets)}
-    t = ["table_add frame_class overlay 1 1 =>", f"table_add vip accept {scale.VIP} =>",
-         f"table_add direction outbound {scale.host_vni(0)} =>",
-         f"table_add eni_out set_eni {scale.eni_mac(0)} => 0",
-         f"table_add eni set_eni_attrs 0 => 0 {scale.pa(0, 1)} {scale.host_vni(0)} 0",
-         "table_add acl permit 1 0 0&&&0 0&&&0 17 0->65535 0->65535 => 10",
-         "table_add verdict admit 0 1 =>", "table_add verdict admit 1 1 =>"]
-    t += [f"table_add route route_vnet 0 {n} => {i % scale.VNETS}" for i, n in enumerate(nets)]
-    t += [f"table_add vnet set_vni {v} => {scale.vnet_vni(v)}" for v in range(scale.VNETS)]
-    for k, d in enumerate(destinations):
-        i = longest(index, d)
-        if i is not None:
-            t.append(f"table_add mapping set_mapping {i % scale.VNETS} {ipaddress.ip_address(d)} => "
-                     f"{scale.pa(k >> 8, k & 255)} {scale.ca_mac(0, k & 255)}")
-    t.append("table_set_default encap vxlan_encap 02:aa:00:00:00:f1 02:bb:00:00:00:f2")
-    return t
 
 
 @pytest.mark.soak
@@ -102,11 +47,11 @@ def test_bgp_table_routes_as_the_model(work, matcha_seed):
     if missing:
         pytest.skip(missing)
     rng = random.Random(matcha_seed)
-    nets = bgp_prefixes()
+    nets = bgp_prefixes(ROUTES)
     assert len(nets) == ROUTES
-    destinations = probes(nets, rng)
+    destinations = probes(nets, rng, SAMPLED, RANDOM)
     tables_path = work / "bgp_tables.txt"
-    tables_path.write_text("\n".join(tables(nets, destinations)) + "\n")
+    tables_path.write_text("\n".join(tables(nets, destinations, scale.VNETS)) + "\n")
     frames = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)), UDP(sport=1024 + k % 60000, dport=53),
                                    Raw(b"q" * 16)))
               for k, d in enumerate(destinations)]

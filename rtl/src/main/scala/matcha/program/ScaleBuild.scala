@@ -12,17 +12,22 @@ import matcha.{Contract, Generate}
   * `--out DIR/w64/matcha_<program>.v` with their layout-<program>.json, and the contract
   * headers in `DIR/contract`, the tree matcha-sim's build reads (MATCHA_RTL_DIR).
   * `--sessions N` gives the memory pipeline room for 1.5 N sessions (N / 2 buckets of
-  * three) instead, for runs of more flows (bench/scale/run.py --sessions). */
+  * three) instead, for runs of more flows (bench/scale/run.py --sessions). `--routes N`
+  * gives its route table room for N prefixes, its lowest Overlay.RouteMemoryLevels levels in
+  * memory, instead of the board's on chip (bench/scale/run_routes.py). */
 object ScaleBuild {
   val Dpu: OverlayScale = Overlay.Board.copy(name = "dpu", mappings = 1 << 20, sessions = 1 << 18)
 
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/scale/rtl")
     val sessions = args.sliding(2).collectFirst { case Array("--sessions", n) => n.toInt }.getOrElse(Dpu.sessions)
+    val routes = args.sliding(2).collectFirst { case Array("--routes", n) => n.toInt }
     val cfg = Generate.configs.find(_.name == "w64").get
     val dir = s"$out/${cfg.name}"
     new java.io.File(dir).mkdirs()
-    for (program <- Seq(Programs.overlay(Dpu.copy(sessions = sessions), Some(Overlay.MappingMemory), Some(Overlay.SessionMemory)),
+    val memoryScale = Dpu.copy(sessions = sessions, routes = routes.getOrElse(Dpu.routes))
+    for (program <- Seq(Programs.overlay(memoryScale, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
+          routes.map(_ => Overlay.RouteMemory)),
         Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))) {
       val layout = new Generate.Layout(cfg, program)
       Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())

@@ -261,8 +261,10 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
   def indexValid(index: UInt): Bool = {
     val levelOf = (index >> LpmEncoding.LevelShift).resize(12)
     val address = index(LpmEncoding.LevelShift - 1 downto 0)
-    val inTree = c.nodes.zipWithIndex.map { case (n, i) => levelOf === i && address < n }
-    (inTree :+ (levelOf === c.levels && address < c.results)).reduce(_ || _)
+    // A count of 2^LevelShift takes every address (no 20-bit compare with it).
+    def below(n: Int): Bool = if (n >= (1 << LpmEncoding.LevelShift)) True else address < n
+    val inTree = c.nodes.zipWithIndex.map { case (n, i) => levelOf === i && below(n) }
+    (inTree :+ (levelOf === c.levels && below(c.results))).reduce(_ || _)
   }
 
   /** The table's descriptor (kind 2, prefix store flag; geometry = levels, extra = fanout,
