@@ -122,10 +122,12 @@ def config_header(config, program):
         raise RuntimeError(f"{where}: data width {data_bits}; the harness takes 64..512 "
                            f"bits in steps of 64")
     top = toplevel(program)
-    # The memory-backed tables' AXI4 master ports (m_axi_<table>), each with its data bytes.
+    # The memory-backed tables' AXI4 master ports (m_axi_<table>, or an LPM table's
+    # m_axi_<table>_<level>), each with its data bytes.
     prog = layout["program"]
-    memories = " ".join(f"X({t['memory']['port']}, {t['memory']['dataWidth'] // 8})"
-                        for t in prog["tables"] + prog.get("sessions", []) if "memory" in t)
+    memories = " ".join(f"X({port}, {t['memory']['dataWidth'] // 8})"
+                        for t in prog["tables"] + prog.get("sessions", []) if "memory" in t
+                        for port in t["memory"]["ports"])
     # The packet path's own reasons: parse errors and forwarding checks.
     own = {**layout["parseErrors"], **layout["checkReasons"]}
     errors = ", ".join(f'{{{code}, "{name}"}}'

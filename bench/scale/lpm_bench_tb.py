@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """cocotb bench of matcha_lpm32_mem_bench (bench/scale/run_lpm.py): prefixes loaded through
-the C driver, then runs of lookups, one every two clocks (what one read port serves for two
-levels in memory), against a memory of each latency and bandwidth in MATCHA_BENCH_MEMORIES
-("latency:busy,..."; busy: the share of clocks in which the memory holds its answer back, at
-random). Every result leaves exactly the table's latency after its key (LpmTableTb.collect),
+the C driver, then runs of lookups, one a clock, against memories (one a level, on its own
+port) of each latency and bandwidth in MATCHA_BENCH_MEMORIES ("latency:busy,..."; busy: the
+share of clocks in which a memory holds its answer back, at random). Every result leaves exactly the table's latency after its key (LpmTableTb.collect),
 and every one not flagged late is checked against the brute-force oracle; writes
 results.json into MATCHA_BENCH_OUT: per run, lookups, late results, the table's
 LPM_WIN_LATE count, memory reads and the clocks the lookups took.
@@ -40,10 +39,11 @@ async def bench_lookup_rate(dut):
     runs = []
     for spec in os.environ["MATCHA_BENCH_MEMORIES"].split(","):
         latency, busy = int(spec.split(":")[0]), float(spec.split(":")[1])
-        tb.memory.latency = latency
-        tb.memory.set_pauses(0.0, busy)
+        for m in tb.memories:
+            m.latency = latency
+            m.set_pauses(0.0, busy)
         late_before, done_before = tb.late_seen, tb.lookups_done
-        counted_before, reads_before = await lpm.late_count(tb), tb.memory.reads
+        counted_before, reads_before = await lpm.late_count(tb), sum(m.reads for m in tb.memories)
         start = tb.cycles.cycle
         await tb.stream(keys)
         clocks = tb.cycles.cycle - start
@@ -52,9 +52,9 @@ async def bench_lookup_rate(dut):
         runs.append({"seed": seed, "prefixes": added, "latency": latency, "busy": busy, "lookups": len(keys),
                      "late": tb.late_seen - late_before, "answered": tb.lookups_done - done_before,
                      "late_counted": await lpm.late_count(tb) - counted_before,
-                     "reads": tb.memory.reads - reads_before, "clocks": clocks,
+                     "reads": sum(m.reads for m in tb.memories) - reads_before, "clocks": clocks,
                      "table_latency": tb.latency})
         dut._log.info("%s", runs[-1])
-        while not tb.memory.idle():
+        while not all(m.idle() for m in tb.memories):
             await cocotb.triggers.ClockCycles(dut.clk, 100)
     Path(os.environ["MATCHA_BENCH_OUT"], "results.json").write_text(json.dumps(runs, indent=1))

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The LPM table with its two lowest levels in memory against memories of DRAM's latency
 and bandwidth: generates matcha.table.LpmMemSweep (512 IPv4 prefixes in 10-slot nodes, 4
-levels, the lowest 2 on a 512-bit port, each level given 512 clocks for a memory of up to
-320; docs/tables.md, "LPM levels in memory"), runs bench/scale/lpm_bench_tb.py on it and
-writes a Markdown report (default bench/results/scale_lpm.md): lookups answered, late and
-memory reads per lookup for each memory, at a lookup every two clocks.
+levels, the lowest 2 each on a 512-bit port of its own, each level given 512 clocks for a
+memory of up to 320; docs/tables.md, "LPM levels in memory"), runs
+bench/scale/lpm_bench_tb.py on it and writes a Markdown report (default
+bench/results/scale_lpm.md): lookups answered, late and memory reads per lookup for each
+memory, at a lookup a clock.
 
 usage: python bench/scale/run_lpm.py [--memories LATENCY:BUSY,...] [--out bench/results/scale_lpm.md]
 """
@@ -52,11 +53,11 @@ def main():
     if runs:
         first = runs[0]
         md += [f"`{TOPLEVEL}` (`matcha.table.LpmMemSweep`: IPv4, 512 prefixes in 10-slot nodes, 4 levels, "
-               "the lowest 2 in memory behind one 512-bit port, each level given 512 clocks for a memory "
-               f"of up to 320; docs/tables.md, \"LPM levels in memory\"), {first['prefixes']} prefixes loaded "
-               f"through the C driver, {first['lookups']:,} lookups a run, one every two clocks (the rate one "
-               "port serves two levels in memory), against `tb/common/late_memory.py` with the latency "
-               "given and its read data held back in the share of clocks given (busy). Every result left "
+               "the lowest 2 in memory, each behind a 512-bit port of its own, each level given 512 clocks "
+               f"for a memory of up to 320; docs/tables.md, \"LPM levels in memory\"), {first['prefixes']} "
+               f"prefixes loaded through the C driver, {first['lookups']:,} lookups a run, one a clock, "
+               "against a `tb/common/late_memory.py` on each port with the latency given and its read "
+               "data held back in the share of clocks given (busy). Every result left "
                f"exactly {first['table_latency']:,} clocks after its key; every one not late was the "
                "brute-force oracle's; `LPM_WIN_LATE` counted the late ones. "
                f"Seed {first['seed']}.", "",

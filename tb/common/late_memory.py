@@ -45,6 +45,7 @@ class LateMemory:
         self._last_due = {}  # read id -> clock its latest answer is due
         self._order = 0
         self.reads = 0
+        self.beats_read = set()  # the address of every beat read
         self.set_pauses(0.0, 0.0)
         cocotb.start_soon(self._take_reads())
         cocotb.start_soon(self._answer_reads())
@@ -83,6 +84,7 @@ class LateMemory:
             heapq.heappush(self._due, (due, self._order, rid, beats, data))
             self._order += 1
             self.reads += 1
+            self.beats_read.update(beats)
 
     async def _answer_reads(self):
         while True:

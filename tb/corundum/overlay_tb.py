@@ -49,9 +49,9 @@ def channel_kind():
 class OverlayCorundumTb(CorundumTb):
     def __init__(self, dut, rng):
         super().__init__(dut, rng)
-        # The tables in memory, {name: (base address, bytes)} of each one's region.
+        # The tables' ports in memory, {port: (base address, bytes)} of each one's region.
         program = self.lay.raw["program"]
-        self.regions = {name: (base, size) for name, (_, base, size) in memory_regions(program).items()}
+        self.regions = {port: (base, size) for port, (_, base, size) in memory_regions(program).items()}
         self.in_memory = bool(self.regions)
         # A table's ids on its own port: the crossbar above them tells the tables apart.
         self.table_id_bits = next((t["memory"]["idWidth"] for t in program["tables"] + program.get("sessions", [])

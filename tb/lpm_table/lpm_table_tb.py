@@ -2,8 +2,8 @@
 """cocotb tests of the LPM tables matcha_lpm32_table (32-bit keys, 128 prefixes in a B+tree
 of 4-slot nodes: 8 levels), matcha_lpm128_table (128-bit keys, 32 prefixes, 3-slot nodes:
 6 levels) and matcha_lpm32_mem_table (matcha_lpm32_table with its two lowest levels in a
-memory behind `m_axi`, each level given 64 clocks: tb/common/late_memory.py answers in
-MEMORY_LATENCY), all with 32-bit action data.
+memory, each behind a port of its own, `m_axi_0` and `m_axi_1`, each level given 64
+clocks: tb/common/late_memory.py answers in MEMORY_LATENCY), all with 32-bit action data.
 
 Tables are loaded by the C driver: libmatcha runs against the recording bus of
 tb/common/driver.py and the register writes it makes are then performed on the DUT over
@@ -38,8 +38,7 @@ MEMORY_LATENCY = 24
 # only: the memory unit's tree is matcha_lpm32_table's.
 ON_CHIP = ("matcha_lpm32_table", "matcha_lpm128_table")
 # The unit with its two lowest levels in memory. The tests that fill its tree with many
-# prefixes are soak scenarios on it (they take it a lookup every two clocks); the rest,
-# and its own memory tests, run in `make test`.
+# prefixes are soak scenarios on it; the rest, and its own memory tests, run in `make test`.
 MEMORY_UNIT = "matcha_lpm32_mem_table"
 
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
@@ -110,7 +109,7 @@ class LpmTableTb(AxiLiteRegisters):
         self.used_data = set()
         self.lookups_done = 0
         self.hits_seen = 0
-        self.memory = None  # the LateMemory of a table with levels in memory
+        self.memories = []  # the LateMemory of each level in memory, the highest first
         self.late_seen = 0
 
     # ------------------------------------------------------------------ setup, bus
@@ -118,14 +117,17 @@ class LpmTableTb(AxiLiteRegisters):
     async def start(self, replay_probes=False):
         """Reset, snapshot the self-describing block, open the driver on it."""
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
-        if hasattr(self.dut, "m_axi_arvalid"):
-            # A beat a node of the levels in memory (docs/tables.md, "LPM levels in memory").
+        if self.expected.memory_levels:
+            # A beat a node of each level in memory, on its own port, its nodes after the
+            # ones of the levels above it (docs/tables.md, "LPM levels in memory").
             e = self.expected
             nodes = drv.lpm_nodes(e.fanout, e.size)[-e.memory_levels:]
             rng, _ = cocotb_util.test_rng(self.dut, "memory")
-            self.memory = LateMemory(self.dut, "m_axi", sum(nodes) * len(self.dut.m_axi_rdata) // 8, rng,
-                                     self.cycles)
-            self.memory.latency = MEMORY_LATENCY
+            for j in range(e.memory_levels):
+                beat = len(getattr(self.dut, f"m_axi_{j}_rdata")) // 8
+                self.memories.append(LateMemory(self.dut, f"m_axi_{j}", sum(nodes[:j + 1]) * beat, rng,
+                                                self.cycles))
+                self.memories[j].latency = MEMORY_LATENCY
         self.snapshot = await drv.read_info_block(self.read32)
         self.desc = drv.descriptors(self.snapshot)[TABLE]
         assert self.desc == self.expected, f"descriptor 0 is {self.desc}, want {self.expected}"
@@ -212,7 +214,7 @@ class LpmTableTb(AxiLiteRegisters):
                                    int(dut.result_payload_actionId.value),
                                    int(dut.result_payload_actionData.value),
                                    int(dut.result_payload_entryIndex.value),
-                                   self.memory is not None and bool(dut.result_late.value))
+                                   bool(self.memories) and bool(dut.result_late.value))
 
     async def stream(self, keys, until=None):
         """Puts `keys` on the lookup port one per clock; with `until` (a callable), cycles
@@ -222,16 +224,10 @@ class LpmTableTb(AxiLiteRegisters):
             self.monitor = cocotb.start_soon(self._monitor())
         await RisingEdge(dut.clk)
         i = 0
-        # Levels in memory share one read port: a lookup every `memory_levels` clocks is
-        # what the port serves (docs/tables.md, "LPM levels in memory").
-        gap = self.desc.memory_levels - 1 if self.memory else 0
         while (i < len(keys)) if until is None else not until():
             dut.lookup_valid.value = 1
             dut.lookup_payload.value = keys[i % len(keys)]
             await RisingEdge(dut.clk)
-            if gap:
-                dut.lookup_valid.value = 0
-                await ClockCycles(dut.clk, gap)
             i += 1
         dut.lookup_valid.value = 0
 
@@ -911,18 +907,50 @@ async def late_or_right(tb, keys, rounds):
 
 @sim.only_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
+async def test_write_waits_for_lookups_in_flight(dut):
+    """A WRITE completes once the lookups that may have read the old word have left: on a
+    table no lookup reached for its latency, within a few clocks; with a lookup entering
+    every clock, no sooner than the table's latency. Each WRITE rewrites a result as READ
+    staged it, and every lookup is the oracle's."""
+    tb, rng, keys = await memory_table(dut, "write_waits")
+    results = [r for r, entry in (await tb.read_results()).items() if entry[0]]
+    index = tb.desc.geometry << contract.LPM_LEVEL_SHIFT | rng.choice(results)
+
+    async def timed_write():
+        await tb.command(contract.CMD_READ, index)
+        start = tb.cycles.cycle
+        await tb.command(contract.CMD_WRITE, index)
+        return tb.cycles.cycle - start
+
+    await ClockCycles(dut.clk, tb.latency)
+    idle = await timed_write()
+    streaming = cocotb.start_soon(tb.stream(keys * 4))
+    await ClockCycles(dut.clk, 8)
+    busy = await timed_write()
+    await streaming
+    for _, k, r in await tb.collect():
+        tb.check(k, r, [tb.oracle.answer(k)])
+    dut._log.info("WRITE: %d clocks idle, %d under lookups (latency %d)", idle, busy, tb.latency)
+    assert idle < tb.latency // 2, idle
+    assert busy >= tb.latency, busy
+
+
+@sim.only_on(MEMORY_UNIT)
+@cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_memory_too_slow_answers_late(dut):
     """A memory slower than a level's 64 clocks: every lookup still leaves exactly
     `latency` clocks after its key, late and hitting nothing, and LPM_WIN_LATE counts each;
     with the memory in time again, every answer is the oracle's."""
     tb, rng, keys = await memory_table(dut, "too_slow")
     assert await late_count(tb) == 0
-    tb.memory.latency = 100
+    for m in tb.memories:
+        m.latency = 100
     await tb.stream(keys)
     assert await tb.collect(late_ok=True) == []
     assert tb.late_seen == len(keys)
     assert await late_count(tb) == len(keys)
-    tb.memory.latency = MEMORY_LATENCY
+    for m in tb.memories:
+        m.latency = MEMORY_LATENCY
     await tb.lookups(keys)
     assert await late_count(tb) == len(keys)
 
@@ -934,20 +962,23 @@ async def test_memory_back_pressure_late_or_right(dut):
     with jitter: a lookup whose nodes do not come back in time leaves late, and every other
     answer is the oracle's."""
     tb, rng, keys = await memory_table(dut, "back_pressure")
-    tb.memory.set_pauses(0.2, 0.1)
-    tb.memory.jitter = 8
+    for m in tb.memories:
+        m.set_pauses(0.2, 0.1)
+        m.jitter = 8
     await late_or_right(tb, keys, rounds=3)
 
 
 @sim.only_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_memory_error_answers_late(dut):
-    """The memory answers reads of half the nodes in memory with SLVERR (and their bits
-    flipped): a lookup through such a node leaves late, counted, and every other answer is
-    the oracle's; with the memory healthy again, every answer is."""
+    """The memory answers reads of half the lowest level's nodes the lookups read with
+    SLVERR (and their bits flipped): a lookup through such a node leaves late, counted, and
+    every other answer is the oracle's; with the memory healthy again, every answer is."""
     tb, rng, keys = await memory_table(dut, "memory_error")
-    beats = sum(drv.lpm_nodes(tb.desc.fanout, tb.desc.size)[-tb.desc.memory_levels:])
-    tb.memory.failing = {b * tb.memory.byte_lanes for b in rng.sample(range(beats), beats // 2)}
+    lowest = tb.memories[-1]
+    read = sorted(lowest.beats_read)
+    assert len(read) >= 2, read
+    lowest.failing = set(rng.sample(read, len(read) // 2))
     await late_or_right(tb, keys, rounds=1)
-    tb.memory.failing = set()
+    lowest.failing = set()
     await tb.lookups(keys)

@@ -509,10 +509,11 @@ async def late_then_in_time(tb, name, unit, latency, late_register, reason, spor
     `reason` as they came (`unit`, the model's table or session stage, is told they are
     late), the other is dropped, and the window's `late_register` counts six. Then the
     memory is fast again and, once its slow answers are all back, the same six pass."""
-    memory = tb.memories[name]
+    memories = tb.memories[name]
     base = (unit.index + 1) * contract.INFO_WINDOW_BYTES
     late_before = await tb.read64(base + late_register)
-    memory.latency = latency + 40
+    for memory in memories:
+        memory.latency = latency + 40
     unit.late = True
     for i in range(6):
         await tb.send(f"late {i}", outbound(sport=sport + i))
@@ -520,7 +521,8 @@ async def late_then_in_time(tb, name, unit, latency, late_register, reason, spor
     got = [outcome(g) for g in await tb.check(timeout=4000)]
     assert got == [("punt", reason)] * 6 + [("drop", VIP_MISS)], got
     assert await tb.read64(base + late_register) - late_before == 6
-    memory.latency = 100
+    for memory in memories:
+        memory.latency = 100
     unit.late = False
     await cocotb.triggers.ClockCycles(tb.dut.clk, latency + 100)
     for i in range(6):

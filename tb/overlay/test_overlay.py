@@ -89,8 +89,9 @@ def test_layout_overlay_mem_program():
     sessions: on a port of their own (m_axi_sessions), three 19-byte sessions a bucket
     (docs/sessions.md), half as many buckets as the on-chip table's sessions, results 512
     clocks after the packet, late ones punted with 0x41 and busy ones with 0x42. The routes:
-    the same tree with its two lowest levels on a port of their own (m_axi_route), each
-    given 512 clocks, a late lookup punted with 0x43, no per-entry counters. Each port
+    the same tree with its two lowest levels each on a port of its own (m_axi_route_0 and
+    m_axi_route_1), each given 512 clocks, a late lookup punted with 0x43, no per-entry
+    counters. Each port
     has 6-bit ids, and each table a region of its own (sessions from 0, mappings from 1 GiB,
     routes from 1.5 GiB), so that the three can share one channel (ip/corundum/README.md,
     "Tables in the card's memory")."""
@@ -106,7 +107,7 @@ def test_layout_overlay_mem_program():
             assert t == on_chip[t["name"]], t["name"]
     route = next(t for t in mem["tables"] if t["name"] == "route")
     chip_route = on_chip["route"]
-    assert route["memory"] == {"port": "m_axi_route", "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
+    assert route["memory"] == {"ports": ["m_axi_route_0", "m_axi_route_1"], "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
                                "baseAddress": 3 << 29, "memoryLatency": 320, "lateReason": 0x43}
     assert route["lpm"] == {**chip_route["lpm"], "memoryLevels": 2}
     assert (route["counters"], route["latency"]) == (False, chip_route["latency"] - 2 + 2 * 512)
@@ -114,12 +115,12 @@ def test_layout_overlay_mem_program():
         {k: v for k, v in chip_route.items() if k not in ("lpm", "counters", "latency")}
     mapping = next(t for t in mem["tables"] if t["name"] == "mapping")
     assert (mapping["kind"], mapping["counters"], mapping["latency"]) == ("mem_exact", False, 512)
-    assert mapping["memory"] == {"port": "m_axi_mapping", "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
+    assert mapping["memory"] == {"ports": ["m_axi_mapping"], "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
                                  "baseAddress": 1 << 30, "memoryLatency": 320, "lateReason": 0x40}
     assert mapping["size"] == 3 * 2 * SCALE[config]["mappings"]
     assert [a["name"] for a in mapping["actions"]] == [a["name"] for a in on_chip["mapping"]["actions"]]
     (sessions,), (chip_sessions,) = mem["sessions"], chip["sessions"]
-    assert sessions["memory"] == {"port": "m_axi_sessions", "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
+    assert sessions["memory"] == {"ports": ["m_axi_sessions"], "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
                                   "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x41, "busyReason": 0x42}
     assert (sessions["size"], sessions["ways"], sessions["latency"]) == (3 * SCALE[config]["sessions"] // 2, 3, 512)
     assert {k: v for k, v in sessions.items() if k not in ("memory", "size", "ways", "latency", "index")} == \

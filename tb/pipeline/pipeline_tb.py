@@ -54,20 +54,25 @@ HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
 
 
 def memory_regions(prog):
-    """{table name: (port, base address, bytes)} of the tables in memory of layout.json's
-    `program` (their "memory" members): a beat a bucket of an exact table (geometry entries)
-    or a session table (`ways` sessions), a beat a node of an LPM table's levels in memory."""
+    """{port: (table name, base address, bytes)} of the tables in memory of layout.json's `program`
+    (their "memory" members): a beat a bucket of an exact table (geometry entries) or a
+    session table (`ways` sessions) on its one port; a beat a node of each of an LPM
+    table's levels in memory, each level on a port of its own, its nodes after the ones of
+    the levels above it."""
     sessions = prog.get("sessions", [])
     regions = {}
     for t in prog["tables"] + sessions:
         if "memory" not in t:
             continue
-        if t.get("kind") == "lpm":
-            beats = sum(t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:])
-        else:
-            beats = t["size"] // (t["ways"] if t in sessions else descriptor_of(t).geometry)
         m = t["memory"]
-        regions[t["name"]] = m["port"], m["baseAddress"], beats * m["dataWidth"] // 8
+        if t.get("kind") == "lpm":
+            beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:]
+        else:
+            beats = [t["size"] // (t["ways"] if t in sessions else descriptor_of(t).geometry)]
+        base = m["baseAddress"]
+        for port, n in zip(m["ports"], beats, strict=True):
+            regions[port] = t["name"], base, n * m["dataWidth"] // 8
+            base += n * m["dataWidth"] // 8
     return regions
 
 
@@ -86,12 +91,12 @@ class PipelineTb(AxiLiteRegisters):
         self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         self.cycles = cocotb_util.CycleCounter(dut)
-        # A memory-backed table's memory: its port answers reads 100 clocks late
+        # A memory-backed table's memory, {table: [the memory of each of its ports]}: a port answers reads 100 clocks late
         # (LateMemory.latency; the table is built for up to its memoryLatency).
         self.memories = {}
-        for name, (port, base, size) in memory_regions(self.lay.raw["program"]).items():
+        for port, (table, base, size) in memory_regions(self.lay.raw["program"]).items():
             cocotb_util.quiet_cocotbext(dut, (port,))
-            self.memories[name] = LateMemory(dut, port, base + size, rng, self.cycles)
+            self.memories.setdefault(table, []).append(LateMemory(dut, port, base + size, rng, self.cycles))
         self.sent, self.outs, self.drops = [], [], []
         self.op_starts = []   # clock each table change began (change i -> state i + 1)
         self.states = []      # model copies: states[i] = the tables after change i

@@ -121,7 +121,8 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     assert harness.compare(got, exp) == []
     assert harness.summary_errors(got.summary, exp, program) == []
     memories = {m["port"]: m for m in got.summary["memories"]}
-    assert sorted(memories) == sorted(f"m_axi_{t.name}" for t in in_memory + [program.sessions["sessions"]])
+    assert sorted(memories) == sorted(p for t in in_memory + [program.sessions["sessions"]]
+                                      for p in t.desc["memory"]["ports"])
     for m in memories.values():
         assert (m["latency"], m["interval"]) == (memory_latency, memory_interval)
     print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memories {memories}")

@@ -61,9 +61,9 @@ class PacketPath(cfg: MatchaConfig, program: Option[Program] = None, identify: C
     case _ =>
   }
   control.foreach(_.build())
-  /** A memory-backed table's memory port, `m_axi_<table>_*`. */
+  /** A memory-backed table's memory ports, `m_axi_<table>_*` (TableMemory.portNames). */
   val memoryPorts = for (stage <- stages; (name, mem) <- stage.memories) yield {
-    val port = master(Axi4(mem.config)).setName(s"m_axi_$name")
+    val port = master(Axi4(mem.config)).setName(name)
     Axi4SpecRenamer(port)
     port.ar << mem.ar
     port.aw << mem.aw

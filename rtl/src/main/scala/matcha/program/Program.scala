@@ -179,7 +179,7 @@ abstract class MatchKind(val code: Int) {
     val window = u.addWindow(bus, t.name, features)
     u.attach(window)
     u.lookup << lookup
-    BuiltTable(u.result, window, u.entries, u.late, u.memory)
+    BuiltTable(u.result, window, u.entries, u.late, u.memories)
   }
   /** Members layout.json gives a table of the kind beyond the common ones. */
   def json(t: TableSpec): Seq[(String, ujson.Value)] = Nil
@@ -187,9 +187,9 @@ abstract class MatchKind(val code: Int) {
 
 /** What a stage needs of a built table: its results, its window, how many entries its
   * per-entry counters count; for a memory-backed table, whether a result came too late
-  * (MatchUnit.late) and its memory port. */
+  * (MatchUnit.late) and its memory ports. */
 case class BuiltTable(result: Flow[LookupResult], window: TableWindow, entries: Int, late: Option[spinal.core.Bool],
-    memory: Option[spinal.lib.bus.amba4.axi.Axi4])
+    memories: Seq[spinal.lib.bus.amba4.axi.Axi4])
 
 object MatchKind {
   val Exact: MatchKind = matcha.table.ExactKind
@@ -211,6 +211,14 @@ case class TableMemory(lateReason: Int, latency: Int = 512, memoryLatency: Int =
     axi: spinal.lib.bus.amba4.axi.Axi4Config = matcha.table.MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0,
     outstanding: Int = 512) {
   require(lateReason >= 0x10 && lateReason < 256, "late reasons are 0x10..0xff (parse errors own 1..15)")
+}
+
+object TableMemory {
+  /** The AXI4 masters of a unit in memory that has `count` of them, named after `port`:
+    * `port` itself, or with several (an LPM table's levels in memory, the highest first)
+    * `port_0`, `port_1`, and so on. */
+  def portNames(port: String, count: Int): Seq[String] =
+    if (count == 1) Seq(port) else (0 until count).map(j => s"${port}_$j")
 }
 
 /** Where a session table keeps its sessions in memory: the port, timing and late reason of
@@ -760,15 +768,17 @@ object ProgramJson {
       "result" -> ujson.Obj.from(Seq("hit", "reply", "state", "learned", "insertFailed").zip(SessionSpec.resultFields)
         .map { case (k, f) => k -> ujson.Str(f) }))
     for (m <- s.memory) {
-      val memory = memoryJson(s.name, m.table)
+      val memory = memoryJson(s.name, 1, m.table)
       memory("busyReason") = m.busyReason
       json("memory") = memory
     }
     json
   }
 
-  /** A memory-backed table's port and timing, as layout.json's "memory" member gives them. */
-  def memoryJson(name: String, m: TableMemory): ujson.Obj = ujson.Obj("port" -> s"m_axi_$name", "dataWidth" -> m.axi.dataWidth,
+  /** A memory-backed table's `ports` ports and their timing, as layout.json's "memory"
+    * member gives them. */
+  def memoryJson(name: String, ports: Int, m: TableMemory): ujson.Obj = ujson.Obj(
+    "ports" -> ujson.Arr(TableMemory.portNames(s"m_axi_$name", ports).map(ujson.Str(_)): _*), "dataWidth" -> m.axi.dataWidth,
     "addressWidth" -> m.axi.addressWidth, "idWidth" -> m.axi.idWidth, "baseAddress" -> number(m.baseAddress, s"table $name's base address"),
     "memoryLatency" -> m.memoryLatency, "lateReason" -> m.lateReason)
 

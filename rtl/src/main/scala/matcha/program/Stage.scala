@@ -67,7 +67,7 @@ trait PipelineStage extends Area {
   def input: Flow[Bits]
   def output: Flow[Bits]
   def latency: Int
-  /** The memory ports of its memory-backed tables, by table name. */
+  /** The memory ports of its memory-backed tables, by port name (TableMemory.portNames). */
   def memories: Seq[(String, Axi4)] = Nil
 }
 
@@ -96,7 +96,7 @@ class StageTable(val spec: TableSpec, layout: PhvLayout, bus: ControlBus) extend
   val lookup = Flow(Bits(keyWidth bits))
   val frameLen = UInt(layout("meta.frameLen").width bits)
 
-  val BuiltTable(result, window, entries, late, memory) = spec.kind.build(spec, Stage.fieldWidths(spec, layout), bus, features, lookup)
+  val BuiltTable(result, window, entries, late, memories) = spec.kind.build(spec, Stage.fieldWidths(spec, layout), bus, features, lookup)
 
   /** The action id and data a lookup's result applies: the entry's on a hit, the default on a miss. */
   def chosenAction(result: Flow[LookupResult]): (Bits, Bits) =
@@ -135,7 +135,8 @@ class MatchStage(specs: Seq[TableSpec], val phv: StepPhv, bus: ControlBus, meter
   val lookupLatency = tables.map(_.latency).max
   val meterLatency = Stage.meterLatency(specs)
   def latency: Int = lookupLatency + meterLatency + 2
-  override def memories: Seq[(String, Axi4)] = tables.flatMap(t => t.memory.map(t.spec.name -> _))
+  override def memories: Seq[(String, Axi4)] =
+    tables.flatMap(t => TableMemory.portNames(s"m_axi_${t.spec.name}", t.memories.size).zip(t.memories))
 
   /** Clock 0: the keys. */
   val keys = new Area {
@@ -291,7 +292,7 @@ class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStag
     table.packet << packetIn
     result << table.result
   })
-  override def memories: Seq[(String, Axi4)] = inMemory.map(spec.name -> _.table.mem).toSeq
+  override def memories: Seq[(String, Axi4)] = inMemory.map(s"m_axi_${spec.name}" -> _.table.mem).toSeq
 
   /** The table's window: the program's last descriptor, after the meter arrays'. */
   def attach(bus: ControlBus): Unit = inMemory match {

@@ -35,15 +35,14 @@ case class LpmGeometry(fanout: Int, results: Int) {
   val pointerBits: Int = LpmEncoding.MinPointerBits max log2Up(nodes.max max results)
 }
 
-/** The lowest `levels` levels of an LPM tree kept in memory behind an AXI4 master, node `n`
-  * of each in one beat (docs/tables.md, "LPM levels in memory"): each such level is one
-  * read whose address the level above chose, given `timing.latency` clocks. */
+/** The lowest `levels` levels of an LPM tree kept in memory, node `n` of each in one beat
+  * (docs/tables.md, "LPM levels in memory"): each such level is one read whose address the
+  * level above chose, given `timing.latency` clocks, through an AXI4 master of its own, so
+  * that a lookup a clock is served. The levels' nodes lie one after another from
+  * `baseAddress` on, so that their ports may share one memory. */
 case class LpmMemory(levels: Int, timing: MemoryTiming, axi: Axi4Config, baseAddress: BigInt = 0) {
   require(levels >= 1)
-  /** Level ids: level j in memory (0 the highest) reads under its own id, the window
-    * under MemoryReadPath.WindowId. */
-  def readId(j: Int): Int = if (j == 0) MemoryReadPath.LookupId else MemoryReadPath.WindowId + j
-  require(axi.idWidth >= log2Up(levels + 2), s"$levels levels in memory and the window need ${log2Up(levels + 2)} id bits")
+  require(axi.idWidth >= 1, "lookups and the window read under ids of their own")
 }
 
 /** An LPM table of up to `results` prefixes of `keyWidth`-bit keys in a B+tree of
@@ -136,15 +135,20 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
   import MemoryReadPath._
   def entries: Int = c.results
   val lookup = Flow(Bits(c.keyWidth bits))
+  /** Clocks since a lookup last entered, up to `latency - 1`: every lookup in flight
+    * leaves within `latency - quiet` clocks. */
+  val quiet = Reg(UInt(log2Up(c.latency) bits)) init c.latency - 1
+  when(lookup.valid) { quiet := 0 } elsewhen (quiet =/= c.latency - 1) { quiet := quiet + 1 }
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   val tree = c.nodes.take(c.chipLevels).map(n => Mem(Bits(c.nodeWidth bits), n))
   val results = Mem(LpmResult(c), c.results)
   /** Bus-only: written and read with the results, never on the lookup path. */
   val prefixes = matcha.Hw.blockRamWhenDeep(Mem(LpmPrefix(c), c.results))
-  val mem = c.memory.map(m => Axi4(m.axi))
+  /** A port for each level in memory, the highest first. */
+  val mems = c.memory.toSeq.flatMap(m => Seq.fill(m.levels)(Axi4(m.axi)))
   val isLate = c.memory.map(_ => Bool())
   override def late: Option[Bool] = isLate
-  override def memory: Option[Axi4] = mem
+  override def memories: Seq[Axi4] = mems
 
   case class Walk() extends Bundle {
     val valid = Bool()
@@ -203,19 +207,19 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
     val hasResult = Bool()
   }
 
-  /** Level `j` in memory: the node `state` points at is read, and the state leaves
+  /** Level `j` in memory: the node `state` points at is read through its port, and the state leaves
     * `timing.latency` clocks later pointing at the chosen slot's child or result, late if
     * the node was not back in time. A lookup already late reads node 0 and stays late. */
   class MemoryLevel(j: Int, m: LpmMemory, state: Walk) extends Area {
     val nodes = c.memoryNodes(j)
-    val path = new MemoryReadPath(m.timing, log2Up(nodes) max 1, Carried(), Chosen(), m.readId(j))
+    val path = new MemoryReadPath(m.timing, log2Up(nodes) max 1, Carried(), Chosen())
     path.enter.valid := state.valid
     path.enter.payload.payload.key := state.key
     path.enter.payload.payload.late := state.late
     path.enter.bucket := state.late ? U(0, path.enter.bucket.getWidth bits) | state.pointer.resize(path.enter.bucket.getWidth)
     path.enter.timed := True
 
-    val beat = path.returned(mem.get.r)
+    val beat = path.returned(mems(j).r)
     val chosen = Chosen()
     chosen.key := beat.op.payload.key
     chosen.late := beat.op.payload.late
@@ -231,10 +235,10 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
     out.pointer := path.due.answer.pointer
     out.hasResult := path.due.answer.hasResult
 
-    /** The read of the chosen node: its byte address and this level's read id. */
+    /** The read of the chosen node: its byte address and the lookups' read id. */
     val read = path.issue.read.translateWith(
       (U(c.memoryLevelBase(j), m.axi.addressWidth bits) + (path.issue.read.payload << log2Up(c.beatBytes)).resize(m.axi.addressWidth)) ##
-        B(m.readId(j), m.axi.idWidth bits))
+        B(LookupId, m.axi.idWidth bits))
   }
 
   val onChip = (0 until c.chipLevels).foldLeft(start)((s, i) => level(i, s))
@@ -328,8 +332,12 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
     val nodeReadBack = if (tree.size > 1) Vec(nodeRead)(readLevel.resize(log2Up(tree.size))) else nodeRead.head
     // A WRITE completes once every lookup that may have read the old word has left the
     // pipeline: the driver's next write (a split's shrink, a merge's free) relies on it.
+    // Those in flight entered `quiet` clocks ago or earlier (or now, and may read the old
+    // word), so they are gone in `latency - quiet` clocks: on a table that no lookup
+    // reached for `latency` clocks, the next clock.
     val drain = Reg(UInt(log2Up(c.latency + 1) bits)) init 0
-    when(writing && !inMemory) { drain := c.latency }
+    def drainInFlight(): Unit = drain := c.latency - (lookup.valid ? U(0) | quiet)
+    when(writing && !inMemory) { drainInFlight() }
     when(drain =/= 0) {
       drain := drain - 1
       when(drain === 1) { window.done := True }
@@ -342,59 +350,64 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
       when(port === deepest - 1) { clearing := False; chipCleared := True }
     }
 
-    /** The levels in memory: a node's beat is written (all its bytes) or read; CLEAR writes
-      * zeros to every node of every level in memory. A write completes when its response
-      * is back and then, as on chip, once the lookups that may have read the old beat have
-      * left. */
+    /** The levels in memory, each through its own port: a node's beat is written (all its
+      * bytes) or read; CLEAR writes zeros to every node of every level in memory, the levels
+      * at once. A write completes when its response is back and then, as on chip, once the
+      * lookups that may have read the old beat have left. */
     val inMemoryAccess = c.memory.map { m => new Area {
-      val axi = mem.get
-      val bases = Vec(c.memoryNodes.indices.map(j => U(c.memoryLevelBase(j), m.axi.addressWidth bits)))
-      val memoryLevel = (levelOf - c.chipLevels).resize(log2Up(c.memoryLevels) max 1)
-      val nodeAddress = bases(memoryLevel) + (address << log2Up(c.beatBytes)).resize(m.axi.addressWidth)
-      val totalNodes = c.memoryNodes.sum
-
-      val beats = new WindowBeats(axi, c.beatBytes)
+      val memoryLevel = (levelOf - c.chipLevels).resize(log2Up(c.memoryLevels + 1))
       val fullBeat = B((BigInt(1) << c.beatBytes) - 1, c.beatBytes bits)
-      /** Writes of the running command, and how many of them have been answered. */
-      val writes = Reg(UInt(log2Up(totalNodes + 1) bits)) init 0
-      val answered = Reg(UInt(log2Up(totalNodes + 1) bits)) init 0
-      /** A node write waits for its response; CLEAR's writes are out or being made. */
-      val nodeWrite = RegInit(False)
+      /** CLEAR's writes are out or being made. */
       val clearWrites = RegInit(False)
-      val clearingMemory = RegInit(False)
-      val clearAddress = Reg(UInt(m.axi.addressWidth bits))
-      val clearLeft = Reg(UInt(log2Up(totalNodes + 1) bits))
-      when(axi.b.fire) { answered := answered + 1 }
-
-      when(cmd.valid && inMemory && cmd.op === TableOp.write) {
-        beats.write(nodeAddress, nodeWord.resized, fullBeat)
-        writes := 1
-        answered := 0
-        nodeWrite := True
-      }
-      when(cmd.valid && inMemory && cmd.op === TableOp.read) { beats.read(nodeAddress) }
-      when(cmd.valid && cmd.op === TableOp.clear) {
-        clearingMemory := True
-        clearWrites := True
-        clearAddress := U(m.baseAddress, m.axi.addressWidth bits)
-        clearLeft := totalNodes
-        writes := totalNodes
-        answered := 0
-      }
-      when(clearingMemory && beats.free) {
-        beats.write(clearAddress, B(0, m.axi.dataWidth bits), fullBeat)
-        clearAddress := clearAddress + c.beatBytes
-        clearLeft := clearLeft - 1
-        when(clearLeft === 1) { clearingMemory := False }
-      }
-      when(nodeWrite && answered === writes) {
+      val levels = memoryWalk.zipWithIndex.map { case (walk, j) => new Area {
+        val axi = mems(j)
+        val nodes = c.memoryNodes(j)
+        val base = U(c.memoryLevelBase(j), m.axi.addressWidth bits)
+        val addressed = cmd.valid && inMemory && memoryLevel === j
+        val nodeAddress = base + (address << log2Up(c.beatBytes)).resize(m.axi.addressWidth)
+        val beats = new WindowBeats(axi, c.beatBytes)
+        /** Writes of the running command on this port, and how many have been answered. */
+        val writes = Reg(UInt(log2Up(nodes + 1) bits)) init 0
+        val answered = Reg(UInt(log2Up(nodes + 1) bits)) init 0
+        val clearing = RegInit(False)
+        val clearAddress = Reg(UInt(m.axi.addressWidth bits))
+        val clearLeft = Reg(UInt(log2Up(nodes + 1) bits))
+        when(axi.b.fire) { answered := answered + 1 }
+        when(addressed && cmd.op === TableOp.write) {
+          beats.write(nodeAddress, nodeWord.resized, fullBeat)
+          writes := 1
+          answered := 0
+        }
+        when(addressed && cmd.op === TableOp.read) { beats.read(nodeAddress) }
+        when(cmd.valid && cmd.op === TableOp.clear) {
+          clearing := True
+          clearAddress := base
+          clearLeft := nodes
+          writes := nodes
+          answered := 0
+        }
+        when(clearing && beats.free) {
+          beats.write(clearAddress, B(0, m.axi.dataWidth bits), fullBeat)
+          clearAddress := clearAddress + c.beatBytes
+          clearLeft := clearLeft - 1
+          when(clearLeft === 1) { clearing := False }
+        }
+        /** Every write of the running command is made and answered. */
+        val written = !clearing && answered === writes
+        beats.drive(Seq(walk.read))
+      }.setName(s"level_$j")}
+      /** A node write waits for its response. */
+      val nodeWrite = RegInit(False)
+      when(cmd.valid && inMemory && cmd.op === TableOp.write) { nodeWrite := True }
+      val allWritten = levels.map(_.written).reduce(_ && _)
+      when(nodeWrite && allWritten) {
         nodeWrite := False
-        drain := c.latency
+        drainInFlight()
       }
-      val cleared = clearWrites && !clearingMemory && answered === writes
-
-      when(beats.readBack) { window.done := True }
-      beats.drive(memoryWalk.map(_.read))
+      when(cmd.valid && cmd.op === TableOp.clear) { clearWrites := True }
+      val cleared = clearWrites && allWritten
+      val readBack = levels.map(_.beats.readBack).reduce(_ || _)
+      when(readBack) { window.done := True }
     }}
     // CLEAR is done when the chip's RAMs are, and every beat in memory is written.
     when(chipCleared && inMemoryAccess.map(_.cleared).getOrElse(True)) {
@@ -403,9 +416,9 @@ class LpmTable(val c: LpmTableConfig) extends Area with MatchUnit {
       window.done := True
     }
 
-    window.readBack.valid := readPending || inMemoryAccess.map(_.beats.readBack).getOrElse(False)
+    window.readBack.valid := readPending || inMemoryAccess.map(_.readBack).getOrElse(False)
     window.readBack.data := (isResult ? resultRead.data.resize(staged) | nodeReadBack.resize(staged))
-    inMemoryAccess.foreach(a => when(a.beats.readBack) { window.readBack.data := a.beats.readData.resize(staged) })
+    for (a <- inMemoryAccess; l <- a.levels) when(l.beats.readBack) { window.readBack.data := l.beats.readData.resize(staged) }
     window.hit := result.valid && result.hit
     window.miss := result.valid && !result.hit && !isLate.getOrElse(False)
   }
@@ -436,12 +449,12 @@ object LpmKind extends MatchKind(TableKind.Lpm) {
     val g = LpmGeometry(t.lpmFanout, t.size)
     Seq("lpm" -> ujson.Obj("fanout" -> g.fanout, "levels" -> g.levels, "nodes" -> ujson.Arr(g.nodes.map(n => ujson.Num(n)): _*),
       "pointerBits" -> g.pointerBits, "memoryLevels" -> t.lpmMemoryLevels)) ++
-      t.memory.map(m => "memory" -> matcha.program.ProgramJson.memoryJson(t.name, m))
+      t.memory.map(m => "memory" -> matcha.program.ProgramJson.memoryJson(t.name, t.lpmMemoryLevels, m))
   }
 }
 
 /** The LPM unit of the scale benchmark (bench/scale/run_lpm.py): 512 IPv4 prefixes in
-  * 10-slot nodes (4 levels), the two lowest on a 512-bit port like a DDR4 channel's, each
+  * 10-slot nodes (4 levels), the two lowest each on a 512-bit port like a DDR4 channel's, each
   * level given 512 clocks for a memory of up to 320, under `--out DIR`. */
 object LpmMemSweep {
   val config = LpmTableConfig(32, 32, fanout = 10, results = 512, memory = Some(LpmMemory(2,

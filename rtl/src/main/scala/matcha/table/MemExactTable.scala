@@ -84,7 +84,7 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   val mem = Axi4(c.axi)
   def entries: Int = c.entries
   override def late: Option[Bool] = Some(isLate)
-  override def memory: Option[Axi4] = Some(mem)
+  override def memories: Seq[Axi4] = Seq(mem)
   /** Lookups that left late. */
   val lateEvent = Bool()
 
@@ -296,5 +296,5 @@ object MemExactKind extends MatchKind(TableKind.MemExact) {
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
   def unit(t: TableSpec, keyWidth: Int): MatchUnit = new MemExactTable(config(t, keyWidth))
   override def json(t: TableSpec): Seq[(String, ujson.Value)] =
-    Seq("memory" -> matcha.program.ProgramJson.memoryJson(t.name, t.memory.get))
+    Seq("memory" -> matcha.program.ProgramJson.memoryJson(t.name, 1, t.memory.get))
 }

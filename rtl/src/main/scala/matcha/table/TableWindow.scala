@@ -321,8 +321,9 @@ trait MatchUnit {
   /** Valid with `result`: the unit has no answer for the lookup, and the result means
     * nothing (a memory-backed table whose bucket did not come back in time). */
   def late: Option[Bool] = None
-  /** The AXI4 master of a unit whose entries live in memory. */
-  def memory: Option[spinal.lib.bus.amba4.axi.Axi4] = None
+  /** The AXI4 masters of a unit whose entries live in memory: one, or an LPM table's one a
+    * level in memory. */
+  def memories: Seq[spinal.lib.bus.amba4.axi.Axi4] = Nil
 }
 
 /** One match unit behind a control bus of its own: the top a unit's testbench drives. */
@@ -344,10 +345,10 @@ class MatchUnitTop[T <: MatchUnit](definitionName: String, keyWidth: Int, dataWi
   table.attach(window)
   table.lookup << io.lookup
   io.result << table.result
-  /** A unit with entries in memory: its AXI4 master (`m_axi_*`) and, valid with the result,
-    * whether it is late (`result_late`). */
-  val mem = table.memory.map { m =>
-    val port = master(spinal.lib.bus.amba4.axi.Axi4(m.config)).setName("m_axi")
+  /** A unit with entries in memory: its AXI4 masters (`m_axi_*`, or `m_axi_<j>_*` with
+    * several) and, valid with the result, whether it is late (`result_late`). */
+  val mems = for ((m, name) <- table.memories.zip(matcha.program.TableMemory.portNames("m_axi", table.memories.size))) yield {
+    val port = master(spinal.lib.bus.amba4.axi.Axi4(m.config)).setName(name)
     spinal.lib.bus.amba4.axi.Axi4SpecRenamer(port)
     port << m
     port
