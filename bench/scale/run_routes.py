@@ -132,23 +132,27 @@ def main():
     drops = Counter(names[r] for *_, r in exp.drops)
     summary = got.summary
     late = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"].endswith(".late"))
-    route_memory = next((m for m in summary["memories"] if m["port"] == "m_axi_route"), {})
+    route_ports = program["route"].desc["memory"]["ports"]
+    route_reads = sum(m["traffic_read_beats"] for m in summary["memories"] if m["port"] in route_ports)
     result = {"routes": args.routes, "fill": fill, "frames": len(frames), "passed": len(passed),
               "drops": dict(drops), "late": late, "vnis": len(vnis), "lengths": sorted(lengths.items()),
               "load_seconds": load_seconds, "sim_seconds": sim_seconds, "summary_seconds": summary["seconds"],
               "transactions": summary["socket"]["transactions"],
               "frames_per_clock": summary["frames_per_clock"], "latency": summary["latency"],
-              "route_reads": route_memory.get("traffic_read_beats"), "problems": problems[:5]}
+              "route_reads": route_reads, "problems": problems[:5]}
     print(f"bench: {json.dumps(result)}", flush=True)
     (ROUTES_DIR / "results.json").write_text(json.dumps(result, indent=1))
 
     extra = fill - min(fill, len(bgp))
+    lpm = program["route"].desc["lpm"]
     md = [
-        "# A million routes in a simulated program",
+        f"# {fill:,} routes of a real routing table in a simulated program",
         "",
         f"The 64-bit `overlay_mem` pipeline built with a route table of {args.routes:,} prefixes "
-        "(`matcha.program.ScaleBuild --routes`; its geometry as the generator printed it is in the "
-        "build log: 7-slot nodes, the two lowest levels in memory behind `m_axi_route`), in "
+        f"(`matcha.program.ScaleBuild --routes`: {len(lpm['nodes'])} levels of "
+        f"{lpm['fanout']}-slot nodes, {', '.join(f'{n:,}' for n in lpm['nodes'])} nodes, "
+        f"{lpm['pointerBits']}-bit pointers; the lowest {lpm['memoryLevels']} in memory, each "
+        f"level behind a port of its own, {', '.join(f'`{p}`' for p in route_ports)}), in "
         f"matcha-sim with its memory model answering every read {args.latency} clocks after its "
         f"address. Loaded by `matcha-ctl --cleared` through the simulator's control socket: "
         f"{min(fill, len(bgp)):,} prefixes of the full Internet routing table of "
@@ -182,7 +186,7 @@ def main():
         "access is a socket round trip and simulated clocks, so it measures this set-up, not the "
         "driver on a card (bench/results/lpm_load.md has the driver's own time for a table of "
         "this size). Bus transactions: the simulator's count of the socket's register accesses. "
-        "Route reads from memory: beats the route port's memory answered from the first input "
+        "Route reads from memory: beats the route ports' memories answered from the first input "
         "beat to the last output, over the frames.",
         "",
     ]
