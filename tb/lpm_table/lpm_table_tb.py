@@ -37,8 +37,8 @@ MEMORY_LATENCY = 24
 # The units with every level on chip: the tests of the driver's tree alone run on them
 # only: the memory unit's tree is matcha_lpm32_table's.
 ON_CHIP = ("matcha_lpm32_table", "matcha_lpm128_table")
-# The unit with its two lowest levels in memory. The tests that fill its tree with many
-# prefixes are soak scenarios on it; the rest, and its own memory tests, run in `make test`.
+# The unit with its two lowest levels in memory: every test of lookups and updates runs on
+# it too, and its own memory tests on it alone.
 MEMORY_UNIT = "matcha_lpm32_mem_table"
 
 # What each DUT's descriptor 0 must say (docs/tables.md): kind (with the prefix store bit),
@@ -424,7 +424,6 @@ async def test_open(dut):
     await tb.lookups([rng.getrandbits(tb.kw) for _ in range(50)] + [0, tb.mask])
 
 
-@sim.soak_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_random_prefixes(dut):
     """A random prefix set, then lookups every clock of keys at its boundaries, near its
@@ -543,7 +542,6 @@ async def test_prefix_store(dut):
     assert all(entry == (False, 0, 0, 0, 0) for entry in (await tb.read_results()).values())
 
 
-@sim.soak_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_delete_readd(dut):
     """A random prefix set; half of it deleted, then re-added with other actions and data;
@@ -743,7 +741,6 @@ async def fill_to_size(tb, rng, prefixes, name):
     return levels
 
 
-@sim.soak_on(MEMORY_UNIT)
 @cocotb.test(timeout_time=TIMEOUT_MS, timeout_unit="ms")
 async def test_table_full(dut):
     """Any `size` prefixes fit and the next is refused: distinct short prefixes (no long
