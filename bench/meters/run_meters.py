@@ -26,7 +26,7 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.provenance import git_commit  # noqa: E402
-from tb.common import sim  # noqa: E402
+from tb.common import cocotb_util, sim  # noqa: E402
 
 RESOURCES = ("LUT4", "TRELLIS_FF", "DP16KD", "MULT18X18D", "CCU2C")
 COMMAND = "bash bench/meters/run.sh"
@@ -144,7 +144,7 @@ def main():
         try:
             sim.run(name, name, "meter_bench_tb", run_name="meter_bench", seed=args.seed,
                     env={"MATCHA_BENCH_OUT": out, "MATCHA_BENCH_REQUESTS": args.requests},
-                    pythonpath=[HERE])
+                    pythonpath=[HERE], probed=cocotb_util.BusyMonitor.PROBED)
         except AssertionError as e:
             failed.append(f"{name}: {str(e).splitlines()[-1]}")
         if not out.exists():

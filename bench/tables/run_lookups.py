@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from tb.common import sim  # noqa: E402
+from tb.common import cocotb_util, sim  # noqa: E402
 
 CONFIG = "tables"
 PORTS = ("s_axil_awaddr", "lookup_valid", "lookup_payload", "result_valid",
@@ -35,13 +35,15 @@ PORTS = ("s_axil_awaddr", "lookup_valid", "lookup_payload", "result_valid",
 
 
 def table_units(rtl_dir):
-    """Top modules in `rtl_dir`/*.v that have the table interface, sorted by name."""
+    """Top modules in `rtl_dir`/*.v that have the table interface and no memory port,
+    sorted by name: a unit with entries in memory has the memory benchmarks of
+    bench/scale (scale_table.md, scale_lpm.md)."""
     units = []
     for v in sorted(rtl_dir.glob("*.v")):
         text = v.read_text(errors="replace")
         m = re.search(r"^module\s+(\w+)\s*\((.*?)\);", text, re.S | re.M)
         if m and m.group(1) == v.stem and \
-                all(re.search(rf"\b{p}\b", m.group(2)) for p in PORTS):
+                all(re.search(rf"\b{p}\b", m.group(2)) for p in PORTS) and "m_axi_" not in m.group(2):
             units.append(v.stem)
     return units
 
@@ -129,7 +131,7 @@ def main():
         try:
             sim.run(config, unit, "lookup_tb", run_name="lookup_bench", seed=args.seed,
                     env={"MATCHA_BENCH_OUT": raw, "MATCHA_BENCH_KEYS": args.keys},
-                    pythonpath=[HERE])
+                    pythonpath=[HERE], probed=cocotb_util.BusyMonitor.PROBED)
         except Exception as e:  # noqa: BLE001 - reported, the next unit still runs
             error = f"{type(e).__name__}: {e}" if not isinstance(e, AssertionError) else str(e)
         if raw.exists():

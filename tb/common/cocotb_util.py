@@ -74,9 +74,11 @@ class CycleCounter:
 
 class BusyMonitor:
     """Clocks during which a control window's table command is pending (what STATUS bit 0
-    reports of it), one span per command, in `spans`."""
+    reports of it), one span per command, in `spans`; of a model built with
+    `probed=BusyMonitor.PROBED` (sim.build)."""
+    PROBED = ("window_tablePending",)
 
-    def __init__(self, dut, pending="window_tablePending"):
+    def __init__(self, dut, pending=PROBED[0]):
         self.dut = dut
         self.pending = getattr(dut, pending)
         self.spans = []

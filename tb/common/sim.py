@@ -92,15 +92,16 @@ def setup_environment():
     return vbin
 
 
-def _model_name(toplevel, parameters=(), random_init=False, opt=None):
+def _model_name(toplevel, parameters=(), random_init=False, opt=None, probed=()):
     """A model's directory name: the top level, its parameter overrides, whether its
-    initial state is random and its C++ optimization when not the tests'."""
+    initial state is random, its C++ optimization when not the tests', and whether signals
+    inside it are made reachable (`probed`)."""
     return "-".join([toplevel] + [f"{k}{v}" for k, v in parameters] + ["rand"] * random_init +
-                    ([opt.lstrip("-")] if opt else []))
+                    ([opt.lstrip("-")] if opt else []) + ["probed"] * bool(probed))
 
 
-def _model_dir(config, toplevel, waves, parameters=(), random_init=False, opt=None):
-    return SIM_DIR / config / (_model_name(toplevel, parameters, random_init, opt) +
+def _model_dir(config, toplevel, waves, parameters=(), random_init=False, opt=None, probed=()):
+    return SIM_DIR / config / (_model_name(toplevel, parameters, random_init, opt, probed) +
                                ("-waves" if waves else ""))
 
 
@@ -173,9 +174,10 @@ def top_ports(source, toplevel):
     return re.findall(r"\b(?:input|output|inout)\b[^,]*?(\w+)\s*(?=,|\)\s*$)", header)
 
 
-def public_ports_config(source, toplevel):
+def public_ports_config(source, toplevel, probed=()):
     """A Verilator configuration file's text that makes `toplevel`'s ports reachable over
-    VPI, and the signals matcha-sim reads (HARNESS_CONFIG). cocotb's runner passes
+    VPI, the signals matcha-sim reads (HARNESS_CONFIG) and the top module's `probed`
+    signals (a benchmark's: tb/common/cocotb_util.BusyMonitor). cocotb's runner passes
     --public-flat-rw, which keeps every signal of every module and stops Verilator from
     optimizing across them; the tests drive and sample the top level's ports only, and
     every signal of the top module public doubles a pipeline's C++ (the 64-bit overlay's
@@ -184,7 +186,7 @@ def public_ports_config(source, toplevel):
     harness = "".join(line + "\n" for line in HARNESS_CONFIG.read_text().splitlines()
                       if line.startswith("public"))
     ports = "".join(f'public_flat_rw -module "{toplevel}" -var "{p}"\n'
-                    for p in top_ports(source, toplevel))
+                    for p in [*top_ports(source, toplevel), *probed])
     return f"`verilator_config\n{ports}{harness}"
 
 
@@ -222,20 +224,21 @@ def get_runner(timeout_s=None, opt=None):
     return _Verilator()
 
 
-def build(config, toplevel, waves=None, models=(), parameters=(), random_init=False, opt=None):
+def build(config, toplevel, waves=None, models=(), parameters=(), random_init=False, opt=None, probed=()):
     """Build (or reuse) the model of `toplevel` in `config`; returns its directory.
     `models` are further Verilog files compiled with it (simulation models of vendor
     primitives the generated Verilog instantiates); `parameters` are (name, value) pairs
     that override the top level's Verilog parameters; `random_init` builds a model whose
     initial state can be randomized (RANDOM_INIT_ARGS, see run()); `opt` compiles it all
-    at one C++ optimization instead of TEST_OPT. matcha-sim links the model too
-    (sim/build.py): one Verilator build serves the cocotb tests and the simulator."""
+    at one C++ optimization instead of TEST_OPT; `probed` names signals of the top module
+    besides its ports that a benchmark samples (a model of its own). matcha-sim links the
+    model too (sim/build.py): one Verilator build serves the cocotb tests and the simulator."""
     waves = waves_enabled() if waves is None else waves
     vbin = setup_environment()
     source = rtl_file(config, toplevel)
-    model = _model_dir(config, toplevel, waves, parameters, random_init, opt)
+    model = _model_dir(config, toplevel, waves, parameters, random_init, opt, probed)
     name = model.name
-    public = public_ports_config(source, toplevel)
+    public = public_ports_config(source, toplevel, probed)
     sources = [source, *map(Path, models)]
     args = BUILD_ARGS + (WAVE_ARGS if waves else []) + (RANDOM_INIT_ARGS if random_init else [])
     key = _build_key(sources, args + opt_vars(opt) + [public] + [f"-G{k}={v}" for k, v in parameters],
@@ -275,19 +278,19 @@ def _safe(name):
 
 def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
         waves=None, echo=False, pythonpath=(), models=(), parameters=(), random_init=False,
-        timeout_s=None):
+        timeout_s=None, probed=()):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
     `env` is passed to the simulation (on top of the calling environment);
     `pythonpath` adds directories the test module is imported from; `models` as for
-    build(), and `parameters` and `random_init` as there (a random-init model starts each
-    run from random state drawn from `seed`); `timeout_s` stops the simulation. The
+    build(), and `parameters`, `random_init` and `probed` as there (a random-init model
+    starts each run from random state drawn from `seed`); `timeout_s` stops the simulation. The
     simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
     waves = waves_enabled() if waves is None else waves
-    model = build(config, toplevel, waves, models, parameters, random_init)
+    model = build(config, toplevel, waves, models, parameters, random_init, probed=probed)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name
