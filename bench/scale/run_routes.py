@@ -28,7 +28,6 @@ import random
 import subprocess
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -39,9 +38,7 @@ os.environ["MATCHA_RTL_DIR"] = str(ROUTES_DIR / "rtl")
 os.environ["MATCHA_SIM_DIR"] = str(ROUTES_DIR / "sim")
 sys.path.insert(0, str(REPO))
 
-from scapy.layers.inet import IP, UDP  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
-from scapy.layers.vxlan import VXLAN  # noqa: E402
+from scapy.layers.inet import UDP  # noqa: E402
 from scapy.packet import Raw  # noqa: E402
 
 from bench.provenance import invocation, write_report  # noqa: E402
@@ -50,7 +47,7 @@ from sim import build as sim_build  # noqa: E402
 from tb.common.phv import Layout  # noqa: E402
 from tb.model.program import Program  # noqa: E402
 from tb.sim import harness, tables_file  # noqa: E402
-from tb.sim.bgp_routes import GROUP_BITS, bgp_prefixes, probes, scale, tables  # noqa: E402
+from tb.sim.bgp_routes import bgp_prefixes, probes, reach, scale, tables  # noqa: E402
 
 PROGRAM = "overlay_mem"
 ROUTES = 1 << 20
@@ -124,12 +121,7 @@ def main():
     if held != fill:
         problems.append(f"the model holds {held} prefixes, not {fill}")
 
-    passed = [Ether(f) for fs in exp.ports.values() for f in fs]
-    vnis = Counter(p[VXLAN].vni for p in passed if VXLAN in p)
-    lengths = Counter(program["route"].match(int(ipaddress.ip_address(p[VXLAN].payload[IP].dst)))[1] - GROUP_BITS
-                      for p in passed if VXLAN in p)
-    names = harness.reason_names(program)
-    drops = Counter(names[r] for *_, r in exp.drops)
+    passed, vnis, lengths, drops = reach(program, exp)
     summary = got.summary
     late = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"].endswith(".late"))
     route_ports = program["route"].desc["memory"]["ports"]

@@ -10,6 +10,11 @@ prefix routes to, so a wrong choice is a mapping miss."""
 import ipaddress
 import lzma
 import sys
+from collections import Counter
+
+from scapy.layers.inet import IP
+from scapy.layers.l2 import Ether
+from scapy.layers.vxlan import VXLAN
 
 from tb.sim import harness
 
@@ -73,3 +78,15 @@ def tables(nets, destinations, vnets):
                      f"{scale.pa(k >> 8, k & 255)} {scale.ca_mac(0, k & 255)}")
     t.append("table_set_default encap vxlan_encap 02:aa:00:00:00:f1 02:bb:00:00:00:f2")
     return t
+
+
+def reach(program, exp):
+    """How far the expected outputs `exp` (harness.expected) reach across the route table:
+    the frames encapsulated, {VNI: frames}, {prefix length: frames} of the prefixes that
+    routed them, and {drop reason's name: frames}."""
+    passed = [Ether(f) for fs in exp.ports.values() for f in fs]
+    vnis = Counter(p[VXLAN].vni for p in passed if VXLAN in p)
+    lengths = Counter(program["route"].match(int(ipaddress.ip_address(p[VXLAN].payload[IP].dst)))[1] - GROUP_BITS
+                      for p in passed if VXLAN in p)
+    names = harness.reason_names(program)
+    return passed, vnis, lengths, Counter(names[r] for *_, r in exp.drops)

@@ -20,19 +20,16 @@ make test-one T=tb/sim/test_overlay_bgp.py
 import ipaddress
 import random
 import subprocess
-from collections import Counter
 
 import pytest
-from scapy.layers.inet import IP, UDP
-from scapy.layers.l2 import Ether
-from scapy.layers.vxlan import VXLAN
+from scapy.layers.inet import UDP
 from scapy.packet import Raw
 
 from sim import build as sim_build
 from tb.common.phv import Layout
 from tb.model.program import Program
 from tb.sim import harness, tables_file
-from tb.sim.bgp_routes import GROUP_BITS, bgp_prefixes, probes, scale, tables
+from tb.sim.bgp_routes import bgp_prefixes, probes, reach, scale, tables
 
 OVERLAY = harness.SimBinary("w512", "overlay")
 ROUTES = 32768
@@ -79,12 +76,7 @@ def test_bgp_table_routes_as_the_model(work, matcha_seed):
 
     # The frames reach across the table: many VNETs, prefixes of many lengths, and
     # destinations no prefix covers.
-    passed = [Ether(f) for fs in exp.ports.values() for f in fs]
-    vnis = Counter(p[VXLAN].vni for p in passed if VXLAN in p)
-    lengths = Counter(program["route"].match(int(ipaddress.ip_address(p[VXLAN].payload[IP].dst)))[1] - GROUP_BITS
-                      for p in passed if VXLAN in p)
-    names = harness.reason_names(program)
-    drops = Counter(names[r] for *_, r in exp.drops)
+    passed, vnis, lengths, drops = reach(program, exp)
     print(f"seed {matcha_seed}: {len(frames)} frames, {len(passed)} passed in {len(vnis)} VNIs, "
           f"prefix lengths {sorted(lengths.items())}, drops {dict(drops)}")
     assert len(passed) > len(frames) // 2 and len(vnis) > 500
