@@ -30,8 +30,11 @@
 #   (bench/scale/session_capacity.py), the driver loading 2^20 routes into an LPM
 #   table with levels in memory -> bench/results/lpm_load.md (bench/scale/lpm_load.py),
 #   and such a table's lookups against slower memories -> bench/results/scale_lpm.md
-#   (bench/scale/run_lpm.py), and the 512-bit overlay with its mappings and sessions in
-#   memory against the on-chip one -> bench/results/scale_w512.md (bench/scale/run_w512.py).
+#   (bench/scale/run_lpm.py), the 512-bit overlay with its mappings and sessions in
+#   memory against the on-chip one -> bench/results/scale_w512.md (bench/scale/run_w512.py),
+#   and the overlay with a route table of 2^20 prefixes filled from a real routing table
+#   through matcha-ctl -> bench/results/scale_routes.md (bench/scale/run_routes.py, hours:
+#   its load is some 80 register accesses a prefix through the simulator's socket).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,4 +54,5 @@ python bench/scale/lpm_load.py || status=1
 python bench/scale/run_lpm.py || status=1
 python bench/scale/run.py || status=1
 python bench/scale/run_w512.py || status=1
+python bench/scale/run_routes.py || status=1
 exit $status

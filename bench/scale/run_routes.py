@@ -123,11 +123,12 @@ def main():
 
     passed, vnis, lengths, drops = reach(program, exp)
     summary = got.summary
-    late = sum(v["frames"] for v in summary["punted"]["reasons"].values() if v["name"].endswith(".late"))
+    punted = {v["name"]: v["frames"] for v in summary["punted"]["reasons"].values()}
+    late = sum(n for name, n in punted.items() if name.endswith(".late"))
     route_ports = program["route"].desc["memory"]["ports"]
     route_reads = sum(m["traffic_read_beats"] for m in summary["memories"] if m["port"] in route_ports)
     result = {"routes": args.routes, "fill": fill, "frames": len(frames), "passed": len(passed),
-              "drops": dict(drops), "late": late, "vnis": len(vnis), "lengths": sorted(lengths.items()),
+              "drops": dict(drops), "punted": punted, "late": late, "vnis": len(vnis), "lengths": sorted(lengths.items()),
               "load_seconds": load_seconds, "sim_seconds": sim_seconds, "summary_seconds": summary["seconds"],
               "transactions": summary["socket"]["transactions"],
               "frames_per_clock": summary["frames_per_clock"], "latency": summary["latency"],
@@ -161,12 +162,13 @@ def main():
         "checked against the program model holding the same tables (its LPM looks a key up at "
         "every length; tb/model/test_program.py checks it against a search of every prefix).",
         "",
-        "| prefixes held | frames | encapsulated | dropped `route.miss` | other drops | late lookups "
+        "| prefixes held | frames | encapsulated | dropped `route.miss` | other drops | punted | late lookups "
         "| VNIs reached | prefix lengths reached | route reads from memory a frame | frames/clock "
         "| latency min / mean / max (clocks) | load (s) | bus transactions |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
         f"| {held:,} | {len(frames):,} | {len(passed):,} | {drops.get('route.miss', 0):,} "
-        f"| {sum(drops.values()) - drops.get('route.miss', 0):,} | {late} | {len(vnis)} "
+        f"| {sum(drops.values()) - drops.get('route.miss', 0):,} "
+        f"| {', '.join(f'{n:,} `{name}`' for name, n in sorted(punted.items())) or 0} | {late} | {len(vnis)} "
         f"| {len(lengths)} (/{min(lengths)} to /{max(lengths)}) | {result['route_reads'] / len(frames):.2f} "
         f"| {summary['frames_per_clock']:.4f} "
         f"| {summary['latency']['min']} / {summary['latency']['mean']:.1f} / {summary['latency']['max']} "
