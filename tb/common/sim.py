@@ -278,19 +278,19 @@ def _safe(name):
 
 def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
         waves=None, echo=False, pythonpath=(), models=(), parameters=(), random_init=False,
-        timeout_s=None, probed=()):
+        timeout_s=None, probed=(), opt=None):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
     `env` is passed to the simulation (on top of the calling environment);
     `pythonpath` adds directories the test module is imported from; `models` as for
-    build(), and `parameters`, `random_init` and `probed` as there (a random-init model
+    build(), and `parameters`, `random_init`, `probed` and `opt` as there (a random-init model
     starts each run from random state drawn from `seed`); `timeout_s` stops the simulation. The
     simulator's output goes to <run dir>/sim.log (or to stdout with `echo`). Raises
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
     waves = waves_enabled() if waves is None else waves
-    model = build(config, toplevel, waves, models, parameters, random_init, probed=probed)
+    model = build(config, toplevel, waves, models, parameters, random_init, opt, probed)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name
@@ -383,7 +383,9 @@ class Model:
     overrides of its Verilog parameters (`parameters`, (name, value) pairs); `random_init`:
     every run starts from random register and memory contents (build()); `soak`: every
     test on this model is a soak scenario (a second width of a program whose behaviour the
-    other width's model already shows in `make test`)."""
+    other width's model already shows in `make test`); `opt`: its C++ optimization, as
+    build()'s ("-O0" for a large model whose few tests run shorter than its -O1 compile
+    saves, bench/results/test_budget.md)."""
     config: str
     toplevel: str
     models: tuple = ()
@@ -391,6 +393,7 @@ class Model:
     parameters: tuple = ()
     random_init: bool = False
     soak: bool = False
+    opt: str = None
 
     def missing(self):
         """None if everything the model needs was generated, else a reason to skip."""
@@ -404,10 +407,10 @@ class Model:
 
     def build(self):
         return build(self.config, self.toplevel, waves_enabled(), self.models, self.parameters,
-                     self.random_init)
+                     self.random_init, self.opt)
 
     def __str__(self):
-        return f"{self.config}/{_model_name(self.toplevel, self.parameters, self.random_init)}"
+        return f"{self.config}/{_model_name(self.toplevel, self.parameters, self.random_init, self.opt)}"
 
 
 def soak(test):
@@ -479,7 +482,7 @@ def cocotb_entry(tb_module, models):
         driver.build_library()
         run(model.config, model.toplevel, tb_module, testcase=case, seed=matcha_seed,
             run_name=case, models=model.models, parameters=model.parameters,
-            random_init=model.random_init,
+            random_init=model.random_init, opt=model.opt,
             env={"MATCHA_TB_LAYOUT": model.layout_path() or "",
                  "MATCHA_TB_PARAMETERS": ",".join(f"{k}={v}" for k, v in model.parameters)},
             timeout_s=None if is_soak(tests[case], model) or not TEST_BUDGET_S else TEST_BUDGET_S)

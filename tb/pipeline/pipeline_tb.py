@@ -753,6 +753,7 @@ async def test_parse_errors_untouched(dut):
     await tb.check_counters()
 
 
+@soak_on("w512")  # the tables' control, the same code at both widths
 @cocotb.test()
 async def test_default_action_runtime(dut):
     """Default actions changed at run time: between batches (read back through the
@@ -919,6 +920,7 @@ async def test_back_to_back_one_flow(dut):
     await tb.check_counters()
 
 
+@soak_on("w512")  # the tables' control, the same code at both widths
 @cocotb.test()
 async def test_counters_follow_moved_entries(dut):
     """Per-entry counts stay with their entry when the driver moves it: ternary entries

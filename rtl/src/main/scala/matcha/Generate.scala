@@ -202,62 +202,93 @@ object Generate {
     writeLayout(dir, "layout.json", boardConfig, program, layout)
   }
 
+  /** Runs `jobs` on `threads` threads, in the order given (the longest first keeps the
+    * threads busy to the end), and rethrows the first failure once every thread has
+    * stopped. SpinalHDL keeps its elaboration state per thread (`GlobalData`), so tops that
+    * share nothing elaborate side by side; the stack is the emitter's (a Corundum-scale ACL
+    * nests its concatenations thousands deep). */
+  def runAll(jobs: Seq[() => Unit], threads: Int): Unit = {
+    val next = new java.util.concurrent.atomic.AtomicInteger(0)
+    val failures = new java.util.concurrent.ConcurrentLinkedQueue[Throwable]()
+    val workers = (0 until threads.max(1)).map { i =>
+      new Thread(null, () => {
+        var j = next.getAndIncrement()
+        while (j < jobs.size && failures.isEmpty) {
+          try jobs(j)() catch { case t: Throwable => failures.add(t) }
+          j = next.getAndIncrement()
+        }
+      }, s"generate-$i", 1L << 30)
+    }
+    workers.foreach(_.start())
+    workers.foreach(_.join())
+    Option(failures.peek()).foreach(t => throw t)
+  }
+
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/rtl")
-    for (cfg <- configs) {
-      val dir = s"$out/${cfg.name}"
-      new File(dir).mkdirs()
-      val parser = spinal(dir).generateVerilog(top(new Parser(cfg))())
-      require(parser.toplevel.latency == cfg.graph.levels + 1)
-      spinal(dir).generateVerilog(top(new Deparser(cfg))())
-      spinal(dir).generateVerilog(top(new PacketPath(cfg))())
-      for ((p, file) <- (program -> "layout.json") +: extraPrograms(cfg).map(p => p -> s"layout-${p.name}.json")) {
-        val layout = new Layout(cfg, p)
-        spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), layout.identify))())
-        writeLayout(dir, file, cfg, p, layout)
-      }
-    }
+    val threads = args.sliding(2).collectFirst { case Array("--jobs", n) => n.toInt }
+      .getOrElse(Runtime.getRuntime.availableProcessors)
     val contract = s"$out/contract"
     new File(contract).mkdirs()
     write(s"$contract/matcha_contract.h", Contract.cHeader)
     write(s"$contract/matcha_contract.py", Contract.python)
-    generateBoard(s"$out/board")
-    corundumConfigs.foreach(corundum(out, _))
+    for (cfg <- configs) new File(s"$out/${cfg.name}").mkdirs()
+    val pipelines: Seq[() => Unit] = for (cfg <- configs.reverse; (p, file) <- (program -> "layout.json") +:
+      extraPrograms(cfg).map(p => p -> s"layout-${p.name}.json").reverse) yield () => {
+      val dir = s"$out/${cfg.name}"
+      val layout = new Layout(cfg, p)
+      spinal(dir).generateVerilog(top(new PacketPath(cfg, Some(p), layout.identify))())
+      writeLayout(dir, file, cfg, p, layout)
+    }
+    val blocks: Seq[() => Unit] = for (cfg <- configs) yield () => {
+      val dir = s"$out/${cfg.name}"
+      val parser = spinal(dir).generateVerilog(top(new Parser(cfg))())
+      require(parser.toplevel.latency == cfg.graph.levels + 1)
+      spinal(dir).generateVerilog(top(new Deparser(cfg))())
+      spinal(dir).generateVerilog(top(new PacketPath(cfg))())
+    }
     val tables = s"$out/tables"
     new File(tables).mkdirs()
-    spinal(tables).generateVerilog(top(new table.EntryCountersUnit(size = 16, drain = 3))())
-    spinal(tables).generateVerilog(top(table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)))())
-    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128)))())
-    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(128, 32, fanout = 3, results = 32)))())
+    runAll(corundumConfigs.reverse.map(cc => () => corundum(out, cc)) ++ pipelines ++
+      Seq(() => generateBoard(s"$out/board")) ++ blocks ++
+      tableUnits.map(u => () => { spinal(tables).generateVerilog(top(u())()); () }), threads)
+  }
+
+  /** The table units the cocotb tests and benchmarks run alone, in build/rtl/tables. */
+  val tableUnits: Seq[() => Component] = Seq(
+    () => new table.EntryCountersUnit(size = 16, drain = 3),
+    () => table.ExactTableUnit(table.ExactTableConfig(keyWidth = 40, dataWidth = 48, size = 64)),
+    () => table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128)),
+    () => table.LpmTableUnit(table.LpmTableConfig(128, 32, fanout = 3, results = 32)),
     // The two lowest of the 8 levels in memory, each given 64 clocks for a memory of 24.
-    spinal(tables).generateVerilog(top(table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128,
+    () => table.LpmTableUnit(table.LpmTableConfig(32, 32, fanout = 4, results = 128,
       memory = Some(table.LpmMemory(2, table.MemoryTiming(latency = 64, memoryLatency = 24, outstanding = 64),
         _root_.spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 32, dataWidth = 256, idWidth = 4, useRegion = false)))),
-      "matcha_lpm32_mem_table"))())
-    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)))())
-    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
-      "matcha_ternary128_table"))())
+      "matcha_lpm32_mem_table"),
+    () => table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64)),
+    () => table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 128, dataWidth = 32, size = 32),
+      "matcha_ternary128_table"),
     // The inner 5-tuple (src, dst, protocol, source port, destination port) with both ports
     // range fields; 16 slots per field, so that a test can run them out.
-    val ports = Seq(table.RangeField(0, 16), table.RangeField(16, 16))
-    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64,
-      ranges = ports, rangeSlots = 16), "matcha_ternary_range_table"))())
+    () => table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 104, dataWidth = 32, size = 64,
+      ranges = rangePorts, rangeSlots = 16), "matcha_ternary_range_table"),
     // ACL scale: direction and ENI in front of the 5-tuple, 4096 entries, 64 slots per port.
-    spinal(tables).generateVerilog(top(table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 112, dataWidth = 16, size = 4096,
-      ranges = ports, rangeSlots = 64), "matcha_ternary_acl_table"))())
-    spinal(tables).generateVerilog(top(table.DirectTableUnit(table.DirectTableConfig(keyWidth = 10, dataWidth = 40, size = 1000)))())
-    spinal(tables).generateVerilog(top(new table.SessionTableUnit(table.SessionTableConfig(size = 64)))())
-    spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 256)))())
-    spinal(tables).generateVerilog(top(new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10,
-      tickClocks = 3), "matcha_meter_small_table"))())
-    spinal(tables).generateVerilog(top(new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
-      buckets = 1024, latency = 512)))())
+    () => table.TernaryTableUnit(table.TernaryTableConfig(keyWidth = 112, dataWidth = 16, size = 4096,
+      ranges = rangePorts, rangeSlots = 64), "matcha_ternary_acl_table"),
+    () => table.DirectTableUnit(table.DirectTableConfig(keyWidth = 10, dataWidth = 40, size = 1000)),
+    () => new table.SessionTableUnit(table.SessionTableConfig(size = 64)),
+    () => new table.MeterTableUnit(table.MeterTableConfig(meters = 256)),
+    () => new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10, tickClocks = 3),
+      "matcha_meter_small_table"),
+    () => new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
+      buckets = 1024, latency = 512)),
     // The same table on a memory of half its beat, as an HBM pseudo-channel's 256 bits
     // against a 64-byte bucket.
-    spinal(tables).generateVerilog(top(new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
-      buckets = 1024, latency = 512, answerClocks = 2), "matcha_mem_exact_table_narrow"))())
+    () => new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
+      buckets = 1024, latency = 512, answerClocks = 2), "matcha_mem_exact_table_narrow"),
     // 64 buckets of three sessions, 16 buckets tracked so that a test can run them out.
-    spinal(tables).generateVerilog(top(new table.MemSessionTableUnit(table.MemSessionTableConfig(buckets = 64,
-      writesTracked = 16)))())
-  }
+    () => new table.MemSessionTableUnit(table.MemSessionTableConfig(buckets = 64, writesTracked = 16)))
+
+  /** The range fields of the 5-tuple units: source and destination port. */
+  private def rangePorts = Seq(table.RangeField(0, 16), table.RangeField(16, 16))
 }
