@@ -39,8 +39,8 @@ test_corundum_ports = sim.cocotb_entry(
 # code, and its pipelines have tb/sim's tests. So is the 64-bit build on HBM: its shell
 # differs from DDR's by the narrower in front of the memory core, whose beats the narrow
 # memory-backed unit (tb/mem_exact_table) shows in `make test`.
-# The 64-bit models compile at -O0, two fifths faster than at -O1, for two tests that run
-# a few seconds longer (bench/results/test_budget.md).
+# The 64-bit models compile at -O0, about ten seconds faster each than at -O1, for two
+# tests that run a few seconds longer (bench/results/test_budget.md).
 OVERLAY_CONFIGS = ("corundum-overlay-w64", "corundum-overlay")
 DDR, HBM = ((("DDR_ENABLE", 1), ("AXI_DDR_DATA_WIDTH", 512), ("AXI_DDR_ADDR_WIDTH", 34)),
             (("HBM_ENABLE", 1), ("AXI_HBM_ADDR_WIDTH", 33)))
