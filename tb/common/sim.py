@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -44,6 +45,12 @@ WAVE_ARGS = ["--trace-fst"]
 # Verilator's zeros.
 RANDOM_INIT_ARGS = ["--x-initial", "unique"]
 TIMESCALE = ("1ns", "1ps")
+# cocotb rewrites the asserts of every module imported after it starts (pytest's import
+# hook with `python_files` "*.py"), scapy's and cocotbext's too: each test process parsed
+# and compiled them again when no bytecode is written (PYTHONDONTWRITEBYTECODE), seconds a
+# test (bench/results/test_budget.md). The project's own modules are the ones whose asserts
+# a failure message needs.
+REWRITE_ASSERTIONS = " ".join(shlex.quote(str(REPO / d / "*.py")) for d in ("tb", "bench"))
 
 
 def waves_enabled():
@@ -304,6 +311,8 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
         "MATCHA_TB_LAYOUT": str(layout_file(config)),
         "MATCHA_TB_SEED": str(seed),
         "COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"),
+        "COCOTB_REWRITE_ASSERTION_FILES": os.environ.get("COCOTB_REWRITE_ASSERTION_FILES",
+                                                         REWRITE_ASSERTIONS),
     }
     extra.update({k: str(v) for k, v in (env or {}).items()})
     # The runner merges os.environ over extra_env, so set ours in os.environ for the
