@@ -29,6 +29,8 @@
 #   full buckets of sessions get -> bench/results/session_capacity.md
 #   (bench/scale/session_capacity.py), the driver loading 2^20 routes into an LPM
 #   table with levels in memory -> bench/results/lpm_load.md (bench/scale/lpm_load.py),
+#   and 2^20 mappings into a memory-backed exact table -> bench/results/mapping_load.md
+#   (bench/scale/mapping_load.py),
 #   and such a table's lookups against slower memories -> bench/results/scale_lpm.md
 #   (bench/scale/run_lpm.py), the 512-bit overlay with its mappings and sessions in
 #   memory against the on-chip one -> bench/results/scale_w512.md (bench/scale/run_w512.py),
@@ -51,6 +53,7 @@ python bench/scale/run_table.py || status=1
 python bench/scale/run_sessions.py || status=1
 python bench/scale/session_capacity.py || status=1
 python bench/scale/lpm_load.py || status=1
+python bench/scale/mapping_load.py || status=1
 python bench/scale/run_lpm.py || status=1
 python bench/scale/run.py || status=1
 python bench/scale/run_w512.py || status=1

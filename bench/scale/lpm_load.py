@@ -30,22 +30,33 @@ ADDED = re.compile(r"(\d+) prefixes \((\d+) real\) added in ([0-9.]+) s with (\d
                    r"(\d+) writes, (\d+) commands; (\d+) probes")
 
 
+def c_test_runs(test, pattern, runs, env=None):
+    """Runs the C test `test` of the driver's suite, built without its sanitizers (at -O2),
+    with seeds 1 to `runs` (and `env`); returns the matches of `pattern` in the runs that
+    passed, with their seeds, and a problem for each run that did not."""
+    # The suite's own binary links the sanitizers; this one is the same sources at -O2.
+    subprocess.run(["make", "-s", "-C", str(REPO / "sw" / "driver"), f"BUILD={BUILD}", "SAN=",
+                    str(BUILD / "matcha_tests")], check=True)
+    found, problems = [], []
+    for seed in range(1, runs + 1):
+        run = subprocess.run([str(BUILD / "matcha_tests"), test], capture_output=True, text=True,
+                             env={**os.environ, **(env or {}), "MATCHA_SEED": str(seed)})
+        m = pattern.search(run.stdout)
+        if run.returncode or not m or "1 passed, 0 failed" not in run.stdout:
+            problems.append(f"seed {seed}: the test failed:\n\n```\n{run.stdout[-2000:]}{run.stderr[-2000:]}\n```")
+            continue
+        found.append((seed, m))
+    return found, problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "lpm_load.md"))
     args = ap.parse_args()
-    # The suite's own binary links the sanitizers; this one is the same sources at -O2.
-    subprocess.run(["make", "-s", "-C", str(REPO / "sw" / "driver"), f"BUILD={BUILD}", "SAN=",
-                    str(BUILD / "matcha_tests")], check=True)
-    rows, problems = [], []
-    for seed in range(1, args.runs + 1):
-        run = subprocess.run([str(BUILD / "matcha_tests"), "lpm_full_table"], capture_output=True,
-                             text=True, env={**os.environ, "MATCHA_SEED": str(seed)})
-        m = ADDED.search(run.stdout)
-        if run.returncode or not m or "1 passed, 0 failed" not in run.stdout:
-            problems.append(f"seed {seed}: the test failed:\n\n```\n{run.stdout[-2000:]}{run.stderr[-2000:]}\n```")
-            continue
+    found, problems = c_test_runs("lpm_full_table", ADDED, args.runs)
+    rows = []
+    for seed, m in found:
         n, real, secs = int(m[1]), int(m[2]), float(m[3])
         reads, writes, commands, probes = (int(m[i]) for i in range(4, 8))
         rows.append((seed, n, real, secs, reads, writes, commands, probes))

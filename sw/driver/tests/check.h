@@ -134,6 +134,7 @@
 	X(mem_exact_fake_window)                                                           \
 	X(mem_exact_adopt)                                                                 \
 	X(mem_exact_by_name_and_ctl)                                                       \
+	X(mem_exact_mappings_at_scale)                                                     \
 	X(ctl_completion)                                                                  \
 	X(ctl_values)                                                                      \
 	X(ctl_matches)                                                                     \

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "ctl.h"
@@ -1010,6 +1011,163 @@ void test_mem_exact_by_name_and_ctl(void)
 	CHECK(model_delete(&m, 0x0A000002) == 0);
 	CHECK_MEMORY(fd, &m, 0);
 	free(m.e);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/*
+ * CA→PA mappings at scale, shaped as the overlay's (docs/overlay.md, "Mappings in memory"):
+ * a 42-bit key (VNET and inner IPv4), 80 bits of data (underlay IPv4 and overlay MAC),
+ * three 18-byte entries a 64-byte bucket, twice as many buckets as mappings (a sixth of the
+ * entries used, docs/tables.md "Capacity at DPU scale"). MATCHA_MAPPINGS distinct random
+ * keys (default 2^16; bench/scale/mapping_load.py runs 2^20) added in a random order, each
+ * placed or refused for a full bucket; then every key against the fake unit's lookup and
+ * its memory: a placed key's entry holds its action and data, a refused key's bucket is
+ * full; a random tenth of the placed keys deleted (gone, the rest still there) and added
+ * again with new data (every key checked again). The oracle is the test's own list of keys
+ * and data and the entry layout of docs/tables.md; the driver's shadow is never consulted.
+ */
+#define MAP_KEY_BITS 42
+#define MAP_KEY_BYTES 6
+#define MAP_DATA_BITS 80
+#define MAP_DATA_BYTES 10
+#define MAP_SLOTS 3
+#define MAP_ENTRY_BYTES (2 + MAP_KEY_BYTES + MAP_DATA_BYTES)
+#define MAP_BEAT 64
+#define MAP_ACTION 1
+
+struct mapping {
+	uint8_t key[MAP_KEY_BYTES], data[MAP_DATA_BYTES];
+	bool placed;
+};
+
+/* The mapping's entry as the fake unit finds it, or a message why it is not right. */
+static bool mapping_in_memory(struct fake_dev *fd, unsigned table, const struct mapping *m,
+			      char *why, size_t len)
+{
+	long at = fake_mem_exact_lookup(fd, table, m->key);
+	const struct fake_table *t = &fd->table[table];
+	if (!m->placed) {
+		uint32_t b = (uint32_t)matcha_crc64_xz(m->key, MAP_KEY_BYTES) &
+			     (t->cfg.size / MAP_SLOTS - 1);
+		const uint8_t *bucket = t->memory + (size_t)b * MAP_BEAT;
+		unsigned used = 0;
+		for (unsigned s = 0; s < MAP_SLOTS; s++)
+			used += bucket[s * MAP_ENTRY_BYTES + MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] &
+				MATCHA_HW_MEMX_ENTRY_VALID;
+		if (at < 0 && used == MAP_SLOTS)
+			return true;
+		snprintf(why, len, "a refused key is at %ld, its bucket %u has %u entries used",
+			 at, (unsigned)b, used);
+		return false;
+	}
+	if (at < 0) {
+		snprintf(why, len, "a placed key is not in its bucket");
+		return false;
+	}
+	const uint8_t *e = t->memory + (size_t)(at >> MATCHA_HW_MEMX_INDEX_SLOT_BITS) * MAP_BEAT +
+			   (at & ((1 << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1)) * MAP_ENTRY_BYTES;
+	uint8_t want[MAP_ENTRY_BYTES] = { MATCHA_HW_MEMX_ENTRY_VALID, MAP_ACTION };
+	for (unsigned i = 0; i < MAP_KEY_BYTES; i++)
+		want[2 + i] = m->key[MAP_KEY_BYTES - 1 - i];
+	for (unsigned i = 0; i < MAP_DATA_BYTES; i++)
+		want[2 + MAP_KEY_BYTES + i] = m->data[MAP_DATA_BYTES - 1 - i];
+	for (unsigned i = 0; i < MAP_ENTRY_BYTES; i++)
+		if (e[i] != want[i]) {
+			snprintf(why, len, "entry 0x%lx byte %u is 0x%02x, not 0x%02x", at, i, e[i],
+				 want[i]);
+			return false;
+		}
+	return true;
+}
+
+/* Every mapping as mapping_in_memory() wants it: a failure names the first that is not. */
+static void mappings_in_memory(struct fake_dev *fd, unsigned table, const struct mapping *maps,
+			       unsigned n, const char *when)
+{
+	char why[160];
+	for (unsigned i = 0; i < n; i++)
+		CHECK_MSG(mapping_in_memory(fd, table, &maps[i], why, sizeof why), "%s: mapping %u: %s",
+			  when, i, why);
+}
+
+void test_mem_exact_mappings_at_scale(void)
+{
+	const char *env = getenv("MATCHA_MAPPINGS");
+	unsigned n = env ? (unsigned)strtoul(env, NULL, 0) : 1u << 16, buckets = 1;
+	CHECK_MSG(n >= 16 && n <= 1u << 24, "MATCHA_MAPPINGS=%s: 16 to 2^24", env);
+	while (buckets < 2 * n)
+		buckets <<= 1;
+	struct fake_cfg cfg = memx_cfg();
+	cfg.ntables = 1;
+	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_MEM_EXACT,
+						.key_bits = MAP_KEY_BITS, .size = buckets * MAP_SLOTS,
+						.data_bits = MAP_DATA_BITS,
+						.ways_or_levels = MAP_SLOTS, .latency = 512,
+						.extra = MAP_ENTRY_BYTES, .beat_bytes = MAP_BEAT };
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	struct mapping *maps = calloc(n, sizeof *maps);
+	/* Distinct keys: open addressing over their 42 bits. */
+	unsigned mask = 4 * buckets - 1;
+	uint64_t *seen = calloc(mask + 1ull, sizeof *seen);
+	for (unsigned i = 0; i < n;) {
+		uint64_t k = rng_next(&r) & ((1ull << MAP_KEY_BITS) - 1), h;
+		for (h = (k + 1) * 0x9E3779B97F4A7C15ull >> 40;
+		     seen[h & mask] && seen[h & mask] != k + 1; h++)
+			;
+		if (seen[h & mask])
+			continue;
+		seen[h & mask] = k + 1;
+		for (unsigned b = 0; b < MAP_KEY_BYTES; b++)
+			maps[i].key[b] = (uint8_t)(k >> 8 * (MAP_KEY_BYTES - 1 - b));
+		rng_bytes(&r, maps[i].data, MAP_DATA_BYTES);
+		i++;
+	}
+	free(seen);
+	unsigned refused = 0;
+	struct timespec t0, t1;
+	unsigned long reads = fd->reads, writes = fd->writes, commands = fd->commands;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; i < n && check_failures() == 0; i++) {
+		int rc = matcha_mem_exact_add(dev, 0, maps[i].key, MAP_KEY_BITS, MAP_ACTION,
+					      maps[i].data, MAP_DATA_BITS);
+		CHECK_MSG(rc == 0 || rc == MATCHA_ENOSPC, "mapping %u: %s", i, matcha_last_error(dev));
+		maps[i].placed = rc == 0;
+		refused += rc == MATCHA_ENOSPC;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	reads = fd->reads - reads, writes = fd->writes - writes, commands = fd->commands - commands;
+	mappings_in_memory(fd, 0, maps, n, "all added");
+	/* A random tenth of the placed ones out, then in again with new data. */
+	unsigned *out = calloc(n, sizeof *out), nout = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (maps[i].placed && rng_below(&r, 10) == 0)
+			out[nout++] = i;
+	for (unsigned k = 0; k < nout && check_failures() == 0; k++) {
+		CHECK_OK(dev, matcha_mem_exact_delete(dev, 0, maps[out[k]].key, MAP_KEY_BITS));
+		maps[out[k]].placed = false;
+	}
+	for (unsigned k = 0; k < nout && check_failures() == 0; k++)
+		CHECK_MSG(fake_mem_exact_lookup(fd, 0, maps[out[k]].key) < 0, "deleted mapping %u "
+			  "is still found", out[k]);
+	for (unsigned k = 0; k < nout && check_failures() == 0; k++) {
+		struct mapping *m = &maps[out[k]];
+		rng_bytes(&r, m->data, MAP_DATA_BYTES);
+		CHECK_OK(dev, matcha_mem_exact_add(dev, 0, m->key, MAP_KEY_BITS, MAP_ACTION, m->data,
+						   MAP_DATA_BITS));
+		m->placed = true;
+	}
+	mappings_in_memory(fd, 0, maps, n, "a tenth deleted and added again");
+	printf("  %u mappings in %u buckets added in %.1f s with %lu register reads, %lu writes, "
+	       "%lu commands; %u refused for a full bucket; %u deleted and added again\n", n,
+	       buckets, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, reads,
+	       writes, commands, refused, nout);
+	CHECK(refused < n / 20 && nout > 0);
+	free(out);
+	free(maps);
 	matcha_close(dev);
 	fake_free(fd);
 }
