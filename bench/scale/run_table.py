@@ -59,12 +59,13 @@ def main():
         "oracle; late results are counted by the table (`MEMX_WIN_LATE`) and here.",
         "",
         "| memory latency (clocks) | busy | lookups | results per clock | answered per clock "
-        "| late | late, counted by the table | memory reads |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| answered per clock, second half | late | late, counted by the table | memory reads |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in runs:
         md.append(f"| {r['latency']} | {r['busy']} | {r['lookups']:,} | {r['results_per_clock']:.3f} "
-                  f"| {r['answered_per_clock']:.3f} | {r['late']:,} | {r['late_counted']:,} "
+                  f"| {r['answered_per_clock']:.3f} | {r['answered_second_half']:.3f} | {r['late']:,} "
+                  f"| {r['late_counted']:,} "
                   f"| {r['reads']:,} |")
         if r["late"] != r["late_counted"]:
             problems.append(f"latency {r['latency']}, busy {r['busy']}: {r['late']} late results, "
@@ -75,12 +76,16 @@ def main():
         "late, so results come one a clock whatever the memory does. Answered per clock: the "
         "results that are not late, over the same clocks. Memory reads: the reads the table "
         "issued in the run (those answered after their lookup's result was due are dropped). "
-        "The table issues a read while the reads out before it could, at one answer a clock, "
-        "be back in time; a memory that answers fewer reads a clock than that builds a queue "
-        "of reads that come back too late, so a lookup rate above the memory's read rate "
-        "leaves most lookups late, not the share the memory cannot serve. The table is to be "
-        "fed at no more lookups a clock than its memory serves reads: a DDR4 channel's table "
-        "one lookup every two or three clocks (the 64-bit pipeline sends one every 30, "
+        "The table issues a read while the reads out before it could be back in time at the "
+        "pace it has learned the memory answers at (docs/tables.md, \"The pace of reads\"): "
+        "it starts at one answer a clock, and the runs follow one another in one simulation, "
+        "so each starts at the pace the one before left. On a memory slower than the lookups "
+        "the first late answers come a table latency after the first reads that could not be "
+        "served, and the queue issued until then drains late, so the second half of a run "
+        "shows the settled share: the memory's rate is at most 1 − busy reads a clock. "
+        "The lookups the memory cannot serve leave late; the table is to be fed at no more "
+        "lookups a clock than its memory serves reads to answer them all: a DDR4 channel's "
+        "table one lookup every two or three clocks (the 64-bit pipeline sends one every 30, "
         "bench/results/scale.md), or a copy or a share of the buckets per channel.",
         "",
     ]

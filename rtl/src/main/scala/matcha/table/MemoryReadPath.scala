@@ -29,6 +29,12 @@ object MemoryReadPath {
   /** A clock's time stamp: a lookup's answer older than 2^StampWidth clocks would be taken
     * for a fresh one (17 s at 250 MHz). */
   val StampWidth = 32
+  /** `MemoryReadPath.pace`: the clocks between answers in 1/2^PaceFraction clocks, up to
+    * 2^PaceBits clocks. */
+  val PaceFraction = 4
+  val PaceBits = 4
+  /** Clocks between changes of `MemoryReadPath.pace` at most (the table's latency if less). */
+  val PaceInterval = 128
 
   /** Address, length, size and attributes of a single-beat access of a whole bucket. */
   def singleBeat(ax: Axi4Ax, bucketBytes: Int): Unit = {
@@ -100,15 +106,73 @@ class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int
     * hold it and the one entering behind it. */
   val untimedRoom = pending.io.occupancy < timing.waitingLimit
 
+  /** The clocks between answers the issue decision counts on (docs/tables.md, "The pace of
+    * reads"), in 1/2^PaceFraction clocks: `answerClocks` at first and at least, more while
+    * the memory answers fewer reads a clock than that. On such a memory every read issued
+    * on the faster count adds to a queue whose answers all come back too late, and the
+    * table would answer almost none. Every `PaceInterval` clocks, when answers came back
+    * too late in that time at fewer than one every `period` clocks from the first of them
+    * to the last, the memory's rate made them late, and the count goes up by a quarter (or
+    * doubles, at fewer than one every two `period`s); late answers that come one a clock
+    * were its latency, which a longer count would not help. A `latency` without a late
+    * answer lowers it by 1/2^PaceFraction: a step small enough to show in late answers (at
+    * most `latency` after their operation) before the next. */
+  val pace = new Area {
+    val floor = timing.answerClocks << PaceFraction
+    val ceiling = (1 << (PaceFraction + PaceBits)) - 1
+    val period = Reg(UInt(PaceFraction + PaceBits bits)) init floor
+    val interval = timing.latency min PaceInterval
+    val clocks = Reg(UInt(log2Up(interval + 1) bits)) init 0
+    val sawLate = RegInit(False)
+    /** The late answers counted in this interval, the clocks of the first and the last. */
+    val lateCount = Reg(UInt(clocks.getWidth + 1 bits)) init 0
+    val firstLate, lastLate = Reg(UInt(StampWidth bits))
+    val change = clocks === interval
+    clocks := change ? U(0, clocks.getWidth bits) | clocks + 1
+    val span = (lastLate - firstLate).resize(clocks.getWidth + 1) + 1
+    val answering = (lateCount * period) >> PaceFraction
+    /** The late answers came fewer than one every `period` clocks; fewer than one every two. */
+    val slowMemory = answering < span
+    val halfAsFast = answering < (span >> 1)
+    when(change) {
+      sawLate := False
+      lateCount := 0
+      when(sawLate && slowMemory) {
+        val up = period.resize(PaceFraction + PaceBits + 1) + (halfAsFast ? period | (period >> 2) + 1)
+        period := (up > ceiling) ? U(ceiling, period.getWidth bits) | up.resized
+      }
+    }
+    /** Clocks since a late answer, up to `latency`: a count that long without one is lowered
+      * by 1/2^PaceFraction, a step whose effect shows before the next (a late answer comes at
+      * most `latency` clocks after its operation entered). */
+    val quiet = Reg(UInt(log2Up(timing.latency + 1) bits)) init 0
+    quiet := quiet + 1
+    when(quiet === timing.latency) {
+      quiet := 0
+      when(period =/= floor) { period := period - 1 }
+    }
+    /** An answer of a timed operation came back, in time or not. */
+    def answered(inTime: Bool): Unit =
+      when(!inTime) {
+        // The first of an interval: the one that comes in the clock it begins in, too.
+        val first = change || !sawLate
+        sawLate := True
+        quiet := 0
+        when(first) { firstLate := now }
+        lastLate := now
+        lateCount := first ? U(1, lateCount.getWidth bits) | lateCount + (!lateCount.andR).asUInt
+      }
+  }
+
   /** Issue: a read is worth issuing while its answer can still be back in time; one that
-    * cannot is passed over. Answers come one every `answerClocks` clocks at most, in
-    * order, so a read's answer is at least that many clocks away for each read out before
-    * it: passing over the reads that could not be answered in time after a slow spell
-    * frees the clocks in which the table catches up. */
+    * cannot is passed over. Answers come in order, one every `pace.period` clocks when the
+    * memory is the bottleneck, so a read's answer is at least that many clocks away for
+    * each read out before it: passing over the reads that could not be answered in time
+    * after a slow spell frees the clocks in which the table catches up. */
   val issue = new Area {
     val head = pending.io.pop
-    val expired = head.timed &&
-      age(head.stamp) + issued.io.occupancy * timing.answerClocks >= timing.latency - MinLatency / 2
+    val queued = (issued.io.occupancy * pace.period) >> PaceFraction
+    val expired = head.timed && age(head.stamp) + queued >= timing.latency - MinLatency / 2
     val live = head.throwWhen(expired)
     val (toIssued, toRead) = StreamFork2(live, synchronous = true)
     issued.io.push << toIssued
@@ -130,6 +194,7 @@ class MemoryReadPath[T <: Data, A <: Data](timing: MemoryTiming, bucketBits: Int
     // In time: pushed now, the answer reaches the queue's head 2 clocks later, before the
     // clock `latency - 1` after its key in which the result is taken (`due`).
     out.inTime := age(out.op.stamp) < timing.latency - 4
+    when(out.valid && out.op.timed) { pace.answered(out.inTime) }
     out
   }
   case class ReturnedBeat(dataWidth: Int) extends Bundle {
