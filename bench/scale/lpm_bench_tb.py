@@ -19,7 +19,9 @@ from tb.common import driver as drv
 from tb.lpm_table import lpm_table_tb as lpm
 
 PREFIXES = 96
-LOOKUPS = 2000
+# Long enough for the levels to learn a slower memory's pace (docs/tables.md, "The pace of
+# reads"): its first late answers come a table latency after the reads it could not serve.
+LOOKUPS = 8000
 NAME = "matcha_lpm32_mem_bench"
 # matcha.table.LpmMemSweep: 512 prefixes in 10-slot nodes (4 levels), the lowest 2 in
 # memory, each given 512 clocks.
