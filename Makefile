@@ -139,9 +139,10 @@ test: setup
 tb-models: setup rtl
 	$(TEST_ENV) $(VPY) -m pytest tb -q -p no:cacheprovider --build-models $(MODEL_JOBS)
 
+# `--dist loadgroup`: a worker takes all the tests that share a simulator run (tb/common/sim.py).
 tb-test: setup rtl tb-models
 	$(TEST_ENV) MATCHA_TEST_BUDGET_S=$(TEST_BUDGET_S) $(VPY) -m pytest -n $(PYTEST_WORKERS) tb -q \
-	  -p no:cacheprovider --durations=15 --junitxml=$(BUILD)/logs/tb-test.xml $(PYTEST_ARGS)
+	  --dist loadgroup -p no:cacheprovider --durations=15 --junitxml=$(BUILD)/logs/tb-test.xml $(PYTEST_ARGS)
 
 # The long scenarios; their seeds are printed as in every randomized test, no time budget.
 # The driver's fuzzers run first, FUZZ_SECONDS each (sw/driver/README.md, "Fuzzing").

@@ -288,6 +288,7 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
         timeout_s=None, probed=(), opt=None):
     """Run cocotb `test_module` (dotted name) against the prebuilt model.
 
+    `testcase`: the name of one cocotb test, or a list of them (None: all of the module's);
     `env` is passed to the simulation (on top of the calling environment);
     `pythonpath` adds directories the test module is imported from; `models` as for
     build(), and `parameters`, `random_init`, `probed` and `opt` as there (a random-init model
@@ -296,12 +297,36 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
     AssertionError with the failing tests' messages if any cocotb test failed; returns
     the run directory.
     """
+    test_dir, exit_code = simulate(config, toplevel, test_module, testcase, seed, env, run_name,
+                                   waves, echo, pythonpath, models, parameters, random_init,
+                                   timeout_s, probed, opt)
+    results = test_dir / "results.xml"
+    log = test_dir / "sim.log"
+    outcomes = cocotb_outcomes(results)
+    if outcomes is None:
+        raise AssertionError(f"simulation produced no results (exit {exit_code}); "
+                             f"see {log}" + _log_errors(log))
+    failures = [(name, o.message) for name, o in outcomes.items() if not o.passed]
+    if failures or exit_code:
+        msg = "\n".join(f"{name}: {text}" for name, text in failures)
+        raise AssertionError(f"cocotb failures in {test_module} ({config}), log {log}:\n"
+                             f"{msg}" + _log_errors(log))
+    return test_dir
+
+
+def simulate(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name=None,
+             waves=None, echo=False, pythonpath=(), models=(), parameters=(), random_init=False,
+             timeout_s=None, probed=(), opt=None):
+    """run() without judging its results: returns (run directory, simulator exit code).
+    Raises SimulationTimeout when the simulation outlived `timeout_s`."""
     waves = waves_enabled() if waves is None else waves
     model = build(config, toplevel, waves, models, parameters, random_init, opt, probed)
     name = _safe(run_name or os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0]
                  .split("::")[-1])
     test_dir = model / "runs" / name
     test_dir.mkdir(parents=True, exist_ok=True)
+    # A result left by an earlier run of the same name must not pass for this one's.
+    (test_dir / "results.xml").unlink(missing_ok=True)
     # cocotb imports test modules with the calling process's sys.path.
     for p in (str(REPO), *map(str, pythonpath)):
         if p not in sys.path:
@@ -319,8 +344,6 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
     # duration of the call.
     saved = {k: os.environ.get(k) for k in extra}
     os.environ.update(extra)
-    results = test_dir / "results.xml"
-    log = test_dir / "sim.log"
     exit_code = 0
     try:
         runner = get_runner(timeout_s)
@@ -328,10 +351,10 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
             runner.test(
                 test_module=test_module, hdl_toplevel=toplevel, hdl_toplevel_lang="verilog",
                 testcase=testcase, seed=seed, build_dir=model, test_dir=test_dir,
-                waves=waves, timescale=TIMESCALE, results_xml=str(results),
+                waves=waves, timescale=TIMESCALE, results_xml=str(test_dir / "results.xml"),
                 plusargs=(["+verilator+rand+reset+2", f"+verilator+seed+{seed % (1 << 31) + 1}"]
                           if random_init else []),
-                log_file=None if echo else log,
+                log_file=None if echo else test_dir / "sim.log",
             )
         except SystemExit as e:
             exit_code = e.code or 1
@@ -341,27 +364,29 @@ def run(config, toplevel, test_module, testcase=None, seed=0, env=None, run_name
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-
-    failures = _failures(results)
-    if failures is None:
-        raise AssertionError(f"simulation produced no results (exit {exit_code}); "
-                             f"see {log}" + _log_errors(log))
-    if failures or exit_code:
-        msg = "\n".join(f"{name}: {text}" for name, text in failures)
-        raise AssertionError(f"cocotb failures in {test_module} ({config}), log {log}:\n"
-                             f"{msg}" + _log_errors(log))
-    return test_dir
+    return test_dir, exit_code
 
 
-def _failures(results):
-    """[(testcase, message)] of failed tests in a cocotb results file, None if absent."""
+@dataclass(frozen=True)
+class Outcome:
+    """One cocotb test's result: passed or not, the failure's message, and its time in the
+    simulator (seconds of wall clock)."""
+    passed: bool
+    message: str
+    seconds: float
+
+
+def cocotb_outcomes(results):
+    """{testcase: Outcome} of a cocotb results file, in the order the tests ran; None if
+    the file is absent (the simulator ended before writing it)."""
     import xml.etree.ElementTree as ET
     if not results.exists():
         return None
-    out = []
+    out = {}
     for tc in ET.parse(results).getroot().iter("testcase"):
-        for f in list(tc.findall("failure")) + list(tc.findall("error")):
-            out.append((tc.get("name"), (f.get("message") or f.text or "").strip()[:3000]))
+        bad = list(tc.findall("failure")) + list(tc.findall("error"))
+        message = "\n".join((f.get("message") or f.text or "").strip()[:3000] for f in bad)
+        out[tc.get("name")] = Outcome(not bad, message, float(tc.get("time") or 0))
     return out
 
 
@@ -458,11 +483,48 @@ def cocotb_tests(tb_module):
             if isinstance(t, TestGenerator) and t.module == module.__name__]
 
 
+# The tests of one module on one model run in one simulator process, not one process
+# each: a process's start (the simulator, Python, cocotb, scapy and the test module) cost
+# about a second a test (bench/results/test_budget.md). Every test still resets the design
+# first and draws its random numbers from the run's seed and its own name
+# (cocotb_util.test_rng), so the test run alone with that seed sees the same traffic. A
+# test that fails after another failed, or that never ran (a crash, the run's time
+# budget), runs again alone: one failure does not cascade. Models with random initial
+# state run every test alone, each from its own random power-up, and so does every soak
+# scenario (minutes long: a start is nothing to it, and pytest-xdist spreads them
+# better one by one). MATCHA_TEST_GROUPS=0 runs every test alone.
+GROUPED = os.environ.get("MATCHA_TEST_GROUPS", "1") not in ("", "0")
+
+
+@dataclass
+class SimulatorRun:
+    """One simulator run of several cocotb tests: their names in the order they ran, the
+    run's seed, log and {name: Outcome} (tests without one never finished), and the
+    seconds the run took besides its tests' own (its start)."""
+    cases: list
+    seed: int
+    log: Path
+    outcomes: dict
+    start_seconds: float
+
+    def earlier(self, case):
+        return self.cases[:self.cases.index(case)]
+
+    def failed_before(self, case):
+        """Whether a test that ran before `case` did not pass."""
+        return any(c not in self.outcomes or not self.outcomes[c].passed
+                   for c in self.earlier(case))
+
+
 def cocotb_entry(tb_module, models):
     """A pytest test function with one item per (model, cocotb test of `tb_module`); the
-    cocotb tests are found in the module, so a new one runs without being listed."""
+    cocotb tests are found in the module, so a new one runs without being listed. The
+    items of one model run in one simulator process (GROUPED), and pytest-xdist keeps them
+    on one worker (`--dist loadgroup`)."""
+    import time
+
     import pytest
-    from tb.common import driver
+    from tb.common import driver, seeds
 
     def label(m):
         varying = [f for f in ("config", "toplevel")
@@ -470,8 +532,11 @@ def cocotb_entry(tb_module, models):
         return "-".join([getattr(m, f) for f in varying] + [f"{k}{v}" for k, v in m.parameters])
 
     def is_soak(t, m):
-        return (getattr(t, "matcha_soak", False) or m.soak
-                or {m.config, m.toplevel} & set(getattr(t, "matcha_soak_models", ())))
+        return bool(getattr(t, "matcha_soak", False) or m.soak
+                    or {m.config, m.toplevel} & set(getattr(t, "matcha_soak_models", ())))
+
+    def grouped(m, soak):
+        return GROUPED and not m.random_init and not soak
 
     params = []
     tests = {}
@@ -479,21 +544,84 @@ def cocotb_entry(tb_module, models):
         tests[t.name] = t
         for m in models:
             if m.toplevel in getattr(t, "matcha_toplevels", (m.toplevel,)):
-                marks = [pytest.mark.soak] if is_soak(t, m) else []
+                soak = is_soak(t, m)
+                marks = [pytest.mark.soak] if soak else []
+                if grouped(m, soak):
+                    marks.append(pytest.mark.xdist_group(f"{tb_module}:{m}"))
                 params.append(pytest.param(m, t.name, marks=marks,
                                            id="-".join(filter(None, (label(m), t.name)))))
 
+    groups = {}
+
+    def members(session, model):
+        """This session's cases of the entry on `model` that run grouped, in the
+        module's order."""
+        chosen = set()
+        for item in session.items:
+            spec = getattr(item, "callspec", None)
+            if getattr(item, "obj", None) is test and spec and spec.params.get("model") == model:
+                chosen.add(spec.params["case"])
+        return [c for c in tests if c in chosen and not is_soak(tests[c], model)]
+
+    def simulate_cases(model, cases, seed, timeout_s):
+        return simulate(model.config, model.toplevel, tb_module, testcase=cases, seed=seed,
+                        run_name=cases[0] if len(cases) == 1 else f"{cases[0]}+{len(cases) - 1}",
+                        models=model.models, parameters=model.parameters,
+                        random_init=model.random_init, opt=model.opt, timeout_s=timeout_s,
+                        env={"MATCHA_TB_LAYOUT": model.layout_path() or "",
+                             "MATCHA_TB_PARAMETERS": ",".join(f"{k}={v}"
+                                                              for k, v in model.parameters)})
+
+    def run_group(model, cases, budget):
+        seed = seeds.choose_seed()
+        start = time.monotonic()
+        try:
+            test_dir, _ = simulate_cases(model, cases, seed, budget and budget * len(cases))
+            outcomes = cocotb_outcomes(test_dir / "results.xml") or {}
+        except SimulationTimeout:
+            test_dir, outcomes = None, {}
+        spent = time.monotonic() - start - sum(o.seconds for o in outcomes.values())
+        log = test_dir / "sim.log" if test_dir else None
+        return SimulatorRun(cases, seed, log, outcomes, max(spent, 0.0))
+
     @pytest.mark.parametrize("model,case", params)
-    def test(model, case, matcha_seed):
+    def test(model, case, request):
         missing = model.missing()
         if missing:
             pytest.skip(missing)
         driver.build_library()
-        run(model.config, model.toplevel, tb_module, testcase=case, seed=matcha_seed,
-            run_name=case, models=model.models, parameters=model.parameters,
-            random_init=model.random_init, opt=model.opt,
-            env={"MATCHA_TB_LAYOUT": model.layout_path() or "",
-                 "MATCHA_TB_PARAMETERS": ",".join(f"{k}={v}" for k, v in model.parameters)},
-            timeout_s=None if is_soak(tests[case], model) or not TEST_BUDGET_S else TEST_BUDGET_S)
+        soak = is_soak(tests[case], model)
+        budget = None if soak or not TEST_BUDGET_S else TEST_BUDGET_S
+
+        def alone(seed):
+            seeds.announce(seed, request.node.nodeid)
+            run(model.config, model.toplevel, tb_module, testcase=case, seed=seed,
+                run_name=case, models=model.models, parameters=model.parameters,
+                random_init=model.random_init, opt=model.opt, timeout_s=budget,
+                env={"MATCHA_TB_LAYOUT": model.layout_path() or "",
+                     "MATCHA_TB_PARAMETERS": ",".join(f"{k}={v}" for k, v in model.parameters)})
+
+        if not grouped(model, soak):
+            return alone(seeds.choose_seed())
+        group = groups.get(model)
+        if group is None or case not in group.cases:
+            group = groups[model] = run_group(model, members(request.session, model), budget)
+        outcome = group.outcomes.get(case)
+        if outcome is None or (not outcome.passed and group.failed_before(case)):
+            return alone(group.seed)
+        seeds.announce(group.seed, f"{request.node.nodeid}, one of {len(group.cases)} tests "
+                                   f"of a simulator run")
+        # The test's own time, and the run's start on its first test (conftest.py).
+        request.node.matcha_test_seconds = outcome.seconds
+        request.node.matcha_seconds = outcome.seconds + (group.start_seconds
+                                                         if case == group.cases[0] else 0)
+        if not outcome.passed:
+            earlier = group.earlier(case)
+            raise AssertionError(
+                f"cocotb failure in {tb_module} ({model.config}), log {group.log}:\n"
+                f"{case}: {outcome.message}" +
+                (f"\n(it ran after {', '.join(earlier)} in one simulator process; "
+                 f"MATCHA_TEST_GROUPS=0 runs every test alone)" if earlier else "") +
+                _log_errors(group.log))
 
     return test

@@ -24,10 +24,17 @@ class CountersTb:
         self.cycle = 0
         self.events = []  # (cycle, index, bytes)
         self.answers = []  # (cycle, packets, bytes)
+        self.base = {}  # index -> (packets, bytes) the entry held when the test began
 
     async def start(self):
+        """Reset, then read every entry: the RAM keeps its contents across reset, so a
+        test that runs after another starts from that one's counts."""
         await cocotb_util.start(self.dut, inputs_low=("io_events_valid", "io_commands_valid"))
         cocotb.start_soon(self._clock())
+        for index in range(SIZE):
+            await self.step(command=(READ, index))
+            self.base[index] = (await self.wait_answer())[1:]
+        self.answers.clear()
 
     async def _clock(self):
         while True:
@@ -65,9 +72,11 @@ class CountersTb:
 
     def sums(self, index, after=-1, before=10**12, since=0):
         """Packets and bytes of the events on `index` issued in cycles (after, before),
-        counting from the `since`-th event issued."""
+        counting from the `since`-th event issued; from the test's start (no `after`, no
+        `since`), on top of what the entry held then."""
         evs = [b for c, i, b in self.events[since:] if i == index and after < c < before]
-        return len(evs), sum(evs)
+        packets, octets = self.base[index] if after < 0 and since == 0 else (0, 0)
+        return packets + len(evs), octets + sum(evs)
 
     def check_read(self, index, issued, answer):
         got = answer[1:]
