@@ -1,23 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
 """A memory behind an AXI4 port that answers reads late, as DRAM and HBM do.
 
-Writes go to cocotbext-axi's AxiRamWrite. Reads are answered here, from the same memory:
-each read of full beats (one, or an incrementing burst of several) `latency` clocks (plus
-up to `jitter`) after the port takes its address, read from memory when it is answered,
-or, with `snapshot`, when its address is taken: then a read misses every write that lands
-while it is out, as a DRAM read that left the controller's queue before the write reached
-it does. Answers keep the order of their read id (as AXI asks) but may overtake answers of
-another id; a burst's beats go out together. `ar_busy` and `r_busy` hold arready
-low and rvalid back at random (cocotb_util.pause_pattern); `stall_ar()` holds arready low
-until `release_ar()`.
+Each read of full beats (one, or an incrementing burst of several) is answered `latency`
+clocks (plus up to `jitter`) after the port takes its address, read from memory when it is
+answered, or, with `snapshot`, when its address is taken: then a read misses every write
+that lands while it is out, as a DRAM read that left the controller's queue before the
+write reached it does. Answers keep the order of their read id (as AXI asks) but may
+overtake answers of another id; a burst's beats go out together. `ar_busy` and `r_busy`
+hold arready low and rvalid back at random (cocotb_util.pause_pattern); `stall_ar()` holds
+arready low until `release_ar()`.
+
+A write lands in memory `write_latency` clocks after its last data beat, and its response
+goes out then: until its B, a read may find the bucket as it was, the latest AXI allows.
+`aw_busy`, `w_busy` and `b_busy` (set_write_pauses) hold awready, wready and bvalid back at
+random. Responses keep the order of their write id.
 """
 
 import heapq
+import re
 
 import cocotb
 from cocotb.triggers import RisingEdge
-from cocotbext.axi import AxiBus, AxiRamWrite
-from cocotbext.axi.axi_channels import AxiARSink, AxiRSource
+from cocotbext.axi import AxiBus
+from cocotbext.axi.axi_channels import AxiARSink, AxiAWSink, AxiBSource, AxiRSource, AxiWSink
+from cocotbext.axi.memory import Memory
 
 from tb.common import cocotb_util
 
@@ -29,7 +35,10 @@ class LateMemory:
         takes no read or write while it is held, as a memory controller in reset does."""
         bus = AxiBus.from_prefix(dut, prefix)
         self.clk = clk if clk is not None else dut.clk
-        self.write_if = AxiRamWrite(bus.write, self.clk, reset, size=size)
+        self.mem = Memory(size)
+        self.aw = AxiAWSink(bus.write.aw, self.clk, reset)
+        self.w = AxiWSink(bus.write.w, self.clk, reset)
+        self.b = AxiBSource(bus.write.b, self.clk, reset)
         self.cycles = cycles
         self.rng = rng
         self.ar = AxiARSink(bus.read.ar, self.clk, reset)
@@ -46,13 +55,16 @@ class LateMemory:
         self._order = 0
         self.reads = 0
         self.beats_read = set()  # the address of every beat read
+        self.write_latency = 0
+        self._writes_due = []  # heap of (clock due, order, id, [(address, bytes)])
+        self._last_write_due = {}  # write id -> clock its latest response is due
+        self.writes = 0
         self.set_pauses(0.0, 0.0)
+        self.set_write_pauses(0.0, 0.0, 0.0)
         cocotb.start_soon(self._take_reads())
         cocotb.start_soon(self._answer_reads())
-
-    @property
-    def mem(self):
-        return self.write_if
+        cocotb.start_soon(self._take_writes())
+        cocotb.start_soon(self._land_writes())
 
     def set_pauses(self, ar_busy, r_busy):
         self._ar_busy = ar_busy
@@ -62,6 +74,11 @@ class LateMemory:
     def _ar_pauses(self):
         while True:
             yield self._stalled or (self._ar_busy > 0 and self.rng.random() < self._ar_busy)
+
+    def set_write_pauses(self, aw_busy, w_busy, b_busy):
+        self.aw.set_pause_generator(cocotb_util.pause_pattern(self.rng, aw_busy))
+        self.w.set_pause_generator(cocotb_util.pause_pattern(self.rng, w_busy))
+        self.b.set_pause_generator(cocotb_util.pause_pattern(self.rng, b_busy))
 
     def stall_ar(self):
         self._stalled = True
@@ -102,8 +119,49 @@ class LateMemory:
                         r.rdata ^= (1 << 8 * self.byte_lanes) - 1
                     self.r.send_nowait(r)
 
+    async def _take_writes(self):
+        while True:
+            aw = await self.aw.recv()
+            assert 1 << int(aw.awsize) == self.byte_lanes, "full beats"
+            assert int(aw.awburst) == 1 or int(aw.awlen) == 0, "an incrementing burst"
+            address = int(aw.awaddr)
+            assert address % self.byte_lanes == 0, f"unaligned write at {address:#x}"
+            ops = []
+            for k in range(int(aw.awlen) + 1):
+                w = await self.w.recv()
+                assert int(w.wlast) == (k == int(aw.awlen)), "wlast on the burst's last beat"
+                data = int(w.wdata).to_bytes(self.byte_lanes, "little")
+                strb = int(getattr(w, "wstrb", (1 << self.byte_lanes) - 1))
+                beat = address + k * self.byte_lanes
+                # The runs of enabled bytes, each one write.
+                for run in re.finditer("1+", f"{strb:0{self.byte_lanes}b}"[::-1]):
+                    ops.append((beat + run.start(), data[run.start():run.end()]))
+            wid = int(aw.awid)
+            due = max(self.cycles.cycle + self.write_latency, self._last_write_due.get(wid, 0))
+            self._last_write_due[wid] = due
+            heapq.heappush(self._writes_due, (due, self._order, wid, ops))
+            self._order += 1
+            self.writes += 1
+
+    async def _land_writes(self):
+        while True:
+            await RisingEdge(self.clk)
+            while self._writes_due and self._writes_due[0][0] <= self.cycles.cycle:
+                _, _, wid, ops = heapq.heappop(self._writes_due)
+                for address, data in ops:
+                    self.mem.write(address, data)
+                b = self.b._transaction_obj()
+                b.bid = wid
+                b.bresp = 0
+                self.b.send_nowait(b)
+
     def _read(self, address):
         return int.from_bytes(self.mem.read(address, self.byte_lanes), "little")
 
+    async def writes_landed(self):
+        """Returns once every write the port has sent has landed and been answered."""
+        while self._writes_due or not self.b.empty():
+            await RisingEdge(self.clk)
+
     def idle(self):
-        return not self._due and self.r.empty()
+        return not self._due and self.r.empty() and not self._writes_due and self.b.empty()

@@ -97,10 +97,14 @@ class MemExactTb(AxiLiteRegisters):
         self.writer = BucketWriter()
         self.results = []
 
-    async def start(self, latency=100):
+    async def start(self, latency=100, write_latency=0, write_busy=0.0):
+        """`write_latency` and `write_busy`: the memory's writes land and are answered that
+        many clocks late, and awready, wready and bvalid are held back that often."""
         await cocotb_util.start(self.dut, inputs_low=("lookup_valid",))
         self.memory = LateMemory(self.dut, "m_axi", BUCKETS * BUCKET_BYTES, self.rng, self.cycles)
         self.memory.latency = latency
+        self.memory.write_latency = write_latency
+        self.memory.set_write_pauses(write_busy, write_busy, write_busy)
         cocotb.start_soon(self._monitor())
         # The CLEAR after reset writes every bucket.
         for _ in range(100):
@@ -415,9 +419,22 @@ async def test_writes_racing_lookups(dut):
     """One key looked up every clock while the window rewrites, deletes and re-adds its
     entry and its bucket neighbour's: every result is a state the entry had while the
     lookup was in flight, never a mix, and the neighbour is never disturbed."""
-    rng, _ = cocotb_util.test_rng(dut, "writes_racing_lookups")
+    await writes_racing_lookups(dut, "writes_racing_lookups")
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_late_writes_racing_lookups(dut):
+    """test_writes_racing_lookups on a memory whose writes land, and are answered, 150
+    clocks after their data, with the write channels held back at random: the window
+    reports a write done only once it is answered, and no lookup after that misses it."""
+    await writes_racing_lookups(dut, "late_writes_racing_lookups", write_latency=150,
+                                write_busy=0.3, lookups=6000)
+
+
+async def writes_racing_lookups(dut, name, write_latency=0, write_busy=0.0, lookups=2000):
+    rng, _ = cocotb_util.test_rng(dut, name)
     tb = MemExactTb(dut, rng)
-    await tb.start(latency=120)
+    await tb.start(latency=120, write_latency=write_latency, write_busy=write_busy)
     tb.memory.jitter = 40
     bucket = rng.randrange(BUCKETS)
     key, neighbour = keys_in_bucket(rng, bucket, 2)
@@ -452,7 +469,7 @@ async def test_writes_racing_lookups(dut):
         return out
 
     writer = cocotb.start_soon(rewrite())
-    looked = [key if i % 4 else neighbour for i in range(2000)]
+    looked = [key if i % 4 else neighbour for i in range(lookups)]
     tb.results.clear()
     issued = await tb.drive(looked)
     stop = True
