@@ -17,7 +17,9 @@ def main(path):
         # classname is the module's dotted path: tb.<directory>.test_<module>
         parts = case.get("classname", "").split(".")
         directory = parts[1] if len(parts) > 2 and parts[0] == "tb" else parts[0]
-        dirs[directory].append((float(case.get("time", 0)), case.get("name")))
+        # `--dist loadgroup` ends a grouped test's name with "@<group>".
+        name = case.get("name").rsplit("@", 1)[0]
+        dirs[directory].append((float(case.get("time", 0)), name))
     print("| directory | tests | total s | slowest test (s) |")
     print("| --- | ---: | ---: | --- |")
     for directory, cases in sorted(dirs.items(), key=lambda kv: -sum(t for t, _ in kv[1])):
