@@ -2,7 +2,7 @@
 """cocotb tests of matcha_mem_exact_table: an exact table in buckets of one 256-bit beat in
 memory (matcha_mem_exact_table_narrow: the same on a memory of 128-bit beats, two a bucket) (32-bit keys, 16-bit action data, 1024 buckets of 4 entries), results 512 clocks
 after their key, behind an AXI4 master on a memory that answers reads 100 to 600 clocks
-late (memory.py, cocotbext-axi's AxiRamWrite for the writes).
+late (tb/common/late_memory.py; its writes land at once, or later where a test says).
 
 The oracle is a dict of key -> (action, data, entry index). Entries are placed by
 `BucketWriter`, written from the generated contract (MEMX_*) and the hash of
