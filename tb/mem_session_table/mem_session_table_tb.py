@@ -60,8 +60,10 @@ class MemSessionTb(SessionTb):
             (contract.KIND_MEM_SESSION, self.buckets * SLOTS, SLOTS, 128, LATENCY), info
         self.model = model.MemSessionModel(self.buckets, SLOTS)
         # After reset the table writes every bucket empty, then waits for its reads out.
-        await ClockCycles(self.dut.clk, int(self.buckets / (1 - write_busy) ** 3) + write_latency +
-                          2 * latency + 50)
+        while self.memory.writes < self.buckets:
+            await RisingEdge(self.dut.clk)
+        await self.memory.writes_landed()
+        await ClockCycles(self.dut.clk, 2 * latency + 50)
 
     RESULT = "result_payload_session_"
 
