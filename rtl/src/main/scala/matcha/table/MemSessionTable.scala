@@ -223,17 +223,21 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val room = fifo.io.availability > 1
   }
 
-  /** Buckets written whose write a read out may not have seen, as the write left them. */
+  /** Buckets written whose write a read out may not have seen: which bucket and when, in
+    * registers (every decision compares its bucket with all of them). */
   case class Tracked() extends Bundle {
     val valid = Bool()
     val bucket = UInt(c.bucketBits bits)
-    val entries = Vec(Entry(), c.slots)
     /** The number of the bucket's last write; once it is answered, the read count then. */
     val write = UInt(16 bits)
     val answered = Bool()
     val mark = UInt(StampWidth bits)
   }
   val tracked = Vec.fill(c.writesTracked)(Reg(Tracked()))
+  /** Their sessions as the write left them, a RAM row each (distributed RAM on an FPGA, read
+    * in the clock the decision's bucket comes back): a register per bit would be most of the
+    * table's flip-flops, and a multiplexer over all of them its logic. */
+  val trackedEntries = Mem(Vec(Entry(), c.slots), c.writesTracked)
   for (t <- tracked) t.valid.init(False)
   for (t <- tracked) when(mem.b.fire && !t.answered && writes.answered === t.write) {
     t.answered := True
@@ -247,7 +251,7 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val bucket = beat.op.bucket
     val matches = tracked.map(t => t.valid && t.bucket === bucket).asBits
     val forwarded = matches.orR
-    val entries = forwarded ? MuxOH(matches, tracked.map(_.entries)) | Vec((0 until c.slots).map(decode(beat.data, _)))
+    val entries = forwarded ? trackedEntries.readAsync(OHToUInt(matches)) | Vec((0 until c.slots).map(decode(beat.data, _)))
     val now = time.now
     val live = clear.live
     val isPacket = beat.valid && op.kind === SessionOpKind.packet
@@ -323,11 +327,11 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
       when(write && place(i)) {
         t.valid := True
         t.bucket := bucket
-        t.entries := next
         t.write := writes.queued
         t.answered := False
       }
     }
+    trackedEntries.write(OHToUInt(place), next, enable = write)
     val push = Write()
     push.bucket := bucket
     // Cat: the first slot in the lowest bytes.
