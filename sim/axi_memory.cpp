@@ -5,9 +5,10 @@
 #include <cstring>
 #include <stdexcept>
 
-AxiMemory::AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval)
+AxiMemory::AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval,
+                     unsigned write_latency)
     : name_(std::move(name)), data_bytes_(data_bytes), latency_(latency),
-      interval_(std::max(interval, 1u)), rdata_(data_bytes, 0) {
+      interval_(std::max(interval, 1u)), write_latency_(write_latency), rdata_(data_bytes, 0) {
     // Strobes travel as one 64-bit word: a beat of at most 64 lanes (512 bits).
     if (data_bytes == 0 || data_bytes > 64 || (data_bytes & (data_bytes - 1)))
         throw std::invalid_argument("memory port " + name_ + ": " + std::to_string(data_bytes) +
@@ -51,15 +52,24 @@ void AxiMemory::sample(const Master& m, uint64_t t) {
         wstrbs_.push_back(m.wstrb);
     }
     while (!writes_.empty() && wbeats_.size() >= writes_.front().beats) {
-        Write w = writes_.front();
+        Landing l{t + write_latency_, writes_.front(), {}, {}};
         writes_.pop_front();
-        for (unsigned k = 0; k < w.beats; k++) {
-            store(w.addr + uint64_t(k) * data_bytes_, wbeats_.front().data(), wstrbs_.front());
+        for (unsigned k = 0; k < l.write.beats; k++) {
+            l.beats.push_back(std::move(wbeats_.front()));
+            l.strbs.push_back(wstrbs_.front());
             wbeats_.pop_front();
             wstrbs_.pop_front();
+        }
+        landing_.push_back(std::move(l));
+    }
+    while (!landing_.empty() && landing_.front().due <= t) {
+        const Landing& l = landing_.front();
+        for (unsigned k = 0; k < l.write.beats; k++) {
+            store(l.write.addr + uint64_t(k) * data_bytes_, l.beats[k].data(), l.strbs[k]);
             counts_.write_beats++;
         }
-        responses_.push_back(w.id);
+        responses_.push_back(l.write.id);
+        landing_.pop_front();
     }
 }
 
@@ -68,6 +78,7 @@ void AxiMemory::reset() {
     writes_.clear();
     wbeats_.clear();
     wstrbs_.clear();
+    landing_.clear();
     responses_.clear();
     reads_out_ = 0;
     next_answer_ = 0;

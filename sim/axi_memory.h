@@ -3,8 +3,10 @@
 // m_axi_<table>_*), as matcha-sim answers it: DRAM or HBM reduced to a latency and a
 // bandwidth. Every read beat is answered `latency` clocks after its address was taken, in
 // the order the addresses came (AXI only asks for order within a read id), at most one
-// beat every `interval` clocks; writes land when their address and data have both come,
-// and are answered the next clock. The contents are the beats written, by beat address
+// beat every `interval` clocks, with the contents as they are then; a write lands
+// `write_latency` clocks after its address and its last data beat have both come, in the
+// order writes came, and is answered the next clock: until then a read finds the old data,
+// the latest AXI allows. The contents are the beats written, by beat address
 // (a table's region may start gigabytes up: Overlay.MemoryRegions); an address never
 // written reads as zero. What the pipeline held in flight is
 // forgotten at a reset, the contents are not (the pipeline clears its tables itself).
@@ -38,7 +40,8 @@ class AxiMemory {
         uint64_t r_stall_clocks = 0; // clocks a due beat waited for the bandwidth
     };
 
-    AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval);
+    AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval,
+              unsigned write_latency);
 
     const std::string& name() const { return name_; }
     unsigned data_bytes() const { return data_bytes_; }
@@ -74,17 +77,25 @@ class AxiMemory {
         unsigned id;
         unsigned beats;
     };
+    // A write whose address and data have come, until it lands.
+    struct Landing {
+        uint64_t due;
+        Write write;
+        std::vector<std::vector<uint8_t>> beats;
+        std::vector<uint64_t> strbs;
+    };
     void load(uint64_t addr, uint8_t* out);
     void store(uint64_t addr, const uint8_t* data, uint64_t strb);
 
     std::string name_;
-    unsigned data_bytes_, latency_, interval_;
+    unsigned data_bytes_, latency_, interval_, write_latency_;
     std::unordered_map<uint64_t, std::vector<uint8_t>> beats_;
     std::vector<uint8_t> rdata_;
     std::deque<Read> reads_;
     std::deque<Write> writes_;                  // addresses whose data has not all come
     std::deque<std::vector<uint8_t>> wbeats_;   // data beats (with strobes) before their address
     std::deque<uint64_t> wstrbs_;
+    std::deque<Landing> landing_;               // writes complete on the bus, oldest first
     std::deque<unsigned> responses_;            // B ids, oldest first
     uint64_t next_answer_ = 0;                  // first clock the next beat may be answered in
     uint64_t reads_out_ = 0;

@@ -153,6 +153,7 @@ struct Options {
     std::string trace;
     unsigned memory_latency = 100;  // AxiMemory: clocks from a read's address to its data
     unsigned memory_interval = 1;   // ... and clocks from one read beat to the next at least
+    unsigned memory_write_latency = 0;  // ... and clocks from a write's last beat to its landing
 
     // Frames from Linux interfaces rather than captures.
     bool live() const { return !interfaces.empty() || !cpu_port.empty(); }
@@ -181,6 +182,9 @@ const char kUsage[] =
     "                      (default 100)\n"
     "  --memory-interval N clocks from one read beat of that memory to the next at least\n"
     "                      (its bandwidth; default 1)\n"
+    "  --memory-write-latency N\n"
+    "                      clocks from a write's address and last data beat to its landing\n"
+    "                      in that memory and its answer (default 0)\n"
 #if VM_TRACE
     "  --trace FILE.fst    record a waveform\n"
 #endif
@@ -289,6 +293,8 @@ Options parse_options(int argc, char** argv) {
         } else if (a == "--memory-interval") {
             o.memory_interval = unsigned(parse_uint(a, arg(), 1u << 10));
             if (o.memory_interval == 0) throw UsageError("--memory-interval: at least 1");
+        } else if (a == "--memory-write-latency") {
+            o.memory_write_latency = unsigned(parse_uint(a, arg(), 1u << 20));
         } else if (a == "--clock-mhz") {
             o.clock_mhz = parse_double(a, arg());
             if (!(o.clock_mhz > 0)) throw UsageError("--clock-mhz: must be positive");
@@ -589,7 +595,8 @@ class Sim {
         top_ = std::make_unique<Vtop>(ctx_.get(), MATCHA_TOPLEVEL);
         for (const auto& e : MATCHA_PARSE_ERRORS) parse_errors_[e.code] = e.name;
 #define MATCHA_MEMORY_NEW(port, bytes) \
-    memories_.push_back(std::make_unique<AxiMemory>(#port, bytes, opt_.memory_latency, opt_.memory_interval));
+    memories_.push_back(std::make_unique<AxiMemory>(#port, bytes, opt_.memory_latency, opt_.memory_interval, \
+                                                  opt_.memory_write_latency));
         MATCHA_MEMORY_PORTS(MATCHA_MEMORY_NEW)
 #undef MATCHA_MEMORY_NEW
         ns_per_clock_ = 1000.0 / opt_.clock_mhz;
@@ -1526,9 +1533,11 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
         const TrafficBeats b = traffic_beats(k);
         std::fprintf(out, "memory   %s: %" PRIu64 " read beats, %" PRIu64 " write beats (%" PRIu64
                      " and %" PRIu64 " in the traffic), at most %" PRIu64
-                     " reads out (a read answered %u clocks late, a beat every %u clocks at most)\n",
+                     " reads out (a read answered %u clocks late, a beat every %u clocks at most,"
+                     " a write landing %u clocks late)\n",
                      m.name().c_str(), m.counts().read_beats, m.counts().write_beats, b.reads,
-                     b.writes, m.counts().reads_out_max, opt_.memory_latency, opt_.memory_interval);
+                     b.writes, m.counts().reads_out_max, opt_.memory_latency, opt_.memory_interval,
+                     opt_.memory_write_latency);
     }
     label = "tables";
     for (const TableCount& t : tables_) {
@@ -1627,7 +1636,9 @@ void Sim::write_json(double seconds, bool complete) {
         const AxiMemory& m = *memories_[k];
         const TrafficBeats b = traffic_beats(k);
         memories.push_back({{"port", m.name()}, {"latency", opt_.memory_latency},
-                            {"interval", opt_.memory_interval}, {"read_beats", m.counts().read_beats},
+                            {"interval", opt_.memory_interval},
+                            {"write_latency", opt_.memory_write_latency},
+                            {"read_beats", m.counts().read_beats},
                             {"write_beats", m.counts().write_beats},
                             {"traffic_read_beats", b.reads},
                             {"traffic_write_beats", b.writes},

@@ -75,11 +75,13 @@ def placement(mapping, rng):
 
 
 def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, settings=(),
-        binary=OVERLAY_MEM):
+        binary=OVERLAY_MEM, write_latency=0, repeat=1):
     """The frames through matcha-sim with its memory answering `memory_latency` clocks
-    late, a beat every `memory_interval` clocks at most, the tables loaded by matcha-ctl
+    late, a beat every `memory_interval` clocks at most, its writes landing
+    `write_latency` clocks after their data, the tables loaded by matcha-ctl
     after the matcha-ctl commands `settings` (with `cleared`, `--cleared`: without reading
-    the tables back first); every output
+    the tables back first); a flow to each destination, `repeat` frames of it a few flows
+    apart; every output
     against the model (whose mapping lookups are all late with `late`). Returns the
     summary, the expected outputs, the program model and how many destinations were and
     were not mapped."""
@@ -96,14 +98,18 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     ctl_path.write_text("\n".join([*settings, tables_path.read_text()]))
     destinations = mapped + unmapped
     rng.shuffle(destinations)
-    frames = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)), UDP(sport=2000 + k, dport=53),
-                                   Raw(b"m" * 20))) for k, d in enumerate(destinations)]
+    flows = [bytes(scale.outbound(0, str(ipaddress.ip_address(d)), UDP(sport=2000 + k, dport=53),
+                                  Raw(b"m" * 20))) for k, d in enumerate(destinations)]
+    # Flow k's frames at k, k + 3, k + 6, ... in flows (ties in flow order).
+    frames = [f for _, f in sorted(((k + 3 * j, f) for k, f in enumerate(flows) for j in range(repeat)),
+                                   key=lambda p: p[0])]
     inputs, sent = harness.write_captures(work, [(0, f) for f in frames])
     sock, out = work / "ctl.sock", work / "out"
     out.mkdir()
     with harness.Simulator(binary.config, "--socket", sock, "--wait-client", *inputs, "--out", out,
                            "--layout", layout, "--memory-latency", memory_latency,
-                           "--memory-interval", memory_interval, program=binary.program) as s:
+                           "--memory-interval", memory_interval, "--memory-write-latency", write_latency,
+                           program=binary.program) as s:
         s.wait_socket(sock)
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
                               *(["--cleared"] if cleared else []), "-f", str(ctl_path)],
@@ -124,7 +130,8 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     assert sorted(memories) == sorted(p for t in in_memory + [program.sessions["sessions"]]
                                       for p in t.desc["memory"]["ports"])
     for m in memories.values():
-        assert (m["latency"], m["interval"]) == (memory_latency, memory_interval)
+        assert (m["latency"], m["interval"], m["write_latency"]) == (memory_latency, memory_interval,
+                                                                     write_latency)
     print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memories {memories}")
     return got.summary, exp, program, len(mapped), len(unmapped)
 
@@ -156,6 +163,21 @@ def test_mappings_from_memory(work, matcha_seed, binary, memory_latency, memory_
     # stopped).
     sessions_memory = next(m for m in summary["memories"] if m["port"] == "m_axi_sessions")
     assert sessions_memory["traffic_read_beats"] > mapped + unmapped
+
+
+@pytest.mark.builds(OVERLAY_MEM)
+def test_sessions_with_late_writes(work, matcha_seed):
+    """A memory whose writes land 300 clocks after their data, three times its reads'
+    latency: each flow's three frames come a few flows apart, so the later ones read their
+    bucket while the first one's session is still on its way to memory. Each flow learns
+    its session once and its later frames hit it, as the model says (docs/sessions.md,
+    "Exact under reads in flight"); the session table's hits and misses are the model's."""
+    summary, exp, program, mapped, unmapped = run(work, matcha_seed, 100, 1, write_latency=300, repeat=3)
+    sessions = program.sessions["sessions"].table
+    assert sessions.occupancy == mapped + unmapped
+    assert (sessions.hits, sessions.misses) == (2 * (mapped + unmapped), mapped + unmapped)
+    memories = {m["port"]: m for m in summary["memories"]}
+    assert memories["m_axi_sessions"]["traffic_write_beats"] >= mapped + unmapped
 
 
 @pytest.mark.builds(OVERLAY_MEM)
