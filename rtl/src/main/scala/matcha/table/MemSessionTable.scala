@@ -251,7 +251,12 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val bucket = beat.op.bucket
     val matches = tracked.map(t => t.valid && t.bucket === bucket).asBits
     val forwarded = matches.orR
-    val entries = forwarded ? trackedEntries.readAsync(OHToUInt(matches)) | Vec((0 until c.slots).map(decode(beat.data, _)))
+    /** The row of the tracked bucket that is the beat's. The comment keeps it one signal in
+      * Verilator's model, which otherwise repeats the 128-way encoder in every read of the
+      * row's words and fields: a model half again as long to compile (bench/results/test_budget.md). */
+    val trackedRow = OHToUInt(matches)
+    trackedRow.addAttribute(new AttributeFlag("verilator public_flat_rd", COMMENT_ATTRIBUTE))
+    val entries = forwarded ? trackedEntries.readAsync(trackedRow) | Vec((0 until c.slots).map(decode(beat.data, _)))
     val now = time.now
     val live = clear.live
     val isPacket = beat.valid && op.kind === SessionOpKind.packet
