@@ -31,15 +31,25 @@ SWEEP = REPO / "build" / "bench" / "mem-session-sweep"
 BUCKETS = 1 << 14
 
 
-def run_unit(name, raw, latencies, rates, flows):
-    """One unit's bench in its own process (the sim module reads MATCHA_RTL_DIR at import)."""
+def build_units():
+    """The units of MemSessionSweep, their RTL in SWEEP/rtl."""
+    shutil.rmtree(SWEEP, ignore_errors=True)
+    subprocess.run([str(REPO / "tools" / "mvn.sh"), "-q", "compile", "exec:java",
+                    "-Dexec.mainClass=matcha.table.MemSessionSweep",
+                    f"-Dexec.args=--out {SWEEP / 'rtl'}"], cwd=REPO, check=True)
+    return sorted((d.name for d in (SWEEP / "rtl").iterdir()), key=lambda n: int(n.rsplit("_t", 1)[1]))
+
+
+def run_unit(name, raw, bench, env):
+    """One cocotb bench of session_bench_tb on one unit, in its own process (the sim module
+    reads MATCHA_RTL_DIR at import), with `env` besides MATCHA_BENCH_OUT and
+    MATCHA_BENCH_BUCKETS. Returns (its results.json, the last line of its error or [])."""
     out = raw / name
     out.mkdir(parents=True)
-    env = {"MATCHA_BENCH_OUT": str(out), "MATCHA_BENCH_BUCKETS": str(BUCKETS), "MATCHA_BENCH_FLOWS": str(flows),
-           "MATCHA_BENCH_LATENCIES": latencies, "MATCHA_BENCH_RATES": rates}
+    env = {"MATCHA_BENCH_OUT": str(out), "MATCHA_BENCH_BUCKETS": str(BUCKETS), **env}
     code = ("from tb.common import sim\n"
-            f"sim.run({name!r}, {TOPLEVEL!r}, 'session_bench_tb', run_name='bench', env={env!r}, "
-            f"pythonpath=[{str(HERE)!r}])\n")
+            f"sim.run({name!r}, {TOPLEVEL!r}, 'session_bench_tb', {bench!r}, run_name={bench!r}, "
+            f"env={env!r}, pythonpath=[{str(HERE)!r}])\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
                        env=dict(os.environ, MATCHA_RTL_DIR=str(SWEEP / "rtl"),
                                 MATCHA_SIM_DIR=str(SWEEP / "sim")))
@@ -55,15 +65,13 @@ def main():
     ap.add_argument("--flows", type=int, default=4096)
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "scale_sessions.md"))
     args = ap.parse_args()
-    shutil.rmtree(SWEEP, ignore_errors=True)
-    subprocess.run([str(REPO / "tools" / "mvn.sh"), "-q", "compile", "exec:java",
-                    "-Dexec.mainClass=matcha.table.MemSessionSweep",
-                    f"-Dexec.args=--out {SWEEP / 'rtl'}"], cwd=REPO, check=True)
+    names = build_units()
     raw = SWEEP / "results"
-    names = sorted((d.name for d in (SWEEP / "rtl").iterdir()), key=lambda n: int(n.rsplit("_t", 1)[1]))
     rows, problems = [], []
     for name in names:
-        runs, errors = run_unit(name, raw, args.latencies, args.rates, args.flows)
+        runs, errors = run_unit(name, raw, "bench_learning", {
+            "MATCHA_BENCH_FLOWS": str(args.flows), "MATCHA_BENCH_LATENCIES": args.latencies,
+            "MATCHA_BENCH_RATES": args.rates})
         problems += [f"{name}: {e}" for e in errors]
         rows += [(name, r) for r in runs or []]
     seeds = sorted({str(r["seed"]) for _, r in rows})

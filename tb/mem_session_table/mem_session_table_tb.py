@@ -325,6 +325,41 @@ async def test_memory_errors_change_nothing(dut):
 
 
 @cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_scanner_keeps_to_its_share_of_a_slow_memory(dut):
+    """On a memory that answers a read in a third of the clocks, the scanner counts
+    SCAN_INTERVAL in the memory's answers, not in clocks: at SCAN_INTERVAL 4 it takes a
+    quarter of them, and the lookups, a packet every 5 clocks, get the rest and come back in
+    time. Counting clocks, it would read in most of the clocks without a packet, more than
+    the memory serves, and the lookups queued behind its reads would leave late. The
+    scanner still sweeps: an idle session ages within a few sweeps of its timeout."""
+    rng, _ = cocotb_util.test_rng(dut, "scanner_keeps_to_its_share_of_a_slow_memory")
+    tb = MemSessionTb(dut, rng)
+    await tb.start(latency=100, snapshot=True)
+    # The kept flows' sessions outlive lookups that come back late (which refresh
+    # nothing) while the pace is learned; the idle one, a SYN, ages 4 ticks after it.
+    await tb.call(tb.dev.session_set_tick, TABLE, 256)
+    await tb.call(tb.dev.session_set_timeout, TABLE, model.UDP_STATE, 1000)
+    await tb.call(tb.dev.session_set_timeout, TABLE, model.SYN_SENT, 4)
+    kept, idle = new_flows(6000, 12, UDP), flow(6100)
+    results = await tb.send(spaced(kept + [idle], 5))
+    assert tb.check(kept + [idle], results) == (0, 0)
+    tb.memory.set_pauses(0.0, 2 / 3)
+    await tb.call(tb.dev.session_set_scan_interval, TABLE, 4)
+    packets = [kept[n % len(kept)] for n in range(3000)]
+    results = await tb.send(spaced(packets, 5))
+    late, busy = tb.check(packets, results)
+    # The table learns the memory's pace from lookups that came back late: the first
+    # ones; from then on, all but a few come back in time.
+    settled = [f[0] for f in tb.flags[-len(packets) // 2:]]
+    dut._log.info("late lookups: %d of %d, %d of the last %d", late, len(packets), sum(settled), len(settled))
+    assert busy == 0 and sum(settled) <= len(settled) // 50, \
+        f"{sum(settled)} of the last {len(settled)} lookups late, {late} of {len(packets)} in all"
+    stats = await tb.call(tb.dev.session_stats, TABLE)
+    assert stats["aged"] == 1 and stats["occupancy"] == len(kept), stats
+    assert canon(idle) not in {k for k, _, _ in tb.memory_dump().values()}
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_aging(dut):
     """The scanner reads a bucket every SCAN_INTERVAL clocks and removes the sessions idle
     past their state's timeout, not before and within a sweep and a read of it, counted;

@@ -569,9 +569,12 @@ int matcha_session_get_timeout(matcha_dev *dev, unsigned table, unsigned state, 
 /* Length of a tick in clocks (at least 1), and the current tick (16 bits, wrapping). */
 int matcha_session_set_tick(matcha_dev *dev, unsigned table, uint32_t clocks);
 int matcha_session_now(matcha_dev *dev, unsigned table, uint32_t *tick);
-/* mem_session only: clocks between two buckets' reads by the aging scanner, which reads in
- * clocks without a packet (0 stops it; docs/sessions.md, "Aging, CLEAR and reset"). A sweep
- * of the table takes buckets * clocks; MATCHA_EKIND for an on-chip session table. */
+/* mem_session only: the memory's answers between two buckets' reads by the aging scanner,
+ * which reads in clocks without a packet (0 stops it; docs/sessions.md, "Aging, CLEAR and
+ * reset"): clocks on a memory that answers a read a clock, more on one the table's lookups
+ * have found slower, so that under traffic the scanner takes about 1/clocks of the reads the
+ * memory serves. A sweep of the table takes buckets * clocks at the least; MATCHA_EKIND for
+ * an on-chip session table. */
 int matcha_session_set_scan_interval(matcha_dev *dev, unsigned table, uint32_t clocks);
 int matcha_session_get_scan_interval(matcha_dev *dev, unsigned table, uint32_t *clocks);
 int matcha_session_set_policy(matcha_dev *dev, unsigned table, enum matcha_session_policy p);

@@ -19,7 +19,7 @@ object MemSessionEncoding extends matcha.ContractGroup("MEMS_", "Memory-backed s
   val KeyByte = const("ENTRY_KEY_BYTE", 3, "the canonical key from here, little-endian")
   val Late = const("WIN_LATE", 0x258, "64 bits: packets whose bucket was not back in time")
   val Busy = const("WIN_BUSY", 0x260, "64 bits: packets whose change found no room to be written")
-  val ScanInterval = const("WIN_SCAN_INTERVAL", 0x268, "clocks between two buckets' reads by the aging scanner (0: no scanning)")
+  val ScanInterval = const("WIN_SCAN_INTERVAL", 0x268, "memory answers (clocks on a memory that keeps up) between two buckets' reads by the aging scanner (0: no scanning)")
   val ScanIntervalDefault = const("SCAN_INTERVAL_DEFAULT", 16, "SCAN_INTERVAL after reset")
   val ScanIntervalMax = const("SCAN_INTERVAL_MAX", 0xffff, "the largest SCAN_INTERVAL (a 16-bit register)")
   val WindowEnd = const("WIN_END", 0x26c, "the first offset past the window's registers")
@@ -77,8 +77,8 @@ case class MemSessionResult(indexWidth: Int) extends Bundle {
   * that finds neither its bucket tracked nor a free place is not made: the packet leaves
   * `busy`, as if it had not reached the table.
   *
-  * Between packets the aging scanner reads one bucket every SCAN_INTERVAL clocks and
-  * invalidates its sessions idle past their timeout; the window's READ and WRITE
+  * Between packets the aging scanner reads one bucket every SCAN_INTERVAL of the memory's
+  * answers (clocks, on a memory that keeps up: MemoryReadPath.pace) and invalidates its sessions idle past their timeout; the window's READ and WRITE
   * (compare-and-delete) take the same path. CLEAR (also run after reset) writes every
   * bucket empty; the table learns nothing until it is done. */
 class MemSessionTable(val c: MemSessionTableConfig) extends Area {
@@ -154,8 +154,18 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     val scanBucket = Reg(UInt(c.bucketBits bits)) init 0
     val free = !packet.valid && path.untimedRoom
     val bus = free && busPending
+    /** SCAN_INTERVAL counts the memory's answers, one every `path.pace.period` clocks (as
+      * the lookups have found it; a clock on a memory that keeps up): on a memory that
+      * answers fewer reads, a scanner counting clocks would take more of them than budgeted,
+      * and the lookups' reads queued behind its own would come back late. `answerSlot`: an
+      * answer's time has passed this clock; `slotCredit` the sixteenths of a clock toward
+      * the next one. */
+    val slotCredit = Reg(UInt(path.pace.period.getWidth bits)) init 0
+    val nextCredit = slotCredit.resize(slotCredit.getWidth + 1) + (1 << PaceFraction)
+    val answerSlot = nextCredit >= path.pace.period
+    slotCredit := (answerSlot ? (nextCredit - path.pace.period) | nextCredit).resized
     val scan = free && !busPending && clear.live && scanInterval =/= 0 && scanWait === 0
-    when(scan) { scanWait := scanInterval - 1 } elsewhen (scanWait =/= 0) { scanWait := scanWait - 1 }
+    when(scan) { scanWait := scanInterval - 1 } elsewhen (scanWait =/= 0 && answerSlot) { scanWait := scanWait - 1 }
     when(bus) { busPending := False }
     when(scan) { scanBucket := scanBucket + 1 }
   }
