@@ -59,6 +59,7 @@ class LateMemory:
         self._writes_due = []  # heap of (clock due, order, id, [(address, bytes)])
         self._last_write_due = {}  # write id -> clock its latest response is due
         self.writes = 0
+        self._write_open = False  # an address taken whose data has not all come
         self.set_pauses(0.0, 0.0)
         self.set_write_pauses(0.0, 0.0, 0.0)
         cocotb.start_soon(self._take_reads())
@@ -122,6 +123,7 @@ class LateMemory:
     async def _take_writes(self):
         while True:
             aw = await self.aw.recv()
+            self._write_open = True
             assert 1 << int(aw.awsize) == self.byte_lanes, "full beats"
             assert int(aw.awburst) == 1 or int(aw.awlen) == 0, "an incrementing burst"
             address = int(aw.awaddr)
@@ -140,6 +142,7 @@ class LateMemory:
             due = max(self.cycles.cycle + self.write_latency, self._last_write_due.get(wid, 0))
             self._last_write_due[wid] = due
             heapq.heappush(self._writes_due, (due, self._order, wid, ops))
+            self._write_open = False
             self._order += 1
             self.writes += 1
 
@@ -158,10 +161,16 @@ class LateMemory:
     def _read(self, address):
         return int.from_bytes(self.mem.read(address, self.byte_lanes), "little")
 
+    def _writing(self):
+        """A write the port has sent some of (its address or a data beat) that has not yet
+        landed and been answered."""
+        return (not self.aw.empty() or self._write_open or not self.w.empty() or bool(self._writes_due)
+                or not self.b.empty())
+
     async def writes_landed(self):
         """Returns once every write the port has sent has landed and been answered."""
-        while self._writes_due or not self.b.empty():
+        while self._writing():
             await RisingEdge(self.clk)
 
     def idle(self):
-        return not self._due and self.r.empty() and not self._writes_due and self.b.empty()
+        return not self._due and self.r.empty() and not self._writing()
