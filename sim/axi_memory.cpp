@@ -99,11 +99,24 @@ void AxiMemory::load(uint64_t addr, uint8_t* out) {
     }
 }
 
+// A beat that holds only zeros is not kept: it reads as one never written, and a table's
+// CLEAR (millions of empty buckets at DPU scale) leaves the memory as small as it found it.
 void AxiMemory::store(uint64_t addr, const uint8_t* data, uint64_t strb) {
-    for (unsigned i = 0; i < data_bytes_; i++) {
-        if (!(strb >> i & 1)) continue;
-        auto& beat = beats_[(addr + i) / data_bytes_];
-        if (beat.empty()) beat.assign(data_bytes_, 0);
-        beat[(addr + i) % data_bytes_] = data[i];
+    // The beats the write touches: one when it is aligned, as the tables' writes are.
+    for (uint64_t at = addr / data_bytes_; at <= (addr + data_bytes_ - 1) / data_bytes_; at++) {
+        auto beat = beats_.find(at);
+        bool any = false;  // a non-zero byte to write into this beat
+        for (unsigned i = 0; i < data_bytes_; i++)
+            any |= (strb >> i & 1) && (addr + i) / data_bytes_ == at && data[i] != 0;
+        if (beat == beats_.end()) {
+            if (!any) continue;
+            beat = beats_.emplace(at, std::vector<uint8_t>(data_bytes_, 0)).first;
+        }
+        for (unsigned i = 0; i < data_bytes_; i++)
+            if ((strb >> i & 1) && (addr + i) / data_bytes_ == at)
+                beat->second[(addr + i) % data_bytes_] = data[i];
+        if (!any && std::all_of(beat->second.begin(), beat->second.end(), [](uint8_t b) { return b == 0; }))
+            beats_.erase(beat);
     }
 }
+

@@ -8,8 +8,9 @@
 // order writes came, and is answered the next clock: until then a read finds the old data,
 // the latest AXI allows. The contents are the beats written, by beat address
 // (a table's region may start gigabytes up: Overlay.MemoryRegions); an address never
-// written reads as zero. What the pipeline held in flight is
-// forgotten at a reset, the contents are not (the pipeline clears its tables itself).
+// written reads as zero, and a beat written all zero is not kept. What the pipeline held in
+// flight is forgotten at a reset, the contents are not (the pipeline clears its tables
+// itself).
 #pragma once
 
 #include <cstdint>

@@ -14,9 +14,22 @@ import matcha.{Contract, Generate}
   * `--sessions N` gives the memory pipeline room for 1.5 N sessions (N / 2 buckets of
   * three) instead, for runs of more flows (bench/scale/run.py --sessions). `--routes N`
   * gives its route table room for N prefixes, its lowest Overlay.RouteMemoryLevels levels in
-  * memory, instead of the board's on chip (bench/scale/run_routes.py). */
+  * memory, instead of the board's on chip (bench/scale/run_routes.py). `--dash` builds
+  * SONiC DASH's scale instead (`Dash`). */
 object ScaleBuild {
   val Dpu: OverlayScale = Overlay.Board.copy(name = "dpu", mappings = 1 << 20, sessions = 1 << 18)
+  /** SONiC DASH's scale for a card (32M sessions, 8M CA→PA mappings, 1M routes) laid out as
+    * docs/tables.md, "Capacity at DPU scale", sizes it: 2^26 session buckets (32M sessions a
+    * sixth full, 4 GiB), 2^24 mapping buckets (8M mappings a sixth full, 1 GiB) and the
+    * route table's two lowest levels (32 MB), one region after another in the 8 GiB of a
+    * 33-bit port: an Alveo U280's HBM (Corundum's AXI_HBM_ADDR_WIDTH 33) or a DDR4 channel
+    * (AXI_DDR_ADDR_WIDTH 34). */
+  val Dash: OverlayScale = Dpu.copy(name = "dash", mappings = 1 << 23, sessions = 1 << 27, routes = 1 << 20)
+  val DashAddressWidth = 33
+  val DashRegions: Map[String, BigInt] = Map("sessions" -> BigInt(0), "mapping" -> (BigInt(4) << 30),
+    "route" -> (BigInt(5) << 30))
+  def dashMemory(m: TableMemory, region: String): TableMemory =
+    m.copy(axi = m.axi.copy(addressWidth = DashAddressWidth), baseAddress = DashRegions(region))
 
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/scale/rtl")
@@ -26,9 +39,16 @@ object ScaleBuild {
     val dir = s"$out/${cfg.name}"
     new java.io.File(dir).mkdirs()
     val memoryScale = Dpu.copy(sessions = sessions, routes = routes.getOrElse(Dpu.routes))
-    for (program <- Seq(Programs.overlay(memoryScale, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
+    val programs =
+      if (args.contains("--dash"))
+        Seq(Programs.overlay(Dash, Some(dashMemory(Overlay.MappingMemory, "mapping")),
+          Some(Overlay.SessionMemory.copy(table = dashMemory(Overlay.SessionMemory.table, "sessions"))),
+          Some(dashMemory(Overlay.RouteMemory, "route"))))
+      else
+        Seq(Programs.overlay(memoryScale, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
           routes.map(_ => Overlay.RouteMemory)),
-        Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))) {
+          Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))
+    for (program <- programs) {
       val layout = new Generate.Layout(cfg, program)
       Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())
       Generate.write(s"$dir/layout-${program.name}.json", layout.text)
