@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""SONiC DASH's scale built (matcha.program.ScaleBuild --dash: the 64-bit `overlay_mem` with
+room for 32M sessions and 8M CA→PA mappings a sixth full, and 1M routes with their two lowest
+levels in memory, in one 33-bit port's 8 GiB): what its layout.json says each table holds and
+where it sits in memory, checked against the regions' arithmetic (each table's buckets inside
+its region, the regions apart and inside the port), and the matcha-sim build of it run from
+reset for --clocks clocks with its memory model: the write beats each memory port took (the
+CLEAR after reset writes every bucket and node empty, one a clock) and the simulator's clocks
+a second. Writes a Markdown report (default bench/results/scale_dash.md).
+
+usage: python bench/scale/run_dash.py [--clocks 300000] [--out bench/results/scale_dash.md]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+DASH_DIR = REPO / "build" / "bench" / "dash"
+os.environ["MATCHA_RTL_DIR"] = str(DASH_DIR / "rtl")
+os.environ["MATCHA_SIM_DIR"] = str(DASH_DIR / "sim")
+sys.path.insert(0, str(REPO))
+
+from scapy.layers.inet import IP, UDP  # noqa: E402
+from scapy.layers.l2 import Ether  # noqa: E402
+
+from bench.provenance import invocation, write_report  # noqa: E402
+from sim import build as sim_build  # noqa: E402
+from tb.sim import harness  # noqa: E402
+
+PROGRAM = "overlay_mem"
+BUCKET_BYTES = 64  # a beat of the 512-bit port: a bucket of an exact or session table, a node of an LPM level
+CLOCK_HZ = 250_000_000
+LATENCY = 300
+
+
+def regions(layout):
+    """(table, entries, beats in memory, first byte, end byte, address bits) of each table in
+    memory; an LPM table's beats are its levels in memory, a node a beat."""
+    program = layout["program"]
+    out = []
+    for t in program["tables"]:
+        memory = t.get("memory")
+        if not memory:
+            continue
+        if t["kind"] == "lpm":
+            beats = sum(t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:])
+        else:  # a bucket's entries: the descriptor's geometry word
+            beats = t["size"] // next(o["geometry"] for o in layout["objects"] if o.get("name") == t["name"])
+        out.append((t["name"], t["size"], beats, memory["baseAddress"], memory["baseAddress"] + beats * BUCKET_BYTES,
+                    memory["addressWidth"]))
+    for s in program["sessions"]:
+        memory = s.get("memory")
+        name = s["name"]
+        if memory:
+            beats = s["size"] // s["ways"]
+            out.append((name, s["size"], beats, memory["baseAddress"], memory["baseAddress"] + beats * BUCKET_BYTES,
+                        memory["addressWidth"]))
+    return sorted(out, key=lambda r: r[3])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--clocks", type=int, default=300_000)
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "scale_dash.md"))
+    args = ap.parse_args()
+    subprocess.run([str(REPO / "tools" / "mvn.sh"), "-q", "compile", "exec:java",
+                    "-Dexec.mainClass=matcha.program.ScaleBuild",
+                    f"-Dexec.args=--out {DASH_DIR / 'rtl'} --dash"], cwd=REPO, check=True)
+    print(f"bench: {sim_build.build('w64', PROGRAM)}", flush=True)
+    layout_path = sim_build.layout_path("w64", PROGRAM)
+    layout = json.loads(Path(layout_path).read_text())
+    rows = regions(layout)
+    problems = []
+    for (a, *_, a_end, bits), (b, *_rest) in zip(rows, rows[1:]):
+        b_start = next(r[3] for r in rows if r[0] == b)
+        if a_end > b_start:
+            problems.append(f"{a}'s region ends at {a_end:#x}, past {b}'s start {b_start:#x}")
+    for name, _, _, _, end, bits in rows:
+        if end > 1 << bits:
+            problems.append(f"{name}'s region ends at {end:#x}, past its {bits}-bit port")
+
+    with tempfile.TemporaryDirectory() as work:
+        # No table is loaded: the run is the clear after reset, with one frame waiting at the
+        # input (which takes no frame until the tables are clear) to keep the simulator going.
+        inputs, _ = harness.write_captures(work, [(0, bytes(Ether() / IP() / UDP()))])
+        out = Path(work) / "out"
+        with harness.Simulator("w64", *inputs, "--out", out, "--layout", layout_path,
+                               "--memory-latency", LATENCY, "--max-clocks", args.clocks, program=PROGRAM) as s:
+            rc, stdout, stderr = s.finish(timeout=3600)
+        # Its exit status is 1: the frame never entered before the clock limit.
+        if "clock limit reached" not in stdout + stderr or not (out / "summary.json").exists():
+            raise SystemExit(f"bench: matcha-sim failed ({rc}):\n{stdout}\n{stderr}")
+        summary = json.loads((out / "summary.json").read_text())
+    writes = {m["port"]: m["write_beats"] for m in summary["memories"]}
+    rate = summary["clocks"] / summary["seconds"]
+
+    ports = {}
+    for t in layout["program"]["tables"]:
+        if t.get("memory"):
+            ports[t["name"]] = t["memory"]["ports"]
+    for s in layout["program"]["sessions"]:
+        if s.get("memory"):
+            ports[s["name"]] = s["memory"]["ports"]
+    md = [
+        "# SONiC DASH's scale, built",
+        "",
+        "The 64-bit `overlay_mem` pipeline built by `matcha.program.ScaleBuild --dash` (docs/tables.md, "
+        "\"Capacity at DPU scale\"): room for 32M sessions and 8M CA→PA mappings at a sixth of their "
+        "slots, and 1M routes with the two lowest levels of the tree in memory, one table after another "
+        "in the 8 GiB of a 33-bit port (an Alveo U280's HBM, Corundum's `AXI_HBM_ADDR_WIDTH` 33; a DDR4 "
+        "channel's `AXI_DDR_ADDR_WIDTH` is 34). What its layout.json gives each table in memory, a "
+        f"{BUCKET_BYTES}-byte beat a bucket or tree node:",
+        "",
+        "| table | entries | beats in memory | region | bytes | port's address bits |",
+        "| --- | ---: | ---: | --- | ---: | ---: |",
+    ]
+    for name, entries, beats, start, end, bits in rows:
+        md.append(f"| `{name}` | {entries:,} | {beats:,} | {start:#x} to {end:#x} | {(end - start) / 2**30:.3f} GiB "
+                  f"| {bits} |")
+    md += [
+        "",
+        "Every region is inside the port and apart from the others." if not problems else
+        "The regions do not fit: see the problems below.",
+        "",
+        f"matcha-sim of this build (its memory model answering reads {LATENCY} clocks late), run from reset "
+        f"for {summary['clocks']:,} clocks with no table loaded and one frame waiting at the input: the clear after reset writes "
+        "every bucket and node of each table in memory empty, one a clock on each port. Write beats each "
+        "port took, and the clocks the whole clear takes (the largest table's beats):",
+        "",
+        "| port | table | write beats | of the table's beats | clear at 250 MHz |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    beats_of = {r[0]: r[2] for r in rows}
+    for name in sorted(ports):
+        for j, port in enumerate(ports[name]):
+            beats = beats_of[name]
+            if len(ports[name]) > 1:  # an LPM level a port, the highest first
+                t = next(t for t in layout["program"]["tables"] if t["name"] == name)
+                beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"] + j]
+            md.append(f"| `{port}` | `{name}` | {writes.get(port, 0):,} | {beats:,} | "
+                      f"{beats / CLOCK_HZ * 1000:.1f} ms |")
+    largest = max(beats_of.values())
+    md += [
+        "",
+        f"matcha-sim ran {rate:,.0f} clocks a second, so the clear of the session table alone, {largest:,} "
+        f"clocks, would take {largest / rate / 60:.0f} minutes of simulation before the first table could be "
+        "loaded: no traffic is run at this scale here (bench/results/scale.md runs 6M sessions and 1M "
+        "mappings; bench/results/mapping_load.md loads 8M mappings into the driver's model of the hardware).",
+        "",
+    ]
+    write_report("\n".join(md) + "\n", args.out, invocation(), problems)
+
+
+if __name__ == "__main__":
+    main()
