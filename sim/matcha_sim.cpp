@@ -148,6 +148,7 @@ struct Options {
     bool seed_given = false;
     uint64_t seed = 0;
     uint64_t max_clocks = 0;
+    uint64_t settle_clocks = 0;
     std::string layout;
     double clock_mhz = 250;
     std::string trace;
@@ -176,6 +177,8 @@ const char kUsage[] =
     "  --backpressure P    m_axis_tready low with probability P in each clock (0 <= P < 1)\n"
     "  --seed N            seed of the back-pressure pattern (default: a random one)\n"
     "  --max-clocks N      stop after N clocks (default: when the last frame has left)\n"
+    "  --settle-clocks N   run N clocks after reset before the socket is served or a frame\n"
+    "                      sent (default 0)\n"
     "  --layout FILE       layout.json naming tables and reasons (default: the build's)\n"
     "  --clock-mhz F       clock frequency for output timestamps (default 250)\n"
     "  --memory-latency N  clocks a memory-backed table's memory takes to answer a read\n"
@@ -286,6 +289,8 @@ Options parse_options(int argc, char** argv) {
             o.seed_given = true;
         } else if (a == "--max-clocks") {
             o.max_clocks = parse_uint(a, arg(), UINT64_MAX);
+        } else if (a == "--settle-clocks") {
+            o.settle_clocks = parse_uint(a, arg(), UINT64_MAX);
         } else if (a == "--layout") {
             o.layout = arg();
         } else if (a == "--memory-latency") {
@@ -1404,6 +1409,10 @@ int Sim::run() {
     stall_ = std::bernoulli_distribution(opt_.backpressure);
 
     auto wall0 = std::chrono::steady_clock::now();
+    // The clocks a card runs after reset before its driver loads it: a table in memory
+    // clears every bucket first, one a clock, and a driver at DPU scale (2^26 buckets) would
+    // otherwise wait that long one STATUS read, a few clocks, at a time.
+    for (uint64_t n = 0; n < opt_.settle_clocks && !g_interrupted; n++) clock();
     const uint64_t clock0 = clock_;
     traffic_ = !opt_.wait_client;
     for (;;) {
