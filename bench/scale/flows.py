@@ -120,16 +120,17 @@ def traffic(flow_count, passes, mapped, rng):
     return frames
 
 
-def simulate(work, config, program, layout, inputs, latency, interval=1, timeout=3600):
+def simulate(work, config, program, layout, inputs, latency, interval=1, timeout=3600, settle=0):
     """matcha-sim of `program` on the captures `inputs`, its memory answering `latency`
-    clocks late (a program without memory: 0), after `matcha-ctl --cleared` has run
-    `work/ctl.txt` over its socket; the outputs in `work/out`. Returns the seconds
-    matcha-ctl took."""
+    clocks late (a program without memory: 0), after `settle` clocks from reset
+    (--settle-clocks) and `matcha-ctl --cleared` has run `work/ctl.txt` over its socket;
+    the outputs in `work/out`. Returns the seconds matcha-ctl took."""
     sock, out = work / "ctl.sock", work / "out"
     out.mkdir()
     with harness.Simulator(config, "--socket", sock, "--wait-client", *inputs, "--out", out,
                            "--layout", layout, "--max-clocks", 400_000_000,
                            *(["--memory-latency", latency, "--memory-interval", interval] if latency else []),
+                           *(["--settle-clocks", settle] if settle else []),
                            program=program) as s:
         s.wait_socket(sock)
         t0 = time.time()

@@ -34,8 +34,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SCALE_DIR = REPO / "build" / "bench" / "scale"
 # The scale build's RTL and simulators, apart from `make rtl`'s (tb/common/sim.py reads these).
-os.environ["MATCHA_RTL_DIR"] = str(SCALE_DIR / "rtl")
-os.environ["MATCHA_SIM_DIR"] = str(SCALE_DIR / "sim")
+# A caller that imports one_run for a build of its own (run_dash.py) sets them first.
+os.environ.setdefault("MATCHA_RTL_DIR", str(SCALE_DIR / "rtl"))
+os.environ.setdefault("MATCHA_SIM_DIR", str(SCALE_DIR / "sim"))
 sys.path.insert(0, str(REPO))
 
 from bench.provenance import invocation, write_report  # noqa: E402
@@ -80,7 +81,7 @@ class Run:
         return "-".join(str(v) for v in astuple(self) if v is not None)
 
 
-def one_run(work, run, rng):
+def one_run(work, run, rng, settle=0):
     program_layout = sim_build.layout_path("w64", run.program)
     program = Program(program_layout)
     in_memory = program.sessions["sessions"].late_reason is not None
@@ -89,7 +90,8 @@ def one_run(work, run, rng):
     if run.scan is not None:
         settings.append(f"session_set_scan_interval sessions {run.scan}")
     inputs, sent = prepare(work, program, run.mappings, settings, INNER_BYTES, run.flows, run.passes, rng)
-    load_s = simulate(work, "w64", run.program, program_layout, inputs, run.latency, run.interval, timeout=36000)
+    load_s = simulate(work, "w64", run.program, program_layout, inputs, run.latency, run.interval, timeout=36000,
+                      settle=settle)
     tables_file.load(program, work / "tables.txt")
     exp = harness.expected(program, sent, Layout(program_layout).header_bytes)
     got = harness.read_outputs(work / "out")
@@ -154,7 +156,7 @@ def main():
 
     subprocess.run([str(REPO / "tools" / "mvn.sh"), "-q", "compile", "exec:java",
                     "-Dexec.mainClass=matcha.program.ScaleBuild",
-                    f"-Dexec.args=--out {SCALE_DIR / 'rtl'} --sessions {args.sessions}"],
+                    f"-Dexec.args=--out {os.environ['MATCHA_RTL_DIR']} --sessions {args.sessions}"],
                    cwd=REPO, check=True)
     for name in sorted({r.program for r in runs}):
         print(f"bench: {sim_build.build('w64', name)}", flush=True)
