@@ -78,8 +78,9 @@ case class MemSessionResult(indexWidth: Int) extends Bundle {
   * `busy`, as if it had not reached the table.
   *
   * Between packets the aging scanner reads one bucket every SCAN_INTERVAL of the memory's
-  * answers (clocks, on a memory that keeps up: MemoryReadPath.pace) and invalidates its sessions idle past their timeout; the window's READ and WRITE
-  * (compare-and-delete) take the same path. CLEAR (also run after reset) writes every
+  * answers (clocks, on a memory that keeps up: MemoryReadPath.pace) and invalidates its
+  * sessions idle past their timeout; the window's READ and WRITE (compare-and-delete) take
+  * the same path. CLEAR (also run after reset) writes every
   * bucket empty; the table learns nothing until it is done. */
 class MemSessionTable(val c: MemSessionTableConfig) extends Area {
   import MemoryReadPath._
