@@ -1364,9 +1364,7 @@ void Sim::read_table_counts() {
 }
 
 int Sim::run() {
-    // The interfaces first: a client finds the socket only once they are open.
     open_interfaces();
-    if (!opt_.socket_path.empty()) socket_ = std::make_unique<ControlSocket>(opt_.socket_path);
     open_outputs();
 #if VM_TRACE
     if (!opt_.trace.empty()) {
@@ -1400,7 +1398,7 @@ int Sim::run() {
                       out_path("skipped.csv") + ")";
     }
     std::printf("matcha-sim %s: %s%s%s\n", kName, source.c_str(),
-                socket_ ? (", control socket " + opt_.socket_path).c_str() : "",
+                !opt_.socket_path.empty() ? (", control socket " + opt_.socket_path).c_str() : "",
                 opt_.wait_client ? ", traffic waits for the first client" : "");
     if (opt_.backpressure > 0)
         std::printf("back-pressure %.3f, seed %" PRIu64 " (--seed %" PRIu64 " repeats it)\n",
@@ -1413,6 +1411,8 @@ int Sim::run() {
     // clears every bucket first, one a clock, and a driver at DPU scale (2^26 buckets) would
     // otherwise wait that long one STATUS read, a few clocks, at a time.
     for (uint64_t n = 0; n < opt_.settle_clocks && !g_interrupted; n++) clock();
+    // A client finds the socket only once the interfaces are open and the settle clocks run.
+    if (!opt_.socket_path.empty()) socket_ = std::make_unique<ControlSocket>(opt_.socket_path);
     const uint64_t clock0 = clock_;
     traffic_ = !opt_.wait_client;
     for (;;) {

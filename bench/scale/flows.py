@@ -132,7 +132,7 @@ def simulate(work, config, program, layout, inputs, latency, interval=1, timeout
                            *(["--memory-latency", latency, "--memory-interval", interval] if latency else []),
                            *(["--settle-clocks", settle] if settle else []),
                            program=program) as s:
-        s.wait_socket(sock)
+        s.wait_socket(sock, timeout=30 + settle / 10_000)  # the socket opens after the settle clocks
         t0 = time.time()
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
                               "--cleared", "-f", str(work / "ctl.txt")], capture_output=True, text=True,
