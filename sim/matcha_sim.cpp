@@ -1383,6 +1383,14 @@ int Sim::run() {
         throw InputError("--layout " + layout_.path + ": buildId " + hex(layout_.build_id, 8) +
                          " is not the simulated pipeline's " + hex(build_id, 8));
 
+    auto wall0 = std::chrono::steady_clock::now();
+    // The clocks a card runs after reset before its driver loads it: a table in memory
+    // clears every bucket first, one a clock, and a driver at DPU scale (2^26 buckets) would
+    // otherwise wait that long one STATUS read, a few clocks, at a time.
+    for (uint64_t n = 0; n < opt_.settle_clocks && !g_interrupted; n++) clock();
+    // A client finds the socket only once the interfaces are open and the settle clocks run.
+    if (!opt_.socket_path.empty()) socket_ = std::make_unique<ControlSocket>(opt_.socket_path);
+
     std::string source;
     if (opt_.live()) {
         source = "live on";
@@ -1398,7 +1406,7 @@ int Sim::run() {
                       out_path("skipped.csv") + ")";
     }
     std::printf("matcha-sim %s: %s%s%s\n", kName, source.c_str(),
-                !opt_.socket_path.empty() ? (", control socket " + opt_.socket_path).c_str() : "",
+                socket_ ? (", control socket " + opt_.socket_path).c_str() : "",
                 opt_.wait_client ? ", traffic waits for the first client" : "");
     if (opt_.backpressure > 0)
         std::printf("back-pressure %.3f, seed %" PRIu64 " (--seed %" PRIu64 " repeats it)\n",
@@ -1406,13 +1414,6 @@ int Sim::run() {
     std::fflush(stdout);
     stall_ = std::bernoulli_distribution(opt_.backpressure);
 
-    auto wall0 = std::chrono::steady_clock::now();
-    // The clocks a card runs after reset before its driver loads it: a table in memory
-    // clears every bucket first, one a clock, and a driver at DPU scale (2^26 buckets) would
-    // otherwise wait that long one STATUS read, a few clocks, at a time.
-    for (uint64_t n = 0; n < opt_.settle_clocks && !g_interrupted; n++) clock();
-    // A client finds the socket only once the interfaces are open and the settle clocks run.
-    if (!opt_.socket_path.empty()) socket_ = std::make_unique<ControlSocket>(opt_.socket_path);
     const uint64_t clock0 = clock_;
     traffic_ = !opt_.wait_client;
     for (;;) {
