@@ -130,7 +130,7 @@ static const struct ctl_command commands[] = {
 	{ "session_set_tick", "<table> <clocks>", "the length of a tick in clocks",
 	  cmd_session_set_tick },
 	{ "session_set_scan_interval", "<table> <clocks>",
-	  "a table in memory: clocks between the aging scanner's reads (0: none)",
+	  "a table in memory: the memory's answers between the aging scanner's reads, clocks on a memory that keeps up (0: none)",
 	  cmd_session_set_scan_interval },
 	{ "session_set_policy", "<table> punt|drop",
 	  "what happens to a packet that may learn but finds no free way", cmd_session_set_policy },
