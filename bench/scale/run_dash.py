@@ -48,27 +48,23 @@ LATENCY = 300
 
 
 def regions(layout):
-    """(table, entries, beats in memory, first byte, end byte, address bits) of each table in
-    memory; an LPM table's beats are its levels in memory, a node a beat."""
+    """(table, entries, [(port, beats)], first byte, end byte, address bits) of each table in
+    memory, by address: a beat a bucket of an exact or session table (one port), a beat a node
+    of each LPM level in memory (a port a level, the highest first)."""
     program = layout["program"]
+    entries_a_bucket = {o.get("name"): o.get("geometry") for o in layout["objects"]}  # the descriptor's geometry word
     out = []
-    for t in program["tables"]:
+    for t in program["tables"] + program["sessions"]:
         memory = t.get("memory")
         if not memory:
             continue
-        if t["kind"] == "lpm":
-            beats = sum(t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:])
-        else:  # a bucket's entries: the descriptor's geometry word
-            beats = t["size"] // next(o["geometry"] for o in layout["objects"] if o.get("name") == t["name"])
-        out.append((t["name"], t["size"], beats, memory["baseAddress"], memory["baseAddress"] + beats * BUCKET_BYTES,
-                    memory["addressWidth"]))
-    for s in program["sessions"]:
-        memory = s.get("memory")
-        name = s["name"]
-        if memory:
-            beats = s["size"] // s["ways"]
-            out.append((name, s["size"], beats, memory["baseAddress"], memory["baseAddress"] + beats * BUCKET_BYTES,
-                        memory["addressWidth"]))
+        if t.get("kind") == "lpm":
+            beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:]
+        else:
+            beats = [t["size"] // t.get("ways", entries_a_bucket[t["name"]])]
+        start = memory["baseAddress"]
+        out.append((t["name"], t["size"], list(zip(memory["ports"], beats)), start,
+                    start + sum(beats) * BUCKET_BYTES, memory["addressWidth"]))
     return sorted(out, key=lambda r: r[3])
 
 
@@ -87,10 +83,9 @@ def main():
     layout = json.loads(Path(layout_path).read_text())
     rows = regions(layout)
     problems = []
-    for (a, *_, a_end, bits), (b, *_rest) in zip(rows, rows[1:]):
-        b_start = next(r[3] for r in rows if r[0] == b)
-        if a_end > b_start:
-            problems.append(f"{a}'s region ends at {a_end:#x}, past {b}'s start {b_start:#x}")
+    for a, b in zip(rows, rows[1:]):
+        if a[4] > b[3]:
+            problems.append(f"{a[0]}'s region ends at {a[4]:#x}, past {b[0]}'s start {b[3]:#x}")
     for name, _, _, _, end, bits in rows:
         if end > 1 << bits:
             problems.append(f"{name}'s region ends at {end:#x}, past its {bits}-bit port")
@@ -110,13 +105,6 @@ def main():
     writes = {m["port"]: m["write_beats"] for m in summary["memories"]}
     rate = summary["clocks"] / summary["seconds"]
 
-    ports = {}
-    for t in layout["program"]["tables"]:
-        if t.get("memory"):
-            ports[t["name"]] = t["memory"]["ports"]
-    for s in layout["program"]["sessions"]:
-        if s.get("memory"):
-            ports[s["name"]] = s["memory"]["ports"]
     md = [
         "# SONiC DASH's scale, built",
         "",
@@ -130,8 +118,8 @@ def main():
         "| table | entries | beats in memory | region | bytes | port's address bits |",
         "| --- | ---: | ---: | --- | ---: | ---: |",
     ]
-    for name, entries, beats, start, end, bits in rows:
-        md.append(f"| `{name}` | {entries:,} | {beats:,} | {start:#x} to {end:#x} | {(end - start) / 2**30:.3f} GiB "
+    for name, entries, ports, start, end, bits in rows:
+        md.append(f"| `{name}` | {entries:,} | {sum(b for _, b in ports):,} | {start:#x} to {end:#x} | {(end - start) / 2**30:.3f} GiB "
                   f"| {bits} |")
     md += [
         "",
@@ -146,16 +134,11 @@ def main():
         "| port | table | write beats | of the table's beats | clear at 250 MHz |",
         "| --- | --- | ---: | ---: | ---: |",
     ]
-    beats_of = {r[0]: r[2] for r in rows}
-    for name in sorted(ports):
-        for j, port in enumerate(ports[name]):
-            beats = beats_of[name]
-            if len(ports[name]) > 1:  # an LPM level a port, the highest first
-                t = next(t for t in layout["program"]["tables"] if t["name"] == name)
-                beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"] + j]
+    for name, _, ports, *_ in rows:
+        for port, beats in ports:
             md.append(f"| `{port}` | `{name}` | {writes.get(port, 0):,} | {beats:,} | "
                       f"{beats / CLOCK_HZ * 1000:.1f} ms |")
-    largest = max(beats_of.values())
+    largest = max(beats for r in rows for _, beats in r[2])
     md += [
         "",
         f"matcha-sim ran {rate:,.0f} clocks a second here, so the clear of the session table alone, "
@@ -164,7 +147,7 @@ def main():
         "",
     ]
     if args.flows:
-        # The clear of the largest table, and as many clocks again for its last writes and
+        # The clear of the largest table, and 10,000 clocks more for its last writes and
         # the reads out then.
         settle = largest + 10_000
         work = DASH_DIR / "run"
