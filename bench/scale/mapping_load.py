@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """How long the driver takes to load a million CA→PA mappings (and SONiC DASH's 8M) into a memory-backed exact
 table shaped as the overlay's (docs/overlay.md, "Mappings in memory": 42-bit keys, 80 bits
-of data, three 18-byte entries a 64-byte bucket, twice as many buckets as mappings): the C
+of data, seven 18-byte entries a 128-byte bucket, as many buckets as mappings): the C
 test `mem_exact_mappings_at_scale` (sw/driver/tests/test_mem_exact.c) with
 MATCHA_MAPPINGS set to each of `--mappings`, built without the sanitizers the test suite
 uses, run `--runs` times with seeds 1, 2, ... Each run adds distinct random keys in a random order against the
@@ -49,8 +49,8 @@ def main():
     md += (f"The driver adds {' or '.join(f'{n:,}' for n in sizes)} CA→PA mappings (SONiC DASH asks a card "
            "for 8M) with distinct random keys, in a "
            "random order, to a memory-backed exact table shaped as the overlay's `mapping` "
-           "(42-bit key of VNET and inner IPv4, 80 bits of underlay IPv4 and MAC, three 18-byte "
-           "entries a 64-byte bucket, twice as many buckets as mappings): the C test "
+           "(42-bit key of VNET and inner IPv4, 80 bits of underlay IPv4 and MAC, seven 18-byte "
+           "entries a 128-byte bucket, as many buckets as mappings): the C test "
            "`mem_exact_mappings_at_scale` (sw/driver/tests/test_mem_exact.c) built without the "
            "sanitizers the test suite uses, against the tests' model of the hardware's registers "
            "and memory. A register access there is a function call, so the time is the driver's "
@@ -65,7 +65,7 @@ def main():
         for seed, n, buckets, secs, reads, writes, commands, refused, again in rows:
             md += (f"| {seed} | {n:,} | {buckets:,} | {secs:.2f} | {n / secs:,.0f} | "
                    f"{reads / n:.2f} | {writes / n:.2f} | {commands / n:.2f} | {refused:,} "
-                   f"({100 * refused / n:.2f} %) | {again:,} |\n")
+                   f"({100 * refused / n:.3f} %) | {again:,} |\n")
         medians = "; ".join(f"{statistics.median(r[3] for r in rows if r[1] == n):.2f} s for {n:,} mappings"
                             for n in sizes if any(r[1] == n for r in rows))
         md += (f"\nMedian load time: {medians}. In every run "

@@ -56,10 +56,10 @@ INNER_BYTES = 128
 RUNS = ("overlay:192:1024:2:0:0,overlay_mem:1024:1024:2:100:1,overlay_mem:65536:65536:2:100:1,"
         "overlay_mem:1048576:1048576:2:100:1,overlay_mem:65536:65536:2:300:4,"
         "overlay_mem:65536:65536:1:100:1:0,overlay_mem:65536:65536:2:100:1:0")
-SESSIONS = 1 << 22  # ScaleBuild --sessions: 1.5 times this in memory, 2^21 buckets of three
+SESSIONS = 1 << 22  # ScaleBuild --sessions: 1.5 times this in memory, 2^20 buckets of six
 SEED = 2026
 SCAN_DEFAULT = None  # a run that leaves SCAN_INTERVAL at its reset value
-BUCKET_BYTES = 64  # a beat of the 512-bit port, a bucket of either table
+BEAT_BYTES = 64  # a beat of the 512-bit port
 
 
 @dataclass
@@ -163,6 +163,10 @@ def main():
     memory_program = Program(sim_build.layout_path("w64", PROGRAM))
     capacity = memory_program["mapping"].size
     sessions = memory_program.sessions["sessions"].table.size
+    layout = json.loads(sim_build.layout_path("w64", PROGRAM).read_text())
+    geometry = {o.get("name"): o.get("geometry") for o in layout["objects"]}  # entries a bucket
+    bucket = {t["name"]: t["memory"]["bucketBytes"] for t in layout["program"]["tables"] + layout["program"]["sessions"]
+              if "memory" in t}
     results, problems = [], []
     for run in runs:
         work = SCALE_DIR / "runs" / run.name()
@@ -176,19 +180,21 @@ def main():
         problems += [f"{run.name()}: {p}" for p in r["problems"]]
     (SCALE_DIR / "results.json").write_text(json.dumps(results, indent=1))
 
-    bucket = BUCKET_BYTES
+    beat = BEAT_BYTES
+    slots = geometry["mapping"], geometry["sessions"]
     md = [
         "# The overlay with its mappings and sessions in memory, at DPU scale",
         "",
         f"The 64-bit `overlay_mem` pipeline built with room for 2^20 mappings "
-        f"(`matcha.program.ScaleBuild`: {capacity:,} entries in {bucket}-byte buckets of three, "
-        f"{capacity // 3 * bucket // 2**20} MiB of memory) and for {sessions:,} sessions "
-        f"({sessions // 3:,} buckets of three, {sessions // 3 * bucket // 2**20} MiB, on a port of "
+        f"(`matcha.program.ScaleBuild`: {capacity:,} entries in {bucket['mapping']}-byte buckets of "
+        f"{slots[0]}, {capacity // slots[0] * bucket['mapping'] // 2**20} MiB of memory) and for {sessions:,} "
+        f"sessions ({sessions // slots[1]:,} buckets of {slots[1]}, "
+        f"{sessions // slots[1] * bucket['sessions'] // 2**20} MiB, on a port of "
         "their own), in matcha-sim with its memory model (`sim/axi_memory.h`: every read of "
         "either port answered a fixed number of clocks after its address, a read beat every "
         "`interval` clocks at most). The mappings, all in one VNET, are loaded by "
         "`matcha-ctl --cleared` through the simulator's control socket; their destinations are "
-        "spread over 10.0.0.0/8 and none is refused (the driver's placement: at most three a "
+        f"spread over 10.0.0.0/8 and none is refused (the driver's placement: at most {slots[0]} a "
         "bucket). The session table's UDP timeout is set to never (the model has no clock), "
         "and its aging scanner runs at its reset interval unless the row says otherwise.",
         "",
@@ -240,7 +246,7 @@ def main():
         md += [
             "## Memory traffic a packet",
             "",
-            f"Beats of {bucket} bytes the memory answered between the first input beat and the "
+            f"Beats of {beat} bytes the memory answered between the first input beat and the "
             "last output (matcha-sim's `traffic_read_beats`, `traffic_write_beats`), a frame, in "
             "the rows with the scanner stopped: the one-pass row's for a new flow; the two-pass "
             "row's less the one-pass row's, over the second pass's frames, for an established "
@@ -259,13 +265,13 @@ def main():
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for what, mr, sr, sw in rows:
-            b = (mr + sr + sw) * bucket
+            b = (mr + sr + sw) * beat
             md.append(f"| {what} | {mr:.3f} | {sr:.3f} | {sw:.3f} | {b:.0f} | {19.2e9 / b / 1e6:.0f} M "
                       f"| {14.4e9 / b / 1e6:.0f} M |")
         if sweep is not None:
-            md += ["", f"The aging scanner at its reset interval (a bucket every 16 clocks without a "
-                   f"packet) read {sweep:.4f} buckets a clock in the same traffic (the two-pass row "
-                   f"with it, less the row without, over its clocks): {sweep * bucket * 250e6 / 1e9:.2f} "
+            md += ["", f"The aging scanner at its reset interval (a bucket every 16 memory answers without a "
+                   f"packet) read {sweep:.4f} beats a clock in the same traffic (the two-pass row "
+                   f"with it, less the row without, over its clocks): {sweep * beat * 250e6 / 1e9:.2f} "
                    "GB/s at 250 MHz. Its rate is the driver's to set "
                    "(`matcha_session_set_scan_interval`, `matcha-ctl session_set_scan_interval`): "
                    "docs/sessions.md, \"Aging, CLEAR and reset\", budgets it against DASH's idle "

@@ -6,7 +6,7 @@ levels in memory, in one 33-bit port's 8 GiB): what its layout.json says each ta
 where it sits in memory, checked against the regions' arithmetic (each table's buckets inside
 its region, the regions apart and inside the port), and the matcha-sim build of it run from
 reset for --clocks clocks with its memory model: the write beats each memory port took (the
-CLEAR after reset writes every bucket and node empty, one a clock) and the simulator's clocks
+CLEAR after reset writes every bucket and node empty, a beat a clock) and the simulator's clocks
 a second. Then, unless --flows is 0, a run of traffic on it (bench/scale/run.py's, checked
 against the program model): the simulator first runs the whole clear (--settle-clocks), then
 matcha-ctl loads --mappings mappings, and --flows new flows pass twice, learning their
@@ -42,15 +42,15 @@ from sim import build as sim_build  # noqa: E402
 from tb.sim import harness  # noqa: E402
 
 PROGRAM = "overlay_mem"
-BUCKET_BYTES = 64  # a beat of the 512-bit port: a bucket of an exact or session table, a node of an LPM level
 CLOCK_HZ = 250_000_000
 LATENCY = 300
 
 
 def regions(layout):
-    """(table, entries, [(port, beats)], first byte, end byte, address bits) of each table in
-    memory, by address: a beat a bucket of an exact or session table (one port), a beat a node
-    of each LPM level in memory (a port a level, the highest first)."""
+    """(table, entries, [(port, beats)], first byte, end byte, address bits, bytes a bucket or
+    node) of each table in memory, by address, in beats of its ports: the buckets of an exact
+    or session table (`bucketBytes` each, one port), the nodes of each LPM level in memory (a
+    beat each, a port a level, the highest first)."""
     program = layout["program"]
     entries_a_bucket = {o.get("name"): o.get("geometry") for o in layout["objects"]}  # the descriptor's geometry word
     out = []
@@ -62,9 +62,11 @@ def regions(layout):
             beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:]
         else:
             beats = [t["size"] // t.get("ways", entries_a_bucket[t["name"]])]
+        beats = [n * memory["bucketBytes"] // (memory["dataWidth"] // 8) for n in beats]
         start = memory["baseAddress"]
         out.append((t["name"], t["size"], list(zip(memory["ports"], beats)), start,
-                    start + sum(beats) * BUCKET_BYTES, memory["addressWidth"]))
+                    start + sum(beats) * memory["dataWidth"] // 8, memory["addressWidth"],
+                    memory["bucketBytes"]))
     return sorted(out, key=lambda r: r[3])
 
 
@@ -86,7 +88,7 @@ def main():
     for a, b in zip(rows, rows[1:]):
         if a[4] > b[3]:
             problems.append(f"{a[0]}'s region ends at {a[4]:#x}, past {b[0]}'s start {b[3]:#x}")
-    for name, _, _, _, end, bits in rows:
+    for name, _, _, _, end, bits, _ in rows:
         if end > 1 << bits:
             problems.append(f"{name}'s region ends at {end:#x}, past its {bits}-bit port")
 
@@ -112,15 +114,15 @@ def main():
         "\"Capacity at DPU scale\"): room for 32M sessions and 8M CA→PA mappings at a sixth of their "
         "slots, and 1M routes with the two lowest levels of the tree in memory, one table after another "
         "in the 8 GiB of a 33-bit port (an Alveo U280's HBM, Corundum's `AXI_HBM_ADDR_WIDTH` 33; a DDR4 "
-        "channel's `AXI_DDR_ADDR_WIDTH` is 34). What its layout.json gives each table in memory, a "
-        f"{BUCKET_BYTES}-byte beat a bucket or tree node:",
+        "channel's `AXI_DDR_ADDR_WIDTH` is 34). What its layout.json gives each table in memory, in "
+        "64-byte beats of its port:",
         "",
-        "| table | entries | beats in memory | region | bytes | port's address bits |",
-        "| --- | ---: | ---: | --- | ---: | ---: |",
+        "| table | entries | bytes a bucket or node | beats in memory | region | bytes | port's address bits |",
+        "| --- | ---: | ---: | ---: | --- | ---: | ---: |",
     ]
-    for name, entries, ports, start, end, bits in rows:
-        md.append(f"| `{name}` | {entries:,} | {sum(b for _, b in ports):,} | {start:#x} to {end:#x} | {(end - start) / 2**30:.3f} GiB "
-                  f"| {bits} |")
+    for name, entries, ports, start, end, bits, unit in rows:
+        md.append(f"| `{name}` | {entries:,} | {unit} | {sum(b for _, b in ports):,} | {start:#x} to {end:#x} "
+                  f"| {(end - start) / 2**30:.3f} GiB | {bits} |")
     md += [
         "",
         "Every region is inside the port and apart from the others." if not problems else
@@ -128,7 +130,7 @@ def main():
         "",
         f"matcha-sim of this build (its memory model answering reads {LATENCY} clocks late), run from reset "
         f"for {summary['clocks']:,} clocks with no table loaded and one frame waiting at the input: the clear after reset writes "
-        "every bucket and node of each table in memory empty, one a clock on each port. Write beats each "
+        "every bucket and node of each table in memory empty, a beat a clock on each port. Write beats each "
         "port took, and the clocks the whole clear takes (the largest table's beats):",
         "",
         "| port | table | write beats | of the table's beats | clear at 250 MHz |",

@@ -34,7 +34,7 @@ The frames, in order (scenario() lists each with what the tables make of it):
   VNET's underlay range that is no known PA of it;
 - a full session table: C probes UDP ports of B from ports chosen so that the keys of its
   flows, with the sessions learned before them, fill the four candidate slots of the last
-  one's key on chip (`overlay`) and the three of its bucket in memory (`overlay_mem`)
+  one's key on chip (`overlay`) and the six of its bucket in memory (`overlay_mem`)
   (found by trying ports, full_table_flows()); every probe but the last is learned and
   passes, the last finds no free slot and is punted to the host;
 - frames that are not the overlay's: an ARP request for the VIP (punted to the host) and a
@@ -82,9 +82,9 @@ VMS = (A, B, C, D)
 MARK_DSCP = 10
 
 # The session tables of the 64-bit builds ("sessions" of layout-overlay.json: 1024 entries
-# in 4 ways of 256 slots; of layout-overlay_mem.json: 1536 in memory, 512 buckets of 3).
+# in 4 ways of 256 slots; of layout-overlay_mem.json: 1536 in memory, 256 buckets of 6).
 WAYS, SLOTS = 4, 256
-MEM_BUCKETS, MEM_SLOTS = 512, 3
+MEM_BUCKETS, MEM_SLOTS = 256, 6
 UDP_PROTO = 17
 VXLAN_PORT = 4789
 

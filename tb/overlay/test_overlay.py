@@ -107,7 +107,8 @@ def test_layout_overlay_mem_program():
             assert t == on_chip[t["name"]], t["name"]
     route = next(t for t in mem["tables"] if t["name"] == "route")
     chip_route = on_chip["route"]
-    assert route["memory"] == {"ports": ["m_axi_route_0", "m_axi_route_1"], "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
+    assert route["memory"] == {"ports": ["m_axi_route_0", "m_axi_route_1"], "dataWidth": 512, "bucketBytes": 64,
+                               "addressWidth": 31, "idWidth": 6,
                                "baseAddress": 3 << 29, "memoryLatency": 320, "lateReason": 0x43}
     assert route["lpm"] == {**chip_route["lpm"], "memoryLevels": 2}
     assert (route["counters"], route["latency"]) == (False, chip_route["latency"] - 2 + 2 * 512)
@@ -115,14 +116,14 @@ def test_layout_overlay_mem_program():
         {k: v for k, v in chip_route.items() if k not in ("lpm", "counters", "latency")}
     mapping = next(t for t in mem["tables"] if t["name"] == "mapping")
     assert (mapping["kind"], mapping["counters"], mapping["latency"]) == ("mem_exact", False, 512)
-    assert mapping["memory"] == {"ports": ["m_axi_mapping"], "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
+    assert mapping["memory"] == {"ports": ["m_axi_mapping"], "dataWidth": 512, "bucketBytes": 128, "addressWidth": 31, "idWidth": 6,
                                  "baseAddress": 1 << 30, "memoryLatency": 320, "lateReason": 0x40}
-    assert mapping["size"] == 3 * 2 * SCALE[config]["mappings"]
+    assert mapping["size"] == 7 * SCALE[config]["mappings"]  # 128 bytes of buckets of seven a mapping
     assert [a["name"] for a in mapping["actions"]] == [a["name"] for a in on_chip["mapping"]["actions"]]
     (sessions,), (chip_sessions,) = mem["sessions"], chip["sessions"]
-    assert sessions["memory"] == {"ports": ["m_axi_sessions"], "dataWidth": 512, "addressWidth": 31, "idWidth": 6,
+    assert sessions["memory"] == {"ports": ["m_axi_sessions"], "dataWidth": 512, "bucketBytes": 128, "addressWidth": 31, "idWidth": 6,
                                   "baseAddress": 0, "memoryLatency": 320, "lateReason": 0x41, "busyReason": 0x42}
-    assert (sessions["size"], sessions["ways"], sessions["latency"]) == (3 * SCALE[config]["sessions"] // 2, 3, 512)
+    assert (sessions["size"], sessions["ways"], sessions["latency"]) == (6 * SCALE[config]["sessions"] // 4, 6, 512)
     assert {k: v for k, v in sessions.items() if k not in ("memory", "size", "ways", "latency", "index")} == \
         {k: v for k, v in chip_sessions.items() if k not in ("size", "ways", "latency", "index")}
     assert mem["latency"] - chip["latency"] == 512 - on_chip["mapping"]["latency"] + \

@@ -55,8 +55,8 @@ HITS, MISSES = contract.WIN_HITS, contract.WIN_MISSES
 
 def memory_regions(prog):
     """{port: (table name, base address, bytes)} of the tables in memory of layout.json's `program`
-    (their "memory" members): a beat a bucket of an exact table (geometry entries) or a
-    session table (`ways` sessions) on its one port; a beat a node of each of an LPM
+    (their "memory" members): `bucketBytes` a bucket of an exact table (geometry entries)
+    or a session table (`ways` sessions) on its one port; a beat a node of each of an LPM
     table's levels in memory, each level on a port of its own, its nodes after the ones of
     the levels above it."""
     sessions = prog.get("sessions", [])
@@ -71,8 +71,8 @@ def memory_regions(prog):
             beats = [t["size"] // (t["ways"] if t in sessions else descriptor_of(t).geometry)]
         base = m["baseAddress"]
         for port, n in zip(m["ports"], beats, strict=True):
-            regions[port] = t["name"], base, n * m["dataWidth"] // 8
-            base += n * m["dataWidth"] // 8
+            regions[port] = t["name"], base, n * m["bucketBytes"]
+            base += n * m["bucketBytes"]
     return regions
 
 

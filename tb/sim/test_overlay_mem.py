@@ -136,6 +136,12 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     return got.summary, exp, program, len(mapped), len(unmapped)
 
 
+def beats(table):
+    """Beats of its port a bucket of a table in memory takes (layout.json's `bucketBytes`)."""
+    memory = table.desc["memory"]
+    return memory["bucketBytes"] // (memory["dataWidth"] // 8)
+
+
 @pytest.mark.parametrize("binary,memory_latency,memory_interval,cleared", [
     pytest.param(OVERLAY_MEM, 100, 1, True, marks=pytest.mark.builds(OVERLAY_MEM)),
     pytest.param(OVERLAY_MEM, 300, 4, False, marks=[pytest.mark.soak, pytest.mark.builds(OVERLAY_MEM)]),
@@ -158,11 +164,12 @@ def test_mappings_from_memory(work, matcha_seed, binary, memory_latency, memory_
         assert mapping_memory["reads_out_max"] > 1
     if cleared:
         mapping = program["mapping"]
-        assert mapping_memory["read_beats"] == mapping.hits + mapping.misses == mapped + unmapped
+        assert mapping_memory["read_beats"] == beats(mapping) * (mapping.hits + mapping.misses) == \
+            beats(mapping) * (mapped + unmapped)
     # The aging scanner reads buckets between the frames (test_scanner_stopped: not when
     # stopped).
     sessions_memory = next(m for m in summary["memories"] if m["port"] == "m_axi_sessions")
-    assert sessions_memory["traffic_read_beats"] > mapped + unmapped
+    assert sessions_memory["traffic_read_beats"] > beats(program.sessions["sessions"]) * (mapped + unmapped)
 
 
 @pytest.mark.builds(OVERLAY_MEM)
@@ -177,7 +184,7 @@ def test_sessions_with_late_writes(work, matcha_seed):
     assert sessions.occupancy == mapped + unmapped
     assert (sessions.hits, sessions.misses) == (2 * (mapped + unmapped), mapped + unmapped)
     memories = {m["port"]: m for m in summary["memories"]}
-    assert memories["m_axi_sessions"]["traffic_write_beats"] >= mapped + unmapped
+    assert memories["m_axi_sessions"]["traffic_write_beats"] >= beats(program.sessions["sessions"]) * (mapped + unmapped)
 
 
 @pytest.mark.builds(OVERLAY_MEM)
@@ -191,10 +198,11 @@ def test_scanner_stopped(work, matcha_seed):
     memories = {m["port"]: m for m in summary["memories"]}
     learned = program.sessions["sessions"].table.occupancy
     assert learned == mapped + unmapped
+    s, m = beats(program.sessions["sessions"]), beats(program["mapping"])
     assert (memories["m_axi_sessions"]["traffic_read_beats"],
-            memories["m_axi_sessions"]["traffic_write_beats"]) == (mapped + unmapped, learned)
+            memories["m_axi_sessions"]["traffic_write_beats"]) == (s * (mapped + unmapped), s * learned)
     assert (memories["m_axi_mapping"]["traffic_read_beats"],
-            memories["m_axi_mapping"]["traffic_write_beats"]) == (mapped + unmapped, 0)
+            memories["m_axi_mapping"]["traffic_write_beats"]) == (m * (mapped + unmapped), 0)
 
 
 @pytest.mark.soak

@@ -9,8 +9,8 @@
 
 #define WINDOW MATCHA_HW_INFO_WINDOW_BYTES
 #define STATUS_ERROR_IS(e) ((uint32_t)(e) << MATCHA_HW_STATUS_ERROR_SHIFT)
-/* The widest bucket the fake keeps: a beat of a 512-bit memory port. */
-#define FAKE_MAX_BEAT 64
+/* The largest bucket the fake keeps: two beats of a 1024-bit memory port. */
+#define FAKE_MAX_BUCKET 256
 
 struct fake_cfg fake_standard_cfg(void)
 {
@@ -236,7 +236,7 @@ static uint8_t *memx_bucket(const struct fake_table *t, uint32_t index, unsigned
 	*slot = index & ((1u << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1);
 	if (!t->memory || b >= memx_buckets(t) || *slot >= t->cfg.ways_or_levels)
 		return NULL;
-	return t->memory + (size_t)b * t->cfg.beat_bytes;
+	return t->memory + (size_t)b * t->cfg.bucket_bytes;
 }
 
 /* The low `bits` of a value in word order as little-endian bytes, the last one
@@ -271,8 +271,8 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 	}
 	if (cmd == MATCHA_HW_CMD_WRITE) {
 		/* The beat the unit sends: the entry at its place, the strobe on its bytes. */
-		uint8_t beat[FAKE_MAX_BEAT] = { 0 }, *e = beat + slot * eb;
-		bool strobe[FAKE_MAX_BEAT] = { false };
+		uint8_t beat[FAKE_MAX_BUCKET] = { 0 }, *e = beat + slot * eb;
+		bool strobe[FAKE_MAX_BUCKET] = { false };
 		e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] =
 			t->staging.flags & MATCHA_HW_FLAGS_VALID ? MATCHA_HW_MEMX_ENTRY_VALID : 0;
 		e[MATCHA_HW_MEMX_ENTRY_ACTION_BYTE] = (uint8_t)FAKE_FLAGS_ACTION_OF(t->staging.flags);
@@ -281,7 +281,7 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 			 t->cfg.data_bits);
 		for (unsigned b = slot * eb; b < (slot + 1) * eb; b++)
 			strobe[b] = true;
-		for (unsigned b = 0; b < t->cfg.beat_bytes; b++)
+		for (unsigned b = 0; b < t->cfg.bucket_bytes; b++)
 			if (strobe[b])
 				bucket[b] = beat[b];
 		t->status = STATUS_ERROR_IS(t->write_error);
@@ -297,7 +297,7 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 		memset(t->staging.mask, 0, sizeof t->staging.mask);
 		t->staging.priority = 0;
 	} else if (cmd == MATCHA_HW_CMD_CLEAR) {
-		memset(t->memory, 0, (size_t)memx_buckets(t) * t->cfg.beat_bytes);
+		memset(t->memory, 0, (size_t)memx_buckets(t) * t->cfg.bucket_bytes);
 		t->busy_reads = 3;
 	} else
 		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
@@ -311,7 +311,7 @@ long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *k
 	uint32_t want[MATCHA_HW_WIN_STAGING_WORDS], got[MATCHA_HW_WIN_STAGING_WORDS];
 	test_be_to_words(key, key_bytes, want, key_words);
 	for (unsigned slot = 0; slot < t->cfg.ways_or_levels; slot++) {
-		const uint8_t *e = t->memory + (size_t)b * t->cfg.beat_bytes + slot * t->cfg.extra;
+		const uint8_t *e = t->memory + (size_t)b * t->cfg.bucket_bytes + slot * t->cfg.extra;
 		memx_get(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE, got, t->cfg.key_bits);
 		if ((e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] & MATCHA_HW_MEMX_ENTRY_VALID) &&
 		    !memcmp(got, want, key_words * sizeof *want))
@@ -348,13 +348,13 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		/* A descriptor without entries per bucket is one for the driver to refuse: it
 		 * gets no memory, and every INDEX is out of range. */
 		if (t->cfg.kind == MATCHA_KIND_MEM_EXACT && t->cfg.ways_or_levels) {
-			if (t->cfg.beat_bytes <= FAKE_MAX_BEAT &&
-			    t->cfg.ways_or_levels * t->cfg.extra <= t->cfg.beat_bytes)
-				t->memory = calloc((size_t)memx_buckets(t) * t->cfg.beat_bytes, 1);
+			if (t->cfg.bucket_bytes <= FAKE_MAX_BUCKET &&
+			    t->cfg.ways_or_levels * t->cfg.extra <= t->cfg.bucket_bytes)
+				t->memory = calloc((size_t)memx_buckets(t) * t->cfg.bucket_bytes, 1);
 			else
 				check_fail(__FILE__, __LINE__, "fake: table %u: %u entries of %u bytes "
 					   "in a %u-byte bucket", i, t->cfg.ways_or_levels,
-					   (unsigned)t->cfg.extra, t->cfg.beat_bytes);
+					   (unsigned)t->cfg.extra, t->cfg.bucket_bytes);
 		}
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;

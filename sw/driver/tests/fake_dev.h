@@ -54,8 +54,9 @@ struct fake_table_cfg {
 	 * the key, field 0 the least significant. */
 	unsigned range_offset[FAKE_MAX_RANGES], range_width[FAKE_MAX_RANGES];
 	/* Memory-backed exact tables (ways_or_levels entries per bucket, extra bytes per
-	 * entry): the bytes of a bucket, one beat of the memory port (32 for 256 bits). */
-	unsigned beat_bytes;
+	 * entry): the bytes of a bucket, a beat of the memory port or more (32 for one beat
+	 * of 256 bits, 128 for two of 512). */
+	unsigned bucket_bytes;
 };
 
 struct fake_cfg {
@@ -108,7 +109,7 @@ struct fake_table {
 		uint8_t *row;
 	} range[FAKE_MAX_RANGES];
 	unsigned long range_commands; /* RANGE_SLOT, RANGE_SPAN and RANGE_REBUILD */
-	/* Memory-backed exact tables: the memory, bucket b at b * beat_bytes. WRITE is one
+	/* Memory-backed exact tables: the memory, bucket b at b * bucket_bytes. WRITE is one
 	 * beat to INDEX's bucket with a strobe on the entry's bytes alone (the rest of the
 	 * bucket is not written), READ decodes the entry into the staging registers, CLEAR
 	 * writes every bucket zero; an INDEX past the buckets or a bucket's entries is error 1,

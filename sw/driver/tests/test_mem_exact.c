@@ -38,11 +38,11 @@ static struct fake_cfg memx_cfg(void)
 	c.table[MEMX] = (struct fake_table_cfg){ .kind = MATCHA_KIND_MEM_EXACT, .key_bits = 32,
 						 .size = 1024 * SLOTS, .data_bits = 16,
 						 .ways_or_levels = SLOTS, .latency = 512,
-						 .extra = 8, .beat_bytes = BEAT };
+						 .extra = 8, .bucket_bytes = BEAT };
 	c.table[ODD] = (struct fake_table_cfg){ .kind = MATCHA_KIND_MEM_EXACT, .key_bits = 20,
 						.size = 64 * SLOTS, .data_bits = 12,
 						.ways_or_levels = SLOTS, .latency = 512, .extra = 7,
-						.beat_bytes = BEAT };
+						.bucket_bytes = BEAT };
 	c.table[EXACT] = (struct fake_table_cfg){ .kind = MATCHA_KIND_EXACT, .key_bits = 16,
 						  .size = 32, .data_bits = 8, .ways_or_levels = 2,
 						  .latency = 3 };
@@ -302,7 +302,7 @@ void test_mem_exact_discovery(void)
 		t->key_bits = bad[i].key_bits;
 		t->data_bits = bad[i].data_bits;
 		t->extra = bad[i].entry_bytes;
-		t->beat_bytes = 64;
+		t->bucket_bytes = 64;
 		fd = fake_new(&cfg);
 		CHECK(matcha_open_ops(&fake_ops, fd, &dev) == MATCHA_ENODEV);
 		CHECK_MSG(strstr(matcha_last_error(dev), bad[i].says), "%s",
@@ -1018,7 +1018,7 @@ void test_mem_exact_by_name_and_ctl(void)
 /*
  * CA→PA mappings at scale, shaped as the overlay's (docs/overlay.md, "Mappings in memory"):
  * a 42-bit key (VNET and inner IPv4), 80 bits of data (underlay IPv4 and overlay MAC),
- * three 18-byte entries a 64-byte bucket, twice as many buckets as mappings (a sixth of the
+ * seven 18-byte entries a 128-byte bucket, as many buckets as mappings (a seventh of the
  * entries used, docs/tables.md "Capacity at DPU scale"). MATCHA_MAPPINGS distinct random
  * keys (default 2^16; bench/scale/mapping_load.py runs 2^20) added in a random order, each
  * placed or refused for a full bucket; then every key against the fake unit's lookup and
@@ -1031,9 +1031,9 @@ void test_mem_exact_by_name_and_ctl(void)
 #define MAP_KEY_BYTES 6
 #define MAP_DATA_BITS 80
 #define MAP_DATA_BYTES 10
-#define MAP_SLOTS 3
+#define MAP_SLOTS 7
 #define MAP_ENTRY_BYTES (2 + MAP_KEY_BYTES + MAP_DATA_BYTES)
-#define MAP_BEAT 64
+#define MAP_BUCKET 128
 #define MAP_ACTION 1
 
 struct mapping {
@@ -1050,7 +1050,7 @@ static bool mapping_in_memory(struct fake_dev *fd, unsigned table, const struct 
 	if (!m->placed) {
 		uint32_t b = (uint32_t)matcha_crc64_xz(m->key, MAP_KEY_BYTES) &
 			     (t->cfg.size / MAP_SLOTS - 1);
-		const uint8_t *bucket = t->memory + (size_t)b * MAP_BEAT;
+		const uint8_t *bucket = t->memory + (size_t)b * MAP_BUCKET;
 		unsigned used = 0;
 		for (unsigned s = 0; s < MAP_SLOTS; s++)
 			used += bucket[s * MAP_ENTRY_BYTES + MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] &
@@ -1065,7 +1065,7 @@ static bool mapping_in_memory(struct fake_dev *fd, unsigned table, const struct 
 		snprintf(why, len, "a placed key is not in its bucket");
 		return false;
 	}
-	const uint8_t *e = t->memory + (size_t)(at >> MATCHA_HW_MEMX_INDEX_SLOT_BITS) * MAP_BEAT +
+	const uint8_t *e = t->memory + (size_t)(at >> MATCHA_HW_MEMX_INDEX_SLOT_BITS) * MAP_BUCKET +
 			   (at & ((1 << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1)) * MAP_ENTRY_BYTES;
 	uint8_t want[MAP_ENTRY_BYTES] = { MATCHA_HW_MEMX_ENTRY_VALID, MAP_ACTION };
 	for (unsigned i = 0; i < MAP_KEY_BYTES; i++)
@@ -1096,7 +1096,7 @@ void test_mem_exact_mappings_at_scale(void)
 	const char *env = getenv("MATCHA_MAPPINGS");
 	unsigned n = env ? (unsigned)strtoul(env, NULL, 0) : 1u << 16, buckets = 1;
 	CHECK_MSG(n >= 16 && n <= 1u << 24, "MATCHA_MAPPINGS=%s: 16 to 2^24", env);
-	while (buckets < 2 * n)
+	while (buckets < n)
 		buckets <<= 1;
 	struct fake_cfg cfg = memx_cfg();
 	cfg.ntables = 1;
@@ -1104,7 +1104,7 @@ void test_mem_exact_mappings_at_scale(void)
 						.key_bits = MAP_KEY_BITS, .size = buckets * MAP_SLOTS,
 						.data_bits = MAP_DATA_BITS,
 						.ways_or_levels = MAP_SLOTS, .latency = 512,
-						.extra = MAP_ENTRY_BYTES, .beat_bytes = MAP_BEAT };
+						.extra = MAP_ENTRY_BYTES, .bucket_bytes = MAP_BUCKET };
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);

@@ -124,7 +124,7 @@ case class SessionSpec(
   def memoryConfig: Option[matcha.table.MemSessionTableConfig] = memory.map { m =>
     val t = m.table
     def sized(buckets: Int) = matcha.table.MemSessionTableConfig(buckets, matcha.table.MemoryTiming(t.latency, t.memoryLatency,
-      t.outstanding), t.axi, t.baseAddress, m.writesTracked)
+      t.outstanding, t.bucketBeats), t.bucketAxi, t.baseAddress, m.writesTracked)
     val slots = sized(1).slots
     require(size % slots == 0 && isPow2(size / slots), s"session table $name: $slots sessions a bucket, so its size is a power of two times $slots")
     sized(size / slots)
@@ -203,14 +203,19 @@ object MatchKind {
 }
 
 /** Where a memory-backed table keeps its entries (docs/tables.md, "Memory-backed exact
-  * tables"): buckets of one beat of the AXI4 master `axi` (the pipeline's `m_axi_<table>`
-  * port), from `baseAddress` on; results `latency` clocks after the key, for a memory that
-  * answers in `memoryLatency` clocks with up to `outstanding` reads out. A lookup whose
-  * bucket does not come back in time punts the frame with `lateReason`. */
+  * tables"): buckets of `bucketBeats` beats of the AXI4 master `axi` (the pipeline's
+  * `m_axi_<table>` port), from `baseAddress` on; results `latency` clocks after the key,
+  * for a memory that answers in `memoryLatency` clocks with up to `outstanding` reads out.
+  * A lookup whose bucket does not come back in time punts the frame with `lateReason`.
+  * An LPM table's levels in memory take a node a beat (`bucketBeats` 1). */
 case class TableMemory(lateReason: Int, latency: Int = 512, memoryLatency: Int = 320,
     axi: spinal.lib.bus.amba4.axi.Axi4Config = matcha.table.MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0,
-    outstanding: Int = 512) {
+    outstanding: Int = 512, bucketBeats: Int = 1) {
   require(lateReason >= 0x10 && lateReason < 256, "late reasons are 0x10..0xff (parse errors own 1..15)")
+  require(bucketBeats >= 1 && isPow2(bucketBeats), "a bucket is a power of two of the port's beats")
+  /** The bus the table itself sees: a bucket a beat. */
+  def bucketAxi: spinal.lib.bus.amba4.axi.Axi4Config = axi.copy(dataWidth = axi.dataWidth * bucketBeats)
+  def bucketBytes: Int = bucketAxi.dataWidth / 8
 }
 
 object TableMemory {
@@ -483,13 +488,13 @@ object Programs {
     val hop = Op.Decrement("hdr.inner_ipv4.ttl")
     val notPunted = "!meta.punt"
     // On chip, a cuckoo table with the scale's headroom that promises its mappings; in
-    // memory, buckets of three, twice as many as the mappings, that promise nothing.
+    // memory, 128 bytes of buckets a mapping (a power of two of them), that promise nothing.
     val (mappingKind, mappingSize, mappingPromise) = mappingMemory match {
       case None => (MatchKind.Exact, scale.exactSlots(scale.mappings), Some(scale.mappings))
-      case Some(_) => (MatchKind.MemExact, Overlay.MappingSlots * 2 * (1 << log2Up(scale.mappings)), None)
+      case Some(m) => (MatchKind.MemExact, MappingSlots * ((1 << log2Up(scale.mappings)) * 128 / m.bucketBytes), None)
     }
-    // In memory, buckets of three sessions, half as many buckets as the scale's sessions.
-    val sessions = if (sessionMemory.isDefined) SessionSlots * scale.sessions / 2 else scale.sessions
+    // In memory, 32 bytes of buckets a session.
+    val sessions = sessionMemory.map(m => SessionSlots * (scale.sessions * 32 / m.table.bucketBytes)).getOrElse(scale.sessions)
     Program(if (mappingMemory.isDefined || sessionMemory.isDefined || routeMemory.isDefined) "overlay_mem" else "overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
       // default) or dropped, as the entry at its index says.
@@ -696,26 +701,29 @@ object Overlay {
   val MemoryIdWidth = 6
   /** The mapping table in memory (Programs.overlay): a DDR4 channel's port as Corundum's
     * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ID_WIDTH 8),
-    * whose 64-byte beat holds `MappingSlots` mappings of 18 bytes; a result 512 clocks
-    * after its key, for reads answered in 320. Addresses of 31 bits: the regions end below
-    * 2 GiB, and every memory channel Corundum gives has at least that many
-    * (AXI_DDR_ADDR_WIDTH 31 to 34 by board, AXI_HBM_ADDR_WIDTH 33 on the U280 and U50). */
+    * whose buckets of two 64-byte beats hold `MappingSlots` mappings of 18
+    * bytes; a result 512 clocks after its key, for reads answered in 320. Two beats of one
+    * row cost a DRAM about what one does, and a bucket of seven refuses far fewer keys
+    * than one of three at the same memory a key (docs/tables.md, "Load factor").
+    * Addresses of 31 bits: the regions end below 2 GiB, and every memory channel Corundum
+    * gives has at least that many (AXI_DDR_ADDR_WIDTH 31 to 34 by board,
+    * AXI_HBM_ADDR_WIDTH 33 on the U280 and U50). */
   val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 31,
-    dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"))
-  val MappingSlots = 3
+    dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"), bucketBeats = 2)
+  val MappingSlots = 7
   val SessionLate = 0x41
   val SessionBusy = 0x42
-  /** The sessions in memory (Programs.overlay): a DDR4 channel's port, whose
-    * 64-byte beat holds `SessionSlots` sessions of 19 bytes (docs/sessions.md, "Sessions in
-    * memory"); results as the mapping table's. */
+  /** The sessions in memory (Programs.overlay): the same port's shape, buckets of two beats
+    * holding `SessionSlots` sessions of 19 bytes (docs/sessions.md, "Sessions in memory");
+    * results as the mapping table's. */
   val SessionMemory = matcha.program.SessionMemory(MappingMemory.copy(lateReason = SessionLate,
     baseAddress = MemoryRegions("sessions")), busyReason = SessionBusy)
-  val SessionSlots = 3
+  val SessionSlots = 6
   val RouteLate = 0x43
   /** The route table's lowest levels in memory (Programs.overlay; docs/tables.md, "LPM
     * levels in memory"): a port, a 455-bit node of 7 slots to a 64-byte beat,
     * each level given the mapping table's time. */
-  val RouteMemory = MappingMemory.copy(lateReason = RouteLate, baseAddress = MemoryRegions("route"))
+  val RouteMemory = MappingMemory.copy(lateReason = RouteLate, baseAddress = MemoryRegions("route"), bucketBeats = 1)
   val RouteMemoryLevels = 2
 }
 
@@ -781,6 +789,7 @@ object ProgramJson {
     * member gives them. */
   def memoryJson(name: String, ports: Int, m: TableMemory): ujson.Obj = ujson.Obj(
     "ports" -> ujson.Arr(TableMemory.portNames(s"m_axi_$name", ports).map(ujson.Str(_)): _*), "dataWidth" -> m.axi.dataWidth,
+    "bucketBytes" -> m.bucketBytes,
     "addressWidth" -> m.axi.addressWidth, "idWidth" -> m.axi.idWidth, "baseAddress" -> number(m.baseAddress, s"table $name's base address"),
     "memoryLatency" -> m.memoryLatency, "lateReason" -> m.lateReason)
 

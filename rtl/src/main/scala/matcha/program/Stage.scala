@@ -292,7 +292,7 @@ class SessionStage(val spec: SessionSpec, val phv: StepPhv) extends PipelineStag
     table.packet << packetIn
     result << table.result
   })
-  override def memories: Seq[(String, Axi4)] = inMemory.map(s"m_axi_${spec.name}" -> _.table.mem).toSeq
+  override def memories: Seq[(String, Axi4)] = inMemory.map(s"m_axi_${spec.name}" -> _.table.port).toSeq
 
   /** The table's window: the program's last descriptor, after the meter arrays'. */
   def attach(bus: ControlBus): Unit = inMemory match {

@@ -435,7 +435,10 @@ object LpmTableUnit {
   * node. */
 object LpmKind extends MatchKind(TableKind.Lpm) {
   def config(t: TableSpec, keyWidth: Int) = LpmTableConfig(keyWidth, t.dataWidth, t.lpmFanout, t.size,
-    t.memory.map(m => LpmMemory(t.lpmMemoryLevels, MemoryTiming(m.latency, m.memoryLatency, m.outstanding), m.axi, m.baseAddress)))
+    t.memory.map { m =>
+      require(m.bucketBeats == 1, s"LPM table ${t.name}: a node is one beat of its memory port")
+      LpmMemory(t.lpmMemoryLevels, MemoryTiming(m.latency, m.memoryLatency, m.outstanding), m.axi, m.baseAddress)
+    })
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
   /** The unit, its geometry and memory per prefix printed once as it is built. */
   def unit(t: TableSpec, keyWidth: Int): MatchUnit = {

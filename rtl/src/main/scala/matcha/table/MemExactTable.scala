@@ -81,10 +81,13 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   val lookup = Flow(Bits(c.keyWidth bits))
   val result = Flow(LookupResult(c.dataWidth, c.indexWidth))
   val isLate = Bool()
+  /** The table's side of its memory: a bucket a beat. */
   val mem = Axi4(c.axi)
+  /** The memory's side: `c.answerClocks` beats a bucket. */
+  val port: Axi4 = MemoryPortNarrower.port(mem, c.answerClocks)
   def entries: Int = c.entries
   override def late: Option[Bool] = Some(isLate)
-  override def memories: Seq[Axi4] = Seq(mem)
+  override def memories: Seq[Axi4] = Seq(port)
   /** Lookups that left late. */
   val lateEvent = Bool()
 
@@ -249,12 +252,12 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   * that many beats a bucket (through a MemoryPortNarrower). */
 class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha_mem_exact_table") extends Component {
   setDefinitionName(definitionName)
-  val narrower = (c.answerClocks > 1) generate new MemoryPortNarrower(c.axi, c.axi.dataWidth / c.answerClocks)
+  val table = new MemExactTable(c)
   val io = new Bundle {
     val ctrl = slave(spinal.lib.bus.amba4.axilite.AxiLite4(ControlBus.axiConfig))
     val lookup = slave(Flow(Bits(c.keyWidth bits)))
     val result = master(Flow(MemLookupResult(c.dataWidth, c.indexWidth)))
-    val mem = master(Axi4(Option(narrower).map(_.narrowConfig).getOrElse(c.axi)))
+    val mem = master(Axi4(table.port.config))
   }
   noIoPrefix()
   spinal.lib.bus.amba4.axilite.AxiLite4SpecRenamer(io.ctrl)
@@ -262,7 +265,6 @@ class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha
   Axi4SpecRenamer(io.mem)
   io.mem.setName("m_axi")
   val bus = new ControlBus(io.ctrl)
-  val table = new MemExactTable(c)
   val window = table.addWindow(bus, "table")
   bus.build()
   table.attach(window)
@@ -273,12 +275,7 @@ class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha
   io.result.actionId := table.result.actionId
   io.result.actionData := table.result.actionData
   io.result.entryIndex := table.result.entryIndex
-  if (narrower != null) {
-    narrower.io.s_axi << table.mem
-    io.mem << narrower.io.m_axi
-  } else {
-    io.mem << table.mem
-  }
+  io.mem << table.port
 }
 
 /** Memory-backed exact tables in a program: `size` entries in buckets of one beat of the
@@ -286,8 +283,8 @@ class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha
 object MemExactKind extends MatchKind(TableKind.MemExact) {
   def config(t: TableSpec, keyWidth: Int): MemExactTableConfig = {
     val m = t.memory.get
-    def sized(buckets: Int) = MemExactTableConfig(keyWidth, t.dataWidth, buckets, m.latency, m.memoryLatency, m.axi,
-      m.baseAddress, m.outstanding)
+    def sized(buckets: Int) = MemExactTableConfig(keyWidth, t.dataWidth, buckets, m.latency, m.memoryLatency, m.bucketAxi,
+      m.baseAddress, m.outstanding, m.bucketBeats)
     val slots = sized(1).slots
     require(t.size % slots == 0 && isPow2(t.size / slots),
       s"table ${t.name}: $slots entries a bucket, so its size is a power of two times $slots")

@@ -87,7 +87,10 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
   import SessionTable.stampWidth
   val packet = Flow(SessionPacket(c))
   val result = Flow(MemSessionResult(c.indexWidth))
+  /** The table's side of its memory: a bucket a beat. */
   val mem = Axi4(c.axi)
+  /** The memory's side: `c.timing.answerClocks` beats a bucket. */
+  val port: Axi4 = MemoryPortNarrower.port(mem, c.timing.answerClocks)
 
   val settings = new SessionSettings
   import settings.{failDrop, time, timeouts}
@@ -482,11 +485,12 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
   * hangs on (`m_axi_*`): the unit tested and measured on its own. */
 class MemSessionTableUnit(c: MemSessionTableConfig, name: String = "matcha_mem_session_table") extends Component {
   setDefinitionName(name)
+  val table = new MemSessionTable(c)
   val io = new Bundle {
     val ctrl = slave(AxiLite4(ControlBus.axiConfig))
     val packet = slave(Flow(SessionPacket(c)))
     val result = master(Flow(MemSessionResult(c.indexWidth)))
-    val mem = master(Axi4(c.axi))
+    val mem = master(Axi4(table.port.config))
   }
   noIoPrefix()
   AxiLite4SpecRenamer(io.ctrl)
@@ -494,17 +498,12 @@ class MemSessionTableUnit(c: MemSessionTableConfig, name: String = "matcha_mem_s
   Axi4SpecRenamer(io.mem)
   io.mem.setName("m_axi")
   val bus = new ControlBus(io.ctrl)
-  val table = new MemSessionTable(c)
   val window = table.addWindow(bus, "sessions")
   table.attach(window)
   bus.build()
   table.packet << io.packet
   io.result << table.result
-  io.mem.ar << table.mem.ar
-  io.mem.aw << table.mem.aw
-  io.mem.w << table.mem.w
-  table.mem.r << io.mem.r
-  table.mem.b << io.mem.b
+  io.mem << table.port
 }
 
 /** Memory-backed session table units for the scale benchmark (bench/scale/run_sessions.py):

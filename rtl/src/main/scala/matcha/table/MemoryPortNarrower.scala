@@ -86,3 +86,16 @@ class MemoryPortNarrower(wideConfig: Axi4Config, narrowDataWidth: Int,
     }
   }
 }
+
+object MemoryPortNarrower {
+  /** The memory port of a table whose bus `table` carries a bucket a beat, on a memory
+    * whose beats are `beats` times narrower: `table` itself for one beat, else the narrow
+    * side of a MemoryPortNarrower between them. */
+  def port(table: Axi4, beats: Int): Axi4 =
+    if (beats == 1) table
+    else {
+      val narrower = new MemoryPortNarrower(table.config, table.config.dataWidth / beats)
+      narrower.io.s_axi << table
+      narrower.io.m_axi
+    }
+}
