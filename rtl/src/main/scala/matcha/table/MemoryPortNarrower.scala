@@ -11,9 +11,10 @@ import spinal.lib.bus.amba4.axi._
   * lowest bytes first, and its answer one wide beat again (docs/tables.md, "Memories
   * narrower than a bucket").
   *
-  * The tables make only single-beat accesses of a whole beat (MemoryReadPath.singleBeat),
-  * so a burst's beats are the wide beat's slices in order. A read's beats are gathered in
-  * one register: the memory may answer bursts of different ids in any order, but returns
+  * The tables make incrementing bursts of whole beats (MemoryReadPath.singleBeat, or a
+  * bucket of several beats through a narrower of their own), so a burst of n wide beats
+  * becomes one of n × `ratio` narrow beats, each wide beat's slices in order; n is at most
+  * 256 / `ratio`. A wide beat's narrow beats are gathered in one register: the memory may answer bursts of different ids in any order, but returns
   * the beats of one burst together, as the memory controllers Corundum's boards use do (no
   * read data interleaving). SpinalHDL's Axi4Downsizer splits a beat as well, but gathers the
   * answers in the order of the reads, which a memory that answers another id first breaks;
@@ -38,35 +39,36 @@ class MemoryPortNarrower(wideConfig: Axi4Config, narrowDataWidth: Int,
   private def narrow = io.m_axi
   val narrowBytes = narrowDataWidth / 8
 
-  /** A wide single-beat access as a burst of `ratio` narrow beats. */
+  /** A burst of wide beats as one of `ratio` times as many narrow beats. */
   private def burst[T <: Axi4Ax](from: Stream[T], to: Stream[T]): Unit = {
     to.arbitrationFrom(from)
     to.payload := from.payload
-    to.len.allowOverride := ratio - 1
+    to.len.allowOverride := (from.len << log2Up(ratio)).resize(8 bits) | (ratio - 1)
     to.size.allowOverride := log2Up(narrowBytes)
   }
   burst(wide.ar, narrow.ar)
   burst(wide.aw, narrow.aw)
 
-  /** Writes: the wide beat's slices in order, its strobes with them. */
+  /** Writes: each wide beat's slices in order, its strobes with them; the burst's last
+    * narrow beat is the last wide beat's last slice. */
   val write = new Area {
     val slice = Reg(UInt(log2Up(ratio) bits)) init 0
     val last = slice === ratio - 1
     narrow.w.valid := wide.w.valid
     narrow.w.data := wide.w.data.subdivideIn(ratio slices)(slice)
     narrow.w.strb := wide.w.strb.subdivideIn(ratio slices)(slice)
-    narrow.w.last := last
+    narrow.w.last := last && wide.w.last
     wide.w.ready := narrow.w.ready && last
     when(narrow.w.fire) { slice := slice + 1 }
     wide.b << narrow.b
   }
 
-  /** Reads: the burst's beats gathered; its answer leaves with the last, SLVERR or DECERR
-    * if any beat had one. */
+  /** Reads: each wide beat's narrow beats gathered; it leaves with its last, SLVERR or
+    * DECERR if any of them had one, the burst's last with the narrow burst's last. */
   val read = new Area {
     val slice = Reg(UInt(log2Up(ratio) bits)) init 0
     val last = slice === ratio - 1
-    /** The burst's beats but the last (the last leaves as it comes). */
+    /** The wide beat's narrow beats but the last (the last leaves as it comes). */
     val gathered = Vec.fill(ratio)(Reg(Bits(narrowDataWidth bits)))
     val error = Reg(Bits(2 bits)) init Axi4.resp.OKAY
     narrow.r.ready := !last || wide.r.ready
@@ -74,7 +76,7 @@ class MemoryPortNarrower(wideConfig: Axi4Config, narrowDataWidth: Int,
     wide.r.data := narrow.r.data ## gathered.take(ratio - 1).reverse.reduce(_ ## _)
     wide.r.id := narrow.r.id
     wide.r.resp := (error =/= Axi4.resp.OKAY) ? error | narrow.r.resp
-    wide.r.last := True
+    wide.r.last := narrow.r.last
     when(narrow.r.fire) {
       slice := slice + 1
       when(!last) {
