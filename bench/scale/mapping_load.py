@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """How long the driver takes to load a million CA→PA mappings (and SONiC DASH's 8M) into a memory-backed exact
 table shaped as the overlay's (docs/overlay.md, "Mappings in memory": 42-bit keys, 80 bits
-of data, seven 18-byte entries a 128-byte bucket, as many buckets as mappings): the C
+of data, six 18-byte entries a 128-byte bucket, three in each 64-byte beat, as many buckets as
+mappings): the C
 test `mem_exact_mappings_at_scale` (sw/driver/tests/test_mem_exact.c) with
 MATCHA_MAPPINGS set to each of `--mappings`, built without the sanitizers the test suite
 uses, run `--runs` times with seeds 1, 2, ... Each run adds distinct random keys in a random order against the
@@ -49,8 +50,8 @@ def main():
     md += (f"The driver adds {' or '.join(f'{n:,}' for n in sizes)} CA→PA mappings (SONiC DASH asks a card "
            "for 8M) with distinct random keys, in a "
            "random order, to a memory-backed exact table shaped as the overlay's `mapping` "
-           "(42-bit key of VNET and inner IPv4, 80 bits of underlay IPv4 and MAC, seven 18-byte "
-           "entries a 128-byte bucket, as many buckets as mappings): the C test "
+           "(42-bit key of VNET and inner IPv4, 80 bits of underlay IPv4 and MAC, six 18-byte "
+           "entries a 128-byte bucket, three in each 64-byte beat, as many buckets as mappings): the C test "
            "`mem_exact_mappings_at_scale` (sw/driver/tests/test_mem_exact.c) built without the "
            "sanitizers the test suite uses, against the tests' model of the hardware's registers "
            "and memory. A register access there is a function call, so the time is the driver's "

@@ -118,7 +118,7 @@ def test_layout_overlay_mem_program():
     assert (mapping["kind"], mapping["counters"], mapping["latency"]) == ("mem_exact", False, 512)
     assert mapping["memory"] == {"ports": ["m_axi_mapping"], "dataWidth": 512, "bucketBytes": 128, "addressWidth": 31, "idWidth": 6,
                                  "baseAddress": 1 << 30, "memoryLatency": 320, "lateReason": 0x40}
-    assert mapping["size"] == 7 * SCALE[config]["mappings"]  # 128 bytes of buckets of seven a mapping
+    assert mapping["size"] == 6 * SCALE[config]["mappings"]  # 128 bytes of buckets of six a mapping
     assert [a["name"] for a in mapping["actions"]] == [a["name"] for a in on_chip["mapping"]["actions"]]
     (sessions,), (chip_sessions,) = mem["sessions"], chip["sessions"]
     assert sessions["memory"] == {"ports": ["m_axi_sessions"], "dataWidth": 512, "bucketBytes": 128, "addressWidth": 31, "idWidth": 6,

@@ -69,10 +69,11 @@ def descriptor_of(table):
         extra = table["rangeSlots"] if geometry else 0
     elif table["kind"] == "mem_exact":
         # docs/tables.md "Memory-backed exact tables": whole bytes an entry, as many
-        # entries a bucket (`bucketBytes`, a beat of the port or more) as fit, at most
-        # MEMX_MAX_SLOTS.
+        # entries in each beat of the port as fit, a bucket's beats (`bucketBytes`) in all,
+        # at most MEMX_MAX_SLOTS.
         extra = contract.MEMX_ENTRY_KEY_BYTE + (table["keyWidth"] + 7) // 8 + (table["dataWidth"] + 7) // 8
-        geometry = min(table["memory"]["bucketBytes"] // extra, contract.MEMX_MAX_SLOTS)
+        beat = table["memory"]["dataWidth"] // 8
+        geometry = min(table["memory"]["bucketBytes"] // beat * (beat // extra), contract.MEMX_MAX_SLOTS)
     return drv.Descriptor(kind, table["keyWidth"], table["size"], table["dataWidth"],
                           (table["index"] + 1) * contract.INFO_WINDOW_BYTES, geometry, table.get("latency", 0),
                           extra)

@@ -239,6 +239,14 @@ static uint8_t *memx_bucket(const struct fake_table *t, uint32_t index, unsigned
 	return t->memory + (size_t)b * t->cfg.bucket_bytes;
 }
 
+/* The first byte of entry `slot` in its bucket: whole entries in each beat. */
+static unsigned memx_offset(const struct fake_table *t, unsigned slot)
+{
+	unsigned beat = t->cfg.beat_bytes ? t->cfg.beat_bytes : t->cfg.bucket_bytes;
+	unsigned per_beat = beat / t->cfg.extra;
+	return slot / per_beat * beat + slot % per_beat * t->cfg.extra;
+}
+
 /* The low `bits` of a value in word order as little-endian bytes, the last one
  * zero-padded: a field of an entry in memory. */
 static void memx_put(uint8_t *p, const uint32_t *words, unsigned bits)
@@ -271,7 +279,7 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 	}
 	if (cmd == MATCHA_HW_CMD_WRITE) {
 		/* The beat the unit sends: the entry at its place, the strobe on its bytes. */
-		uint8_t beat[FAKE_MAX_BUCKET] = { 0 }, *e = beat + slot * eb;
+		uint8_t beat[FAKE_MAX_BUCKET] = { 0 }, *e = beat + memx_offset(t, slot);
 		bool strobe[FAKE_MAX_BUCKET] = { false };
 		e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] =
 			t->staging.flags & MATCHA_HW_FLAGS_VALID ? MATCHA_HW_MEMX_ENTRY_VALID : 0;
@@ -279,7 +287,7 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 		memx_put(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE, t->staging.key, t->cfg.key_bits);
 		memx_put(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE + key_bytes, t->staging.data,
 			 t->cfg.data_bits);
-		for (unsigned b = slot * eb; b < (slot + 1) * eb; b++)
+		for (unsigned b = memx_offset(t, slot); b < memx_offset(t, slot) + eb; b++)
 			strobe[b] = true;
 		for (unsigned b = 0; b < t->cfg.bucket_bytes; b++)
 			if (strobe[b])
@@ -287,7 +295,7 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 		t->status = STATUS_ERROR_IS(t->write_error);
 		t->write_error = 0;
 	} else if (cmd == MATCHA_HW_CMD_READ) {
-		const uint8_t *e = bucket + slot * eb;
+		const uint8_t *e = bucket + memx_offset(t, slot);
 		t->staging.flags = FAKE_FLAGS_ACTION(e[MATCHA_HW_MEMX_ENTRY_ACTION_BYTE]) |
 				   (e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] & MATCHA_HW_MEMX_ENTRY_VALID ?
 				    MATCHA_HW_FLAGS_VALID : 0);
@@ -311,7 +319,7 @@ long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *k
 	uint32_t want[MATCHA_HW_WIN_STAGING_WORDS], got[MATCHA_HW_WIN_STAGING_WORDS];
 	test_be_to_words(key, key_bytes, want, key_words);
 	for (unsigned slot = 0; slot < t->cfg.ways_or_levels; slot++) {
-		const uint8_t *e = t->memory + (size_t)b * t->cfg.bucket_bytes + slot * t->cfg.extra;
+		const uint8_t *e = t->memory + (size_t)b * t->cfg.bucket_bytes + memx_offset(t, slot);
 		memx_get(e + MATCHA_HW_MEMX_ENTRY_KEY_BYTE, got, t->cfg.key_bits);
 		if ((e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] & MATCHA_HW_MEMX_ENTRY_VALID) &&
 		    !memcmp(got, want, key_words * sizeof *want))
@@ -349,7 +357,7 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 		 * gets no memory, and every INDEX is out of range. */
 		if (t->cfg.kind == MATCHA_KIND_MEM_EXACT && t->cfg.ways_or_levels) {
 			if (t->cfg.bucket_bytes <= FAKE_MAX_BUCKET &&
-			    t->cfg.ways_or_levels * t->cfg.extra <= t->cfg.bucket_bytes)
+			    memx_offset(t, t->cfg.ways_or_levels - 1) + t->cfg.extra <= t->cfg.bucket_bytes)
 				t->memory = calloc((size_t)memx_buckets(t) * t->cfg.bucket_bytes, 1);
 			else
 				check_fail(__FILE__, __LINE__, "fake: table %u: %u entries of %u bytes "

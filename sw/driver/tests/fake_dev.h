@@ -55,8 +55,9 @@ struct fake_table_cfg {
 	unsigned range_offset[FAKE_MAX_RANGES], range_width[FAKE_MAX_RANGES];
 	/* Memory-backed exact tables (ways_or_levels entries per bucket, extra bytes per
 	 * entry): the bytes of a bucket, a beat of the memory port or more (32 for one beat
-	 * of 256 bits, 128 for two of 512). */
-	unsigned bucket_bytes;
+	 * of 256 bits, 128 for two of 512), and of a beat (0: the bucket is one), each beat
+	 * holding whole entries from its first byte (docs/tables.md, "Layout and hash"). */
+	unsigned bucket_bytes, beat_bytes;
 };
 
 struct fake_cfg {

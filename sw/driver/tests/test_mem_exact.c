@@ -1018,8 +1018,8 @@ void test_mem_exact_by_name_and_ctl(void)
 /*
  * CA→PA mappings at scale, shaped as the overlay's (docs/overlay.md, "Mappings in memory"):
  * a 42-bit key (VNET and inner IPv4), 80 bits of data (underlay IPv4 and overlay MAC),
- * seven 18-byte entries a 128-byte bucket, as many buckets as mappings (a seventh of the
- * entries used, docs/tables.md "Capacity at DPU scale"). MATCHA_MAPPINGS distinct random
+ * six 18-byte entries a 128-byte bucket, three in each 64-byte beat, as many buckets as
+ * mappings (a sixth of the entries used, docs/tables.md "Capacity at DPU scale"). MATCHA_MAPPINGS distinct random
  * keys (default 2^16; bench/scale/mapping_load.py runs 2^20) added in a random order, each
  * placed or refused for a full bucket; then every key against the fake unit's lookup and
  * its memory: a placed key's entry holds its action and data, a refused key's bucket is
@@ -1031,15 +1031,23 @@ void test_mem_exact_by_name_and_ctl(void)
 #define MAP_KEY_BYTES 6
 #define MAP_DATA_BITS 80
 #define MAP_DATA_BYTES 10
-#define MAP_SLOTS 7
+#define MAP_SLOTS 6
 #define MAP_ENTRY_BYTES (2 + MAP_KEY_BYTES + MAP_DATA_BYTES)
 #define MAP_BUCKET 128
+#define MAP_BEAT 64
 #define MAP_ACTION 1
 
 struct mapping {
 	uint8_t key[MAP_KEY_BYTES], data[MAP_DATA_BYTES];
 	bool placed;
 };
+
+/* The first byte of entry `slot` of a bucket: three whole entries in each beat. */
+static unsigned map_offset(unsigned slot)
+{
+	unsigned per_beat = MAP_BEAT / MAP_ENTRY_BYTES;
+	return slot / per_beat * MAP_BEAT + slot % per_beat * MAP_ENTRY_BYTES;
+}
 
 /* The mapping's entry as the fake unit finds it, or a message why it is not right. */
 static bool mapping_in_memory(struct fake_dev *fd, unsigned table, const struct mapping *m,
@@ -1053,7 +1061,7 @@ static bool mapping_in_memory(struct fake_dev *fd, unsigned table, const struct 
 		const uint8_t *bucket = t->memory + (size_t)b * MAP_BUCKET;
 		unsigned used = 0;
 		for (unsigned s = 0; s < MAP_SLOTS; s++)
-			used += bucket[s * MAP_ENTRY_BYTES + MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] &
+			used += bucket[map_offset(s) + MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] &
 				MATCHA_HW_MEMX_ENTRY_VALID;
 		if (at < 0 && used == MAP_SLOTS)
 			return true;
@@ -1066,7 +1074,7 @@ static bool mapping_in_memory(struct fake_dev *fd, unsigned table, const struct 
 		return false;
 	}
 	const uint8_t *e = t->memory + (size_t)(at >> MATCHA_HW_MEMX_INDEX_SLOT_BITS) * MAP_BUCKET +
-			   (at & ((1 << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1)) * MAP_ENTRY_BYTES;
+			   map_offset(at & ((1 << MATCHA_HW_MEMX_INDEX_SLOT_BITS) - 1));
 	uint8_t want[MAP_ENTRY_BYTES] = { MATCHA_HW_MEMX_ENTRY_VALID, MAP_ACTION };
 	for (unsigned i = 0; i < MAP_KEY_BYTES; i++)
 		want[2 + i] = m->key[MAP_KEY_BYTES - 1 - i];
@@ -1104,7 +1112,8 @@ void test_mem_exact_mappings_at_scale(void)
 						.key_bits = MAP_KEY_BITS, .size = buckets * MAP_SLOTS,
 						.data_bits = MAP_DATA_BITS,
 						.ways_or_levels = MAP_SLOTS, .latency = 512,
-						.extra = MAP_ENTRY_BYTES, .bucket_bytes = MAP_BUCKET };
+						.extra = MAP_ENTRY_BYTES, .bucket_bytes = MAP_BUCKET,
+						.beat_bytes = MAP_BEAT };
 	struct fake_dev *fd = fake_new(&cfg);
 	matcha_dev *dev = fake_open(fd);
 	CHECK(dev);

@@ -702,15 +702,16 @@ object Overlay {
   /** The mapping table in memory (Programs.overlay): a DDR4 channel's port as Corundum's
     * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ID_WIDTH 8),
     * whose buckets of two 64-byte beats hold `MappingSlots` mappings of 18
-    * bytes; a result 512 clocks after its key, for reads answered in 320. Two beats of one
-    * row cost a DRAM about what one does, and a bucket of seven refuses far fewer keys
-    * than one of three at the same memory a key (docs/tables.md, "Load factor").
+    * bytes, three in each beat (BucketLayout); a result 512 clocks after its key, for
+    * reads answered in 320. Two beats of one row cost a DRAM about what one does, and a
+    * bucket of six refuses far fewer keys than one of three at the same memory a key
+    * (docs/tables.md, "Load factor").
     * Addresses of 31 bits: the regions end below 2 GiB, and every memory channel Corundum
     * gives has at least that many (AXI_DDR_ADDR_WIDTH 31 to 34 by board,
     * AXI_HBM_ADDR_WIDTH 33 on the U280 and U50). */
   val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 31,
     dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"), bucketBeats = 2)
-  val MappingSlots = 7
+  val MappingSlots = 6
   val SessionLate = 0x41
   val SessionBusy = 0x42
   /** The sessions in memory (Programs.overlay): the same port's shape, buckets of two beats

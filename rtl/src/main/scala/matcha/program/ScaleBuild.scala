@@ -5,7 +5,7 @@ import matcha.{Contract, Generate}
 
 /** The overlay with its mappings and sessions in memory at a DPU's mapping count, for the
   * scale benchmark (bench/scale/run.py): the 64-bit `overlay_mem` pipeline with room for 2^20
-  * CA→PA mappings (2^20 buckets of seven, 128 MiB of memory) and 393,216 sessions (2^16
+  * CA→PA mappings (2^20 buckets of six, 128 MiB of memory) and 393,216 sessions (2^16
   * buckets of six, 8 MiB), the rest at the board scale; and beside it, to compare with,
   * `overlay` with the same tables but its 256 mappings on chip and the largest on-chip
   * session table (262,144 sessions, four ways of 65,536). Writes
@@ -20,7 +20,7 @@ object ScaleBuild {
   val Dpu: OverlayScale = Overlay.Board.copy(name = "dpu", mappings = 1 << 20, sessions = 1 << 18)
   /** SONiC DASH's scale for a card (32M sessions, 8M CA→PA mappings, 1M routes) laid out as
     * docs/tables.md, "Capacity at DPU scale", sizes it: 2^25 session buckets of six (32M
-    * sessions a sixth full, 4 GiB), 2^23 mapping buckets of seven (8M mappings a seventh
+    * sessions a sixth full, 4 GiB), 2^23 mapping buckets of six (8M mappings a sixth
     * full, 1 GiB) and the
     * route table's two lowest levels (32 MB), one region after another in the 8 GiB of a
     * 33-bit port: an Alveo U280's HBM (Corundum's AXI_HBM_ADDR_WIDTH 33) or a DDR4 channel

@@ -22,6 +22,20 @@ object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exa
   val WindowEnd = const("WIN_END", WindowRegister.End + 8, "the first offset past the window's registers")
 }
 
+/** Where a bucket of `beats` beats of the memory port (`bucketBytes` in all) holds its
+  * entries of `entryBytes`: as many whole entries in each beat as fit, from the beat's first
+  * byte, so that no entry crosses a beat and a write of one entry is one beat's, as a read
+  * of it is (docs/tables.md, "Layout and hash"). */
+case class BucketLayout(bucketBytes: Int, beats: Int, entryBytes: Int) {
+  def beatBytes: Int = bucketBytes / beats
+  def perBeat: Int = beatBytes / entryBytes
+  def slots: Int = (beats * perBeat) min MemExactEncoding.MaxSlots
+  /** The first byte of entry `slot`. */
+  def offset(slot: Int): Int = slot / perBeat * beatBytes + slot % perBeat * entryBytes
+  /** The strobes of entry `slot`'s bytes. */
+  def strobes(slot: Int): BigInt = ((BigInt(1) << entryBytes) - 1) << offset(slot)
+}
+
 /** A memory-backed exact table of `buckets` buckets of one `axi` data beat each, from
   * `baseAddress` on; results leave `latency` clocks after their key. `memoryLatency`: the
   * clocks from a read's address to its data the table is dimensioned for: a lookup waits
@@ -37,7 +51,9 @@ case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, late
   def dataBytes: Int = (dataWidth + 7) / 8
   def entryBytes: Int = MemExactEncoding.KeyByte + keyBytes + dataBytes
   def bucketBytes: Int = axi.dataWidth / 8
-  def slots: Int = (bucketBytes / entryBytes) min MemExactEncoding.MaxSlots
+  /** A bucket's entries, on `answerClocks` beats of the memory port. */
+  def layout: BucketLayout = BucketLayout(bucketBytes, answerClocks, entryBytes)
+  def slots: Int = layout.slots
   def bucketBits: Int = log2Up(buckets)
   def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
   def entries: Int = buckets * slots
@@ -107,7 +123,7 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   /** Entry `slot` of a bucket's beat. */
   def decode(beat: Bits, slot: Int): Entry = {
     val e = Entry()
-    val at = slot * c.entryBytes * 8
+    val at = 8 * c.layout.offset(slot)
     e.valid := beat(at + 8 * MemExactEncoding.FlagsByte)
     e.actionId := beat(at + 8 * MemExactEncoding.ActionByte, 8 bits)
     e.key := beat(at + 8 * MemExactEncoding.KeyByte, c.keyWidth bits)
@@ -192,9 +208,8 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     entry.actionId := cmd.entry.actionId
     entry.key := cmd.entry.key
     entry.data := cmd.entry.data
-    val entryStrb = B((BigInt(1) << c.entryBytes) - 1, c.bucketBytes bits)
-    val placed = Vec((0 until c.slots).map(s => (encode(entry).resize(c.axi.dataWidth) |<< (8 * c.entryBytes * s))))
-    val strbs = Vec((0 until c.slots).map(s => entryStrb |<< (c.entryBytes * s)))
+    val placed = Vec((0 until c.slots).map(s => (encode(entry).resize(c.axi.dataWidth) |<< (8 * c.layout.offset(s)))))
+    val strbs = Vec((0 until c.slots).map(s => B(c.layout.strobes(s), c.bucketBytes bits)))
     val slotIndex = slot.resize(log2Up(c.slots))
 
     window.done := False

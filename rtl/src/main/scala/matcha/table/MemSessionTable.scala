@@ -8,8 +8,8 @@ import spinal.lib.bus.amba4.axilite._
 
 /** How a memory-backed session table lays its sessions out in memory, and the registers
   * its window has beyond the session table's (docs/sessions.md, "Sessions in memory"). A
-  * bucket is one beat of the memory port; session `slot` of a bucket starts at byte
-  * `slot * ENTRY_BYTES`. */
+  * bucket is one beat of the memory port or more; its sessions lie in its beats as the
+  * memory-backed exact table's entries do (BucketLayout). */
 object MemSessionEncoding extends matcha.ContractGroup("MEMS_", "Memory-backed session table: bucket and entry encoding (docs/sessions.md)") {
   val FlagsByte = const("ENTRY_FLAGS_BYTE", 0, "valid (bit 0), initiator (bit 1), state (bits 6..4)")
   val ValidBit = const("ENTRY_VALID", 0x1, "flags: the slot holds a session")
@@ -35,7 +35,9 @@ case class MemSessionTableConfig(buckets: Int, timing: MemoryTiming = MemoryTimi
   def keyBytes: Int = (keyWidth + 7) / 8
   def entryBytes: Int = MemSessionEncoding.KeyByte + keyBytes
   def bucketBytes: Int = axi.dataWidth / 8
-  def slots: Int = (bucketBytes / entryBytes) min MemExactEncoding.MaxSlots
+  /** A bucket's sessions, on `timing.answerClocks` beats of the memory port. */
+  def layout: BucketLayout = BucketLayout(bucketBytes, timing.answerClocks, entryBytes)
+  def slots: Int = layout.slots
   def bucketBits: Int = log2Up(buckets)
   /** An entry's index: bucket << MEMX_INDEX_SLOT_BITS | slot, as the memory-backed exact table's. */
   def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
@@ -115,7 +117,7 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
   }
   def decode(beat: Bits, slot: Int): Entry = {
     val e = Entry()
-    val at = 8 * slot * c.entryBytes
+    val at = 8 * c.layout.offset(slot)
     val flags = beat(at + 8 * MemSessionEncoding.FlagsByte, 8 bits)
     e.valid := flags(log2Up(MemSessionEncoding.ValidBit))
     e.initiator := flags(log2Up(MemSessionEncoding.InitiatorBit))
@@ -353,10 +355,10 @@ class MemSessionTable(val c: MemSessionTableConfig) extends Area {
     trackedEntries.write(OHToUInt(place), next, enable = write)
     val push = Write()
     push.bucket := bucket
-    // Cat: the first slot in the lowest bytes.
-    push.data := Cat(next.map(encode)).resize(c.axi.dataWidth)
-    push.strb := Cat((0 until c.slots).map(s => changed(s) ? B((BigInt(1) << c.entryBytes) - 1, c.entryBytes bits) |
-      B(0, c.entryBytes bits))).resize(c.bucketBytes)
+    push.data := next.zipWithIndex.map { case (e, s) => encode(e).resize(c.axi.dataWidth) |<< (8 * c.layout.offset(s)) }
+      .reduce(_ | _)
+    push.strb := (0 until c.slots).map(s => changed(s) ? B(c.layout.strobes(s), c.bucketBytes bits) | B(0, c.bucketBytes bits))
+      .reduce(_ | _)
 
     val r = MemSessionResult(c.indexWidth)
     val failedPolicy = insertFailed && !busy
