@@ -82,12 +82,13 @@ def test_layout_overlay_program(config):
 
 def test_layout_overlay_mem_program():
     """overlay_mem is the overlay program but for its mapping, route and session tables. The
-    mappings: a mem_exact table on a 512-bit port of its own (m_axi_mapping) whose 64-byte
-    buckets hold three 18-byte mappings (docs/tables.md: 2 + 6 bytes of VNET and address +
-    10 of underlay address and MAC), twice as many buckets as the on-chip table's mappings,
-    results 512 clocks after the key, a late one punted with MAPPING_LATE (0x40). The
-    sessions: on a port of their own (m_axi_sessions), three 19-byte sessions a bucket
-    (docs/sessions.md), half as many buckets as the on-chip table's sessions, results 512
+    mappings: a mem_exact table on a 512-bit port of its own (m_axi_mapping) whose 128-byte
+    buckets (two beats) hold six 18-byte mappings (docs/tables.md: 2 + 6 bytes of VNET and
+    address + 10 of underlay address and MAC, three a beat), as many buckets as the on-chip
+    table's mappings, results 512 clocks after the key, a late one punted with MAPPING_LATE
+    (0x40). The sessions: on a port of their own (m_axi_sessions), six 19-byte sessions a
+    128-byte bucket (docs/sessions.md), a quarter as many buckets as the on-chip table's
+    sessions, results 512
     clocks after the packet, late ones punted with 0x41 and busy ones with 0x42. The routes:
     the same tree with its two lowest levels each on a port of its own (m_axi_route_0 and
     m_axi_route_1), each given 512 clocks, a late lookup punted with 0x43, no per-entry

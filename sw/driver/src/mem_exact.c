@@ -4,8 +4,9 @@
  * entries in DRAM or HBM behind the unit's AXI4 port. A key's bucket is way 0's index of
  * the exact-match hash, with the buckets for slots; the key takes the first free entry
  * there, and a full bucket refuses it (one choice: no entry ever moves). Every add, modify
- * and delete is one WRITE of one entry, which the unit makes one beat to the bucket with
- * WSTRB on that entry's bytes alone, so a lookup sees the entry as before or as after.
+ * and delete is one WRITE of one entry, which the unit makes one write of the bucket with
+ * WSTRB on that entry's bytes alone, all in one beat, so a lookup sees the entry as before
+ * or as after.
  *
  * The shadow is every entry's valid bit and key: placement needs no more, so neither an
  * add nor a lookup in software reads the memory, and a modify rewrites the whole entry.

@@ -110,7 +110,7 @@ case class SessionSpec(
     learn: String = "meta.learn",
     applyIf: Seq[String] = Seq("hdr.ipv4.valid"),
     /** The sessions in memory (docs/sessions.md, "Sessions in memory"): `size` of them in
-      * buckets of as many as a beat of the port holds. */
+      * buckets of as many as the bucket's beats of the port hold (BucketLayout). */
     memory: Option[SessionMemory] = None
 ) extends Step {
   def label: String = name
@@ -491,10 +491,11 @@ object Programs {
     // memory, 128 bytes of buckets a mapping (a power of two of them), that promise nothing.
     val (mappingKind, mappingSize, mappingPromise) = mappingMemory match {
       case None => (MatchKind.Exact, scale.exactSlots(scale.mappings), Some(scale.mappings))
-      case Some(m) => (MatchKind.MemExact, MappingSlots * ((1 << log2Up(scale.mappings)) * 128 / m.bucketBytes), None)
+      case Some(m) => (MatchKind.MemExact, slots(m, MappingBytes) * ((1 << log2Up(scale.mappings)) * 128 / m.bucketBytes), None)
     }
     // In memory, 32 bytes of buckets a session.
-    val sessions = sessionMemory.map(m => SessionSlots * (scale.sessions * 32 / m.table.bucketBytes)).getOrElse(scale.sessions)
+    val sessions = sessionMemory.map(m => slots(m.table, SessionBytes) * (scale.sessions * 32 / m.table.bucketBytes))
+      .getOrElse(scale.sessions)
     Program(if (mappingMemory.isDefined || sessionMemory.isDefined || routeMemory.isDefined) "overlay_mem" else "overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the
       // default) or dropped, as the entry at its index says.
@@ -624,8 +625,11 @@ object Programs {
   /** The overlay at the Corundum card's scale with its mappings and sessions in the card's
     * memory, the 512-bit build's `overlay_mem`: its 32,768 routes stay on chip (a route
     * level in memory takes a read of the port a lookup, and one port serves one lookup
-    * every two clocks: docs/tables.md, "LPM levels in memory"). */
-  val overlayMemCorundum: Program = overlay(Overlay.Corundum, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory))
+    * every two clocks: docs/tables.md, "LPM levels in memory"). Its buckets are one 64-byte
+    * beat: the Corundum shell joins both tables on one channel, and at a 64-byte frame every
+    * two clocks their two lookups take every beat that channel's port carries. */
+  val overlayMemCorundum: Program = overlay(Overlay.Corundum, Some(Overlay.MappingMemory.copy(bucketBeats = 1)),
+    Some(Overlay.SessionMemory.copy(table = Overlay.SessionMemory.table.copy(bucketBeats = 1))))
 
   val all = Seq(l2l3, policer, conntrack) ++ Overlay.scales.map(overlay(_)) :+ overlayMem :+ overlayMemCorundum
 }
@@ -701,8 +705,8 @@ object Overlay {
   val MemoryIdWidth = 6
   /** The mapping table in memory (Programs.overlay): a DDR4 channel's port as Corundum's
     * Alveo targets give the application block (AXI_DDR_DATA_WIDTH 512, AXI_DDR_ID_WIDTH 8),
-    * whose buckets of two 64-byte beats hold `MappingSlots` mappings of 18
-    * bytes, three in each beat (BucketLayout); a result 512 clocks after its key, for
+    * whose buckets of two 64-byte beats hold six mappings of `MappingBytes`, three in
+    * each beat (BucketLayout); a result 512 clocks after its key, for
     * reads answered in 320. Two beats of one row cost a DRAM about what one does, and a
     * bucket of six refuses far fewer keys than one of three at the same memory a key
     * (docs/tables.md, "Load factor").
@@ -711,15 +715,20 @@ object Overlay {
     * AXI_HBM_ADDR_WIDTH 33 on the U280 and U50). */
   val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 31,
     dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"), bucketBeats = 2)
-  val MappingSlots = 6
+  /** A mapping's bytes in memory: flags and action, VNET and address, underlay address and
+    * MAC (docs/tables.md, "Layout and hash"). */
+  val MappingBytes = 2 + 6 + 10
   val SessionLate = 0x41
   val SessionBusy = 0x42
   /** The sessions in memory (Programs.overlay): the same port's shape, buckets of two beats
-    * holding `SessionSlots` sessions of 19 bytes (docs/sessions.md, "Sessions in memory");
+    * holding six sessions of `SessionBytes` (docs/sessions.md, "Sessions in memory");
     * results as the mapping table's. */
   val SessionMemory = matcha.program.SessionMemory(MappingMemory.copy(lateReason = SessionLate,
     baseAddress = MemoryRegions("sessions")), busyReason = SessionBusy)
-  val SessionSlots = 6
+  /** An IPv4 session's bytes in memory: flags, tick and the 16-byte key. */
+  val SessionBytes = 3 + 16
+  /** Entries of `entryBytes` a bucket of `m` holds. */
+  def slots(m: TableMemory, entryBytes: Int): Int = matcha.table.BucketLayout(m.bucketBytes, m.bucketBeats, entryBytes).slots
   val RouteLate = 0x43
   /** The route table's lowest levels in memory (Programs.overlay; docs/tables.md, "LPM
     * levels in memory"): a port, a 455-bit node of 7 slots to a 64-byte beat,

@@ -8,8 +8,8 @@ import spinal.lib.bus.amba4.axi._
 
 /** How a memory-backed exact table lays its entries out in memory, and the registers its
   * window adds (docs/tables.md, "Memory-backed exact tables"). A bucket is one beat of the
-  * memory port; entry `slot` of a bucket starts at byte `slot * entry bytes`, where an
-  * entry's bytes are ENTRY_KEY_BYTE + whole bytes of key + whole bytes of action data
+  * memory port or more; its entries lie in its beats as BucketLayout places them, an
+  * entry's bytes being ENTRY_KEY_BYTE + whole bytes of key + whole bytes of action data
   * (the descriptor's EXTRA word). */
 object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exact table: bucket and entry encoding (docs/tables.md)") {
   val SlotBits = const("INDEX_SLOT_BITS", 4, "a window INDEX is bucket << INDEX_SLOT_BITS | slot")
@@ -293,8 +293,9 @@ class MemExactTableUnit(c: MemExactTableConfig, definitionName: String = "matcha
   io.mem << table.port
 }
 
-/** Memory-backed exact tables in a program: `size` entries in buckets of one beat of the
-  * table's memory port (TableSpec.memory), as many entries a bucket as fit its beat. */
+/** Memory-backed exact tables in a program: `size` entries in buckets of `bucketBeats`
+  * beats of the table's memory port (TableSpec.memory), as many entries a bucket as fit
+  * its beats whole. */
 object MemExactKind extends MatchKind(TableKind.MemExact) {
   def config(t: TableSpec, keyWidth: Int): MemExactTableConfig = {
     val m = t.memory.get

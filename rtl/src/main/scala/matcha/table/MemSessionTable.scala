@@ -19,7 +19,7 @@ object MemSessionEncoding extends matcha.ContractGroup("MEMS_", "Memory-backed s
   val KeyByte = const("ENTRY_KEY_BYTE", 3, "the canonical key from here, little-endian")
   val Late = const("WIN_LATE", 0x258, "64 bits: packets whose bucket was not back in time")
   val Busy = const("WIN_BUSY", 0x260, "64 bits: packets whose change found no room to be written")
-  val ScanInterval = const("WIN_SCAN_INTERVAL", 0x268, "memory answers (clocks on a memory that keeps up) between two buckets' reads by the aging scanner (0: no scanning)")
+  val ScanInterval = const("WIN_SCAN_INTERVAL", 0x268, "memory answers (clocks on a memory that keeps up, one for each beat of a bucket) between two buckets' reads by the aging scanner (0: no scanning)")
   val ScanIntervalDefault = const("SCAN_INTERVAL_DEFAULT", 16, "SCAN_INTERVAL after reset")
   val ScanIntervalMax = const("SCAN_INTERVAL_MAX", 0xffff, "the largest SCAN_INTERVAL (a 16-bit register)")
   val WindowEnd = const("WIN_END", 0x26c, "the first offset past the window's registers")
