@@ -694,10 +694,10 @@ object Overlay {
   val MappingLate = 0x40
   /** Each table's region of the memory, so that the three can share one channel (the
     * Corundum build's memory core: ip/corundum/README.md, "Tables in the card's memory"):
-    * sessions from 0, mappings from 1 GiB and routes from 1.5 GiB: room for 2^24 session
-    * buckets (32M sessions fill them to 67 %; at a sixth full they take 2^26, 4 GiB: docs/
-    * overlay.md), 2^23 mapping buckets (8M mappings fill a third) and 2^20 routes' lowest
-    * levels (32 MB). */
+    * sessions from 0, mappings from 1 GiB and routes from 1.5 GiB: room for 2^23 session
+    * buckets of 128 bytes (32M sessions fill them to 67 %; at a sixth full they take 2^25,
+    * 4 GiB: docs/overlay.md), 2^22 mapping buckets of 128 bytes (8M mappings fill a third)
+    * and 2^20 routes' lowest levels (32 MB). */
   val MemoryRegions: Map[String, BigInt] = Map("sessions" -> BigInt(0), "mapping" -> (BigInt(1) << 30),
     "route" -> (BigInt(3) << 29))
   /** Read and write ids of a table's port: 6 bits, so that the crossbar joining three ports
