@@ -619,6 +619,15 @@ static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
 		return usage(c, command);
 	if ((rc = need_table_action(c, cmd, a, &tl, &ac)))
 		return rc;
+	if (c->batch && tl->kind == MATCHA_KIND_LPM && c->loading != tl) {
+		rc = matcha_lpm_load_begin(c->dev, tl->table);
+		if (rc == 0) {
+			c->loading = tl;
+			c->load_base = c->loaded;
+		}
+		else if (rc != MATCHA_EEXIST) /* a table holding prefixes takes them one by one */
+			return lib_fail(c, cmd, rc);
+	}
 	int nmatch = to - 3, nafter = a->n - to - 1;
 	if (nmatch != (int)tl->nfields) {
 		char names[400] = "";
@@ -1546,6 +1555,15 @@ static int split_words(struct ctl *c, char *buf, struct words *a)
 	}
 }
 
+/* Ends the batch's load of an LPM table, if one runs: the table takes its entries. */
+static int end_load(struct ctl *c)
+{
+	const struct matcha_table_layout *tl = c->loading;
+	c->loading = NULL;
+	int rc = tl ? matcha_lpm_load_end(c->dev, tl->table) : 0;
+	return rc ? fail(c, rc, "loading table %s: %s", tl->name, matcha_last_error(c->dev)) : 0;
+}
+
 int ctl_execute(struct ctl *c, const char *line)
 {
 	char buf[2 * CTL_MAX_LINE + 2];
@@ -1566,6 +1584,10 @@ int ctl_execute(struct ctl *c, const char *line)
 		return rc;
 	if (a.n == 0 || a.w[0][0] == '#')
 		return 0;
+	/* A load ends before any line but the next table_add into its table. */
+	if (c->loading && (strcmp(a.w[0], "table_add") || a.n < 2 || strcmp(a.w[1], c->loading->name)) &&
+	    (rc = end_load(c)))
+		return rc;
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(commands[i].name, a.w[0]))
 			return commands[i].run(c, &commands[i], &a);
@@ -1580,20 +1602,35 @@ int ctl_batch(struct ctl *c, FILE *in, const char *name)
 	unsigned long lineno = 0;
 	int rc = 0;
 	c->loaded = 0;
+	c->batch = true;
 	while (!c->quit && (len = getline(&line, &cap, in)) >= 0) {
 		lineno++;
 		if ((size_t)len != strlen(line))
 			rc = fail(c, MATCHA_EINVAL, "NUL byte in the line");
 		else
 			rc = ctl_execute(c, line);
-		if (rc) {
-			char msg[sizeof c->error];
-			memcpy(msg, c->error, sizeof msg);
-			fail(c, rc, "%s:%lu: %s (%lu entr%s loaded before it)", name, lineno, msg,
-			     c->loaded, c->loaded == 1 ? "y" : "ies");
+		if (rc)
 			break;
-		}
 	}
+	if (rc) {
+		char msg[sizeof c->error], load_msg[sizeof c->error] = "";
+		memcpy(msg, c->error, sizeof msg);
+		/* What a load took before the failing line goes in now. */
+		unsigned long before_load = c->load_base;
+		if (c->loading && end_load(c)) {
+			c->loaded = before_load;
+			memcpy(load_msg, c->error, sizeof load_msg);
+		}
+		fail(c, rc, "%s:%lu: %s%s%s (%lu entr%s loaded before it)", name, lineno, msg,
+		     *load_msg ? "; " : "", load_msg, c->loaded, c->loaded == 1 ? "y" : "ies");
+	} else if ((rc = end_load(c))) {
+		char msg[sizeof c->error];
+		memcpy(msg, c->error, sizeof msg);
+		c->loaded = c->load_base;
+		fail(c, rc, "%s: %s (%lu entr%s loaded before it)", name, msg, c->loaded,
+		     c->loaded == 1 ? "y" : "ies");
+	}
+	c->batch = false;
 	free(line);
 	if (!rc)
 		fprintf(c->out, "%s: %lu entr%s loaded\n", name, c->loaded,

@@ -22,6 +22,9 @@ struct ctl {
 	unsigned long loaded; /* entries added by table_add since the batch began */
 	uint64_t clock_hz;    /* the pipeline's clock for the meter commands; 0 until set */
 	bool quit;            /* a quit command was read */
+	bool batch;           /* ctl_batch runs: table_add lines may load an LPM table */
+	const struct matcha_table_layout *loading; /* the LPM table being loaded, or NULL */
+	unsigned long load_base; /* `loaded` when that load began */
 };
 
 void ctl_init(struct ctl *c, matcha_dev *dev, FILE *out);
@@ -37,6 +40,9 @@ int ctl_execute(struct ctl *c, const char *line);
  * Runs every line of `in`, stopping at the first error, which c->error reports as
  * "NAME:LINE: message (N entries loaded before it)". On success prints
  * "NAME: N entries loaded" to c->out (N counts table_add). Returns 0 or the error code.
+ * A run of table_add lines into an LPM table that is empty when the run starts is loaded
+ * at once (matcha_lpm_load_begin/end): each line is checked and answered as it is read,
+ * and the table takes them all with the line after the run (or the end, or an error).
  */
 int ctl_batch(struct ctl *c, FILE *in, const char *name);
 

@@ -386,6 +386,21 @@ int matcha_lpm_modify(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 		    unsigned prefix_len, uint32_t *result, struct matcha_entry *entry);
 
+/*
+ * Loading an empty table at once (docs/tables.md, "Loading an LPM table at once"). After
+ * matcha_lpm_load_begin, adds (matcha_lpm_add, and by name) check each prefix as always
+ * (MATCHA_EEXIST, MATCHA_ENOSPC) and keep it in the driver only; the table's other calls on
+ * a prefix fail with MATCHA_EINVAL until matcha_lpm_load_end. That builds the tree of every
+ * prefix added, its nodes as full as an even share allows, writes the results, then the
+ * nodes from the leaves up where no lookup reaches them, then the root: a lookup answers
+ * from the empty table until that one WRITE and from the whole table after it. A tree node
+ * is written once, not several times a prefix. MATCHA_EEXIST from load_begin if the table
+ * holds prefixes (add them one by one then), MATCHA_EINVAL if a load is under way;
+ * matcha_table_clear ends a load with nothing written.
+ */
+int matcha_lpm_load_begin(matcha_dev *dev, unsigned table);
+int matcha_lpm_load_end(matcha_dev *dev, unsigned table);
+
 /* One level of the table's B+tree (docs/tables.md, "LPM"), level 0 the root's. */
 struct matcha_lpm_level {
 	unsigned fanout; /* slots a node */

@@ -62,9 +62,24 @@ struct lpm_tree {
 	unsigned nfree_results;
 	uint32_t *buckets;       /* prefix set: open addressing over result ids */
 	unsigned nbuckets;       /* power of two, at least twice the results */
+	/* A load in progress (matcha_lpm_load_begin): the held prefixes are in the prefix set
+	 * only, their actions and data here until the load's end writes them with the tree. */
+	bool loading;
+	uint8_t *load_action;    /* results */
+	uint32_t *load_data;     /* results * data_words */
 };
 
 static struct lpm_tree *shadow(const struct matcha_table *t) { return t->state; }
+
+/* Ends a load: its actions and data are gone, adds write the hardware again. */
+static void stop_loading(struct lpm_tree *tree)
+{
+	tree->loading = false;
+	free(tree->load_action);
+	free(tree->load_data);
+	tree->load_action = NULL;
+	tree->load_data = NULL;
+}
 
 /* A node being rebuilt: one slot more than a node holds, for the split of a full one. */
 struct node_buf {
@@ -680,6 +695,7 @@ static void reset_tree(struct matcha_table *t)
 	}
 	tree->root = tree->levels - 1;
 	tree->held = 0;
+	stop_loading(tree);
 	tree->nfree_results = 0;
 	for (unsigned r = tree->results; r-- > 0;)
 		tree->free_results[tree->nfree_results++] = r;
@@ -704,6 +720,7 @@ static void release(struct matcha_table *t)
 	free(tree->len);
 	free(tree->free_results);
 	free(tree->buckets);
+	stop_loading(tree);
 	free(tree);
 	t->state = NULL;
 }
@@ -814,6 +831,9 @@ static int canonical_prefix(matcha_dev *dev, struct matcha_table *t, const char 
 static int present_result(matcha_dev *dev, struct matcha_table *t, const char *op,
 			  const uint8_t *prefix, unsigned len, uint8_t *canon, uint32_t *r)
 {
+	if (shadow(t)->loading)
+		return matcha_fail(dev, MATCHA_EINVAL, "%s: table %u is being loaded, its prefixes "
+				   "are not in the hardware yet (matcha_lpm_load_end)", op, t->index);
 	int rc = canonical_prefix(dev, t, op, prefix, len, canon);
 	if (rc)
 		return rc;
@@ -873,6 +893,12 @@ static int add(matcha_dev *dev, struct matcha_table *t, const uint8_t *prefix,
 	tree->len[r] = (uint16_t)prefix_len;
 	prefix_insert(t, r);
 	tree->held++;
+	if (tree->loading) {
+		tree->load_action[r] = action_id;
+		memcpy(tree->load_data + (size_t)r * t->data_words, data_words,
+		       t->data_words * sizeof *data_words);
+		return 0;
+	}
 	bool bounded = prefix_end(t, canon, prefix_len, end);
 	/* The result (its counters zeroed first) before anything points at it; the prefix's
 	 * boundaries, each keeping every answer; then its intervals, leaf by leaf. */
@@ -988,6 +1014,227 @@ int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
 	/* A result holds no key: the prefix is the shadow's. */
 	memcpy(entry->key, canon, t->key_bytes);
 	return 0;
+}
+
+/* ------------------------------------------------------------------- loading at once */
+
+/*
+ * A load fills an empty table with one tree built from its whole prefix set: the leaves
+ * hold the boundaries in order, each with the longest prefix covering it, and every level
+ * spreads its slots evenly over the fewest nodes (so each node below the root holds at
+ * least ceil(F/2)). The results are written first, then the tree's nodes from the leaves
+ * up, all of them fresh nodes no lookup reaches, and the root level's one node last: a
+ * lookup sees the empty tree before that WRITE and the whole table after it. The empty
+ * tree's path is free then.
+ */
+
+/* A held prefix, for the sweep that gives each boundary its answer. */
+struct load_prefix {
+	uint8_t start[MATCHA_MAX_KEY_BYTES]; /* canonical, zero beyond key_bytes */
+	unsigned len;
+	uint32_t r;
+};
+
+/* A key of the build, zero beyond key_bytes so that whole keys compare. */
+typedef uint8_t load_key[MATCHA_MAX_KEY_BYTES];
+
+static int by_start_then_length(const void *a, const void *b)
+{
+	const struct load_prefix *x = a, *y = b;
+	int c = memcmp(x->start, y->start, MATCHA_MAX_KEY_BYTES);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return memcmp(a, b, MATCHA_MAX_KEY_BYTES);
+}
+
+/*
+ * The boundaries of the prefixes `pf` in order (key 0 first) in `bound`, each with its
+ * interval's answer; returns how many. Prefixes nest or are disjoint, so those covering a
+ * boundary form a stack: the ones ending at or before it leave, the ones starting at it
+ * enter, shortest first, and the top answers.
+ */
+static size_t load_boundaries(const struct matcha_table *t, struct load_prefix *pf, size_t n,
+			      load_key *bound, uint32_t *answer)
+{
+	struct {
+		load_key end;
+		bool bounded;
+		uint32_t r;
+	} stack[MATCHA_MAX_KEY_BYTES * 8 + 1];
+	size_t m = 0, u = 0, depth = 0, next = 0;
+	memset(bound[m++], 0, sizeof *bound);
+	for (size_t k = 0; k < n; k++) {
+		memcpy(bound[m++], pf[k].start, sizeof *bound);
+		memset(bound[m], 0, sizeof *bound);
+		m += prefix_end(t, pf[k].start, pf[k].len, bound[m]);
+	}
+	qsort(bound, m, sizeof *bound, by_key);
+	for (size_t k = 0; k < m; k++)
+		if (u == 0 || memcmp(bound[u - 1], bound[k], sizeof *bound))
+			memcpy(bound[u++], bound[k], sizeof *bound);
+	qsort(pf, n, sizeof *pf, by_start_then_length);
+	for (size_t k = 0; k < u; k++) {
+		while (depth && stack[depth - 1].bounded &&
+		       memcmp(stack[depth - 1].end, bound[k], sizeof *bound) <= 0)
+			depth--;
+		for (; next < n && !memcmp(pf[next].start, bound[k], sizeof *bound); next++) {
+			memset(stack[depth].end, 0, sizeof stack[depth].end);
+			stack[depth].bounded = prefix_end(t, pf[next].start, pf[next].len, stack[depth].end);
+			stack[depth++].r = pf[next].r;
+		}
+		answer[k] = depth ? stack[depth - 1].r : NO_RESULT;
+	}
+	return u;
+}
+
+/* Slot `j`'s first of `count` slots spread evenly over `nodes` nodes. */
+static size_t share_first(size_t count, size_t nodes, size_t j)
+{
+	return j * (count / nodes) + (j < count % nodes ? j : count % nodes);
+}
+
+/*
+ * Writes the held prefixes' results and the tree over the boundaries `bound` (answers
+ * `answer`, m of them). `row` has room for a node per F boundaries: each level's nodes,
+ * their first keys and ids, for the level above.
+ */
+static int load_tree(matcha_dev *dev, struct matcha_table *t, load_key *bound,
+		     const uint32_t *answer, size_t m, load_key *row_key, uint32_t *row_id)
+{
+	struct lpm_tree *tree = shadow(t);
+	unsigned leaf = tree->levels - 1, fanout = tree->fanout, root = leaf;
+	size_t nodes[MAX_LEVELS];
+	uint32_t old[MAX_LEVELS];
+	struct node_buf b, top;
+	int rc;
+
+	/* The levels' node counts and the root's level; fresh nodes for all but level 0. */
+	nodes[leaf] = div_ceil(m, fanout);
+	while (nodes[root] > 1 && root > 0) {
+		root--;
+		nodes[root] = div_ceil(nodes[root + 1], fanout);
+	}
+	/* The table's levels hold this tree beside the empty one's path: every level below
+	 * the root has a node more than the tree of fullest nodes needs (alloc_node). */
+	if (nodes[root] > 1)
+		return matcha_fail(dev, MATCHA_ENOSPC, "LPM table %u: %zu boundaries need more "
+				   "than its %u levels, which the table's size should rule out",
+				   t->index, m, tree->levels);
+	old[0] = 0;
+	for (unsigned i = 1; i < tree->levels; i++)
+		old[i] = tree->level[i - 1].ptr[slot_at(tree, old[i - 1], 0)];
+
+	for (uint32_t r = 0; r < tree->results; r++)
+		if (prefix_find(t, prefix_at(t, r), tree->len[r]) == r &&
+		    ((rc = matcha_counter_zero(dev, t, r)) ||
+		     (rc = write_result(dev, t, r, MATCHA_HW_FLAGS_VALID |
+					FLAGS_ACTION(tree->load_action[r]),
+					tree->load_data + (size_t)r * t->data_words))))
+			return rc;
+
+	/* From the leaves up to the root's level; the level-0 node waits for the end. */
+	size_t count = m;
+	for (unsigned i = leaf;; i--) {
+		for (size_t j = 0; j < nodes[i]; j++) {
+			size_t from = share_first(count, nodes[i], j), to = share_first(count, nodes[i], j + 1);
+			struct node_buf *nb = i ? &b : &top;
+			nb->count = 0;
+			for (size_t k = from; k < to; k++)
+				if (i == leaf)
+					insert_at(t, nb, nb->count, bound[k], answer[k] == NO_RESULT ? 0 : answer[k],
+						  answer[k] != NO_RESULT);
+				else
+					insert_at(t, nb, nb->count, row_key[k], row_id[k], false);
+			uint32_t id = 0;
+			if (i && ((rc = alloc_node(dev, t, i, &id)) || (rc = write_node(dev, t, i, id, nb))))
+				return rc;
+			/* Level i's nodes replace the level below's in the row, in order. */
+			memcpy(row_key[j], nb->key[0], sizeof *row_key);
+			row_id[j] = id;
+		}
+		count = nodes[i];
+		if (i == root)
+			break;
+	}
+	/* Single-slot nodes above the root, up to level 1, then level 0's over them. */
+	for (unsigned i = root; i-- > 0;) {
+		struct node_buf *nb = i ? &b : &top;
+		nb->count = 0;
+		insert_at(t, nb, 0, row_key[0], row_id[0], false);
+		uint32_t id = 0;
+		if (i && ((rc = alloc_node(dev, t, i, &id)) || (rc = write_node(dev, t, i, id, nb))))
+			return rc;
+		row_id[0] = id;
+	}
+	if ((rc = write_node(dev, t, 0, 0, &top)))
+		return rc;
+	tree->root = root;
+	for (unsigned i = 1; i < tree->levels; i++)
+		free_node(t, i, old[i]);
+	return 0;
+}
+
+int matcha_lpm_load_begin(matcha_dev *dev, unsigned table)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_load_begin", &t);
+	if (rc)
+		return rc;
+	struct lpm_tree *tree = shadow(t);
+	if (tree->loading)
+		return matcha_fail(dev, MATCHA_EINVAL, "lpm_load_begin: table %u is being loaded "
+				   "already", table);
+	if (tree->held)
+		return matcha_fail(dev, MATCHA_EEXIST, "lpm_load_begin: table %u holds %u prefixes; "
+				   "a load fills an empty table", table, tree->held);
+	tree->load_action = calloc(tree->results, sizeof *tree->load_action);
+	tree->load_data = calloc((size_t)tree->results * (t->data_words ? t->data_words : 1),
+				 sizeof *tree->load_data);
+	if (!tree->load_action || !tree->load_data) {
+		stop_loading(tree);
+		return matcha_fail(dev, MATCHA_ENOMEM, "no memory to load LPM table %u", table);
+	}
+	tree->loading = true;
+	return 0;
+}
+
+int matcha_lpm_load_end(matcha_dev *dev, unsigned table)
+{
+	struct matcha_table *t;
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_load_end", &t);
+	if (rc)
+		return rc;
+	struct lpm_tree *tree = shadow(t);
+	if (!tree->loading)
+		return matcha_fail(dev, MATCHA_EINVAL, "lpm_load_end: table %u is not being loaded",
+				   table);
+	size_t n = tree->held, bounds = 2 * n + 1;
+	struct load_prefix *pf = calloc(n ? n : 1, sizeof *pf);
+	load_key *bound = calloc(bounds, sizeof *bound), *row_key = calloc(bounds / tree->fanout + 1, sizeof *row_key);
+	uint32_t *answer = calloc(bounds, sizeof *answer), *row_id = calloc(bounds / tree->fanout + 1, sizeof *row_id);
+	if (!pf || !bound || !row_key || !answer || !row_id) {
+		rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory to load LPM table %u", table);
+	} else if (n) {
+		size_t k = 0;
+		for (uint32_t r = 0; r < tree->results; r++)
+			if (prefix_find(t, prefix_at(t, r), tree->len[r]) == r) {
+				memcpy(pf[k].start, prefix_at(t, r), t->key_bytes);
+				pf[k].len = tree->len[r];
+				pf[k++].r = r;
+			}
+		size_t m = load_boundaries(t, pf, n, bound, answer);
+		rc = load_tree(dev, t, bound, answer, m, row_key, row_id);
+	}
+	free(pf);
+	free(bound);
+	free(row_key);
+	free(answer);
+	free(row_id);
+	stop_loading(tree);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ walks, queries */

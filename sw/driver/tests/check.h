@@ -50,6 +50,11 @@
 	X(lpm_random_fanout_3_and_10)                                                      \
 	X(lpm_make_before_break_32)                                                        \
 	X(lpm_make_before_break_128)                                                       \
+	X(lpm_load_random_32)                                                              \
+	X(lpm_load_random_128)                                                             \
+	X(lpm_load_full_fanout_3_and_10)                                                   \
+	X(lpm_load_refusals)                                                               \
+	X(lpm_bgp_table_loads_at_once)                                                     \
 	X(lpm_bgp_table_fills_its_size)                                                    \
 	X(lpm_full_table_fills_a_million)                                                  \
 	X(lpm_full_ipv6_table)                                                             \
@@ -148,6 +153,7 @@
 	X(ctl_session_command_errors)                                                      \
 	X(ctl_app_control)                                                                 \
 	X(ctl_batch_checked_by_readback)                                                   \
+	X(ctl_batch_loads_an_lpm_table_at_once)                                            \
 	X(ctl_batch_stops_at_first_error)                                                  \
 	X(ctl_fuzz_lines_and_batches)                                                      \
 	X(layout_fuzz)                                                                     \

@@ -1238,6 +1238,80 @@ void test_ctl_batch_checked_by_readback(void)
 	session_close(&s);
 }
 
+/* Routes 10.<i>.0.0/16 to port i % 16, from `from` to `to` - 1, as table_add lines. */
+static size_t emit_routes(char *text, size_t cap, unsigned from, unsigned to)
+{
+	size_t len = 0;
+	for (unsigned i = from; i < to; i++)
+		len += (size_t)snprintf(text + len, cap - len, "table_add ipv4_lpm route 10.%u.0.0/16 "
+					"=> %u 02:00:00:00:00:01 02:00:00:00:00:02\n", i, i % 16);
+	return len;
+}
+
+/* The route lines [from, to) are in ipv4_lpm, each to its own port. */
+static bool routes_read_back(struct session *s, unsigned from, unsigned to)
+{
+	for (unsigned i = from; i < to; i++) {
+		uint8_t prefix[4] = { 10, (uint8_t)i, 0, 0 };
+		struct matcha_entry e;
+		if (matcha_lpm_read(s->dev, 1, prefix, 16, NULL, &e) || !e.valid || e.data[0] != i % 16) {
+			check_fail(__FILE__, __LINE__, "route 10.%u.0.0/16: %s", i, matcha_last_error(s->dev));
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * A batch's run of table_add lines into an empty LPM table is loaded at once: the table
+ * takes 60 routes (of its 64) with a WRITE per result and per tree node (and a ZERO per
+ * result, the table counting), where one by one takes several a route. Any other line
+ * ends a run, and the next run into the now non-empty table adds one by one. A failing
+ * line ends the batch with the run's lines before it loaded.
+ */
+void test_ctl_batch_loads_an_lpm_table_at_once(void)
+{
+	struct session s;
+	CHECK(session_open(&s));
+	char *text = malloc(1 << 16);
+	size_t len = emit_routes(text, 1 << 16, 0, 60);
+	unsigned long commands = s.fd->commands;
+	CHECK_MSG(run_batch(&s, text, "routes.txt") == 0, "%s", s.c.error);
+	CHECK(strstr(s.out, "routes.txt: 60 entries loaded\n"));
+	unsigned long nodes = 0;
+	for (unsigned l = 0; l < s.fd->table[1].cfg.ways_or_levels; l++) {
+		struct matcha_lpm_level lv;
+		CHECK_OK(s.dev, matcha_lpm_level(s.dev, 1, l, &lv));
+		nodes += lv.used;
+	}
+	CHECK_MSG(s.fd->commands - commands == 2 * 60 + nodes, "%lu commands for 60 routes "
+		  "and %lu nodes", s.fd->commands - commands, nodes);
+	CHECK(routes_read_back(&s, 0, 60));
+
+	/* Another line ends a run (the delete finds its route in the table), and the next
+	 * run goes into a table holding routes: one by one. */
+	CHECK_OK(s.dev, matcha_table_clear(s.dev, 1));
+	len = emit_routes(text, 1 << 16, 0, 10);
+	len += (size_t)snprintf(text + len, (1 << 16) - len, "table_delete ipv4_lpm 0\n");
+	emit_routes(text + len, (1 << 16) - len, 10, 20);
+	CHECK_MSG(run_batch(&s, text, "cut.txt") == 0, "%s", s.c.error);
+	CHECK(routes_read_back(&s, 1, 20));
+	uint8_t first[4] = { 10, 0, 0, 0 };
+	struct matcha_entry e;
+	CHECK_RC(s.dev, matcha_lpm_read(s.dev, 1, first, 16, NULL, &e), MATCHA_ENOENT);
+
+	/* A duplicate on the 4th line of a run: the three before it are in. */
+	CHECK_OK(s.dev, matcha_table_clear(s.dev, 1));
+	len = emit_routes(text, 1 << 16, 0, 3);
+	emit_routes(text + len, (1 << 16) - len, 1, 2);
+	CHECK(run_batch(&s, text, "dup.txt") == MATCHA_EEXIST);
+	CHECK_MSG(strstr(s.c.error, "dup.txt:4: ") && strstr(s.c.error, "(3 entries loaded before it)"),
+		  "%s", s.c.error);
+	CHECK(routes_read_back(&s, 0, 3));
+	free(text);
+	session_close(&s);
+}
+
 void test_ctl_batch_stops_at_first_error(void)
 {
 	struct session s;

@@ -360,16 +360,90 @@ static bool tree_empty(matcha_dev *dev, struct fake_dev *fd, unsigned table)
 }
 
 /*
+ * Loads `n` random prefixes (random_route: nested and overlapping) at once: every add
+ * accepted (a duplicate refused) with nothing written to the device; then, after each
+ * write of the load's end, every probe (around a sample of the prefixes, and random keys)
+ * answers as the empty table or as the reference with all of them, and after it as the
+ * reference, in the memory and the shadow; the tree has its shape, and each of its nodes
+ * and each result was written once (one WRITE each, and a ZERO per result with counters).
+ */
+static void load_random(struct fake_dev *fd, matcha_dev *dev, struct rng *r, struct ref *ref,
+			unsigned table, unsigned n, struct mbb *m)
+{
+	struct fake_table *ft = &fd->table[table];
+	unsigned long writes = fd->writes, duplicates = 0;
+	CHECK_OK(dev, matcha_lpm_load_begin(dev, table));
+	while (ref->n < n && check_failures() == 0) {
+		struct route cand;
+		random_route(r, ref, &cand);
+		if (ref_find(ref, &cand)) {
+			CHECK_RC(dev, drv_add(dev, table, ref, &cand), MATCHA_EEXIST);
+			ref->next_id = cand.id; /* ids stay below n + 1 (random_ops counts hits by id) */
+			duplicates++;
+			continue;
+		}
+		cand.present = true;
+		ref->r[ref->n] = cand;
+		CHECK_MSG(drv_add(dev, table, ref, &ref->r[ref->n]) == 0, "prefix %u of %u: %s",
+			  ref->n, n, matcha_last_error(dev));
+		ref->n++;
+	}
+	CHECK_MSG(fd->writes == writes, "%lu register writes before the load's end",
+		  fd->writes - writes);
+	m->n = 0;
+	for (unsigned i = 0; i < 60 && m->n + 7 + 24 <= MAX_PROBES; i++)
+		m->n += probes_around(r, ref, &ref->r[rng_below(r, ref->n)], m->probe + m->n);
+	for (unsigned i = 0; i < 24; i++, m->n++) {
+		memset(m->probe[m->n], 0, MAX_BYTES);
+		random_value(r, m->probe[m->n], ref->key_bits);
+	}
+	for (unsigned i = 0; i < m->n; i++) {
+		m->before[i] = MISS;
+		m->after[i] = ref_lookup(ref, m->probe[i]);
+	}
+	unsigned long commands = fd->commands, zeros = ft->zeros, checks = m->checks;
+	m->last_commands = fd->commands;
+	fd->after_write = check_old_or_new;
+	fd->after_write_arg = m;
+	CHECK_OK(dev, matcha_lpm_load_end(dev, table));
+	fd->after_write = NULL;
+	for (unsigned i = 0; i < m->n; i++) {
+		uint32_t hw = UINT32_MAX, sw = UINT32_MAX;
+		long got = hw_lookup_at(fd, table, m->probe[i], &hw);
+		int sw_rc = matcha_lpm_lookup_sw(dev, table, m->probe[i], &sw);
+		CHECK_MSG(got == m->after[i], "loaded, probe %u: answer %ld, reference %ld", i, got,
+			  m->after[i]);
+		CHECK_MSG((sw_rc == 0) == (got != MISS) && (got == MISS || sw == hw),
+			  "loaded, probe %u: the shadow's walk disagrees with the memory's", i);
+	}
+	CHECK_MSG(shape_ok(dev, fd, table), "the loaded tree lost its shape");
+	unsigned long nodes = 0;
+	for (unsigned l = 0; l < ft->cfg.ways_or_levels; l++) {
+		struct matcha_lpm_level lv;
+		CHECK_OK(dev, matcha_lpm_level(dev, table, l, &lv));
+		nodes += lv.used;
+	}
+	zeros = ft->zeros - zeros;
+	CHECK_MSG(fd->commands - commands == ref->n + nodes + zeros &&
+		  zeros == (ft->cfg.counters ? ref->n : 0),
+		  "the load took %lu commands (%lu ZERO) for %u results and %lu nodes",
+		  fd->commands - commands, zeros, ref->n, nodes);
+	printf("  loaded %u prefixes (%lu duplicates refused) in %lu nodes, %lu states checked\n",
+	       ref->n, duplicates, nodes, m->checks - checks);
+}
+
+/*
  * Random adds, deletes and re-adds. After each operation every probe answers as the
  * reference does (in the fake's memory and the driver's shadow, with the same result) and
  * the tree keeps its shape; with `every_write`, every probe also
  * answers as before or as after the operation after every single register write (and,
  * if the table has counters, is counted where it hits; every route's count is checked).
  * `table full` comes only with `size` prefixes present. In the end everything is deleted
- * and the tree must be one slot a level again (no leaked nodes).
+ * and the tree must be one slot a level again (no leaked nodes). With `preload`, the
+ * operations start on a table loaded at once with that many random prefixes (load_random).
  */
 static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
-		       bool every_write)
+		       bool every_write, unsigned preload)
 {
 	struct fake_dev *fd = fake_new(cfg);
 	matcha_dev *dev = fake_open(fd);
@@ -379,11 +453,13 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 	ref_init(&ref, cfg, table);
 	uint8_t (*probe)[MAX_BYTES] = calloc(MAX_PROBES, MAX_BYTES);
 	long *before = calloc(MAX_PROBES, sizeof *before), *after = calloc(MAX_PROBES, sizeof *after);
-	/* Route ids: one new per operation at most. */
-	struct counts *hits = calloc(ops + 2, sizeof *hits);
+	/* Route ids: one new per operation and per preloaded prefix at most. */
+	struct counts *hits = calloc(ops + preload + 2, sizeof *hits);
 	bool counting = every_write && cfg->table[table].counters;
 	struct mbb m = { table, 0, probe, before, after, 0, 0, counting ? hits : NULL, 0 };
 	unsigned adds = 0, deletes = 0, readds = 0, full = 0;
+	if (preload)
+		load_random(fd, dev, &r, &ref, table, preload, &m);
 
 	for (unsigned op = 0; op < ops && check_failures() == 0 && ref.n < ref.cap; op++) {
 		unsigned kind = rng_below(&r, 10), idx = ref.n ? rng_below(&r, ref.n) : 0;
@@ -481,13 +557,13 @@ static void random_ops(const struct fake_cfg *cfg, unsigned table, unsigned ops,
 void test_lpm_random_32(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	random_ops(&cfg, LPM32, 600, false);
+	random_ops(&cfg, LPM32, 600, false, 0);
 }
 
 void test_lpm_random_128(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	random_ops(&cfg, LPM128, 300, false);
+	random_ops(&cfg, LPM128, 300, false, 0);
 }
 
 /* The smallest node (3 slots: every insert past two splits) on 20-bit keys, every write
@@ -500,20 +576,99 @@ void test_lpm_random_fanout_3_and_10(void)
 						.data_bits = 24, .extra = 3 };
 	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 512,
 						.data_bits = 32, .extra = 10 };
-	random_ops(&cfg, 0, 400, true);
-	random_ops(&cfg, 1, 600, false);
+	random_ops(&cfg, 0, 400, true, 0);
+	random_ops(&cfg, 1, 600, false, 0);
 }
 
 void test_lpm_make_before_break_32(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	random_ops(&cfg, LPM32, 300, true);
+	random_ops(&cfg, LPM32, 300, true, 0);
 }
 
 void test_lpm_make_before_break_128(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
-	random_ops(&cfg, LPM128, 150, true);
+	random_ops(&cfg, LPM128, 150, true, 0);
+}
+
+/* Loaded at once (load_random), then random operations, every write checked. */
+void test_lpm_load_random_32(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	random_ops(&cfg, LPM32, 100, true, 1000);
+}
+
+void test_lpm_load_random_128(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	random_ops(&cfg, LPM128, 60, true, 400);
+}
+
+/* Loaded full at 3-slot nodes on 20-bit keys, and at 10-slot nodes. */
+void test_lpm_load_full_fanout_3_and_10(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.ntables = 2;
+	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 20, .size = 96,
+						.data_bits = 24, .extra = 3 };
+	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 512,
+						.data_bits = 32, .extra = 10 };
+	random_ops(&cfg, 0, 150, true, 96);
+	random_ops(&cfg, 1, 150, true, 512);
+}
+
+/*
+ * What a load refuses: a table holding prefixes, a second begin, an end without a begin,
+ * duplicates and a prefix past the table's size while loading, and every call on a loaded
+ * prefix before the end; none of it writes the device. A clear ends a load with nothing
+ * written, and an empty load leaves the table empty.
+ */
+void test_lpm_load_refusals(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.table[LPM32].size = 4;
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	uint8_t k[4];
+	struct matcha_entry e;
+	uint64_t packets, bytes;
+
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 0, 0, 0, 8, 1));
+	CHECK_RC(dev, matcha_lpm_load_begin(dev, LPM32), MATCHA_EEXIST);
+	CHECK_MSG(strstr(matcha_last_error(dev), "holds 1 prefixes"), "%s", matcha_last_error(dev));
+	CHECK_OK(dev, ipv4_route_delete(dev, LPM32, 10, 0, 0, 0, 8));
+	CHECK_RC(dev, matcha_lpm_load_end(dev, LPM32), MATCHA_EINVAL);
+	CHECK_RC(dev, matcha_lpm_load_begin(dev, 0), MATCHA_EKIND);
+
+	unsigned long writes = fd->writes;
+	CHECK_OK(dev, matcha_lpm_load_begin(dev, LPM32));
+	CHECK_RC(dev, matcha_lpm_load_begin(dev, LPM32), MATCHA_EINVAL);
+	for (unsigned i = 0; i < 4; i++)
+		CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, i, 0, 0, 16, i + 1));
+	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 9), MATCHA_EEXIST);
+	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 10, 9, 0, 0, 16, 9), MATCHA_ENOSPC);
+	CHECK_RC(dev, ipv4_route_delete(dev, LPM32, 10, 1, 0, 0, 16), MATCHA_EINVAL);
+	CHECK_MSG(strstr(matcha_last_error(dev), "being loaded"), "%s", matcha_last_error(dev));
+	CHECK_RC(dev, matcha_lpm_modify(dev, LPM32, ipv4(k, 10, 1, 0, 0), 16, 1, k, 32), MATCHA_EINVAL);
+	CHECK_RC(dev, matcha_lpm_read(dev, LPM32, ipv4(k, 10, 1, 0, 0), 16, NULL, &e), MATCHA_EINVAL);
+	CHECK_RC(dev, matcha_lpm_counters(dev, LPM32, ipv4(k, 10, 1, 0, 0), 16, &packets, &bytes, 0),
+		 MATCHA_EINVAL);
+	CHECK_MSG(fd->writes == writes, "%lu register writes while loading", fd->writes - writes);
+	CHECK_MSG(hw_lookup(fd, LPM32, ipv4(k, 10, 1, 2, 3)) == MISS, "a loading prefix answers");
+
+	/* A clear drops the load: the table is empty, and a new load can begin. */
+	CHECK_OK(dev, matcha_table_clear(dev, LPM32));
+	CHECK_RC(dev, matcha_lpm_load_end(dev, LPM32), MATCHA_EINVAL);
+	CHECK(tree_empty(dev, fd, LPM32));
+	CHECK_OK(dev, matcha_lpm_load_begin(dev, LPM32));
+	CHECK_OK(dev, matcha_lpm_load_end(dev, LPM32));
+	CHECK(tree_empty(dev, fd, LPM32));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 5));
+	CHECK(hw_lookup(fd, LPM32, ipv4(k, 10, 1, 2, 3)) == 5);
+	matcha_close(dev);
+	fake_free(fd);
 }
 
 /* ---------------------------------------------------------------- named cases */
@@ -1038,6 +1193,70 @@ void test_lpm_bgp_table_fills_its_size(void)
 		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[k]));
 	CHECK(tree_empty(dev, fd, LPM32));
 	printf("  %u prefixes, %lu probes\n", n, probes);
+	bgp_oracle_free(&o);
+	free(order);
+	free(routes);
+	matcha_close(dev);
+	fake_free(fd);
+}
+
+/*
+ * The real table loaded at once: all 32,768 prefixes added in a random order between
+ * matcha_lpm_load_begin and matcha_lpm_load_end; after every write of the end, the ends of
+ * 4 sampled prefixes and the keys next to them answer as the empty table or as the
+ * oracle; then every answer the oracle's and the tree in shape; then everything deleted
+ * one by one, and the tree one slot a level again. (Loads followed by adds and deletes:
+ * test_lpm_load_random_*.)
+ */
+void test_lpm_bgp_table_loads_at_once(void)
+{
+	struct fake_cfg cfg = fake_standard_cfg();
+	cfg.ntables = 2;
+	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32,
+						.size = BGP_PREFIXES, .data_bits = 32, .extra = 10,
+						.prefix_store = true };
+	struct fake_dev *fd = fake_new(&cfg);
+	matcha_dev *dev = fake_open(fd);
+	CHECK(dev);
+	struct rng r = rng_for_test();
+	struct bgp_route *routes = calloc(BGP_PREFIXES, sizeof *routes);
+	unsigned n = bgp_read(MATCHA_BGP_TABLE, routes, BGP_PREFIXES);
+	CHECK_MSG(n == BGP_PREFIXES, "%s: %u prefixes, not %u", MATCHA_BGP_TABLE, n, BGP_PREFIXES);
+	struct bgp_oracle o;
+	bgp_oracle_init(&o, routes, n);
+	unsigned *order = bgp_shuffled(n, &r);
+	uint32_t next_id = 1;
+	CHECK_OK(dev, matcha_lpm_load_begin(dev, LPM32));
+	bgp_add_some(dev, routes, order, n, &next_id);
+
+	uint8_t (*probe)[MAX_BYTES] = calloc(4 * 4, MAX_BYTES);
+	long *before = calloc(4 * 4, sizeof *before), *after = calloc(4 * 4, sizeof *after);
+	struct mbb m = { LPM32, 0, probe, before, after, fd->commands, 0, NULL, 0 };
+	for (unsigned s = 0; s < 4; s++) {
+		const struct bgp_route *rt = &routes[rng_below(&r, n)];
+		uint32_t last = rt->addr | ~bgp_mask(rt->len);
+		uint32_t keys[4] = { rt->addr, rt->addr - 1, last, last + 1 };
+		for (unsigned p = 0; p < 4; p++, m.n++) {
+			ipv4(probe[m.n], keys[p] >> 24, keys[p] >> 16 & 0xFF, keys[p] >> 8 & 0xFF,
+			     keys[p] & 0xFF);
+			before[m.n] = MISS;
+			after[m.n] = bgp_oracle_lookup(&o, keys[p]);
+		}
+	}
+	fd->after_write = check_old_or_new;
+	fd->after_write_arg = &m;
+	CHECK_OK(dev, matcha_lpm_load_end(dev, LPM32));
+	fd->after_write = NULL;
+	CHECK(shape_ok(dev, fd, LPM32));
+	unsigned long probes = bgp_probe_all(fd, LPM32, &o, n, &r, "loaded");
+	for (unsigned k = 0; k < n && check_failures() == 0; k++)
+		CHECK_OK(dev, bgp_delete(dev, LPM32, &routes[k]));
+	CHECK(tree_empty(dev, fd, LPM32));
+	printf("  %u prefixes loaded, %lu states checked during the load, %lu probes\n", n,
+	       m.checks, probes);
+	free(probe);
+	free(before);
+	free(after);
 	bgp_oracle_free(&o);
 	free(order);
 	free(routes);
