@@ -120,6 +120,30 @@ def traffic(flow_count, passes, mapped, rng):
     return frames
 
 
+def regions(layout):
+    """(table, entries, [(port, beats)], first byte, end byte, address bits, bytes a bucket or
+    node) of each table in memory, by address, in beats of its ports: the buckets of an exact
+    or session table (`bucketBytes` each, one port), the nodes of each LPM level in memory (a
+    beat each, a port a level, the highest first)."""
+    program = layout["program"]
+    entries_a_bucket = {o.get("name"): o.get("geometry") for o in layout["objects"]}  # the descriptor's geometry word
+    out = []
+    for t in program["tables"] + program["sessions"]:
+        memory = t.get("memory")
+        if not memory:
+            continue
+        if t.get("kind") == "lpm":
+            beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:]
+        else:
+            beats = [t["size"] // t.get("ways", entries_a_bucket[t["name"]])]
+        beats = [n * memory["bucketBytes"] // (memory["dataWidth"] // 8) for n in beats]
+        start = memory["baseAddress"]
+        out.append((t["name"], t["size"], list(zip(memory["ports"], beats)), start,
+                    start + sum(beats) * memory["dataWidth"] // 8, memory["addressWidth"],
+                    memory["bucketBytes"]))
+    return sorted(out, key=lambda r: r[3])
+
+
 def simulate(work, config, program, layout, inputs, latency, interval=1, timeout=3600, settle=0):
     """matcha-sim of `program` on the captures `inputs`, its memory answering `latency`
     clocks late (a program without memory: 0), after `settle` clocks from reset
@@ -160,3 +184,10 @@ def prepare(work, program, mappings, settings, inner_bytes, flow_count, passes, 
     frames.check(sent_flows)
     return harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
 
+
+
+def settle_clocks(layout):
+    """Clocks from reset through the clear of every table in memory (the largest table's
+    beats, its ports writing a beat a clock at once), and 10,000 more for its last writes
+    and the reads out then: --settle-clocks for a run whose load should not wait for it."""
+    return max((beats for r in regions(layout) for _, beats in r[2]), default=0) + 10_000

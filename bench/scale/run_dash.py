@@ -37,6 +37,7 @@ from scapy.layers.inet import IP, UDP  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 
 from bench.provenance import invocation, write_report  # noqa: E402
+from bench.scale.flows import regions, settle_clocks  # noqa: E402
 from bench.scale.run import INNER_BYTES, SEED, Run, one_run  # noqa: E402
 from sim import build as sim_build  # noqa: E402
 from tb.sim import harness  # noqa: E402
@@ -44,30 +45,6 @@ from tb.sim import harness  # noqa: E402
 PROGRAM = "overlay_mem"
 CLOCK_HZ = 250_000_000
 LATENCY = 300
-
-
-def regions(layout):
-    """(table, entries, [(port, beats)], first byte, end byte, address bits, bytes a bucket or
-    node) of each table in memory, by address, in beats of its ports: the buckets of an exact
-    or session table (`bucketBytes` each, one port), the nodes of each LPM level in memory (a
-    beat each, a port a level, the highest first)."""
-    program = layout["program"]
-    entries_a_bucket = {o.get("name"): o.get("geometry") for o in layout["objects"]}  # the descriptor's geometry word
-    out = []
-    for t in program["tables"] + program["sessions"]:
-        memory = t.get("memory")
-        if not memory:
-            continue
-        if t.get("kind") == "lpm":
-            beats = t["lpm"]["nodes"][-t["lpm"]["memoryLevels"]:]
-        else:
-            beats = [t["size"] // t.get("ways", entries_a_bucket[t["name"]])]
-        beats = [n * memory["bucketBytes"] // (memory["dataWidth"] // 8) for n in beats]
-        start = memory["baseAddress"]
-        out.append((t["name"], t["size"], list(zip(memory["ports"], beats)), start,
-                    start + sum(beats) * memory["dataWidth"] // 8, memory["addressWidth"],
-                    memory["bucketBytes"]))
-    return sorted(out, key=lambda r: r[3])
 
 
 def main():
@@ -149,9 +126,7 @@ def main():
         "",
     ]
     if args.flows:
-        # The clear of the largest table, and 10,000 clocks more for its last writes and
-        # the reads out then.
-        settle = largest + 10_000
+        settle = settle_clocks(layout)
         work = DASH_DIR / "run"
         subprocess.run(["rm", "-rf", str(work)], check=True)
         work.mkdir(parents=True)
