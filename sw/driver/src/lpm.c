@@ -1177,16 +1177,26 @@ static int load_tree(matcha_dev *dev, struct matcha_table *t, load_key *bound,
 	return 0;
 }
 
+/* The LPM table `table` for `op`, which needs a load under way (`loading`) or none. */
+static int load_table(matcha_dev *dev, unsigned table, const char *op, bool loading,
+		      struct matcha_table **t)
+{
+	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, op, t);
+	if (rc)
+		return rc;
+	if (shadow(*t)->loading != loading)
+		return matcha_fail(dev, MATCHA_EINVAL, "%s: table %u is %s", op, table,
+				   loading ? "not being loaded" : "being loaded already");
+	return 0;
+}
+
 int matcha_lpm_load_begin(matcha_dev *dev, unsigned table)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_load_begin", &t);
+	int rc = load_table(dev, table, "lpm_load_begin", false, &t);
 	if (rc)
 		return rc;
 	struct lpm_tree *tree = shadow(t);
-	if (tree->loading)
-		return matcha_fail(dev, MATCHA_EINVAL, "lpm_load_begin: table %u is being loaded "
-				   "already", table);
 	if (tree->held)
 		return matcha_fail(dev, MATCHA_EEXIST, "lpm_load_begin: table %u holds %u prefixes; "
 				   "a load fills an empty table", table, tree->held);
@@ -1204,13 +1214,10 @@ int matcha_lpm_load_begin(matcha_dev *dev, unsigned table)
 int matcha_lpm_load_end(matcha_dev *dev, unsigned table)
 {
 	struct matcha_table *t;
-	int rc = matcha_table_for(dev, table, MATCHA_KIND_LPM, "lpm_load_end", &t);
+	int rc = load_table(dev, table, "lpm_load_end", true, &t);
 	if (rc)
 		return rc;
 	struct lpm_tree *tree = shadow(t);
-	if (!tree->loading)
-		return matcha_fail(dev, MATCHA_EINVAL, "lpm_load_end: table %u is not being loaded",
-				   table);
 	size_t n = tree->held, bounds = 2 * n + 1;
 	struct load_prefix *pf = calloc(n ? n : 1, sizeof *pf);
 	load_key *bound = calloc(bounds, sizeof *bound), *row_key = calloc(bounds / tree->fanout + 1, sizeof *row_key);

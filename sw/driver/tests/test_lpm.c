@@ -566,9 +566,9 @@ void test_lpm_random_128(void)
 	random_ops(&cfg, LPM128, 300, false, 0);
 }
 
-/* The smallest node (3 slots: every insert past two splits) on 20-bit keys, every write
- * checked; and the widest node 32-bit keys allow (10 slots). */
-void test_lpm_random_fanout_3_and_10(void)
+/* Table 0: the smallest node (3 slots: every insert past two splits) on 20-bit keys, 96
+ * prefixes; table 1: the widest node 32-bit keys allow (10 slots), 512 prefixes. */
+static struct fake_cfg fanout_3_and_10_cfg(void)
 {
 	struct fake_cfg cfg = fake_standard_cfg();
 	cfg.ntables = 2;
@@ -576,6 +576,13 @@ void test_lpm_random_fanout_3_and_10(void)
 						.data_bits = 24, .extra = 3 };
 	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 512,
 						.data_bits = 32, .extra = 10 };
+	return cfg;
+}
+
+/* Every write checked at 3 slots. */
+void test_lpm_random_fanout_3_and_10(void)
+{
+	struct fake_cfg cfg = fanout_3_and_10_cfg();
 	random_ops(&cfg, 0, 400, true, 0);
 	random_ops(&cfg, 1, 600, false, 0);
 }
@@ -605,15 +612,10 @@ void test_lpm_load_random_128(void)
 	random_ops(&cfg, LPM128, 60, true, 400);
 }
 
-/* Loaded full at 3-slot nodes on 20-bit keys, and at 10-slot nodes. */
+/* Both loaded to their size. */
 void test_lpm_load_full_fanout_3_and_10(void)
 {
-	struct fake_cfg cfg = fake_standard_cfg();
-	cfg.ntables = 2;
-	cfg.table[0] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 20, .size = 96,
-						.data_bits = 24, .extra = 3 };
-	cfg.table[1] = (struct fake_table_cfg){ .kind = MATCHA_KIND_LPM, .key_bits = 32, .size = 512,
-						.data_bits = 32, .extra = 10 };
+	struct fake_cfg cfg = fanout_3_and_10_cfg();
 	random_ops(&cfg, 0, 150, true, 96);
 	random_ops(&cfg, 1, 150, true, 512);
 }
