@@ -35,8 +35,8 @@
 #   (bench/scale/run_lpm.py), the 512-bit overlay with its mappings and sessions in
 #   memory against the on-chip one -> bench/results/scale_w512.md (bench/scale/run_w512.py),
 #   and the overlay with a route table of 2^20 prefixes filled from a real routing table
-#   through matcha-ctl -> bench/results/scale_routes.md (bench/scale/run_routes.py, hours:
-#   its load is some 80 register accesses a prefix through the simulator's socket).
+#   through matcha-ctl, loaded at once -> bench/results/scale_routes.md
+#   (bench/scale/run_routes.py, about half an hour).
 # Runs all even if one fails; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
