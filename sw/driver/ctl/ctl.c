@@ -1555,13 +1555,22 @@ static int split_words(struct ctl *c, char *buf, struct words *a)
 	}
 }
 
-/* Ends the batch's load of an LPM table, if one runs: the table takes its entries. */
+/* Ends the batch's load of an LPM table, if one runs: the table takes its entries (or,
+ * failing, none of them: `loaded` goes back to before the load). */
 static int end_load(struct ctl *c)
 {
 	const struct matcha_table_layout *tl = c->loading;
 	c->loading = NULL;
 	int rc = tl ? matcha_lpm_load_end(c->dev, tl->table) : 0;
-	return rc ? fail(c, rc, "loading table %s: %s", tl->name, matcha_last_error(c->dev)) : 0;
+	if (!rc)
+		return 0;
+	fail(c, rc, "loading table %s: %s", tl->name, matcha_last_error(c->dev));
+	c->loaded = c->load_base;
+	/* The table was empty when the load began: a clear ends the load whatever it wrote
+	 * (a load that wrote nothing is still under way, one that stopped half written is
+	 * refused). */
+	matcha_table_clear(c->dev, tl->table);
+	return rc;
 }
 
 int ctl_execute(struct ctl *c, const char *line)
@@ -1616,17 +1625,13 @@ int ctl_batch(struct ctl *c, FILE *in, const char *name)
 		char msg[sizeof c->error], load_msg[sizeof c->error] = "";
 		memcpy(msg, c->error, sizeof msg);
 		/* What a load took before the failing line goes in now. */
-		unsigned long before_load = c->load_base;
-		if (c->loading && end_load(c)) {
-			c->loaded = before_load;
+		if (end_load(c))
 			memcpy(load_msg, c->error, sizeof load_msg);
-		}
 		fail(c, rc, "%s:%lu: %s%s%s (%lu entr%s loaded before it)", name, lineno, msg,
 		     *load_msg ? "; " : "", load_msg, c->loaded, c->loaded == 1 ? "y" : "ies");
 	} else if ((rc = end_load(c))) {
 		char msg[sizeof c->error];
 		memcpy(msg, c->error, sizeof msg);
-		c->loaded = c->load_base;
 		fail(c, rc, "%s: %s (%lu entr%s loaded before it)", name, msg, c->loaded,
 		     c->loaded == 1 ? "y" : "ies");
 	}

@@ -396,7 +396,9 @@ int matcha_lpm_read(matcha_dev *dev, unsigned table, const uint8_t *prefix,
  * from the empty table until that one WRITE and from the whole table after it. A tree node
  * is written once, not several times a prefix. MATCHA_EEXIST from load_begin if the table
  * holds prefixes (add them one by one then), MATCHA_EINVAL if a load is under way;
- * matcha_table_clear ends a load with nothing written.
+ * matcha_table_clear ends a load with nothing written. If load_end fails before its first
+ * write (MATCHA_ENOMEM) the load goes on; if a write fails, the table is refused (every call
+ * but clear and info fails with that error) until matcha_table_clear.
  */
 int matcha_lpm_load_begin(matcha_dev *dev, unsigned table);
 int matcha_lpm_load_end(matcha_dev *dev, unsigned table);

@@ -411,6 +411,17 @@ int matcha_table_clear(matcha_dev *dev, unsigned table)
 	return 0;
 }
 
+int matcha_table_refuse(matcha_dev *dev, struct matcha_table *t, int rc)
+{
+	size_t len = strlen(dev->error) + 1;
+	free(t->refused);
+	if ((t->refused = malloc(len)))
+		memcpy(t->refused, dev->error, len);
+	else
+		rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory for the refusal of table %u", t->index);
+	return rc;
+}
+
 int matcha_tables_adopt(matcha_dev *dev)
 {
 	int first = 0;
@@ -429,14 +440,8 @@ int matcha_tables_adopt(matcha_dev *dev)
 			continue;
 		reset_shadow(dev, t);
 		/* What the hardware holds is refused; a failed access may pass on a retry. */
-		if (rc == MATCHA_EHW || rc == MATCHA_ELAYOUT) {
-			size_t len = strlen(dev->error) + 1;
-			if ((t->refused = malloc(len)))
-				memcpy(t->refused, dev->error, len);
-			else
-				rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory for the refusal of "
-						 "table %u", i);
-		}
+		if (rc == MATCHA_EHW || rc == MATCHA_ELAYOUT)
+			rc = matcha_table_refuse(dev, t, rc);
 		if (!first) {
 			first = rc;
 			memcpy(first_msg, dev->error, sizeof first_msg);

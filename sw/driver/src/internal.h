@@ -48,7 +48,8 @@ struct matcha_table {
 	 * Its count is carried[i] + the hardware count of i.
 	 */
 	struct matcha_counts *carried;
-	/* Why matcha_tables_adopt() refused the hardware's content (malloc'd), or NULL: every
+	/* Why the driver refuses the hardware's content (malloc'd: matcha_tables_adopt() found
+	 * what it could not have written, or an LPM load stopped half written), or NULL: every
 	 * call but clear and info fails with it until matcha_table_clear(). */
 	char *refused;
 };
@@ -91,6 +92,10 @@ int matcha_serial_open(matcha_dev *dev, const char *arg);
 /* Records the message of a failure and returns `err`. */
 int matcha_fail(matcha_dev *dev, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Refuses table t's hardware content with the device's last error (matcha_table.refused);
+ * returns `rc`, or MATCHA_ENOMEM if the message cannot be kept. */
+int matcha_table_refuse(matcha_dev *dev, struct matcha_table *t, int rc);
 
 /* A kind code's name as layout.json spells it (MATCHA_HW_KIND_NAMES: "exact", "lpm", ...),
  * "unknown" for a code without one. */

@@ -1102,7 +1102,8 @@ static size_t share_first(size_t count, size_t nodes, size_t j)
  * their first keys and ids, for the level above.
  */
 static int load_tree(matcha_dev *dev, struct matcha_table *t, load_key *bound,
-		     const uint32_t *answer, size_t m, load_key *row_key, uint32_t *row_id)
+		     const uint32_t *answer, size_t m, load_key *row_key, uint32_t *row_id,
+		     bool *wrote)
 {
 	struct lpm_tree *tree = shadow(t);
 	unsigned leaf = tree->levels - 1, fanout = tree->fanout, root = leaf;
@@ -1127,6 +1128,7 @@ static int load_tree(matcha_dev *dev, struct matcha_table *t, load_key *bound,
 	for (unsigned i = 1; i < tree->levels; i++)
 		old[i] = tree->level[i - 1].ptr[slot_at(tree, old[i - 1], 0)];
 
+	*wrote = true;
 	for (uint32_t r = 0; r < tree->results; r++)
 		if (prefix_find(t, prefix_at(t, r), tree->len[r]) == r &&
 		    ((rc = matcha_counter_zero(dev, t, r)) ||
@@ -1222,6 +1224,7 @@ int matcha_lpm_load_end(matcha_dev *dev, unsigned table)
 	struct load_prefix *pf = calloc(n ? n : 1, sizeof *pf);
 	load_key *bound = calloc(bounds, sizeof *bound), *row_key = calloc(bounds / tree->fanout + 1, sizeof *row_key);
 	uint32_t *answer = calloc(bounds, sizeof *answer), *row_id = calloc(bounds / tree->fanout + 1, sizeof *row_id);
+	bool wrote = false;
 	if (!pf || !bound || !row_key || !answer || !row_id) {
 		rc = matcha_fail(dev, MATCHA_ENOMEM, "no memory to load LPM table %u", table);
 	} else if (n) {
@@ -1233,15 +1236,19 @@ int matcha_lpm_load_end(matcha_dev *dev, unsigned table)
 				pf[k++].r = r;
 			}
 		size_t m = load_boundaries(t, pf, n, bound, answer);
-		rc = load_tree(dev, t, bound, answer, m, row_key, row_id);
+		rc = load_tree(dev, t, bound, answer, m, row_key, row_id, &wrote);
 	}
 	free(pf);
 	free(bound);
 	free(row_key);
 	free(answer);
 	free(row_id);
+	/* Nothing written: the load goes on, to end again or be cleared. Half written: the
+	 * hardware is neither table, and only a clear starts it over. */
+	if (rc && !wrote)
+		return rc;
 	stop_loading(tree);
-	return rc;
+	return rc ? matcha_table_refuse(dev, t, rc) : 0;
 }
 
 /* ------------------------------------------------------------------ walks, queries */

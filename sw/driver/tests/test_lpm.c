@@ -401,6 +401,12 @@ static void load_random(struct fake_dev *fd, matcha_dev *dev, struct rng *r, str
 		m->before[i] = MISS;
 		m->after[i] = ref_lookup(ref, m->probe[i]);
 	}
+	/* Every node off the empty tree's path (node 0 of each level, the device fresh) holds
+	 * all ones, a walk into it an error: a lookup reaching a node before it is written
+	 * fails the check, as zeros (pointing back at the path) would not. */
+	for (unsigned l = 0; l < ft->cfg.ways_or_levels; l++)
+		memset(ft->level[l] + FAKE_NODE_WORDS, 0xFF,
+		       (size_t)(ft->cfg.level_nodes[l] - 1) * FAKE_NODE_WORDS * sizeof(uint32_t));
 	unsigned long commands = fd->commands, zeros = ft->zeros, checks = m->checks;
 	m->last_commands = fd->commands;
 	fd->after_write = check_old_or_new;
@@ -624,7 +630,8 @@ void test_lpm_load_full_fanout_3_and_10(void)
  * What a load refuses: a table holding prefixes, a second begin, an end without a begin,
  * duplicates and a prefix past the table's size while loading, and every call on a loaded
  * prefix before the end; none of it writes the device. A clear ends a load with nothing
- * written, and an empty load leaves the table empty.
+ * written, and an empty load leaves the table empty. A load whose end fails half written
+ * leaves the table refused until a clear.
  */
 void test_lpm_load_refusals(void)
 {
@@ -669,6 +676,22 @@ void test_lpm_load_refusals(void)
 	CHECK(tree_empty(dev, fd, LPM32));
 	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 5));
 	CHECK(hw_lookup(fd, LPM32, ipv4(k, 10, 1, 2, 3)) == 5);
+
+	/* A bus error in the middle of the end: the table is refused until a clear. */
+	struct matcha_table_info info;
+	CHECK_OK(dev, matcha_table_info(dev, LPM32, &info));
+	CHECK_OK(dev, matcha_table_clear(dev, LPM32));
+	CHECK_OK(dev, matcha_lpm_load_begin(dev, LPM32));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 1, 0, 0, 16, 5));
+	fd->fail_read_addr = info.base + MATCHA_HW_WIN_STATUS;
+	CHECK_RC(dev, matcha_lpm_load_end(dev, LPM32), MATCHA_EIO);
+	fd->fail_read_addr = -1;
+	CHECK_RC(dev, ipv4_route_add(dev, LPM32, 10, 2, 0, 0, 16, 6), MATCHA_EHW);
+	CHECK_RC(dev, matcha_lpm_load_begin(dev, LPM32), MATCHA_EHW);
+	CHECK_OK(dev, matcha_table_clear(dev, LPM32));
+	CHECK(tree_empty(dev, fd, LPM32));
+	CHECK_OK(dev, ipv4_route_add(dev, LPM32, 10, 2, 0, 0, 16, 6));
+	CHECK(hw_lookup(fd, LPM32, ipv4(k, 10, 2, 0, 1)) == 6);
 	matcha_close(dev);
 	fake_free(fd);
 }
@@ -1203,8 +1226,9 @@ void test_lpm_bgp_table_fills_its_size(void)
 }
 
 /*
- * The real table loaded at once: all 32,768 prefixes added in a random order between
- * matcha_lpm_load_begin and matcha_lpm_load_end; after every write of the end, the ends of
+ * The real table loaded at once into a table emptied by deletes: all 32,768 prefixes added
+ * in a random order between matcha_lpm_load_begin and matcha_lpm_load_end; after every
+ * write of the end, the ends of
  * 4 sampled prefixes and the keys next to them answer as the empty table or as the
  * oracle; then every answer the oracle's and the tree in shape; then everything deleted
  * one by one, and the tree one slot a level again. (Loads followed by adds and deletes:
@@ -1228,6 +1252,11 @@ void test_lpm_bgp_table_loads_at_once(void)
 	bgp_oracle_init(&o, routes, n);
 	unsigned *order = bgp_shuffled(n, &r);
 	uint32_t next_id = 1;
+	/* A table emptied by deletes: its free nodes hold old words, its path is what the
+	 * merges left. */
+	bgp_add_some(dev, routes, order, n / 8, &next_id);
+	bgp_delete_some(dev, routes, order, n / 8);
+	CHECK(tree_empty(dev, fd, LPM32));
 	CHECK_OK(dev, matcha_lpm_load_begin(dev, LPM32));
 	bgp_add_some(dev, routes, order, n, &next_id);
 
