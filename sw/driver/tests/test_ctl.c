@@ -1267,7 +1267,8 @@ static bool routes_read_back(struct session *s, unsigned from, unsigned to)
  * takes 60 routes (of its 64) with a WRITE per result and per tree node (and a ZERO per
  * result, the table counting), where one by one takes several a route. Any other line
  * ends a run, and the next run into the now non-empty table adds one by one. A failing
- * line ends the batch with the run's lines before it loaded.
+ * line ends the batch with the run's lines before it loaded; a failing end of the load
+ * counts none of them.
  */
 void test_ctl_batch_loads_an_lpm_table_at_once(void)
 {
@@ -1308,6 +1309,18 @@ void test_ctl_batch_loads_an_lpm_table_at_once(void)
 	CHECK_MSG(strstr(s.c.error, "dup.txt:4: ") && strstr(s.c.error, "(3 entries loaded before it)"),
 		  "%s", s.c.error);
 	CHECK(routes_read_back(&s, 0, 3));
+
+	/* The load's end failing (a bus error): none of the run is counted as loaded. */
+	struct matcha_table_info info;
+	CHECK_OK(s.dev, matcha_table_info(s.dev, 1, &info));
+	CHECK_OK(s.dev, matcha_table_clear(s.dev, 1));
+	len = (size_t)snprintf(text, 1 << 16, "table_add l2_fwd forward 00:00:00:00:00:09 => 1\n");
+	emit_routes(text + len, (1 << 16) - len, 0, 3);
+	s.fd->fail_read_addr = info.base + MATCHA_HW_WIN_STATUS;
+	CHECK(run_batch(&s, text, "bus.txt") == MATCHA_EIO);
+	s.fd->fail_read_addr = -1;
+	CHECK_MSG(strstr(s.c.error, "bus.txt: loading table ipv4_lpm: ") &&
+		  strstr(s.c.error, "(1 entry loaded before it)"), "%s", s.c.error);
 	free(text);
 	session_close(&s);
 }
