@@ -185,7 +185,6 @@ def prepare(work, program, mappings, settings, inner_bytes, flow_count, passes, 
     return harness.write_captures(work, [(0, frames.frame(*f)) for f in sent_flows])
 
 
-
 def settle_clocks(layout):
     """Clocks from reset through the clear of every table in memory (the largest table's
     beats, its ports writing a beat a clock at once), and 10,000 more for its last writes
