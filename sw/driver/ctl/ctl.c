@@ -624,8 +624,7 @@ static int cmd_table_add(struct ctl *c, const struct ctl_command *command,
 		if (rc == 0) {
 			c->loading = tl;
 			c->load_base = c->loaded;
-		}
-		else if (rc != MATCHA_EEXIST) /* a table holding prefixes takes them one by one */
+		} else if (rc != MATCHA_EEXIST) /* a table holding prefixes takes them one by one */
 			return lib_fail(c, cmd, rc);
 	}
 	int nmatch = to - 3, nafter = a->n - to - 1;
