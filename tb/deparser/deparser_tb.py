@@ -48,6 +48,7 @@ class DeparserTb:
         self.phv_src.set_pause_generator(cocotb_util.pause_pattern(self.rng, phv_busy))
         self.src.set_pause_generator(cocotb_util.pause_pattern(self.rng, in_busy))
         self.sink.set_pause_generator(cocotb_util.pause_pattern(self.rng, out_busy))
+        self.out.busy = max(phv_busy, in_busy, out_busy)
 
     def random_gaps(self):
         self.gaps(*(self.rng.choice([0.0, 0.0, 0.2, 0.5, 0.8]) for _ in range(3)))

@@ -37,6 +37,7 @@ class PacketPathTb:
     def gaps(self, in_busy=0.0, out_busy=0.0):
         self.src.set_pause_generator(cocotb_util.pause_pattern(self.rng, in_busy))
         self.sink.set_pause_generator(cocotb_util.pause_pattern(self.rng, out_busy))
+        self.out.busy = max(in_busy, out_busy)
 
     def random_gaps(self):
         self.gaps(self.rng.choice([0.0, 0.1, 0.3, 0.6]), self.rng.choice([0.0, 0.1, 0.3, 0.6]))
