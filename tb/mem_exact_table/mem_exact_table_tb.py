@@ -3,6 +3,8 @@
 memory (matcha_mem_exact_table_narrow: the same on a memory of 128-bit beats, two a bucket) (32-bit keys, 16-bit action data, 1024 buckets of 4 entries), results 512 clocks
 after their key, behind an AXI4 master on a memory that answers reads 100 to 600 clocks
 late (tb/common/late_memory.py; its writes land at once, or later where a test says).
+matcha_mem_exact_table has an on-chip stash of 16 entries for keys whose bucket is full
+(4 ways of 4 slots, MEMX_WIN_STASH); the narrow one has none.
 
 The oracle is a dict of key -> (action, data, entry index). Entries are placed by
 `BucketWriter`, written from the generated contract (MEMX_*) and the hash of
@@ -57,28 +59,54 @@ def entry_bytes(key, action, data, valid=True):
     return bytes(b)
 
 
+STASH_BASE = index_of(BUCKETS, 0)
+
+
+def stash_index(key, stash, way):
+    """The window INDEX of `key`'s slot in `way` of a stash of `stash` entries: after the
+    buckets', way by way, each slot the on-chip exact table's hash (docs/tables.md)."""
+    per_way = stash // contract.MEMX_STASH_WAYS
+    return STASH_BASE + way * per_way + exact_index(key, KEY_BITS, way, per_way)
+
+
 class BucketWriter:
     """Places entries as a driver does: a key goes to its own slot when present, else to
-    the first free slot of its bucket; a full bucket refuses it. `table` is the oracle."""
+    the first free slot of its bucket, else (with `stash` entries on chip) to the first free
+    one of its stash slots, lowest way first; with no room it is refused. `table` is the
+    oracle."""
 
-    def __init__(self):
+    def __init__(self, stash=0):
+        self.stash = stash
         self.slots = {}  # bucket -> [key or None] * SLOTS
+        self.stashed = {}  # stash INDEX -> key
         self.table = {}  # key -> (action, data, index)
 
-    def place(self, key):
+    def place(self, key, use_stash=True):
         b = bucket_of(key)
         slots = self.slots.setdefault(b, [None] * SLOTS)
         if key in slots:
             return index_of(b, slots.index(key))
-        if None not in slots:
-            raise BucketFull(f"bucket {b} is full")
-        s = slots.index(None)
-        slots[s] = key
-        return index_of(b, s)
+        if key in self.stashed.values():
+            return next(i for i, k in self.stashed.items() if k == key)
+        if None in slots:
+            s = slots.index(None)
+            slots[s] = key
+            return index_of(b, s)
+        if use_stash and self.stash:
+            for way in range(contract.MEMX_STASH_WAYS):
+                i = stash_index(key, self.stash, way)
+                if i not in self.stashed:
+                    self.stashed[i] = key
+                    return i
+            raise BucketFull(f"bucket {b} is full, and so are the key's stash slots")
+        raise BucketFull(f"bucket {b} is full")
 
     def remove(self, key):
         action, data, index = self.table.pop(key)
-        self.slots[index >> contract.MEMX_INDEX_SLOT_BITS][index & 0xF] = None
+        if index >= STASH_BASE:
+            del self.stashed[index]
+        else:
+            self.slots[index >> contract.MEMX_INDEX_SLOT_BITS][index & 0xF] = None
         return index
 
     def lookup(self, key):
@@ -94,7 +122,8 @@ class MemExactTb(AxiLiteRegisters):
         cocotb_util.quiet_cocotbext(dut, ("s_axil", "m_axi"))
         self.cycles = cocotb_util.CycleCounter(dut)
         self.memory = None
-        self.writer = BucketWriter()
+        self.writer = None
+        self.stash = 0
         self.results = []
 
     async def start(self, latency=100, write_latency=0, write_busy=0.0):
@@ -113,6 +142,8 @@ class MemExactTb(AxiLiteRegisters):
             await ClockCycles(self.dut.clk, 100)
         else:
             raise AssertionError("the CLEAR after reset never ended")
+        self.stash = await self.read32(BASE + contract.MEMX_WIN_STASH)
+        self.writer = BucketWriter(self.stash)
 
     async def write_words(self, offset, value, bits):
         for w in range((bits + 31) // 32):
@@ -146,8 +177,9 @@ class MemExactTb(AxiLiteRegisters):
         await self.write_entry(self.writer.remove(key), key, action, data, valid=False)
 
     def poke(self, key, action, data):
-        """Adds `key` straight into the memory (the layout of the contract)."""
-        index = self.writer.place(key)
+        """Adds `key` straight into the memory (the layout of the contract); a full bucket
+        refuses it."""
+        index = self.writer.place(key, use_stash=False)
         b, s = index >> contract.MEMX_INDEX_SLOT_BITS, index & 0xF
         self.memory.mem.write(b * BUCKET_BYTES + s * ENTRY_BYTES, entry_bytes(key, action, data))
         self.writer.table[key] = (action, data, index)
@@ -431,15 +463,34 @@ async def test_late_writes_racing_lookups(dut):
                                 write_busy=0.3, lookups=6000)
 
 
-async def writes_racing_lookups(dut, name, write_latency=0, write_busy=0.0, lookups=2000):
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_stash_writes_racing_lookups(dut):
+    """test_writes_racing_lookups with the key in the stash (its bucket full of others, the
+    neighbour one of them): every result is a state the stash entry had while the lookup
+    was in flight, its answer waiting on chip for the bucket's read."""
+    await writes_racing_lookups(dut, "stash_writes_racing_lookups", in_stash=True)
+
+
+async def writes_racing_lookups(dut, name, write_latency=0, write_busy=0.0, lookups=2000,
+                                in_stash=False):
     rng, _ = cocotb_util.test_rng(dut, name)
     tb = MemExactTb(dut, rng)
     await tb.start(latency=120, write_latency=write_latency, write_busy=write_busy)
+    if in_stash and not tb.stash:
+        dut._log.info("no stash in this model")
+        return
     tb.memory.jitter = 40
     bucket = rng.randrange(BUCKETS)
-    key, neighbour = keys_in_bucket(rng, bucket, 2)
-    await tb.insert(neighbour, 0x11, 0x2222)
+    if in_stash:
+        *others, key = keys_in_bucket(rng, bucket, SLOTS + 1)
+        for k in others:
+            tb.poke(k, 0x11, 0x2222)
+        neighbour = others[-1]
+    else:
+        key, neighbour = keys_in_bucket(rng, bucket, 2)
+        await tb.insert(neighbour, 0x11, 0x2222)
     await tb.insert(key, 0, 0)
+    assert (tb.writer.table[key][2] >= STASH_BASE) == in_stash
     index = tb.writer.table[key][2]
     history = [(0, (True, 0, 0, index))]  # (clock from which, what a lookup of key answers)
     stop = False
@@ -525,8 +576,9 @@ async def test_reads_racing_lookups(dut):
 
 @cocotb.test(timeout_time=5, timeout_unit="ms")
 async def test_bucket_full_refused(dut):
-    """A bucket's SLOTS entries taken: the writer refuses another key of that bucket, the
-    table still answers the others; after a delete the key fits."""
+    """A bucket's SLOTS entries taken: another key of that bucket is refused, or with a
+    stash goes there; the table answers them all; after a delete in the bucket the key
+    fits there (a stashed one is deleted from the stash and added again)."""
     rng, _ = cocotb_util.test_rng(dut, "bucket_full_refused")
     tb = MemExactTb(dut, rng)
     await tb.start(latency=100)
@@ -535,12 +587,14 @@ async def test_bucket_full_refused(dut):
     for i, k in enumerate(same[:SLOTS]):
         assert await tb.insert(k, i + 1, k & 0xFFFF) == index_of(bucket, i)
     try:
-        await tb.insert(same[SLOTS], 9, 9)
-        raise AssertionError("a key went into a full bucket")
+        index = await tb.insert(same[SLOTS], 9, 9)
+        assert tb.stash and index >= STASH_BASE, f"a key went into a full bucket ({index:#x})"
     except BucketFull:
-        pass
+        assert not tb.stash
     await tb.lookups(same + same[::-1])
     await tb.delete(same[1])
+    if tb.stash:
+        await tb.delete(same[SLOTS])
     assert await tb.insert(same[SLOTS], 9, 9) == index_of(bucket, 1)
     await tb.lookups(same)
 
@@ -563,7 +617,7 @@ async def test_window(dut):
     assert await tb.read_words(contract.WIN_KEY, KEY_BITS) == k
     assert await tb.read_words(contract.WIN_DATA, DATA_BITS) == 0xBEEF
     assert await tb.read32(BASE + contract.WIN_FLAGS) == drv.flags_word(0x5A)
-    for bad in (index_of(0, SLOTS), index_of(BUCKETS, 0)):
+    for bad in (index_of(0, SLOTS), STASH_BASE + tb.stash):
         assert await tb.command(contract.CMD_WRITE, bad) == contract.STATUS_ERROR_INDEX_RANGE
     others = [await tb.insert(rand_key(rng), 1, 2) for _ in range(5)]
     assert len(others) == 5
@@ -574,5 +628,81 @@ async def test_window(dut):
     assert await tb.read_words(contract.WIN_MISSES, 64) == len(looked) - hits
     assert await tb.command(contract.CMD_CLEAR) == 0
     assert not any(tb.memory.mem.read(0, BUCKETS * BUCKET_BYTES))
-    tb.writer = BucketWriter()
+    tb.writer = BucketWriter(tb.stash)
     await tb.lookups(looked[:20])
+
+
+@cocotb.test(timeout_time=5, timeout_unit="ms")
+async def test_stash_holds_full_buckets_keys(dut):
+    """Keys of full buckets go to the stash until its slots are taken, then are refused;
+    lookups of keys in buckets, in the stash, refused and absent answer as the oracle,
+    a stash hit with its stash INDEX, and count as hits; deletes and re-adds in the stash;
+    a READ of a stash entry; the INDEX just past the stash refused; a stash key whose
+    bucket comes back late is late; CLEAR empties the stash. On the model without a stash
+    (MEMX_WIN_STASH 0) the INDEX after the buckets is refused."""
+    rng, _ = cocotb_util.test_rng(dut, "stash_holds_full_buckets_keys")
+    tb = MemExactTb(dut, rng)
+    await tb.start(latency=200)
+    if not tb.stash:
+        assert await tb.command(contract.CMD_READ, STASH_BASE) == contract.STATUS_ERROR_INDEX_RANGE
+        return
+    assert tb.stash == 16
+    tb.memory.jitter = 50
+    full = rng.sample(range(BUCKETS), 12)
+    for b in full:
+        for k in keys_in_bucket(rng, b, SLOTS):
+            tb.poke(k, rng.randrange(256), rng.getrandbits(DATA_BITS))
+    # Until the stash is half full and a key has found no room there. (Keys of one bucket
+    # share the stash slot of way 0, and of way 1 where the buckets take CRC bits 16 and
+    # up: the hash is the on-chip exact table's. Not every slot may be reachable.)
+    stashed, refused = [], []
+    for _ in range(4000):
+        if refused and 2 * len(stashed) >= tb.stash:
+            break
+        k = keys_in_bucket(rng, rng.choice(full), 1, exclude=tb.writer.table)[0]
+        if k in refused:
+            continue
+        try:
+            index = await tb.insert(k, rng.randrange(256), rng.getrandbits(DATA_BITS))
+        except BucketFull:
+            refused.append(k)
+            continue
+        assert STASH_BASE <= index < STASH_BASE + tb.stash
+        stashed.append(k)
+    else:
+        raise AssertionError(f"{len(stashed)} keys stashed, {len(refused)} refused")
+    in_memory = [k for k in tb.writer.table if k not in stashed]
+    looked = stashed + rng.sample(in_memory, 16) + refused[:16] + absent_keys(tb, rng, 16)
+    rng.shuffle(looked)
+    out = await tb.lookups(looked + looked[::-1])
+    assert not any(r[1] for r in out), "late results"
+    assert sum(r[2] and r[5] >= STASH_BASE for r in out) == 2 * len(stashed)
+    hits = 2 * sum(tb.writer.lookup(k)[0] for k in looked)
+    assert await tb.read_words(contract.WIN_HITS, 64) == hits
+    # A READ of a stash entry; the INDEX past the stash.
+    k = stashed[0]
+    action, data, index = tb.writer.table[k]
+    assert await tb.command(contract.CMD_READ, index) == 0
+    assert await tb.read_words(contract.WIN_KEY, KEY_BITS) == k
+    assert await tb.read_words(contract.WIN_DATA, DATA_BITS) == data
+    assert await tb.read32(BASE + contract.WIN_FLAGS) == drv.flags_word(action)
+    assert await tb.command(contract.CMD_READ, STASH_BASE + tb.stash) == contract.STATUS_ERROR_INDEX_RANGE
+    # Deletes and re-adds: the freed stash slots take keys again.
+    for k in stashed[:4]:
+        await tb.delete(k)
+    for k in stashed[:4]:
+        await tb.insert(k, 0x77, rng.getrandbits(DATA_BITS))
+    await tb.lookups(stashed + refused[:8])
+    # Late stays late: the stash does not answer for a bucket that came back too late.
+    tb.memory.latency = LATENCY + 100
+    late_before = await tb.late_count()
+    out = await tb.lookups(stashed[:8])
+    assert all(r[1] for r in out), "a stash key answered though its bucket came back late"
+    assert await tb.late_count() == late_before + 8
+    tb.memory.latency = 200
+    # CLEAR: nothing left, in memory or in the stash.
+    assert await tb.command(contract.CMD_CLEAR) == 0
+    tb.writer = BucketWriter(tb.stash)
+    assert await tb.command(contract.CMD_READ, STASH_BASE + tb.stash - 1) == 0
+    assert not await tb.read32(BASE + contract.WIN_FLAGS) & contract.FLAGS_VALID
+    await tb.lookups(stashed)

@@ -280,8 +280,9 @@ object Generate {
     () => new table.MeterTableUnit(table.MeterTableConfig(meters = 256)),
     () => new table.MeterTableUnit(table.MeterTableConfig(meters = 16, timestampWidth = 10, tickClocks = 3),
       "matcha_meter_small_table"),
+    // With a stash of 16 keys (4 ways of 4 slots), so that a test can fill it.
     () => new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,
-      buckets = 1024, latency = 512)),
+      buckets = 1024, latency = 512, stash = 16)),
     // The same table on a memory of half its beat, as an HBM pseudo-channel's 256 bits
     // against a 64-byte bucket.
     () => new table.MemExactTableUnit(table.MemExactTableConfig(keyWidth = 32, dataWidth = 16,

@@ -207,10 +207,11 @@ object MatchKind {
   * `m_axi_<table>` port), from `baseAddress` on; results `latency` clocks after the key,
   * for a memory that answers in `memoryLatency` clocks with up to `outstanding` reads out.
   * A lookup whose bucket does not come back in time punts the frame with `lateReason`.
-  * An LPM table's levels in memory take a node a beat (`bucketBeats` 1). */
+  * An LPM table's levels in memory take a node a beat (`bucketBeats` 1). `stash`: a
+  * mem_exact table's on-chip entries for keys whose bucket is full (MemExactTableConfig). */
 case class TableMemory(lateReason: Int, latency: Int = 512, memoryLatency: Int = 320,
     axi: spinal.lib.bus.amba4.axi.Axi4Config = matcha.table.MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0,
-    outstanding: Int = 512, bucketBeats: Int = 1) {
+    outstanding: Int = 512, bucketBeats: Int = 1, stash: Int = 0) {
   require(lateReason >= 0x10 && lateReason < 256, "late reasons are 0x10..0xff (parse errors own 1..15)")
   require(bucketBeats >= 1 && isPow2(bucketBeats), "a bucket is a power of two of the port's beats")
   /** The bus the table itself sees: a bucket a beat. */
@@ -363,6 +364,7 @@ case class TableSpec(
   require(memory.isDefined == (kind == MatchKind.MemExact || lpmMemoryLevels > 0),
     s"table $name: a memory port is for a mem_exact table, which needs one, or an LPM table with levels in memory")
   require(lpmMemoryLevels == 0 || kind == MatchKind.Lpm, s"table $name: only an LPM table has levels in memory")
+  require(memory.forall(_.stash == 0) || kind == MatchKind.MemExact, s"table $name: only a mem_exact table has a stash")
   require(memory.isEmpty || !counters, s"table $name: a memory-backed table has no per-entry counters")
   def dataWidth: Int = actions.map(_.dataWidth).max max 1
   def entries: Int = promised.getOrElse(size)
@@ -493,6 +495,7 @@ object Programs {
       case None => (MatchKind.Exact, scale.exactSlots(scale.mappings), Some(scale.mappings))
       case Some(m) => (MatchKind.MemExact, slots(m, MappingBytes) * ((1 << log2Up(scale.mappings)) * 128 / m.bucketBytes), None)
     }
+    val mappingMem = mappingMemory.map(_.copy(stash = mappingStash(scale.mappings)))
     // In memory, 32 bytes of buckets a session.
     val sessions = sessionMemory.map(m => slots(m.table, SessionBytes) * (scale.sessions * 32 / m.table.bucketBytes))
       .getOrElse(scale.sessions)
@@ -580,7 +583,7 @@ object Programs {
           Action("drop_yellow", ops = Seq(Op.Drop(PolicedYellow)))),
         default = "pass", counters = false),
       TableSpec("mapping", mappingKind, Seq(KeyField("meta.dstVnet"), KeyField("hdr.inner_ipv4.dst")), size = mappingSize,
-        promised = mappingPromise, memory = mappingMemory, counters = mappingMemory.isEmpty,
+        promised = mappingPromise, memory = mappingMem, counters = mappingMemory.isEmpty,
         applyIf = Seq("meta.routed", live),
         actions = Seq(
           Action("set_mapping", Seq(Param("underlay_ip", 32), Param("overlay_dmac", 48)), Seq(
@@ -715,6 +718,11 @@ object Overlay {
     * AXI_HBM_ADDR_WIDTH 33 on the U280 and U50). */
   val MappingMemory = TableMemory(lateReason = MappingLate, axi = spinal.lib.bus.amba4.axi.Axi4Config(addressWidth = 31,
     dataWidth = 512, idWidth = MemoryIdWidth, useRegion = false), baseAddress = MemoryRegions("mapping"), bucketBeats = 2)
+  /** The on-chip stash of a mapping table in memory for `mappings` mappings: 4 ways of
+    * 2^-14 of them each (at least 4): 0.024 % of them, where the buckets refuse 0.009 %
+    * (bench/results/mapping_load.md), so that the stash stays under half full (docs/tables.md,
+    * "The stash"). */
+  def mappingStash(mappings: Int): Int = 4 * ((1 << log2Up(mappings)) >> 14).max(4)
   /** A mapping's bytes in memory: flags and action, VNET and address, underlay address and
     * MAC (docs/tables.md, "Layout and hash"). */
   val MappingBytes = 2 + 6 + 10

@@ -59,25 +59,34 @@ class ExactTable(c: ExactTableConfig) extends Area with MatchUnit {
   }
   result << matched.out.stage()
 
-  /** Connects the table to its control window: WRITE/READ at `way * slots + slot`, CLEAR
-    * walks every slot of every way. */
   /** The table's descriptor (kind 1) and control window on `bus`. */
   def addWindow(bus: ControlBus, name: String, features: WindowFeatures): TableWindow =
     bus.addTable(name, TableKind.Exact, c.keyWidth, c.size, c.dataWidth, c.ways, c.latency, features = features)
 
-  def attach(window: TableWindow): Unit = new Area {
-    val cmd = window.commands
+  def attach(window: TableWindow): Unit = {
+    val ctl = control(window.commands, window.commands.index)
+    window.done := ctl.done
+    window.readBack := ctl.readBack
+    window.hit := result.valid && result.hit
+    window.miss := result.valid && !result.hit
+  }
+
+  /** The table's side of a control window's commands `cmd`: WRITE/READ at `index` (way *
+    * slots + slot), CLEAR walks every slot of every way; `done` pulses when one has
+    * finished, `readBack` gives a READ's entry. A memory-backed exact table drives its
+    * stash with the commands of its own window that address it (MemExactTable). */
+  def control(cmd: Flow[TableCommand], index: UInt): TableControl = new TableControl(cmd.payload.keyWidth, cmd.payload.dataWidth) {
     val port = Reg(UInt(slotBits bits)) init 0
     val clearing = Reg(Bool()) init False
     val readPending = RegInit(False)
     val readWay = Reg(UInt(log2Up(c.ways) bits))
-    val way = cmd.index(slotBits, log2Up(c.ways) bits)
-    val slot = cmd.index(0, slotBits bits)
+    val way = index(slotBits, log2Up(c.ways) bits)
+    val slot = index(0, slotBits bits)
     val entry = ExactEntry(c)
     entry.valid := cmd.entry.valid
     entry.key := cmd.entry.key
     entry.actionId := cmd.entry.actionId
-    entry.data := cmd.entry.data
+    entry.data := cmd.entry.data.resized
     val empty = ExactEntry(c)
     empty.assignFromBits(B(0, empty.getBitsWidth bits))
 
@@ -92,31 +101,36 @@ class ExactTable(c: ExactTableConfig) extends Area with MatchUnit {
         write = clearing || writing
       )
     }
-    window.done := False
-    window.readBack.valid := readPending
+    done := False
+    readBack.valid := readPending
     val chosen = Vec(readData)(readWay)
-    window.readBack.payload.valid := chosen.valid
-    window.readBack.actionId := chosen.actionId
-    window.readBack.key := chosen.key
-    window.readBack.mask := 0
-    window.readBack.priority := 0
-    window.readBack.data := chosen.data
+    readBack.payload.valid := chosen.valid
+    readBack.actionId := chosen.actionId
+    readBack.key := chosen.key
+    readBack.mask := 0
+    readBack.priority := 0
+    readBack.data := chosen.data.resized
     readPending := False
     when(cmd.valid) {
       switch(cmd.op) {
-        is(TableOp.write) { window.done := True }
+        is(TableOp.write) { done := True }
         is(TableOp.read) { readPending := True; readWay := way }
         is(TableOp.clear) { clearing := True; port := 0 }
       }
     }
-    when(readPending) { window.done := True }
+    when(readPending) { done := True }
     when(clearing) {
       port := port + 1
-      when(port === c.slots - 1) { clearing := False; window.done := True }
+      when(port === c.slots - 1) { clearing := False; done := True }
     }
-    window.hit := result.valid && result.hit
-    window.miss := result.valid && !result.hit
   }
+}
+
+/** What a table's side of its window commands answers: `done` when a command has finished,
+  * `readBack` a READ's entry. */
+class TableControl(keyWidth: Int, dataWidth: Int) extends Area {
+  val done = Bool()
+  val readBack = Flow(StagedEntry(keyWidth, dataWidth))
 }
 
 /** Exact tables in a program: `size` entries in `ways` ways (TableSpec.ways). */

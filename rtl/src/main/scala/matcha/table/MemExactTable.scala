@@ -19,7 +19,9 @@ object MemExactEncoding extends matcha.ContractGroup("MEMX_", "Memory-backed exa
   val ActionByte = const("ENTRY_ACTION_BYTE", 1, "byte of the action id")
   val KeyByte = const("ENTRY_KEY_BYTE", 2, "the key from here, little-endian, then the action data, little-endian")
   val Late = const("WIN_LATE", WindowRegister.End, "64 bits: lookups whose bucket was not back in time (reading the low word latches the high word)")
-  val WindowEnd = const("WIN_END", WindowRegister.End + 8, "the first offset past the window's registers")
+  val Stash = const("WIN_STASH", WindowRegister.End + 8, "read-only: the entries of the table's on-chip stash, 0 if it has none")
+  val StashWays = const("STASH_WAYS", 4, "ways of the stash, an on-chip exact table: its INDEX after the buckets' is way * (stash entries / STASH_WAYS) + slot")
+  val WindowEnd = const("WIN_END", WindowRegister.End + 12, "the first offset past the window's registers")
 }
 
 /** Where a bucket of `beats` beats of the memory port (`bucketBytes` in all) holds its
@@ -43,10 +45,12 @@ case class BucketLayout(bucketBytes: Int, beats: Int, entryBytes: Int) {
   * (`MemoryReadPath.MinLatency`), so that after the port held reads back, the lookups behind them are in
   * time again. `outstanding`: memory reads in flight at most (one a clock needs as many
   * as the memory's latency in clocks). `answerClocks`: clocks the port takes to bring a
-  * bucket back at most (its beats, on a memory of narrower beats). */
+  * bucket back at most (its beats, on a memory of narrower beats). `stash`: entries of an
+  * on-chip exact table for keys whose bucket is full, looked up beside the bucket (0: none;
+  * docs/tables.md, "The stash"). */
 case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, latency: Int = 512, memoryLatency: Int = 320,
     axi: Axi4Config = MemExactTableConfig.corundumAxi, baseAddress: BigInt = 0, outstanding: Int = 512,
-    answerClocks: Int = 1) {
+    answerClocks: Int = 1, stash: Int = 0) {
   def keyBytes: Int = (keyWidth + 7) / 8
   def dataBytes: Int = (dataWidth + 7) / 8
   def entryBytes: Int = MemExactEncoding.KeyByte + keyBytes + dataBytes
@@ -55,7 +59,10 @@ case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, late
   def layout: BucketLayout = BucketLayout(bucketBytes, answerClocks, entryBytes)
   def slots: Int = layout.slots
   def bucketBits: Int = log2Up(buckets)
-  def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits
+  /** The window INDEX of the stash's first entry: the one after the last bucket's. */
+  def stashBase: BigInt = BigInt(buckets) << MemExactEncoding.SlotBits
+  def indexWidth: Int = bucketBits + MemExactEncoding.SlotBits + (if (stash > 0) 1 else 0)
+  /** The entries in memory (the descriptor's size); the stash's are besides them. */
   def entries: Int = buckets * slots
   val timing = MemoryTiming(latency, memoryLatency, outstanding, answerClocks)
   require(slots >= 1, s"an entry of $entryBytes bytes does not fit a $bucketBytes-byte bucket")
@@ -64,6 +71,9 @@ case class MemExactTableConfig(keyWidth: Int, dataWidth: Int, buckets: Int, late
   require(baseAddress % (BigInt(buckets) * bucketBytes) == 0, "the table's memory: aligned to its size")
   require(baseAddress + BigInt(buckets) * bucketBytes <= (BigInt(1) << axi.addressWidth), "the table's memory: inside the address space")
   require(axi.idWidth >= 1, "lookups and the window's reads need two read ids")
+  require(stash == 0 || (stash % MemExactEncoding.StashWays == 0 && isPow2(stash / MemExactEncoding.StashWays) &&
+    stash / MemExactEncoding.StashWays <= 65536), s"stash: 0, or ${MemExactEncoding.StashWays} ways of a power of two entries (at most 65536) each")
+  require(stashBase + stash <= (BigInt(1) << 32), "the stash's INDEX: inside the window's 32 bits")
 }
 
 object MemExactTableConfig {
@@ -159,15 +169,38 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     a.hit := hits.reduce(_ || _)
     a.actionId := entry.actionId
     a.actionData := entry.data
-    a.entryIndex := (beat.op.bucket @@ OHToUInt(first).resize(MemExactEncoding.SlotBits))
+    a.entryIndex := (beat.op.bucket @@ OHToUInt(first).resize(MemExactEncoding.SlotBits)).resized
     path.answer(beat.valid && beat.okay && beat.inTime, beat.op.stamp, a)
   }
 
+  /** The stash: an on-chip cuckoo table (ExactTable) of the keys the driver found no room
+    * for in their bucket, looked up with the key as it enters. Its answer waits in a queue
+    * for the clock in which the lookup's result leaves (it comes 3 clocks after the key,
+    * the result `latency` clocks after it, and both keep the order of the keys). A key is
+    * in its bucket or in the stash, never in both (the driver's placement); a late lookup
+    * stays late whatever the stash holds, so that its result never depends on where the
+    * driver put its key. */
+  val stash = (c.stash > 0) generate new Area {
+    val table = new ExactTable(ExactTableConfig(c.keyWidth, c.dataWidth, c.stash, MemExactEncoding.StashWays))
+    table.lookup << lookup
+    val answers = StreamFifo(LookupResult(c.dataWidth, log2Up(c.stash)), c.timing.inFlight)
+    answers.io.push << table.result.toStream
+    answers.io.pop.ready := path.due.now
+    val due = RegNext(answers.io.pop.payload)
+  }
+
+  val inMemory = !path.due.late && path.due.answer.hit
+  val inStash = if (c.stash > 0) !path.due.late && stash.due.hit else False
   result.valid := path.due.valid
-  result.hit := !path.due.late && path.due.answer.hit
+  result.hit := inMemory || inStash
   result.actionId := path.due.answer.actionId
   result.actionData := path.due.answer.actionData
   result.entryIndex := path.due.answer.entryIndex
+  if (c.stash > 0) when(!inMemory) {
+    result.actionId := stash.due.actionId
+    result.actionData := stash.due.actionData
+    result.entryIndex := (U(c.stashBase, c.indexWidth bits) | stash.due.entryIndex.resized)
+  }
   isLate := path.due.late
   lateEvent := result.valid && isLate
 
@@ -191,10 +224,12 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
   def addWindow(bus: ControlBus, name: String, features: WindowFeatures = WindowFeatures()): TableWindow = {
     require(!features.counters, s"table $name: a memory-backed table has no per-entry counters")
     val w = bus.addTable(name, TableKind.MemExact, c.keyWidth, c.entries, c.dataWidth, c.slots, c.latency, c.entryBytes,
-      indexValid = Some((i: UInt) => i < (BigInt(c.buckets) << MemExactEncoding.SlotBits) && i(0, MemExactEncoding.SlotBits bits) < c.slots),
+      indexValid = Some((i: UInt) => (i < c.stashBase && i(0, MemExactEncoding.SlotBits bits) < c.slots) ||
+        (i >= c.stashBase && i < c.stashBase + c.stash)),
       features = features)
     w.addRegisters(MemExactEncoding.Late, MemExactEncoding.WindowEnd)
     w.counter64(lateEvent, MemExactEncoding.Late)
+    w.bus.read(U(c.stash, 32 bits), w.base + MemExactEncoding.Stash)
     w
   }
 
@@ -212,8 +247,21 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     val strbs = Vec((0 until c.slots).map(s => B(c.layout.strobes(s), c.bucketBytes bits)))
     val slotIndex = slot.resize(log2Up(c.slots))
 
-    window.done := False
-    when(cmd.valid) {
+    /** Commands at the stash's INDEX go to it, a CLEAR to both; the window's command ends
+      * when both have finished it. */
+    val toStash = if (c.stash > 0) cmd.index >= c.stashBase && cmd.op =/= TableOp.clear else False
+    val stashClearing = if (c.stash > 0) RegInit(False) else False
+    val stashSide = (c.stash > 0) generate new Area {
+      val commands = cmd.takeWhen(toStash || cmd.op === TableOp.clear)
+      val ctl = stash.table.control(commands, (cmd.index - c.stashBase).resize(log2Up(c.stash)))
+      when(commands.valid && commands.op === TableOp.clear) { stashClearing := True }
+      when(ctl.done) { stashClearing := False }
+    }
+    val memoryDone = Bool()
+    memoryDone := False
+    window.done := memoryDone
+    if (c.stash > 0) when(stashSide.ctl.done && !stashClearing) { window.done := True }
+    when(cmd.valid && !toStash) {
       switch(cmd.op) {
         is(TableOp.write) {
           beats.write(bucketAddress(bucket), placed(slotIndex), strbs(slotIndex))
@@ -240,15 +288,15 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
       clearBucket := clearBucket + 1
       when(clearBucket === c.buckets - 1) { clearing := False }
     }
-    when(writing && answeredWrites === writes) {
+    when(writing && answeredWrites === writes && !stashClearing) {
       writing := False
-      window.done := True
+      memoryDone := True
     }
 
     val read = Vec((0 until c.slots).map(decode(beats.readData, _)))(readSlot.resize(log2Up(c.slots)))
     when(beats.readBack) {
       reading := False
-      window.done := True
+      memoryDone := True
     }
     window.readBack.valid := beats.readBack
     window.readBack.payload.valid := read.valid
@@ -257,6 +305,7 @@ class MemExactTable(val c: MemExactTableConfig) extends Area with MatchUnit {
     window.readBack.mask := 0
     window.readBack.priority := 0
     window.readBack.data := read.data
+    if (c.stash > 0) when(stashSide.ctl.readBack.valid) { window.readBack := stashSide.ctl.readBack }
     window.hit := result.valid && !isLate && result.hit
     window.miss := result.valid && !isLate && !result.hit
   }
@@ -300,7 +349,7 @@ object MemExactKind extends MatchKind(TableKind.MemExact) {
   def config(t: TableSpec, keyWidth: Int): MemExactTableConfig = {
     val m = t.memory.get
     def sized(buckets: Int) = MemExactTableConfig(keyWidth, t.dataWidth, buckets, m.latency, m.memoryLatency, m.bucketAxi,
-      m.baseAddress, m.outstanding, m.bucketBeats)
+      m.baseAddress, m.outstanding, m.bucketBeats, m.stash)
     val slots = sized(1).slots
     require(t.size % slots == 0 && isPow2(t.size / slots),
       s"table ${t.name}: $slots entries a bucket, so its size is a power of two times $slots")
@@ -309,5 +358,5 @@ object MemExactKind extends MatchKind(TableKind.MemExact) {
   def latency(t: TableSpec, keyWidth: Int): Int = config(t, keyWidth).latency
   def unit(t: TableSpec, keyWidth: Int): MatchUnit = new MemExactTable(config(t, keyWidth))
   override def json(t: TableSpec): Seq[(String, ujson.Value)] =
-    Seq("memory" -> matcha.program.ProgramJson.memoryJson(t.name, 1, t.memory.get))
+    Seq("memory" -> matcha.program.ProgramJson.memoryJson(t.name, 1, t.memory.get), "stash" -> ujson.Num(t.memory.get.stash))
 }
