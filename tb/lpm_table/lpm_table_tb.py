@@ -412,7 +412,7 @@ async def test_open(dut):
     reads = [g for g in drv.commands(tb.open_writes) if g[-1].value == contract.CMD_READ]
     assert reads, "the driver made no capacity probes"
     assert any(g[-1].error == contract.STATUS_ERROR_INDEX_RANGE for g in reads)
-    assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
+    assert tb.dev.version() == contract.INFO_VERSION_VALUE and tb.dev.table_count() == 1
     info = tb.dev.table_info(TABLE)
     assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.levels,
             info.latency, info.prefix_store) == (d.code, d.key_bits, d.size, d.data_bits,

@@ -7,8 +7,9 @@ read every 4, one slower than the tables, and the 512-bit build (the Corundum ca
 its routes on chip), in make soak.
 
 The mappings are placed where they are hard for the table: full buckets (every entry of a
-bucket taken, each by a WRITE whose strobes must leave its neighbours alone) and one more
-destination in each full bucket without a mapping of its own. A key's bucket is the low
+bucket taken, each by a WRITE whose strobes must leave its neighbours alone), one mapping
+more in each, which the driver puts in the table's on-chip stash (docs/tables.md, "The
+stash"), and one more destination in each without a mapping of its own. A key's bucket is the low
 bits of its CRC-64 (tb/model/hashing.py, written from the CRC's definition). The oracle is
 the program model holding the same tables file: every output, drop and punt and the
 summary's counts must be its.
@@ -46,7 +47,8 @@ SCATTERED = 24
 
 def placement(mapping, rng):
     """(mapped, unmapped) destinations of VNET: FULL_BUCKETS buckets with every entry
-    mapped and one more destination each left unmapped, SCATTERED mappings in other
+    mapped, one mapping more each (in the stash) and one more destination each left
+    unmapped, SCATTERED mappings in other
     buckets (at most one a bucket), and as many unmapped destinations in empty buckets."""
     slots = descriptor_of(mapping.desc).geometry
     buckets = mapping.size // slots
@@ -55,13 +57,13 @@ def placement(mapping, rng):
         return exact_index(mapping.key(dstVnet=VNET, dst=d), mapping.key_width, 0, buckets)
 
     seen = {}
-    while sum(len(ds) > slots for ds in seen.values()) < FULL_BUCKETS:
+    while sum(len(ds) > slots + 1 for ds in seen.values()) < FULL_BUCKETS:
         d = int(NET.network_address) + rng.randrange(NET.num_addresses)
         if d not in seen.setdefault(bucket(d), []):
             seen[bucket(d)].append(d)
-    full = [ds[:slots + 1] for ds in seen.values() if len(ds) > slots][:FULL_BUCKETS]
-    mapped = [d for ds in full for d in ds[:slots]]
-    unmapped = [ds[slots] for ds in full]
+    full = [ds[:slots + 2] for ds in seen.values() if len(ds) > slots + 1][:FULL_BUCKETS]
+    mapped = [d for ds in full for d in ds[:slots + 1]]
+    unmapped = [ds[slots + 1] for ds in full]
     taken = {bucket(d) for ds in full for d in ds}
     for group in (mapped, unmapped):
         for _ in range(SCATTERED):

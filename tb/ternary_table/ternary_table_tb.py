@@ -399,7 +399,7 @@ async def test_open(dut):
     tb = TernaryTableTb(dut)
     await tb.start()
     d = tb.desc
-    assert tb.dev.version() == 0x00010000 and tb.dev.table_count() == 1
+    assert tb.dev.version() == contract.INFO_VERSION_VALUE and tb.dev.table_count() == 1
     info = tb.dev.table_info(TABLE)
     assert (info.kind, info.key_bits, info.size, info.data_bits, info.base, info.ways,
             info.levels, info.latency) == (contract.KIND_TERNARY, d.key_bits, d.size, d.data_bits,

@@ -4,7 +4,8 @@
  *
  * The driver discovers the tables of a bitstream from its self-describing block, keeps a
  * shadow copy of every table, places entries itself (cuckoo moves in exact tables, the
- * bucket's first free entry in memory-backed exact tables, the B+tree of LPM tables,
+ * bucket's first free entry or else the on-chip stash in memory-backed exact tables, the
+ * B+tree of LPM tables,
  * priority order in ternary tables) and writes them through each table's control window
  * so that a lookup running at the same time never sees a wrong answer. It keeps per-entry
  * counts with their entry when it moves one, and sets each table's miss action.
@@ -178,7 +179,8 @@ int matcha_table_clear(matcha_dev *dev, unsigned table);
  * adds, modifies, deletes and dumps behave as if this handle had made every change the
  * tables hold: exact tables slot by slot (each key must sit in one of its hash slots, and
  * only once); memory-backed exact tables entry by entry (each key in its own bucket, and
- * only once); ternary tables entry by entry (valid entries packed from index 0, their
+ * only once), their stash slot by slot as an exact table (and no key in its bucket as well);
+ * ternary tables entry by entry (valid entries packed from index 0, their
  * priorities read back from PRIORITY and never increasing); LPM tables from the prefix
  * store (each valid result's prefix and length), with the tree read from the root and
  * checked against the boundaries and answers the prefixes give, slot by slot. With a layout loaded, every
@@ -324,9 +326,13 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
  * Memory-backed exact tables (MATCHA_KIND_MEM_EXACT, docs/tables.md "Memory-backed exact
  * tables") keep their entries in DRAM or HBM, in size / bucket_entries buckets of
  * bucket_entries entries. A key's bucket is matcha_exact_index(key, key_bits, 0, buckets):
- * the CRC-64/XZ of the key masked with buckets - 1; it can only be there (one choice,
- * nothing moves). An entry is named by its window INDEX, which is also the entryIndex of
- * a lookup's result: bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot.
+ * the CRC-64/XZ of the key masked with buckets - 1 (one choice: nothing in memory moves).
+ * A key whose bucket is full goes to the table's on-chip stash, when the unit has one: a
+ * 4-way cuckoo table as exact tables are (placed and moved by the same rules), looked up
+ * beside the bucket. A key is in its bucket or in the stash, never both. An entry is named
+ * by its window INDEX, which is also the entryIndex of a lookup's result: bucket <<
+ * MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot, and for the stash's entries the INDEXes after the
+ * last bucket's: (buckets << MATCHA_HW_MEMX_INDEX_SLOT_BITS) + way * (stash / 4) + slot.
  *
  * Keys and data are as for exact tables. The driver places entries from its shadow of
  * every entry's key, so an add or a lookup in software reads no memory; every add, modify
@@ -336,13 +342,17 @@ int matcha_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
  * and the error; the driver's shadow is then as before the call, and a retry writes the
  * same entry again (the memory may hold the old entry or the new one meanwhile).
  *
- * add: the key goes into the first free entry of its bucket; MATCHA_EEXIST if it is
- * present, MATCHA_ENOSPC naming the bucket if every entry of it holds another key.
+ * add: the key goes into the first free entry of its bucket, else into the stash (a free
+ * candidate slot, else the shortest chain of at most MATCHA_CUCKOO_MAX_MOVES moves, each
+ * moved entry copied before its old slot is reused: one WRITE each); MATCHA_EEXIST if it is
+ * present (in the bucket or the stash), MATCHA_ENOSPC naming the bucket if every entry of it
+ * holds another key and the stash has no room (or the table has none).
  */
 int matcha_mem_exact_add(matcha_dev *dev, unsigned table, const uint8_t *key,
 			 unsigned key_bits, uint8_t action_id, const uint8_t *data,
 			 unsigned data_bits);
-/* Gives a present key a new action and data: one WRITE of the entry where it sits. */
+/* Gives a present key a new action and data: one WRITE of the entry where it sits (bucket
+ * or stash). */
 int matcha_mem_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
 			    unsigned key_bits, uint8_t action_id, const uint8_t *data,
 			    unsigned data_bits);
@@ -350,11 +360,12 @@ int matcha_mem_exact_modify(matcha_dev *dev, unsigned table, const uint8_t *key,
 int matcha_mem_exact_delete(matcha_dev *dev, unsigned table, const uint8_t *key,
 			    unsigned key_bits);
 /* Where the key sits, from the shadow: *index = bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS |
- * slot. MATCHA_ENOENT if it is not in the table. */
+ * slot, or its stash entry's INDEX. MATCHA_ENOENT if it is not in the table. */
 int matcha_mem_exact_lookup_sw(matcha_dev *dev, unsigned table, const uint8_t *key,
 			       unsigned key_bits, uint32_t *index);
-/* Reads entry `index` (bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot) back from the
- * memory (READ command); MATCHA_EINVAL for a bucket or slot the table does not have. */
+/* Reads entry `index` (bucket << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot, or a stash entry's
+ * INDEX) back from the memory or the stash (READ command); MATCHA_EINVAL for an INDEX the
+ * table does not have. */
 int matcha_mem_exact_read(matcha_dev *dev, unsigned table, uint32_t index,
 			  struct matcha_entry *entry);
 
@@ -767,7 +778,8 @@ struct matcha_entry_view {
 	uint32_t priority;
 	unsigned hw_entries; /* hardware entries it takes (ternary ranges: more than 1) */
 	uint32_t index;      /* exact: slot; LPM: result; ternary: the first entry's index;
-				direct: the key; mem_exact: bucket * bucket_entries + slot */
+				direct: the key; mem_exact: bucket * bucket_entries + slot,
+				a stash entry size + way * (stash / 4) + slot */
 };
 
 /*

@@ -20,17 +20,17 @@ int matcha_counters_init(matcha_dev *dev, struct matcha_table *t)
 {
 	if (!t->info.counters)
 		return 0;
-	t->carried = calloc(t->info.size, sizeof *t->carried);
+	t->carried = calloc(t->indexes, sizeof *t->carried);
 	if (!t->carried)
 		return matcha_fail(dev, MATCHA_ENOMEM, "no memory for the counters of table %u "
-				   "(%u entries)", t->index, t->info.size);
+				   "(%u entries)", t->index, t->indexes);
 	return 0;
 }
 
 void matcha_counters_reset(struct matcha_table *t)
 {
 	if (t->carried)
-		memset(t->carried, 0, t->info.size * sizeof *t->carried);
+		memset(t->carried, 0, t->indexes * sizeof *t->carried);
 }
 
 void matcha_counters_free(struct matcha_table *t)
@@ -109,9 +109,9 @@ static int counter_table(matcha_dev *dev, unsigned table, uint32_t index, const 
 	if ((rc = matcha_table_for(dev, table, 0, op, t)) ||
 	    (rc = matcha_counters_check(dev, *t, op)))
 		return rc;
-	if (index >= (*t)->info.size)
+	if (index >= (*t)->indexes)
 		return matcha_fail(dev, MATCHA_EINVAL, "%s: index %u is out of range (table %u "
-				   "counts %u %s)", op, (unsigned)index, table, (*t)->info.size,
+				   "counts %u %s)", op, (unsigned)index, table, (*t)->indexes,
 				   (*t)->ops->prefix ? "results" : "entries");
 	return 0;
 }

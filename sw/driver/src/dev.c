@@ -133,12 +133,15 @@ static int read_descriptor(matcha_dev *dev, struct matcha_table *t)
 	t->data_bytes = div_ceil(in->data_bits, 8);
 	t->data_words = div_ceil(in->data_bits, 32);
 
+	t->indexes = in->size;
 	int rc = check_descriptor(dev, t);
-	if (rc || (rc = matcha_counters_init(dev, t)))
+	if (rc)
 		return rc;
 	/* The geometry word (ways, levels, meter widths), the extra word and the kind flags are
-	 * the kind's. */
-	return t->ops->init(dev, t, w);
+	 * the kind's; so are indexes beyond `size`, which the counters then cover too. */
+	if ((rc = t->ops->init(dev, t, w)))
+		return rc;
+	return matcha_counters_init(dev, t);
 }
 
 static void free_tables(matcha_dev *dev)
@@ -339,6 +342,19 @@ int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 {
 	int rc = matcha_window_stage(dev, t, e);
 	return rc ? rc : matcha_window_command(dev, t, MATCHA_HW_CMD_WRITE, index);
+}
+
+struct staged_entry matcha_staged_key(const struct matcha_table *t, const uint8_t *canon,
+				      uint8_t action_id, const uint32_t *data,
+				      uint32_t *key_words)
+{
+	matcha_be_to_words(canon, t->key_bytes, key_words, t->key_words);
+	return (struct staged_entry){
+		.flags = MATCHA_HW_FLAGS_VALID | FLAGS_ACTION(action_id),
+		.key = key_words,
+		.data = t->data_words ? data : NULL,
+		.data_words = t->data_words,
+	};
 }
 
 static int read_words(matcha_dev *dev, uint32_t addr, uint32_t *w, unsigned n)

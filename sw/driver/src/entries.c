@@ -915,7 +915,7 @@ int matcha_layout_table_adopted(matcha_dev *dev, unsigned table)
 			   .data_bytes = t->data_bytes };
 	const struct matcha_table_layout *tl = &n.lt->pub;
 	matcha_layout_table_cleared(dev, table);
-	for (uint32_t i = 0; i < t->info.size; i++) {
+	for (uint32_t i = 0; i < t->indexes; i++) {
 		struct matcha_key k;
 		struct matcha_entry hw;
 		const struct matcha_action_info *ac;

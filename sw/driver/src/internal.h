@@ -42,6 +42,9 @@ struct matcha_table {
 	unsigned key_words;  /* ceil(key_bits / 32) */
 	unsigned data_bytes; /* ceil(data_bits / 8) */
 	unsigned data_words; /* ceil(data_bits / 32) */
+	/* Counter indexes 0 .. indexes-1, those the generic layers walk (kind.h): info.size,
+	 * and after those a memory-backed exact table's stash (mem_exact.c). */
+	unsigned indexes;
 	/*
 	 * Tables with counters: per counter index, what the entry there has counted elsewhere
 	 * (or, after a reset, minus what its index had counted then; arithmetic is mod 2^64).
@@ -125,6 +128,11 @@ struct staged_entry {
 };
 int matcha_window_write(matcha_dev *dev, struct matcha_table *t, uint32_t index,
 			const struct staged_entry *e);
+/* The entry of an exact match, valid: canonical key `canon` -> action and data words (the
+ * table's); `key_words` (MATCHA_HW_WIN_STAGING_WORDS of them) keeps the key's words. */
+struct staged_entry matcha_staged_key(const struct matcha_table *t, const uint8_t *canon,
+				      uint8_t action_id, const uint32_t *data,
+				      uint32_t *key_words);
 /* Only the staging register writes of matcha_window_write. */
 int matcha_window_stage(matcha_dev *dev, struct matcha_table *t, const struct staged_entry *e);
 

@@ -4,7 +4,12 @@
  * (in the manner of DPDK's rte_table_ops), found by the descriptor's kind code in the
  * registry of kinds.c. The device and entry layers (dev.c, counters.c, entries.c) call
  * through t->ops and name no kind; a kind's file uses only internal.h (register access,
- * the window protocol, per-entry counters, failure messages), never another kind.
+ * the window protocol, per-entry counters, failure messages) and the shared cuckoo hash of
+ * cuckoo.h (exact tables, a memory-backed exact table's stash), never another kind.
+ *
+ * An entry's counter index runs from 0 to t->indexes - 1: info.size, which a kind may raise
+ * in `init` for entries besides the descriptor's (a mem_exact table's stash, numbered after
+ * its entries in memory). The generic layers walk them all (adoption by name, counters).
  *
  * A new kind is one file defining `const struct matcha_kind_ops matcha_<kind>_ops` and one
  * line in kinds.c; its name is the generated MATCHA_HW_KIND_NAMES entry for its code.
@@ -43,8 +48,9 @@ struct matcha_kind_ops {
 
 	/*
 	 * Takes the kind's descriptor fields from words w[0..7] (ways, levels, prefix store),
-	 * checks them (MATCHA_ENODEV saying what is unusable) and sets up t->state. Never NULL.
-	 * On failure what it allocated is left in t->state for `release`.
+	 * and any register of its window that describes it, checks them (MATCHA_ENODEV saying
+	 * what is unusable), sets up t->state and, for entries beyond info.size, t->indexes.
+	 * Never NULL. On failure what it allocated is left in t->state for `release`.
 	 */
 	int (*init)(matcha_dev *dev, struct matcha_table *t, const uint32_t *w);
 	/* Frees t->state; NULL for a kind that keeps none. */
@@ -59,9 +65,10 @@ struct matcha_kind_ops {
 	 * Entries by match; NULL for a kind without entries (meter arrays, session tables).
 	 * add: MATCHA_EEXIST if present, MATCHA_ENOSPC if there is no room. modify: a new
 	 * action and data where the entry sits. find: its counter index (exact slot, LPM
-	 * result, ternary index, direct key, mem_exact bucket * entries per bucket + slot)
-	 * from the shadow, MATCHA_ENOENT with `op` in the message if it is absent.
-	 * shadow_key: whether counter index i holds an entry, and its match.
+	 * result, ternary index, direct key, mem_exact bucket * entries per bucket + slot or
+	 * size + stash slot) from the shadow, MATCHA_ENOENT with `op` in the message if it is
+	 * absent. shadow_key: whether counter index i (below t->indexes) holds an entry, and
+	 * its match.
 	 */
 	int (*add)(matcha_dev *dev, struct matcha_table *t, const struct matcha_key *k,
 		   uint8_t action_id, const uint8_t *data, unsigned data_bits);

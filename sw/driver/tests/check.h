@@ -139,6 +139,17 @@
 	X(mem_exact_fake_window)                                                           \
 	X(mem_exact_adopt)                                                                 \
 	X(mem_exact_by_name_and_ctl)                                                       \
+	X(mem_exact_fake_stash_window)                                                     \
+	X(mem_exact_stash_takes_full_buckets_keys)                                         \
+	X(mem_exact_stash_full_refuses_key)                                                \
+	X(mem_exact_stash_make_before_break)                                               \
+	X(mem_exact_stash_modify_delete)                                                   \
+	X(mem_exact_stash_key_back_to_bucket)                                              \
+	X(mem_exact_stash_adopt)                                                           \
+	X(mem_exact_stash_bad_size)                                                        \
+	X(mem_exact_stash_not_in_map_1_0)                                                  \
+	X(mem_exact_stash_read_indexes)                                                    \
+	X(mem_exact_stash_by_name)                                                         \
 	X(mem_exact_mappings_at_scale)                                                     \
 	X(ctl_completion)                                                                  \
 	X(ctl_values)                                                                      \

@@ -239,6 +239,36 @@ static uint8_t *memx_bucket(const struct fake_table *t, uint32_t index, unsigned
 	return t->memory + (size_t)b * t->cfg.bucket_bytes;
 }
 
+/* The unit's stash: 4 ways of a power of two slots, at most 65536 (MemExactTableConfig). */
+static bool memx_stash_fits(const struct fake_table_cfg *c)
+{
+	unsigned ways = MATCHA_HW_MEMX_STASH_WAYS, slots = c->stash / ways;
+	return c->stash && c->stash % ways == 0 && slots <= 65536 && !(slots & (slots - 1));
+}
+
+/* The INDEX of the stash's first entry: the one after the last bucket's. */
+static uint64_t memx_stash_base(const struct fake_table *t)
+{
+	return (uint64_t)memx_buckets(t) << MATCHA_HW_MEMX_INDEX_SLOT_BITS;
+}
+
+/* The stash entry an INDEX names, or NULL. */
+static struct fake_entry *memx_stash_entry(const struct fake_table *t, uint32_t index)
+{
+	uint64_t base = memx_stash_base(t);
+	if (!t->stash || index < base || index - base >= t->cfg.stash)
+		return NULL;
+	return &t->stash[index - base];
+}
+
+/* The low `bits` of a value in word order; the words above them zero. */
+static void keep_bits(uint32_t *words, unsigned bits)
+{
+	for (unsigned w = 0; w < MATCHA_HW_WIN_STAGING_WORDS; w++)
+		words[w] = 32 * w >= bits ? 0 : bits - 32 * w >= 32 ? words[w] :
+			   words[w] & ((1u << (bits - 32 * w)) - 1);
+}
+
 /* The first byte of entry `slot` in its bucket: whole entries in each beat. */
 static unsigned memx_offset(const struct fake_table *t, unsigned slot)
 {
@@ -272,9 +302,24 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 {
 	unsigned slot, eb = t->cfg.extra, key_bytes = (t->cfg.key_bits + 7) / 8;
 	uint8_t *bucket = memx_bucket(t, t->index, &slot);
+	struct fake_entry *stashed = memx_stash_entry(t, t->index);
 	bool indexed = cmd == MATCHA_HW_CMD_WRITE || cmd == MATCHA_HW_CMD_READ;
-	if (indexed && !bucket) {
+	if (indexed && !bucket && !stashed) {
 		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_INDEX_RANGE);
+		return;
+	}
+	if (indexed && stashed) {
+		/* An exact table's entry: what its memories keep of the staged one. */
+		const uint32_t kept = MATCHA_HW_FLAGS_VALID |
+				      FAKE_FLAGS_ACTION(MATCHA_HW_FLAGS_ACTION_MASK);
+		if (cmd == MATCHA_HW_CMD_WRITE) {
+			*stashed = (struct fake_entry){ .flags = t->staging.flags & kept };
+			memcpy(stashed->key, t->staging.key, sizeof stashed->key);
+			memcpy(stashed->data, t->staging.data, sizeof stashed->data);
+			keep_bits(stashed->key, t->cfg.key_bits);
+			keep_bits(stashed->data, t->cfg.data_bits);
+		} else
+			t->staging = *stashed;
 		return;
 	}
 	if (cmd == MATCHA_HW_CMD_WRITE) {
@@ -306,6 +351,8 @@ static void memx_command(struct fake_table *t, uint32_t cmd)
 		t->staging.priority = 0;
 	} else if (cmd == MATCHA_HW_CMD_CLEAR) {
 		memset(t->memory, 0, (size_t)memx_buckets(t) * t->cfg.bucket_bytes);
+		if (t->stash)
+			memset(t->stash, 0, t->cfg.stash * sizeof *t->stash);
 		t->busy_reads = 3;
 	} else
 		t->status = STATUS_ERROR_IS(MATCHA_HW_STATUS_ERROR_UNKNOWN_CMD);
@@ -324,6 +371,17 @@ long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *k
 		if ((e[MATCHA_HW_MEMX_ENTRY_FLAGS_BYTE] & MATCHA_HW_MEMX_ENTRY_VALID) &&
 		    !memcmp(got, want, key_words * sizeof *want))
 			return (long)(b << MATCHA_HW_MEMX_INDEX_SLOT_BITS | slot);
+	}
+	if (!t->stash)
+		return -1;
+	/* The stash is an exact table of 4 ways: way w's slot from bits 16w up of the CRC. */
+	uint64_t crc = matcha_crc64_xz(key, key_bytes);
+	unsigned slots = t->cfg.stash / MATCHA_HW_MEMX_STASH_WAYS;
+	for (unsigned w = 0; w < MATCHA_HW_MEMX_STASH_WAYS; w++) {
+		uint32_t i = w * slots + ((uint32_t)(crc >> 16 * w) & (slots - 1));
+		if ((t->stash[i].flags & MATCHA_HW_FLAGS_VALID) &&
+		    !memcmp(t->stash[i].key, want, key_words * sizeof *want))
+			return (long)(memx_stash_base(t) + i);
 	}
 	return -1;
 }
@@ -363,6 +421,9 @@ struct fake_dev *fake_new(const struct fake_cfg *cfg)
 				check_fail(__FILE__, __LINE__, "fake: table %u: %u entries of %u bytes "
 					   "in a %u-byte bucket", i, t->cfg.ways_or_levels,
 					   (unsigned)t->cfg.extra, t->cfg.bucket_bytes);
+			/* A stash the unit could not have is the driver's to refuse: no entries. */
+			if (t->memory && memx_stash_fits(&t->cfg))
+				t->stash = calloc(t->cfg.stash, sizeof *t->stash);
 		}
 		if (t->cfg.kind != MATCHA_KIND_LPM)
 			continue;
@@ -411,6 +472,7 @@ void fake_free(struct fake_dev *fd)
 		free(fd->table[i].packets);
 		free(fd->table[i].bytes);
 		free(fd->table[i].memory);
+		free(fd->table[i].stash);
 		for (unsigned l = 0; l < FAKE_MAX_LEVELS; l++)
 			free(fd->table[i].level[l]);
 		for (unsigned f = 0; f < FAKE_MAX_RANGES; f++)
@@ -815,6 +877,8 @@ static int fake_read32(void *ctx, uint32_t addr, uint32_t *val)
 		t->misses_hi_latch = (uint32_t)(t->misses >> 32);
 	} else if (off == MATCHA_HW_WIN_MISSES + 4)
 		*val = t->misses_hi_latch;
+	else if (t->cfg.kind == MATCHA_KIND_MEM_EXACT && off == MATCHA_HW_MEMX_WIN_STASH)
+		*val = t->cfg.stash;
 	else if (t->cfg.counters && off >= MATCHA_HW_WIN_PACKETS && off < MATCHA_HW_WIN_BYTES + 8) {
 		uint64_t v = off < MATCHA_HW_WIN_BYTES ? t->packets_latch : t->bytes_latch;
 		*val = (uint32_t)(off % 8 ? v >> 32 : v);

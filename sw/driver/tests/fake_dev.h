@@ -12,7 +12,8 @@
  * hardware fills both buckets; a test may change them in `entries` before a READ. A direct
  * table's (kind 6) WRITE keeps FLAGS and DATA only, so its READ gives KEY, MASK and
  * PRIORITY back as 0. A memory-backed exact table (kind 7) keeps its entries as bytes in a
- * memory of buckets, as docs/tables.md lays them out ("Memory-backed exact tables").
+ * memory of buckets, as docs/tables.md lays them out ("Memory-backed exact tables"), and
+ * beside them the entries of its on-chip stash when it has one (cfg.stash).
  */
 #include <stdbool.h>
 #ifndef FAKE_DEV_H
@@ -58,6 +59,10 @@ struct fake_table_cfg {
 	 * of 256 bits, 128 for two of 512), and of a beat (0: the bucket is one), each beat
 	 * holding whole entries from its first byte (docs/tables.md, "Layout and hash"). */
 	unsigned bucket_bytes, beat_bytes;
+	/* And the entries of its on-chip stash, which MEMX_WIN_STASH reads (0: none): 4 ways
+	 * of a power of two slots (at most 65536) as the unit has it; another number is read
+	 * all the same, for the driver to refuse, but the stash then has no entries. */
+	unsigned stash;
 };
 
 struct fake_cfg {
@@ -119,6 +124,11 @@ struct fake_table {
 	 * after its beat is written, as the unit would report a BRESP other than OKAY. */
 	uint8_t *memory;
 	uint32_t write_error;
+	/* Its stash (cfg.stash entries), INDEX (buckets << MEMX_INDEX_SLOT_BITS) + way *
+	 * (cfg.stash / 4) + slot: WRITE keeps the staged valid bit, action id and the key and
+	 * data bits the table has (no write_error: it is on chip), READ gives them back, CLEAR
+	 * empties it with the memory; an INDEX past it is error 1. */
+	struct fake_entry *stash;
 };
 
 struct fake_dev {
@@ -218,8 +228,10 @@ long fake_ternary_lookup(struct fake_dev *fd, unsigned table, const uint32_t *ke
 /*
  * Looks a key (ceil(key bits / 8) big-endian bytes) up in a memory-backed exact table as
  * the unit does: the CRC-64/XZ of those bytes masked to the buckets, then the lowest valid
- * entry of that bucket holding the key. Returns its INDEX (bucket << MEMX_INDEX_SLOT_BITS
- * | slot) or -1.
+ * entry of that bucket holding the key; if none holds it, the stash's slot of each way
+ * ((crc >> 16 * way) & (slots per way - 1)), the lowest way holding the key winning.
+ * Returns the INDEX of the entry (bucket << MEMX_INDEX_SLOT_BITS | slot, or the stash's
+ * (buckets << MEMX_INDEX_SLOT_BITS) + way * slots per way + slot) or -1.
  */
 long fake_mem_exact_lookup(struct fake_dev *fd, unsigned table, const uint8_t *key);
 

@@ -45,7 +45,7 @@ object ControlBus {
     val MagicValue = const("MAGIC_VALUE", 0x4d544348, "\"MTCH\"")
     val VersionMajorShift = const("VERSION_MAJOR_SHIFT", 16, "VERSION is major << 16 | minor")
     val VersionMinorMask = const("VERSION_MINOR_MASK", 0xffff)
-    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 0, "1.0")
+    val VersionValue = const("VERSION_VALUE", 1 << VersionMajorShift | 1, "1.1 (1.1 adds MEMX_WIN_STASH)")
     val WindowBytes = const("WINDOW_BYTES", 0x10000, "the block, then one window a table")
     val AddressWidth = const("ADDRESS_WIDTH", 24, "bits of a control bus address")
   }
