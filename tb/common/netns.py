@@ -28,6 +28,10 @@ NOT_ALLOWED = 3
 CLONE_NEWNET = 0x40000000
 NETNS_DIR = Path("/run/netns")
 ETH_P_ALL = 0x0003
+# SO_RCVBUFFORCE (asm-generic/socket.h; Python's socket module does not name it), and
+# what a port's socket may hold: a few thousand frames.
+SO_RCVBUFFORCE = 33
+RECEIVE_BUFFER_BYTES = 8 << 20
 # recvfrom's packet type of a frame this host sent on the interface (linux/if_packet.h).
 PACKET_OUTGOING = 4
 # Numbers the namespaces this process makes.
@@ -121,6 +125,12 @@ class Port:
     def __init__(self, interface):
         self.interface = interface
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        # Frames wait here while the test does something else (a live simulator draining
+        # its last frames at full speed while the test waits for it to exit): the kernel's
+        # default buffer (net.core.rmem_default, about 200 KB) holds fewer than 200 small
+        # frames and drops the rest without a word. SO_RCVBUFFORCE may pass rmem_max, for
+        # a root that may make namespaces.
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER_BYTES)
         self.sock.bind((interface, 0))
 
     def send(self, frame):

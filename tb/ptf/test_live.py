@@ -77,6 +77,19 @@ def test_tables_change_while_live(work):
     assert tables["ipv4_lpm"] == (1, 1)
 
 
+def test_port_holds_a_burst_while_busy(work):
+    """2,000 frames sent on one end of a pair while nothing reads the other (as a test
+    waiting for the simulator to exit while it sends its last frames): all of them are
+    there to read afterwards, in order."""
+    frames = [bytes(scenario.udp(f"10.1.{k >> 8}.{k & 0xFF}", payload=60 - 42)) for k in range(2000)]
+    with Namespace([0], cpu=False) as ns:
+        with ns.port("sim0") as sim0, ns.port("host0") as p0:
+            for f in frames:
+                sim0.send(f)
+            time.sleep(0.5)
+            assert p0.receive_all(1.0) == frames
+
+
 def test_frames_sent_on_the_interface_do_not_enter(work):
     """A frame another program (or the kernel) sends on the simulator's interface leaves
     by it; it is not a frame the interface received: it does not enter the pipeline. A
