@@ -6,24 +6,39 @@
 #include <stdexcept>
 
 AxiMemory::AxiMemory(std::string name, unsigned data_bytes, unsigned latency, unsigned interval,
-                     unsigned write_latency)
+                     unsigned write_latency, unsigned jitter, uint64_t seed)
     : name_(std::move(name)), data_bytes_(data_bytes), latency_(latency),
-      interval_(std::max(interval, 1u)), write_latency_(write_latency), rdata_(data_bytes, 0) {
+      interval_(std::max(interval, 1u)), write_latency_(write_latency), jitter_(jitter),
+      rng_(seed), rdata_(data_bytes, 0) {
     // Strobes travel as one 64-bit word: a beat of at most 64 lanes (512 bits).
     if (data_bytes == 0 || data_bytes > 64 || (data_bytes & (data_bytes - 1)))
         throw std::invalid_argument("memory port " + name_ + ": " + std::to_string(data_bytes) +
                                     " data bytes, not a power of two up to 64");
 }
 
+size_t AxiMemory::due_read(uint64_t t) const {
+    // Without jitter every read is due in the order it came; a burst begun is finished.
+    if (jitter_ == 0 || reads_.empty() || reads_.front().started)
+        return !reads_.empty() && reads_.front().due <= t ? 0 : reads_.size();
+    size_t best = reads_.size();
+    for (size_t k = 0; k < reads_.size(); k++) {
+        const Read& r = reads_[k];
+        if (r.started) return k;
+        if (r.due <= t && (best == reads_.size() || r.due < reads_[best].due)) best = k;
+    }
+    return best;
+}
+
 bool AxiMemory::rvalid(uint64_t t) const {
-    return !reads_.empty() && reads_.front().due <= t && t >= next_answer_;
+    return answering_ < reads_.size() && t >= next_answer_;
 }
 
 void AxiMemory::prepare(uint64_t t) {
+    answering_ = due_read(t);
     if (rvalid(t)) {
-        load(reads_.front().addr, rdata_.data());
+        load(reads_[answering_].addr, rdata_.data());
     } else {
-        if (!reads_.empty() && reads_.front().due <= t) counts_.r_stall_clocks++;
+        if (answering_ < reads_.size()) counts_.r_stall_clocks++;
         std::fill(rdata_.begin(), rdata_.end(), 0);
     }
 }
@@ -33,16 +48,31 @@ void AxiMemory::sample(const Master& m, uint64_t t) {
     // burst is at its aligned address plus k beats.
     const uint64_t align = ~uint64_t(data_bytes_ - 1);
     if (rvalid(t) && m.rready) {
-        Read& r = reads_.front();
+        Read& r = reads_[answering_];
         counts_.read_beats++;
         reads_out_--;
         r.addr += data_bytes_;
-        if (--r.beats == 0) reads_.pop_front();
+        if (!r.started && std::any_of(reads_.begin(), reads_.begin() + answering_,
+                                      [&](const Read& o) { return o.id != r.id; }))
+            counts_.overtaking++;
+        r.started = true;
+        if (--r.beats == 0) reads_.erase(reads_.begin() + answering_);
         next_answer_ = t + interval_;
+        answering_ = reads_.size();
     }
     if (bvalid() && m.bready) responses_.pop_front();
     if (m.arvalid) {
-        reads_.push_back(Read{t + latency_, m.araddr & align, m.arid, m.arlen + 1});
+        uint64_t due = t + latency_;
+        if (jitter_) {
+            // splitmix64 (Steele, Lea, Flood 2014): a seeded draw in [0, jitter].
+            uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+            due = std::max(due + (z ^ (z >> 31)) % (uint64_t(jitter_) + 1), last_due_[m.arid]);
+            last_due_[m.arid] = due;
+            counts_.delayed += due > t + latency_;
+        }
+        reads_.push_back(Read{due, m.araddr & align, m.arid, m.arlen + 1, false});
         reads_out_ += m.arlen + 1;
         counts_.reads_out_max = std::max(counts_.reads_out_max, reads_out_);
     }
@@ -82,6 +112,8 @@ void AxiMemory::reset() {
     responses_.clear();
     reads_out_ = 0;
     next_answer_ = 0;
+    last_due_.clear();
+    answering_ = 0;
 }
 
 // The tables read and write whole beats at beat addresses; anything else is taken a byte

@@ -155,6 +155,7 @@ struct Options {
     unsigned memory_latency = 100;  // AxiMemory: clocks from a read's address to its data
     unsigned memory_interval = 1;   // ... and clocks from one read beat to the next at least
     unsigned memory_write_latency = 0;  // ... and clocks from a write's last beat to its landing
+    unsigned memory_jitter = 0;     // ... and clocks a read may wait more (reads overtake)
 
     // Frames from Linux interfaces rather than captures.
     bool live() const { return !interfaces.empty() || !cpu_port.empty(); }
@@ -188,6 +189,9 @@ const char kUsage[] =
     "  --memory-write-latency N\n"
     "                      clocks from a write's address and last data beat to its landing\n"
     "                      in that memory and its answer (default 0)\n"
+    "  --memory-jitter N   a read of that memory waits up to N clocks more (from --seed),\n"
+    "                      after the reads of its id before it: reads of one id overtake\n"
+    "                      older reads of another (default 0: answered as they came)\n"
 #if VM_TRACE
     "  --trace FILE.fst    record a waveform\n"
 #endif
@@ -300,6 +304,8 @@ Options parse_options(int argc, char** argv) {
             if (o.memory_interval == 0) throw UsageError("--memory-interval: at least 1");
         } else if (a == "--memory-write-latency") {
             o.memory_write_latency = unsigned(parse_uint(a, arg(), 1u << 20));
+        } else if (a == "--memory-jitter") {
+            o.memory_jitter = unsigned(parse_uint(a, arg(), 1u << 20));
         } else if (a == "--clock-mhz") {
             o.clock_mhz = parse_double(a, arg());
             if (!(o.clock_mhz > 0)) throw UsageError("--clock-mhz: must be positive");
@@ -601,7 +607,8 @@ class Sim {
         for (const auto& e : MATCHA_PARSE_ERRORS) parse_errors_[e.code] = e.name;
 #define MATCHA_MEMORY_NEW(port, bytes) \
     memories_.push_back(std::make_unique<AxiMemory>(#port, bytes, opt_.memory_latency, opt_.memory_interval, \
-                                                  opt_.memory_write_latency));
+                                                  opt_.memory_write_latency, opt_.memory_jitter, \
+                                                  opt_.seed + memories_.size()));
         MATCHA_MEMORY_PORTS(MATCHA_MEMORY_NEW)
 #undef MATCHA_MEMORY_NEW
         ns_per_clock_ = 1000.0 / opt_.clock_mhz;
@@ -1548,6 +1555,11 @@ void Sim::summary(double seconds, bool complete, std::FILE* out) {
                      m.name().c_str(), m.counts().read_beats, m.counts().write_beats, b.reads,
                      b.writes, m.counts().reads_out_max, opt_.memory_latency, opt_.memory_interval,
                      opt_.memory_write_latency);
+        if (opt_.memory_jitter)
+            std::fprintf(out, "         %s: reads waiting up to %u clocks more: %" PRIu64
+                         " did, %" PRIu64 " answered before an older read of another id\n",
+                         m.name().c_str(), opt_.memory_jitter, m.counts().delayed,
+                         m.counts().overtaking);
     }
     label = "tables";
     for (const TableCount& t : tables_) {
@@ -1648,6 +1660,9 @@ void Sim::write_json(double seconds, bool complete) {
         memories.push_back({{"port", m.name()}, {"latency", opt_.memory_latency},
                             {"interval", opt_.memory_interval},
                             {"write_latency", opt_.memory_write_latency},
+                            {"jitter", opt_.memory_jitter},
+                            {"delayed", m.counts().delayed},
+                            {"overtaking", m.counts().overtaking},
                             {"read_beats", m.counts().read_beats},
                             {"write_beats", m.counts().write_beats},
                             {"traffic_read_beats", b.reads},

@@ -77,9 +77,10 @@ def placement(mapping, rng):
 
 
 def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, settings=(),
-        binary=OVERLAY_MEM, write_latency=0, repeat=1):
+        binary=OVERLAY_MEM, write_latency=0, repeat=1, jitter=0):
     """The frames through matcha-sim with its memory answering `memory_latency` clocks
-    late, a beat every `memory_interval` clocks at most, its writes landing
+    late (and up to `jitter` more, reads of one id overtaking older ones of another), a
+    beat every `memory_interval` clocks at most, its writes landing
     `write_latency` clocks after their data, the tables loaded by matcha-ctl
     after the matcha-ctl commands `settings` (with `cleared`, `--cleared`: without reading
     the tables back first); a flow to each destination, `repeat` frames of it a few flows
@@ -111,7 +112,7 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     with harness.Simulator(binary.config, "--socket", sock, "--wait-client", *inputs, "--out", out,
                            "--layout", layout, "--memory-latency", memory_latency,
                            "--memory-interval", memory_interval, "--memory-write-latency", write_latency,
-                           program=binary.program) as s:
+                           "--memory-jitter", jitter, "--seed", seed, program=binary.program) as s:
         s.wait_socket(sock)
         ctl = subprocess.run([str(harness.matcha_ctl()), f"sim:{sock}", "--layout", str(layout),
                               *(["--cleared"] if cleared else []), "-f", str(ctl_path)],
@@ -132,8 +133,8 @@ def run(work, seed, memory_latency, memory_interval, late=False, cleared=False, 
     assert sorted(memories) == sorted(p for t in in_memory + [program.sessions["sessions"]]
                                       for p in t.desc["memory"]["ports"])
     for m in memories.values():
-        assert (m["latency"], m["interval"], m["write_latency"]) == (memory_latency, memory_interval,
-                                                                     write_latency)
+        assert (m["latency"], m["interval"], m["write_latency"], m["jitter"]) == \
+            (memory_latency, memory_interval, write_latency, jitter)
     print(f"seed {seed}: {len(frames)} frames, {len(mapped)} mapped, memories {memories}")
     return got.summary, exp, program, len(mapped), len(unmapped)
 
@@ -187,6 +188,23 @@ def test_sessions_with_late_writes(work, matcha_seed):
     assert (sessions.hits, sessions.misses) == (2 * (mapped + unmapped), mapped + unmapped)
     memories = {m["port"]: m for m in summary["memories"]}
     assert memories["m_axi_sessions"]["traffic_write_beats"] >= beats(program.sessions["sessions"]) * (mapped + unmapped)
+
+
+@pytest.mark.builds(OVERLAY_MEM)
+def test_reads_of_varying_latency(work, matcha_seed):
+    """A memory answering each read 100 to 300 clocks after its address (seeded), each read
+    id's reads in order (a DRAM controller's latency varies with its queues and rows): every
+    table in memory still answers every lookup in time and right. Each flow's three frames
+    come a few flows apart; each flow learns its session once and every frame is the
+    model's. (The pipeline's lookups, and the session table's scanner, read under one id a
+    port: reads of another id are the control plane's, which the memory answers out of
+    order against the lookups' where they overlap.)"""
+    summary, exp, program, mapped, unmapped = run(work, matcha_seed, 100, 1, repeat=3, jitter=200)
+    sessions = program.sessions["sessions"].table
+    assert sessions.occupancy == mapped + unmapped
+    assert (sessions.hits, sessions.misses) == (2 * (mapped + unmapped), mapped + unmapped)
+    for m in summary["memories"]:
+        assert m["delayed"] > m["traffic_read_beats"] // 4, m
 
 
 @pytest.mark.builds(OVERLAY_MEM)
