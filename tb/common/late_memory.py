@@ -14,6 +14,10 @@ A write lands in memory `write_latency` clocks after its last data beat, and its
 goes out then: until its B, a read may find the bucket as it was, the latest AXI allows.
 `aw_busy`, `w_busy` and `b_busy` (set_write_pauses) hold awready, wready and bvalid back at
 random. Responses keep the order of their write id.
+
+Built from cocotbext-axi's channel sinks and sources and its Memory rather than its
+AxiRam, which answers a read as soon as it can: it has no read latency, no reordering
+across ids and no write that lands late, which are what these tests are about.
 """
 
 import heapq
