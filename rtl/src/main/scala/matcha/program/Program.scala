@@ -497,7 +497,7 @@ object Programs {
     }
     val mappingMem = mappingMemory.map(_.copy(stash = mappingStash(scale.mappings)))
     // In memory, 32 bytes of buckets a session.
-    val sessions = sessionMemory.map(m => slots(m.table, SessionBytes) * (scale.sessions * 32 / m.table.bucketBytes))
+    val sessions = sessionMemory.map(m => slots(m.table, SessionBytes) * (scale.sessions.toLong * 32 / m.table.bucketBytes).toInt)
       .getOrElse(scale.sessions)
     Program(if (mappingMemory.isDefined || sessionMemory.isDefined || routeMemory.isDefined) "overlay_mem" else "overlay", Seq(
       // VXLAN with an inner IPv4 frame is the overlay's; anything else is the host's (the

@@ -32,24 +32,28 @@ object ScaleBuild {
   def dashMemory(m: TableMemory, region: String): TableMemory =
     m.copy(axi = m.axi.copy(addressWidth = DashAddressWidth), baseAddress = DashRegions(region))
 
+  /** The programs `args` ask for (`--dash`, `--routes N`), the memory pipeline's with room
+    * for 1.5 `sessions` sessions unless `--dash`. */
+  def programs(args: Seq[String], sessions: Int): Seq[Program] = {
+    val routes = args.sliding(2).collectFirst { case Seq("--routes", n) => n.toInt }
+    val memoryScale = Dpu.copy(sessions = sessions, routes = routes.getOrElse(Dpu.routes))
+    if (args.contains("--dash"))
+      Seq(Programs.overlay(Dash, Some(dashMemory(Overlay.MappingMemory, "mapping")),
+        Some(Overlay.SessionMemory.copy(table = dashMemory(Overlay.SessionMemory.table, "sessions"))),
+        Some(dashMemory(Overlay.RouteMemory, "route"))))
+    else
+      Seq(Programs.overlay(memoryScale, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
+        routes.map(_ => Overlay.RouteMemory)),
+        Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))
+  }
+
   def main(args: Array[String]): Unit = {
     val out = args.sliding(2).collectFirst { case Array("--out", d) => d }.getOrElse("../build/bench/scale/rtl")
     val sessions = args.sliding(2).collectFirst { case Array("--sessions", n) => n.toInt }.getOrElse(Dpu.sessions)
-    val routes = args.sliding(2).collectFirst { case Array("--routes", n) => n.toInt }
     val cfg = Generate.configs.find(_.name == "w64").get
     val dir = s"$out/${cfg.name}"
     new java.io.File(dir).mkdirs()
-    val memoryScale = Dpu.copy(sessions = sessions, routes = routes.getOrElse(Dpu.routes))
-    val programs =
-      if (args.contains("--dash"))
-        Seq(Programs.overlay(Dash, Some(dashMemory(Overlay.MappingMemory, "mapping")),
-          Some(Overlay.SessionMemory.copy(table = dashMemory(Overlay.SessionMemory.table, "sessions"))),
-          Some(dashMemory(Overlay.RouteMemory, "route"))))
-      else
-        Seq(Programs.overlay(memoryScale, Some(Overlay.MappingMemory), Some(Overlay.SessionMemory),
-          routes.map(_ => Overlay.RouteMemory)),
-          Programs.overlay(Dpu.copy(mappings = Overlay.Board.mappings)))
-    for (program <- programs) {
+    for (program <- programs(args, sessions)) {
       val layout = new Generate.Layout(cfg, program)
       Generate.spinal(dir).generateVerilog(Generate.top(new matcha.PacketPath(cfg, Some(program), layout.identify))())
       Generate.write(s"$dir/layout-${program.name}.json", layout.text)
