@@ -141,7 +141,7 @@ def main():
             f"{settle:,} clocks from reset (`--settle-clocks`: the whole clear), then `matcha-ctl "
             f"--cleared` loads {args.mappings:,} mappings and the settings of bench/scale/run.py, and "
             f"{args.flows:,} flows of {INNER_BYTES}-byte inner UDP frames pass twice (bench/scale/run.py's "
-            f"traffic, seed {SEED}): the first pass learns a session a frame in the 2^26 buckets, the "
+            f"traffic, seed {SEED}): the first pass learns a session a frame in the 2^25 buckets of six, the "
             "second finds them. Every frame's output, drop and punt and the summary's counts are "
             "checked against the program model holding the same tables.",
             "",
